@@ -1,0 +1,75 @@
+# Sportsbook: `make up` runs the whole stack, `make test` runs every test. See README.md.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PY := .venv/bin/python
+BIN := infra/bin
+
+.PHONY: help deps services services-stop topics migrate seed up down status test lint unit bench lock logs
+
+help:
+	@echo "make up       install what is missing, start the whole stack, wait until healthy"
+	@echo "make down     stop everything 'make up' started"
+	@echo "make status   show what runs"
+	@echo "make test     lint, type-check and run every test against real services"
+	@echo "make bench    run the benchmarks (writes docs/performance.md)"
+
+deps:
+	@$(BIN)/deps.sh all
+
+services: deps
+	@$(BIN)/kafka.sh start
+	@$(BIN)/redis.sh start
+	@$(BIN)/postgres.sh start
+
+services-stop:
+	@$(BIN)/kafka.sh stop
+	@$(BIN)/redis.sh stop
+	@$(BIN)/postgres.sh stop
+
+topics: services
+	@$(PY) manage.py create_topics
+
+migrate: services
+	@$(PY) manage.py migrate --no-input -v0
+
+seed: migrate
+	@$(PY) manage.py seed_demo --quiet
+
+up: topics seed
+	@$(PY) manage.py collectstatic --no-input -v0
+	@$(BIN)/app.sh start
+	@$(BIN)/wait-healthy.sh 240
+	@echo
+	@echo "Sportsbook      http://127.0.0.1:8000/"
+	@echo "Admin           http://127.0.0.1:8000/admin/"
+	@echo "Health          http://127.0.0.1:8000/healthz"
+	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
+	@echo "Logs            var/log/    stop with: make down"
+
+down:
+	@$(BIN)/app.sh stop
+	@$(MAKE) -s services-stop
+
+status:
+	@$(BIN)/app.sh status
+	@$(BIN)/kafka.sh status
+	@$(BIN)/redis.sh status
+	@$(BIN)/postgres.sh status
+
+lint: deps
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy .
+	cd frontend && npx tsc --noEmit
+
+test: deps
+	@$(BIN)/test.sh
+
+bench: deps
+	@$(BIN)/bench.sh
+
+lock:
+	.venv/bin/pip install -q -r requirements.in && .venv/bin/pip freeze | grep -v '^-e' > requirements.lock
+
+logs:
+	@tail -n 20 var/log/*.log

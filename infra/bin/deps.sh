@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Install what is missing, idempotently: Debian packages, the Python venv, the Maven jars,
+# the npm packages. Downloads are cached (pip, ~/.m2, npm) so reruns are fast.
+# Usage: deps.sh [system|python|jars|frontend|all]
+. "$(dirname "$0")/lib.sh"
+STAMPS="$CACHE/stamps"
+mkdir -p "$STAMPS"
+
+need_apt=()
+system() {
+  command -v redis-server >/dev/null || need_apt+=(redis-server)
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+  command -v chromium >/dev/null || need_apt+=(chromium)
+  command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
+  command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null || need_apt+=(maven)
+  if [ "${#need_apt[@]}" -gt 0 ]; then
+    say "installing Debian packages: ${need_apt[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >"$LOG/apt.log" 2>&1 || {
+      tail -20 "$LOG/apt.log" >&2
+      exit 1
+    }
+  fi
+}
+
+python_env() {
+  local stamp="$STAMPS/python.$(sha1sum "$ROOT/requirements.lock" | cut -c1-12)"
+  [ -f "$stamp" ] && [ -x "$ROOT/.venv/bin/python" ] && return 0
+  say "installing Python packages into .venv (requirements.lock)"
+  [ -x "$ROOT/.venv/bin/python" ] || python3 -m venv "$ROOT/.venv"
+  "$ROOT/.venv/bin/pip" install -q --upgrade pip
+  "$ROOT/.venv/bin/pip" install -q -r "$ROOT/requirements.lock"
+  touch "$stamp"
+}
+
+jars() {
+  local name
+  for name in kafka spark-kafka; do
+    local pom="$ROOT/infra/maven/$name/pom.xml"
+    local stamp="$STAMPS/jars-$name.$(sha1sum "$pom" | cut -c1-12)"
+    [ -f "$stamp" ] && continue
+    say "resolving $name jars with Maven"
+    rm -rf "$CACHE/jars/$name"
+    mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime \
+      -DoutputDirectory="$CACHE/jars/$name" >"$LOG/maven-$name.log" 2>&1 || {
+      tail -20 "$LOG/maven-$name.log" >&2
+      exit 1
+    }
+    touch "$stamp"
+  done
+}
+
+frontend() {
+  local stamp="$STAMPS/npm.$(sha1sum "$ROOT/frontend/package-lock.json" | cut -c1-12)"
+  if [ ! -f "$stamp" ] || [ ! -d "$ROOT/frontend/node_modules" ]; then
+    say "installing npm packages (package-lock.json)"
+    (cd "$ROOT/frontend" && npm ci --no-audit --no-fund --loglevel=error >"$LOG/npm.log" 2>&1) || {
+      tail -20 "$LOG/npm.log" >&2
+      exit 1
+    }
+    touch "$stamp"
+  fi
+  (cd "$ROOT/frontend" && npm run -s build >"$LOG/frontend-build.log" 2>&1) || {
+    cat "$LOG/frontend-build.log" >&2
+    exit 1
+  }
+}
+
+case "${1:-all}" in
+system) system ;;
+python) python_env ;;
+jars) jars ;;
+frontend) frontend ;;
+all) system; python_env; jars; frontend ;;
+*) echo "usage: $0 [system|python|jars|frontend|all]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make test`: lint and type-check, start the real services this run needs (reusing any that
+# already run), run the frontend and Python suites, then stop only what this run started.
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+PY="$ROOT/.venv/bin/python"
+
+started=()
+cleanup() {
+  for ((i = ${#started[@]} - 1; i >= 0; i--)); do "$ROOT/infra/bin/${started[$i]}.sh" stop >/dev/null || true; done
+}
+trap cleanup EXIT
+
+for svc in kafka redis postgres; do
+  if ! "$ROOT/infra/bin/$svc.sh" status | grep -q ': up'; then
+    "$ROOT/infra/bin/$svc.sh" start
+    started+=("$svc")
+  fi
+done
+
+say "lint: ruff, mypy, tsc"
+"$PY" -m ruff check .
+"$PY" -m ruff format --check .
+"$PY" -m mypy .
+(cd frontend && npx tsc --noEmit)
+
+say "frontend unit tests (vitest)"
+(cd frontend && npx vitest run)
+
+say "Python tests: unit, integration (Kafka, Redis, PostgreSQL, Spark), browser (Chromium)"
+"$PY" -m pytest "$@"

@@ -1,0 +1,42 @@
+"""Websocket message schemas (version 1). See docs/protocol.md.
+
+Frames from the server are JSON objects with a ``type``. Market frames are produced by the
+reducers and relayed byte for byte; the frames below are built here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+PROTOCOL_VERSION = 1
+
+# client → server
+WATCH = "watch"
+UNWATCH = "unwatch"
+PING = "ping"
+
+# server → client
+HELLO = "hello"
+IMAGE = "image"
+MARKET = "market"
+PONG = "pong"
+ERROR = "error"
+
+
+def hello(*, user: str | None) -> str:
+    return orjson.dumps({"type": HELLO, "v": PROTOCOL_VERSION, "user": user}).decode()
+
+
+def image(*, markets: list[Any]) -> str:
+    """The current state of the requested markets; ``markets`` are raw reducer states."""
+    return '{"type":"image","v":1,"markets":[' + ",".join(markets) + "]}"
+
+
+def pong(*, ts: int) -> str:
+    return orjson.dumps({"type": PONG, "ts": ts}).decode()
+
+
+def error(*, code: str, message: str) -> str:
+    return orjson.dumps({"type": ERROR, "code": code, "message": message}).decode()

@@ -1,0 +1,91 @@
+"""Health of every component the platform depends on, for /healthz and `make up`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import connection
+
+from odds.services.kafka import admin_client
+from reducers import keys, topics
+
+HEARTBEAT_MAX_AGE_S = 30
+
+
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+
+
+def _check_kafka() -> dict[str, Any]:
+    metadata = admin_client().list_topics(timeout=3)
+    missing = [t for t in (topics.prices(), topics.commands(), topics.markets()) if t not in metadata.topics]
+    if missing:
+        return {"ok": False, "error": f"missing topics: {', '.join(missing)}"}
+    return {
+        "ok": True,
+        "brokers": len(metadata.brokers),
+        "price_partitions": len(metadata.topics[topics.prices()].partitions),
+    }
+
+
+def _check_redis() -> dict[str, Any]:
+    info = _redis().info("memory")
+    return {"ok": True, "used_memory_mb": round(info["used_memory"] / 1e6, 1)}
+
+
+def _check_postgres() -> dict[str, Any]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+    return {"ok": True}
+
+
+def _heartbeat(component: str, what: str) -> dict[str, Any]:
+    raw = _redis().get(keys.heartbeat(component))
+    if raw is None:
+        return {"ok": False, "error": f"no {what} heartbeat"}
+    age = time.time() - float(raw)
+    if age > HEARTBEAT_MAX_AGE_S:
+        return {"ok": False, "error": f"last {what} heartbeat {age:.0f}s ago", "age_s": round(age, 1)}
+    return {"ok": True, "age_s": round(age, 1)}
+
+
+def _check_reducers() -> dict[str, Any]:
+    return _heartbeat("reducers", "streaming-query progress")
+
+
+def _check_celery() -> dict[str, Any]:
+    return _heartbeat("celery", "worker")
+
+
+def _check_feed() -> dict[str, Any]:
+    return _heartbeat("feed", "feed")
+
+
+CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
+    "kafka": _check_kafka,
+    "redis": _check_redis,
+    "postgres": _check_postgres,
+    "reducers": _check_reducers,
+    "celery": _check_celery,
+    "feed": _check_feed,
+}
+
+
+def health_report() -> dict[str, Any]:
+    """One entry per component; ``ok`` overall only when every component is healthy."""
+    components: dict[str, Any] = {}
+    for name, check in CHECKS.items():
+        started = time.perf_counter()
+        try:
+            result = check()
+        except Exception as exc:  # any failure of a dependency is a health finding, not a crash
+            result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+        result["latency_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        components[name] = result
+    failing = [name for name, r in components.items() if not r["ok"]]
+    return {"ok": not failing, "failing": failing, "components": components}

@@ -1,0 +1,85 @@
+"""Kafka clients shared by the web processes, the feed and the management commands."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from django.conf import settings
+
+from reducers.topics import TopicSpec, all_topics
+
+PRODUCER_DEFAULTS: dict[str, Any] = {
+    "acks": "all",
+    "enable.idempotence": True,
+    "linger.ms": 5,
+    "batch.num.messages": 10000,
+    "compression.type": "lz4",
+}
+
+
+def producer_create(**overrides: Any) -> Producer:
+    """An idempotent producer (acks=all), batched for throughput."""
+    return Producer({"bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS, **PRODUCER_DEFAULTS, **overrides})
+
+
+@functools.cache
+def admin_client() -> AdminClient:
+    return AdminClient({"bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS})
+
+
+def topic_config(spec: TopicSpec) -> dict[str, str]:
+    config = {"cleanup.policy": "compact" if spec.compacted else "delete"}
+    if spec.retention_ms is not None:
+        config["retention.ms"] = str(spec.retention_ms)
+    if spec.compacted:
+        config["min.cleanable.dirty.ratio"] = "0.1"
+        config["delete.retention.ms"] = str(3600 * 1000)
+    return config
+
+
+def topics_ensure(*, specs: list[TopicSpec] | None = None, timeout: float = 30.0) -> dict[str, str]:
+    """Create missing topics and grow partition counts that are too small. Idempotent.
+
+    Returns topic name → what happened ("created", "exists", "partitions increased to N").
+    """
+    from confluent_kafka.admin import NewPartitions
+
+    admin = admin_client()
+    specs = specs if specs is not None else all_topics()
+    existing = admin.list_topics(timeout=timeout).topics
+    outcome: dict[str, str] = {}
+    to_create = [
+        NewTopic(s.name, num_partitions=s.partitions, replication_factor=1, config=topic_config(s))
+        for s in specs
+        if s.name not in existing
+    ]
+    if to_create:
+        for name, future in admin.create_topics(to_create, operation_timeout=timeout).items():
+            try:
+                future.result()
+                outcome[name] = "created"
+            except Exception as exc:  # a concurrent creator won the race
+                if "TOPIC_ALREADY_EXISTS" not in str(exc):
+                    raise
+                outcome[name] = "exists"
+    grow = [
+        NewPartitions(s.name, s.partitions)
+        for s in specs
+        if s.name in existing and len(existing[s.name].partitions) < s.partitions
+    ]
+    if grow:
+        for name, future in admin.create_partitions(grow).items():
+            future.result()
+            outcome[name] = f"partitions increased to {next(s.partitions for s in specs if s.name == name)}"
+    for s in specs:
+        outcome.setdefault(s.name, "exists")
+    return outcome
+
+
+def topic_describe(name: str) -> dict[str, str]:
+    resource = ConfigResource(ConfigResource.Type.TOPIC, name)
+    result = admin_client().describe_configs([resource])[resource].result()
+    return {k: v.value for k, v in result.items()}

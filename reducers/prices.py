@@ -1,0 +1,75 @@
+"""Latest-state reduction of price updates: conflation and idempotent apply.
+
+The state store keeps, per market, the highest sequence applied and the state it carried.
+An update is applied only when its sequence is higher than the stored one, so replays after
+a restart and duplicates from at-least-once delivery change nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from reducers.schemas import PriceUpdate
+
+STATE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Conflated:
+    """The newest update of one market in a batch and how many updates it stands for."""
+
+    update: PriceUpdate
+    merged: int
+    kafka_ts: int
+
+
+def conflate(updates: Iterable[tuple[PriceUpdate, int]]) -> list[Conflated]:
+    """Keep the highest-sequence update per market; count the updates folded into it.
+
+    ``updates`` pairs each update with its Kafka record timestamp (ms). Safe because every
+    update is a full snapshot of the market's book: the newest one carries everything.
+    """
+    best: dict[int, Conflated] = {}
+    for update, kafka_ts in updates:
+        current = best.get(update.market_id)
+        if current is None:
+            best[update.market_id] = Conflated(update, 1, kafka_ts)
+        elif update.seq > current.update.seq:
+            best[update.market_id] = Conflated(update, current.merged + 1, kafka_ts)
+        else:
+            best[update.market_id] = Conflated(current.update, current.merged + 1, current.kafka_ts)
+    return sorted(best.values(), key=lambda c: c.update.market_id)
+
+
+def is_newer(*, stored_seq: int | None, incoming_seq: int) -> bool:
+    """Whether an incoming sequence supersedes the stored one (idempotent apply)."""
+    return stored_seq is None or incoming_seq > stored_seq
+
+
+def market_state(*, item: Conflated, reducer_ts: int) -> dict[str, Any]:
+    """The state document stored in Redis and published to the market's channel."""
+    update = item.update
+    return {
+        "type": "market",
+        "v": STATE_VERSION,
+        "market_id": update.market_id,
+        "seq": update.seq,
+        "status": update.status,
+        "tradable": update.status == "open",
+        "selections": [s.to_json() for s in update.selections],
+        "merged": item.merged,
+        "ts": {
+            "event": update.event_ts,
+            "produce": update.produce_ts,
+            "kafka": item.kafka_ts,
+            "reducer": reducer_ts,
+        },
+    }
+
+
+def encode_state(state: dict[str, Any]) -> bytes:
+    return orjson.dumps(state)

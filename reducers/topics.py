@@ -1,0 +1,82 @@
+"""The only place Kafka topic and consumer-group names are spelled.
+
+Every name is prefixed by the namespace (``SPORTSBOOK_NAMESPACE``, default ``sb``) so that
+several stacks, or a test session next to a running stack, share one broker without
+touching each other's data.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+def namespace() -> str:
+    return os.environ.get("SPORTSBOOK_NAMESPACE", "sb")
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    compacted: bool = False
+    retention_ms: int | None = None
+
+
+def _int_env(name: str, default: int) -> int:
+    raw = os.environ.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a whole number, got {raw!r}") from exc
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}")
+    return value
+
+
+def prices() -> str:
+    """Partitioned data topic: price updates keyed by market id."""
+    return f"{namespace()}.prices.v1"
+
+
+def prices_dead_letter() -> str:
+    """Price records that failed parsing or validation, with the reason in a header."""
+    return f"{namespace()}.prices.dlq.v1"
+
+
+def commands() -> str:
+    """Stream commands (subscribe, begin, change, unsubscribe), read by every reducer."""
+    return f"{namespace()}.commands.v1"
+
+
+def markets() -> str:
+    """Compacted table of market definitions and status; a tombstone removes a market."""
+    return f"{namespace()}.markets.v1"
+
+
+def bets() -> str:
+    """Bet events (placed, cancelled, cashed out, settled) for liability aggregation."""
+    return f"{namespace()}.bets.v1"
+
+
+def bets_dead_letter() -> str:
+    return f"{namespace()}.bets.dlq.v1"
+
+
+def reducer_group(query: str) -> str:
+    """Consumer group to which a Spark query commits its processed offsets, for lag tools."""
+    return f"{namespace()}.reducer.{query}"
+
+
+def all_topics() -> list[TopicSpec]:
+    """Every topic the platform uses, with partition counts from the environment."""
+    data_partitions = _int_env("KAFKA_PRICES_PARTITIONS", 12)
+    command_partitions = _int_env("KAFKA_COMMANDS_PARTITIONS", 1)
+    return [
+        TopicSpec(prices(), data_partitions, retention_ms=24 * 3600 * 1000),
+        TopicSpec(prices_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
+        TopicSpec(commands(), command_partitions, retention_ms=24 * 3600 * 1000),
+        TopicSpec(markets(), data_partitions, compacted=True),
+        TopicSpec(bets(), data_partitions, retention_ms=7 * 24 * 3600 * 1000),
+        TopicSpec(bets_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
+    ]

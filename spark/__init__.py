@@ -1,0 +1,1 @@
+"""Spark Structured Streaming jobs: sources, reducers from ``reducers``, sinks. Wiring only."""

@@ -1,0 +1,174 @@
+"""Price reducer: Kafka price topic → validate → conflate → Redis state + pub-sub.
+
+Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
+
+* ``microbatch`` (default): ``foreachBatch``; each batch is validated, conflated to the newest
+  update per market and applied with one pipelined Redis round trip.
+* ``realtime``: Spark's real-time mode with a ``foreach`` writer; each record is applied as it
+  arrives. Every Kafka partition needs its own task slot, so ``local[N]`` needs N ≥ partitions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import redis
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from reducers import keys, topics
+from reducers.prices import Conflated, conflate
+from reducers.schemas import InvalidRecord, PriceUpdate, decode_price_update
+from spark.progress import RedisProgressListener
+from spark.session import ROOT, build_session
+from spark.sinks.dead_letter import DeadLetterSink
+from spark.sinks.redis_state import MarketStateSink
+
+log = logging.getLogger("spark.jobs.prices")
+
+QUERY_NAME = "prices"
+COMPONENT = "reducers"
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def read_prices(spark: SparkSession, *, bootstrap: str, starting_offsets: str = "earliest") -> DataFrame:
+    """The price topic as a stream of (key, value, partition, offset, kafka_ts ms)."""
+    return (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topics.prices())
+        .option("startingOffsets", starting_offsets)
+        .option("failOnDataLoss", "false")
+        .option("maxOffsetsPerTrigger", _env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000"))
+        .load()
+        .select(
+            "key",
+            "value",
+            "partition",
+            "offset",
+            (F.unix_millis(F.col("timestamp"))).alias("kafka_ts"),
+        )
+    )
+
+
+class PriceBatchProcessor:
+    """The reducer for one micro-batch of raw price records (runs on the driver)."""
+
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+        self._sink = MarketStateSink(redis_client)
+        self._redis = redis_client
+        self._dead_letters = dead_letters
+
+    def process_rows(self, rows: list[Any]) -> dict[str, int]:
+        good: list[tuple[PriceUpdate, int]] = []
+        rejected: dict[str, int] = {}
+        for row in rows:
+            try:
+                good.append((decode_price_update(row["value"]), int(row["kafka_ts"])))
+            except InvalidRecord as exc:
+                rejected[exc.reason] = rejected.get(exc.reason, 0) + 1
+                self._dead_letters.send(
+                    key=row["key"],
+                    value=row["value"],
+                    reason=exc.reason,
+                    detail=exc.detail,
+                    origin=f"{topics.prices()}/{row['partition']}/{row['offset']}",
+                )
+        if rejected:
+            self._dead_letters.flush()
+            pipe = self._redis.pipeline(transaction=False)
+            for reason, count in rejected.items():
+                pipe.hincrby(keys.counter("dead_letters"), reason, count)
+            pipe.execute()
+        items: list[Conflated] = conflate(good)
+        applied = self._sink.apply(items)
+        return {"records": len(rows), "rejected": sum(rejected.values()), "markets": len(items), "applied": applied}
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        stats = self.process_rows(batch.collect())
+        if stats["records"]:
+            log.info("batch %s: %s", batch_id, stats)
+
+
+class PriceRowWriter:
+    """Real-time mode writer: applies each record as it arrives (runs on executors)."""
+
+    def __init__(self, *, redis_url: str, bootstrap: str) -> None:
+        self._redis_url = redis_url
+        self._bootstrap = bootstrap
+        self._processor: PriceBatchProcessor | None = None
+
+    def open(self, partition_id: int, epoch_id: int) -> bool:
+        self._processor = PriceBatchProcessor(
+            redis_client=redis.Redis.from_url(self._redis_url),
+            dead_letters=DeadLetterSink(bootstrap_servers=self._bootstrap, topic=topics.prices_dead_letter()),
+        )
+        return True
+
+    def process(self, row: Any) -> None:
+        assert self._processor is not None
+        self._processor.process_rows([row])
+
+    def close(self, error: BaseException | None) -> None:
+        self._processor = None
+
+
+def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str, mode: str):
+    """Start the price query and return it."""
+    source = read_prices(spark, bootstrap=bootstrap)
+    writer = source.writeStream.queryName(QUERY_NAME).option("checkpointLocation", checkpoint_dir)
+    if mode == "realtime":
+        return (
+            writer.foreach(PriceRowWriter(redis_url=redis_url, bootstrap=bootstrap))
+            .outputMode("update")
+            # realTime is missing from PySpark's type overloads of trigger(); passed by name.
+            .trigger(**{"realTime": _env("SPARK_REALTIME_BATCH", "5 minutes")})
+            .start()
+        )
+    if mode != "microbatch":
+        raise ValueError(f"SPARK_TRIGGER_MODE must be microbatch or realtime, got {mode!r}")
+    processor = PriceBatchProcessor(
+        redis_client=redis.Redis.from_url(redis_url),
+        dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
+    )
+    return writer.foreachBatch(processor).trigger(processingTime=_env("SPARK_TRIGGER_INTERVAL", "0 seconds")).start()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    bootstrap = _env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+    redis_url = _env("REDIS_URL", "redis://127.0.0.1:6379/0")
+    mode = _env("SPARK_TRIGGER_MODE", "microbatch")
+    checkpoint_root = Path(_env("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints")))
+    spark = build_session("sportsbook-reducer-prices")
+    spark.streams.addListener(RedisProgressListener(redis.Redis.from_url(redis_url), COMPONENT))
+    query = start(
+        spark,
+        bootstrap=bootstrap,
+        redis_url=redis_url,
+        checkpoint_dir=str(checkpoint_root / f"{topics.namespace()}-{QUERY_NAME}-{mode}"),
+        mode=mode,
+    )
+    log.info("price reducer running in %s mode (query %s)", mode, query.id)
+
+    def stop(signum: int, frame: Any) -> None:
+        log.info("signal %s: stopping", signum)
+        query.stop()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    while query.isActive:
+        time.sleep(0.5)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""Shared fixtures for the real services: one Kafka, one Redis, one PostgreSQL and one
+SparkSession per test session. Every topic, key and channel of the session lives under its
+own namespace, so tests run beside a running stack without touching it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ["SPORTSBOOK_NAMESPACE"] = f"t{uuid.uuid4().hex[:8]}"
+os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
+# Playwright's sync API runs an event loop in the test thread; the ORM calls made by the
+# tests themselves are still synchronous (Django's documented switch for this case).
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+os.environ.setdefault("KAFKA_PRICES_PARTITIONS", "4")
+
+
+def _start_service(name: str) -> None:
+    subprocess.run([str(ROOT / "infra" / "bin" / f"{name}.sh"), "start"], check=True, capture_output=True)
+
+
+@pytest.fixture(scope="session")
+def services() -> None:
+    """Kafka, Redis and PostgreSQL are running (started here when nothing listens yet)."""
+    for name in ("kafka", "redis", "postgres"):
+        _start_service(name)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(services) -> None:
+    """The test database lives on the real PostgreSQL; make sure it runs first."""
+
+
+@pytest.fixture(scope="session")
+def kafka_topics(services) -> Iterator[dict[str, str]]:
+    from odds.services.kafka import admin_client, topics_ensure
+    from reducers.topics import all_topics
+
+    outcome = topics_ensure()
+    yield outcome
+    futures = admin_client().delete_topics([t.name for t in all_topics()], operation_timeout=30)
+    for future in futures.values():
+        future.result()
+
+
+@pytest.fixture(scope="session")
+def redis_client(services):
+    import redis
+    from django.conf import settings
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    yield client
+    namespace = os.environ["SPORTSBOOK_NAMESPACE"]
+    for key in client.scan_iter(match=f"{namespace}:*", count=1000):
+        client.delete(key)
+
+
+@pytest.fixture(scope="session")
+def spark(services):
+    from spark.session import build_session
+
+    session = build_session("sportsbook-tests", master="local[4]")
+    yield session
+    session.stop()
+
+
+def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
+    """Poll until ``predicate()`` returns a truthy value; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def price_query(spark, kafka_topics, redis_client, tmp_path_factory):
+    """The price reducer query (micro-batch) running in the session's SparkSession."""
+    from django.conf import settings
+
+    from spark.jobs.prices import start
+
+    query = start(
+        spark,
+        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis_url=settings.REDIS_URL,
+        checkpoint_dir=str(tmp_path_factory.mktemp("checkpoints") / "prices"),
+        mode="microbatch",
+    )
+    yield query
+    query.stop()
+
+
+@pytest.fixture(scope="session")
+def producer(kafka_topics):
+    from odds.services.kafka import producer_create
+
+    p = producer_create(**{"linger.ms": 0})
+    yield p
+    p.flush(10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """The real ASGI application under uvicorn, on the test database and namespace."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{port}",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    log = (tmp_path_factory.mktemp("asgi") / "uvicorn.log").open("wb")
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "uvicorn"),
+            "webapp.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--ws",
+            "websockets",
+            "--lifespan",
+            "off",
+            "--no-access-log",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        import urllib.request
+
+        def up() -> bool:
+            try:
+                urllib.request.urlopen(f"{url}/login/", timeout=1)  # noqa: S310 - loopback test server
+                return True
+            except OSError:
+                return process.poll() is not None and pytest.fail("uvicorn exited; see its log")
+
+        wait_for(up, timeout=60, what="the ASGI server")
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        instance = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    yield page
+    context.close()

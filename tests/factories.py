@@ -1,0 +1,55 @@
+"""Builders for test data: catalogue rows and price records."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from decimal import Decimal
+from itertools import count
+
+from django.utils import timezone
+
+from odds.models import Competition, Event, Market, Selection, Sport
+from reducers.schemas import PriceUpdate, SelectionPrice
+
+_ids = count(1)
+
+
+def market_create(*, prices: tuple[str, ...] = ("2.10", "3.40", "3.50"), status: str = "open") -> Market:
+    n = next(_ids)
+    sport, _ = Sport.objects.get_or_create(slug="football", defaults={"name": "Football"})
+    competition, _ = Competition.objects.get_or_create(sport=sport, name="Test League")
+    event = Event.objects.create(
+        competition=competition, home=f"Home {n}", away=f"Away {n}", starts_at=timezone.now() + timedelta(hours=1)
+    )
+    market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result", status=status)
+    for i, (name, price) in enumerate(zip(("Home", "Draw", "Away"), prices, strict=False)):
+        Selection.objects.create(market=market, name=name, price=Decimal(price), display_order=i)
+    return market
+
+
+def price_update(market: Market, *, seq: int, prices: tuple[str, ...], status: str = "open") -> PriceUpdate:
+    now = int(time.time() * 1000)
+    selections = list(market.selections.order_by("display_order"))
+    return PriceUpdate(
+        market_id=market.id,
+        seq=seq,
+        status=status,
+        selections=tuple(SelectionPrice(s.id, Decimal(p)) for s, p in zip(selections, prices, strict=True)),
+        event_ts=now,
+        produce_ts=now,
+    )
+
+
+def raw_price_update(
+    *, market_id: int, seq: int, prices: tuple[tuple[int, str], ...], status: str = "open"
+) -> PriceUpdate:
+    now = int(time.time() * 1000)
+    return PriceUpdate(
+        market_id=market_id,
+        seq=seq,
+        status=status,
+        selections=tuple(SelectionPrice(i, Decimal(p)) for i, p in prices),
+        event_ts=now,
+        produce_ts=now,
+    )

@@ -1,0 +1,42 @@
+"""/healthz: one entry per component, 200 only when all are healthy, 503 naming the failure."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from odds.tasks import worker_heartbeat
+from reducers import keys
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_healthz_is_503_and_names_the_missing_components(client, kafka_topics, redis_client):
+    redis_client.delete(keys.heartbeat("celery"), keys.heartbeat("feed"), keys.heartbeat("reducers"))
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    body = response.json()
+    assert set(body["components"]) == {"kafka", "redis", "postgres", "reducers", "celery", "feed"}
+    assert set(body["failing"]) == {"reducers", "celery", "feed"}
+    assert body["components"]["kafka"]["ok"] is True
+    assert "heartbeat" in body["components"]["celery"]["error"]
+
+
+def test_healthz_is_200_when_every_component_reports(client, kafka_topics, redis_client):
+    worker_heartbeat()
+    now = int(time.time())
+    redis_client.set(keys.heartbeat("feed"), now)
+    redis_client.set(keys.heartbeat("reducers"), now)
+    response = client.get("/healthz")
+    assert response.status_code == 200, response.json()
+    assert response.json()["failing"] == []
+
+
+def test_a_stale_heartbeat_is_unhealthy(client, kafka_topics, redis_client):
+    worker_heartbeat()
+    redis_client.set(keys.heartbeat("feed"), int(time.time()) - 600)
+    redis_client.set(keys.heartbeat("reducers"), int(time.time()))
+    body = client.get("/healthz").json()
+    assert body["failing"] == ["feed"]
+    assert "ago" in body["components"]["feed"]["error"]

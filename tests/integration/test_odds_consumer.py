@@ -1,0 +1,88 @@
+"""The websocket consumer against real Redis: image, deltas and every kind of bad frame."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.testing import WebsocketCommunicator
+
+from reducers.prices import conflate
+from spark.sinks.redis_state import MarketStateSink
+from tests.factories import raw_price_update
+from webapp.asgi import application
+
+pytestmark = pytest.mark.integration
+
+ORIGIN = (b"origin", b"http://127.0.0.1:8000")
+
+
+def apply(redis_client, *, market_id: int, seq: int, price: str, status: str = "open") -> None:
+    update = raw_price_update(market_id=market_id, seq=seq, prices=((1, price),), status=status)
+    MarketStateSink(redis_client).apply(conflate([(update, 1)]))
+
+
+async def connect() -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[ORIGIN])
+    connected, _ = await communicator.connect()
+    assert connected
+    hello = await communicator.receive_json_from()
+    assert hello["type"] == "hello"
+    return communicator
+
+
+async def test_watch_sends_the_image_then_deltas(redis_client):
+    apply(redis_client, market_id=800_001, seq=4, price="2.50")
+    communicator = await connect()
+    await communicator.send_json_to({"type": "watch", "markets": [800_001, 800_002]})
+    image = await communicator.receive_json_from(timeout=5)
+    assert image["type"] == "image"
+    assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(800_001, 4)]
+
+    apply(redis_client, market_id=800_001, seq=5, price="2.60")
+    delta = await communicator.receive_json_from(timeout=5)
+    assert (delta["type"], delta["market_id"], delta["seq"]) == ("market", 800_001, 5)
+    assert delta["selections"][0]["price"] == "2.60"
+    await communicator.disconnect()
+
+
+async def test_unwatched_market_stops_sending(redis_client):
+    communicator = await connect()
+    await communicator.send_json_to({"type": "watch", "markets": [800_003]})
+    await communicator.receive_json_from(timeout=5)
+    await communicator.send_json_to({"type": "unwatch", "markets": [800_003]})
+    await communicator.send_json_to({"type": "ping"})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "pong"
+    apply(redis_client, market_id=800_003, seq=1, price="3.00")
+    assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("{not json", "bad_json"),
+        ("[1, 2]", "bad_message"),
+        (json.dumps({"type": "launch"}), "unknown_type"),
+        (json.dumps({"type": "watch", "markets": "all"}), "bad_markets"),
+        (json.dumps({"type": "watch", "markets": [1, -2]}), "bad_markets"),
+        (json.dumps({"type": "watch", "markets": list(range(1, 600))}), "too_many_markets"),
+        ("x" * 20_000, "frame_too_large"),
+    ],
+)
+async def test_bad_frame_gets_a_clear_error_and_the_connection_stays_usable(redis_client, frame, code):
+    communicator = await connect()
+    await communicator.send_to(text_data=frame)
+    error = await communicator.receive_json_from(timeout=5)
+    assert error["type"] == "error"
+    assert error["code"] == code
+    assert error["message"]
+    await communicator.send_json_to({"type": "ping"})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "pong"
+    await communicator.disconnect()
+
+
+async def test_foreign_origin_is_refused():
+    communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[(b"origin", b"http://evil.example")])
+    connected, _ = await communicator.connect()
+    assert not connected

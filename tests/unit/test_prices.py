@@ -1,0 +1,46 @@
+from decimal import Decimal
+
+from reducers.prices import conflate, is_newer, market_state
+from reducers.schemas import PriceUpdate, SelectionPrice
+
+
+def update(market_id: int, seq: int, price: str = "2.00") -> PriceUpdate:
+    return PriceUpdate(
+        market_id=market_id,
+        seq=seq,
+        status="open",
+        selections=(SelectionPrice(1, Decimal(price)),),
+        event_ts=seq,
+        produce_ts=seq,
+    )
+
+
+def test_conflate_keeps_the_highest_sequence_per_market_and_counts_merged():
+    result = conflate([(update(1, 1), 100), (update(2, 7), 101), (update(1, 3, "2.50"), 102), (update(1, 2), 103)])
+    by_market = {c.update.market_id: c for c in result}
+    assert by_market[1].update.seq == 3
+    assert by_market[1].update.selections[0].price == Decimal("2.50")
+    assert by_market[1].merged == 3
+    assert by_market[1].kafka_ts == 102
+    assert by_market[2].merged == 1
+
+
+def test_conflate_of_duplicates_keeps_one():
+    result = conflate([(update(1, 4), 1), (update(1, 4), 2)])
+    assert [(c.update.seq, c.merged) for c in result] == [(4, 2)]
+
+
+def test_only_a_newer_sequence_is_applied():
+    assert is_newer(stored_seq=None, incoming_seq=1)
+    assert is_newer(stored_seq=4, incoming_seq=5)
+    assert not is_newer(stored_seq=5, incoming_seq=5)
+    assert not is_newer(stored_seq=6, incoming_seq=5)
+
+
+def test_market_state_is_tradable_only_when_open():
+    suspended = PriceUpdate(
+        market_id=1, seq=1, status="suspended", selections=(SelectionPrice(1, Decimal("2")),), event_ts=1, produce_ts=2
+    )
+    state = market_state(item=conflate([(suspended, 3)])[0], reducer_ts=4)
+    assert state["tradable"] is False
+    assert state["ts"] == {"event": 1, "produce": 2, "kafka": 3, "reducer": 4}

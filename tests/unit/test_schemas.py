@@ -1,0 +1,69 @@
+from decimal import Decimal
+
+import orjson
+import pytest
+
+from reducers.schemas import InvalidRecord, PriceUpdate, SelectionPrice, decode_price_update
+
+
+def record(**overrides) -> bytes:
+    body = {
+        "v": 1,
+        "market_id": 10,
+        "seq": 3,
+        "status": "open",
+        "selections": [{"id": 1, "price": "2.50", "status": "active"}, {"id": 2, "price": "1.60"}],
+        "event_ts": 1_700_000_000_000,
+        "produce_ts": 1_700_000_000_001,
+    }
+    body.update(overrides)
+    return orjson.dumps(body)
+
+
+def test_valid_record_decodes_prices_as_decimals():
+    update = decode_price_update(record())
+    assert update.market_id == 10
+    assert update.selections[0].price == Decimal("2.50")
+    assert isinstance(update.selections[1].price, Decimal)
+
+
+def test_encode_then_decode_is_identity():
+    update = PriceUpdate(
+        market_id=5,
+        seq=9,
+        status="suspended",
+        selections=(SelectionPrice(1, Decimal("3.25")),),
+        event_ts=1,
+        produce_ts=2,
+        source="trader",
+    )
+    assert decode_price_update(update.encode()) == update
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"{not json", "bad_json"),
+        (b"[1,2]", "bad_json"),
+        (None, "empty"),
+        (b"x" * 20000, "too_large"),
+        (record(v=2), "bad_version"),
+        (record(market_id=-1), "bad_field"),
+        (record(market_id="10"), "bad_field"),
+        (record(seq=True), "bad_field"),
+        (record(status="paused"), "bad_field"),
+        (record(selections=[]), "bad_field"),
+        (record(selections=[{"id": 1, "price": 2.5}]), "bad_price"),
+        (record(selections=[{"id": 1, "price": "NaN"}]), "bad_price"),
+        (record(selections=[{"id": 1, "price": "abc"}]), "bad_price"),
+        (record(selections=[{"id": 1, "price": "1.001"}]), "price_out_of_range"),
+        (record(selections=[{"id": 1, "price": "-3"}]), "price_out_of_range"),
+        (record(selections=[{"id": 1, "price": "5000"}]), "price_out_of_range"),
+        (record(selections=[{"id": 1, "price": "2.555"}]), "bad_price"),
+        (record(source="elsewhere"), "bad_field"),
+    ],
+)
+def test_invalid_record_is_rejected_with_reason(raw, reason):
+    with pytest.raises(InvalidRecord) as info:
+        decode_price_update(raw)
+    assert info.value.reason == reason

@@ -1,0 +1,47 @@
+"""Production settings refuse to start without their required values."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def run_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_", "KAFKA_"))}
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=ROOT,
+        env={**base, "DJANGO_SETTINGS_MODULE": "webapp.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_production_without_a_secret_key_refuses_to_start():
+    result = run_check({"SPORTSBOOK_ENV": "production"})
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+def test_production_with_every_required_value_starts():
+    result = run_check(
+        {
+            "SPORTSBOOK_ENV": "production",
+            "DJANGO_SECRET_KEY": "x" * 50,
+            "DATABASE_URL": "postgres://u:p@db:5432/sportsbook",
+            "REDIS_URL": "redis://redis:6379/0",
+            "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
+        }
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_malformed_number_setting_is_named():
+    result = run_check({"DATABASE_POOL_MAX": "many"})
+    assert "DATABASE_POOL_MAX must be a whole number" in result.stderr

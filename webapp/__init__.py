@@ -1,0 +1,3 @@
+from webapp.celery import app as celery_app
+
+__all__ = ("celery_app",)

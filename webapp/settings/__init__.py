@@ -1,0 +1,10 @@
+"""Settings, one module per concern; every value comes from the environment."""
+
+from webapp.settings.base import *
+from webapp.settings.celery import *
+from webapp.settings.channels import *
+from webapp.settings.db import *
+from webapp.settings.kafka import *
+from webapp.settings.logging import *
+from webapp.settings.redis import *
+from webapp.settings.spark import *

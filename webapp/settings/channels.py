@@ -1,0 +1,15 @@
+from webapp.settings.env import env, env_int
+from webapp.settings.redis import REDIS_URL
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL]},
+    }
+}
+
+# "hub": one Redis subscription per process with in-process fan-out (the fast path);
+# "channel_layer": one group_send per update through channels-redis (the plain path).
+ODDS_EDGE = env("ODDS_EDGE", "hub")
+WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 16 * 1024)
+WS_MAX_MARKETS = env_int("WS_MAX_MARKETS", 500)
