@@ -186,8 +186,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium for one test module; closing it also ends Playwright's event loop in this thread."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

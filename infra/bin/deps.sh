@@ -14,6 +14,10 @@ system() {
   command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
   command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
+  # docker-compose.yml is checked with `docker compose config` where the docker CLI exists.
+  if command -v docker >/dev/null && ! docker compose version >/dev/null 2>&1; then
+    command -v docker-compose >/dev/null || need_apt+=(docker-compose)
+  fi
   if [ "${#need_apt[@]}" -gt 0 ]; then
     say "installing Debian packages: ${need_apt[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -55,8 +59,8 @@ jars() {
 frontend() {
   local stamp="$STAMPS/npm.$(sha1sum "$ROOT/frontend/package-lock.json" | cut -c1-12)"
   if [ ! -f "$stamp" ] || [ ! -d "$ROOT/frontend/node_modules" ]; then
-    say "installing npm packages (package-lock.json)"
-    (cd "$ROOT/frontend" && npm ci --no-audit --no-fund --loglevel=error >"$LOG/npm.log" 2>&1) || {
+    say "installing npm packages (package-lock.json; npm ci rejects the optional platform packages its own lock omits)"
+    (cd "$ROOT/frontend" && npm install --no-audit --no-fund --loglevel=error >"$LOG/npm.log" 2>&1) || {
       tail -20 "$LOG/npm.log" >&2
       exit 1
     }

@@ -1,0 +1,238 @@
+"""Websocket edge benchmark: updates delivered per second and latency, per ASGI server.
+
+A publisher applies market updates through the reducers' Redis sink (state + pub-sub) at a
+fixed rate; client processes hold real websocket connections, each watching a set of markets,
+and time every frame from the reducer timestamp to its arrival. Run:
+
+    .venv/bin/python -m bench.edge --server uvicorn --clients 1000 --markets 20 --rate 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import random
+import resource
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS = {
+    "uvicorn": lambda port, workers: [
+        str(ROOT / ".venv/bin/uvicorn"),
+        "webapp.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--ws",
+        "websockets",
+        "--lifespan",
+        "off",
+        "--no-access-log",
+        "--log-level",
+        "warning",
+    ],
+    "daphne": lambda port, workers: [
+        str(ROOT / ".venv/bin/daphne"),
+        "-b",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "-v",
+        "0",
+        "webapp.asgi:application",
+    ],
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
+
+
+async def _client_main(url: str, watch_lists: list[list[int]], duration: float, warmup: float, out: Any) -> None:
+    import websockets
+    from websockets.typing import Origin
+
+    received = 0
+    latencies: list[float] = []
+    started = time.time()
+    measure_from = started + warmup
+    stop_at = measure_from + duration
+
+    async def one(markets: list[int]) -> None:
+        nonlocal received
+        async with websockets.connect(url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None) as ws:
+            await ws.send(json.dumps({"type": "watch", "markets": markets}))
+            while True:
+                remaining = stop_at - time.time()
+                if remaining <= 0:
+                    return
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), timeout=remaining)
+                except TimeoutError:
+                    return
+                now = time.time()
+                if now < measure_from or not isinstance(raw, str) or not raw.startswith('{"type":"market"'):
+                    continue
+                received += 1
+                if received % 5 == 0:
+                    ts = json.loads(raw)["ts"]["reducer"]
+                    latencies.append(now * 1000 - ts)
+
+    results = await asyncio.gather(*(one(m) for m in watch_lists), return_exceptions=True)
+    errors = [repr(r) for r in results if isinstance(r, BaseException)]
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.put(
+        {
+            "received": received,
+            "latencies": latencies,
+            "errors": errors[:3],
+            "error_count": len(errors),
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+        }
+    )
+
+
+def client_process(url: str, watch_lists: list[list[int]], duration: float, warmup: float, out: Any) -> None:
+    asyncio.run(_client_main(url, watch_lists, duration, warmup, out))
+
+
+def publisher_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
+    os.environ["SPORTSBOOK_NAMESPACE"] = namespace
+    import redis
+
+    from reducers.prices import conflate
+    from reducers.schemas import PriceUpdate, SelectionPrice
+    from spark.sinks.redis_state import MarketStateSink
+
+    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    sink = MarketStateSink(client)
+    rng = random.Random(1)
+    seqs = [0] * (markets + 1)
+    tick = 0.005
+    sent = 0
+    budget = 0.0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t0 = time.monotonic()
+        budget += rate * tick
+        n = int(budget)
+        budget -= n
+        batch = []
+        now = int(time.time() * 1000)
+        for _ in range(n):
+            m = rng.randint(1, markets)
+            seqs[m] += 1
+            price = Decimal(rng.randint(101, 900)) / 100
+            update = PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price),), now, now)
+            batch.append((update, now))
+        for item in conflate(batch):
+            sink.apply([item])
+        sent += n
+        time.sleep(max(0.0, tick - (time.monotonic() - t0)))
+    out.put({"published": sent})
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    namespace = f"bench{uuid.uuid4().hex[:6]}"
+    port = free_port()
+    env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "ODDS_EDGE": args.edge, "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen(
+        SERVERS[args.server](port, args.workers),
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        rng = random.Random(2)
+        watch = [rng.sample(range(1, args.universe + 1), args.markets) for _ in range(args.clients)]
+        queue: Any = mp.Queue()
+        procs = []
+        per = (args.clients + args.client_procs - 1) // args.client_procs
+        url = f"ws://127.0.0.1:{port}/ws/odds/"
+        for i in range(args.client_procs):
+            chunk = watch[i * per : (i + 1) * per]
+            if chunk:
+                p = mp.Process(target=client_process, args=(url, chunk, args.duration, args.warmup, queue))
+                p.start()
+                procs.append(p)
+        time.sleep(min(5.0, args.warmup / 2))
+        pub = mp.Process(
+            target=publisher_process, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue)
+        )
+        pub.start()
+        results = [queue.get(timeout=args.warmup + args.duration + 120) for _ in range(len(procs) + 1)]
+        for p in [*procs, pub]:
+            p.join(30)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+    clients = [r for r in results if "received" in r]
+    latencies = [x for r in clients for x in r["latencies"]]
+    received = sum(r["received"] for r in clients)
+    return {
+        "server": args.server,
+        "edge": args.edge,
+        "workers": args.workers,
+        "clients": args.clients,
+        "markets_per_client": args.markets,
+        "universe": args.universe,
+        "rate": args.rate,
+        "published": next(r["published"] for r in results if "published" in r),
+        "deliveries_per_s": round(received / args.duration),
+        "expected_per_s": round(args.rate * args.clients * args.markets / args.universe),
+        "p50_ms": round(percentile(latencies, 0.5), 1),
+        "p99_ms": round(percentile(latencies, 0.99), 1),
+        "max_ms": round(max(latencies, default=float("nan")), 1),
+        "client_errors": sum(r["error_count"] for r in clients),
+        "client_cpu_s": round(sum(r["cpu_s"] for r in clients), 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--server", choices=sorted(SERVERS), default="uvicorn")
+    parser.add_argument("--edge", choices=["hub", "channel_layer"], default="hub")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--markets", type=int, default=20, help="markets watched per client")
+    parser.add_argument("--universe", type=int, default=1000, help="markets updated by the publisher")
+    parser.add_argument("--rate", type=float, default=1000, help="market updates per second")
+    parser.add_argument("--duration", type=float, default=10)
+    parser.add_argument("--warmup", type=float, default=5)
+    parser.add_argument("--client-procs", type=int, default=2)
+    args = parser.parse_args(argv)
+    print(json.dumps(run(args)))
+
+
+if __name__ == "__main__":
+    main()
