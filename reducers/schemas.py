@@ -156,3 +156,210 @@ def decode_price_update(raw: bytes | None) -> PriceUpdate:
     except orjson.JSONDecodeError as exc:
         raise InvalidRecord("bad_json", str(exc)[:80]) from exc
     return price_update_from_json(obj)
+
+
+# --- market definitions (compacted topic; a tombstone — null value — removes the market) ---
+
+MARKET_SCHEMA_VERSION = 1
+DEFINITION_STATUSES = ("open", "suspended", "closed", "settled")
+EVENT_STATUSES = ("scheduled", "in_play", "finished", "cancelled")
+
+
+@dataclass(frozen=True)
+class MarketDefinition:
+    """What a market is and whether it trades; keyed by market id on the compacted markets topic.
+
+    ``version`` increases on every change of the market; a consumer keeps the highest version.
+    """
+
+    market_id: int
+    version: int
+    event_id: int
+    sport: str
+    competition: str
+    event_name: str
+    kind: str
+    name: str
+    status: str
+    event_status: str
+    starts_at: int
+    selections: tuple[tuple[int, str], ...]
+    ts: int
+    v: int = MARKET_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": self.v,
+            "market_id": self.market_id,
+            "version": self.version,
+            "event_id": self.event_id,
+            "sport": self.sport,
+            "competition": self.competition,
+            "event_name": self.event_name,
+            "kind": self.kind,
+            "name": self.name,
+            "status": self.status,
+            "event_status": self.event_status,
+            "starts_at": self.starts_at,
+            "selections": [{"id": i, "name": n} for i, n in self.selections],
+            "ts": self.ts,
+        }
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.to_json())
+
+    def key(self) -> bytes:
+        return str(self.market_id).encode()
+
+
+def decode_market_definition(raw: bytes | None) -> MarketDefinition | None:
+    """Decode a markets-topic value; ``None`` for a tombstone (the market was removed)."""
+    if raw is None:
+        return None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
+    if not isinstance(obj, dict):
+        raise InvalidRecord("bad_json", "record must be a JSON object")
+    if obj.get("v") != MARKET_SCHEMA_VERSION:
+        raise InvalidRecord("bad_version", f"expected v={MARKET_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    if obj.get("status") not in DEFINITION_STATUSES:
+        raise InvalidRecord("bad_field", "status unknown")
+    if obj.get("event_status") not in EVENT_STATUSES:
+        raise InvalidRecord("bad_field", "event_status unknown")
+    selections = obj.get("selections")
+    if not isinstance(selections, list):
+        raise InvalidRecord("bad_field", "selections must be a list")
+    for name in ("sport", "competition", "event_name", "kind", "name"):
+        if not isinstance(obj.get(name), str):
+            raise InvalidRecord("bad_field", f"{name} must be a string")
+    return MarketDefinition(
+        market_id=_positive_int(obj, "market_id"),
+        version=_positive_int(obj, "version"),
+        event_id=_positive_int(obj, "event_id"),
+        sport=obj["sport"],
+        competition=obj["competition"],
+        event_name=obj["event_name"],
+        kind=obj["kind"],
+        name=obj["name"],
+        status=obj["status"],
+        event_status=obj["event_status"],
+        starts_at=_positive_int(obj, "starts_at"),
+        selections=tuple((_positive_int(s, "id"), str(s.get("name", ""))) for s in selections),
+        ts=_positive_int(obj, "ts"),
+    )
+
+
+# --- bet events (bets topic, keyed by bet id) ---
+
+BET_SCHEMA_VERSION = 1
+BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled")
+
+
+@dataclass(frozen=True)
+class BetLeg:
+    selection_id: int
+    market_id: int
+    event_id: int
+    price: Decimal
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "selection_id": self.selection_id,
+            "market_id": self.market_id,
+            "event_id": self.event_id,
+            "price": str(self.price),
+        }
+
+
+@dataclass(frozen=True)
+class BetEvent:
+    """A change in a bet's life. ``event_id`` is unique per change, so consumers de-duplicate.
+
+    ``placed`` adds the bet's exposure to liability; ``voided``, ``cashed_out`` and ``settled``
+    subtract it (adder/subtractor semantics of a table aggregation).
+    """
+
+    event_id: str
+    type: str
+    bet_id: int
+    user_id: int
+    stake: Decimal
+    potential_return: Decimal
+    legs: tuple[BetLeg, ...]
+    ts: int
+    v: int = BET_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": self.v,
+            "event_id": self.event_id,
+            "type": self.type,
+            "bet_id": self.bet_id,
+            "user_id": self.user_id,
+            "stake": str(self.stake),
+            "potential_return": str(self.potential_return),
+            "legs": [leg.to_json() for leg in self.legs],
+            "ts": self.ts,
+        }
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.to_json())
+
+    def key(self) -> bytes:
+        return str(self.bet_id).encode()
+
+
+def _money(raw: Any, name: str) -> Decimal:
+    if not isinstance(raw, str):
+        raise InvalidRecord("bad_field", f"{name} must be a decimal string")
+    try:
+        value = Decimal(raw)
+    except InvalidOperation as exc:
+        raise InvalidRecord("bad_field", f"{name} is not a number") from exc
+    if not value.is_finite() or value < 0:
+        raise InvalidRecord("bad_field", f"{name} must be a non-negative amount")
+    return value
+
+
+def decode_bet_event(raw: bytes | None) -> BetEvent:
+    if raw is None:
+        raise InvalidRecord("empty", "record has no value")
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
+    if not isinstance(obj, dict):
+        raise InvalidRecord("bad_json", "record must be a JSON object")
+    if obj.get("v") != BET_SCHEMA_VERSION:
+        raise InvalidRecord("bad_version", f"expected v={BET_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    if obj.get("type") not in BET_EVENT_TYPES:
+        raise InvalidRecord("bad_field", "type unknown")
+    if not isinstance(obj.get("event_id"), str) or not obj["event_id"]:
+        raise InvalidRecord("bad_field", "event_id must be a string")
+    raw_legs = obj.get("legs")
+    if not isinstance(raw_legs, list) or not raw_legs:
+        raise InvalidRecord("bad_field", "legs must be a non-empty list")
+    legs = []
+    for leg in raw_legs:
+        if not isinstance(leg, dict):
+            raise InvalidRecord("bad_field", "leg must be an object")
+        legs.append(
+            BetLeg(
+                selection_id=_positive_int(leg, "selection_id"),
+                market_id=_positive_int(leg, "market_id"),
+                event_id=_positive_int(leg, "event_id"),
+                price=parse_price(leg.get("price")),
+            )
+        )
+    return BetEvent(
+        event_id=obj["event_id"],
+        type=obj["type"],
+        bet_id=_positive_int(obj, "bet_id"),
+        user_id=_positive_int(obj, "user_id"),
+        stake=_money(obj.get("stake"), "stake"),
+        potential_return=_money(obj.get("potential_return"), "potential_return"),
+        legs=tuple(legs),
+        ts=_positive_int(obj, "ts"),
+    )
