@@ -42,3 +42,76 @@ def counter(name: str) -> str:
 def source_sequences() -> str:
     """Hash market id → last sequence handed out at the source (feed and trader overrides share it)."""
     return f"{namespace()}:srcseq"
+
+
+# --- subscriber channels (control API → command topic → reducers → pub-sub) ---
+
+
+def channel_meta(channel_id: str) -> str:
+    """Hash: ``user``, ``spec`` (JSON), ``status`` (pending|streaming), ``seq``, ``created``, ``seen``."""
+    return f"{namespace()}:chmeta:{channel_id}"
+
+
+def channel_log(channel_id: str) -> str:
+    """List of the channel's most recent frames, newest first, for resume after a reconnect."""
+    return f"{namespace()}:chlog:{channel_id}"
+
+
+def channel_markets(channel_id: str) -> str:
+    """Set: market ids the channel receives (the channel → markets map)."""
+    return f"{namespace()}:sub:ch:{channel_id}"
+
+
+def market_channels(market_id: int) -> str:
+    """Set: channel ids receiving the market (the market → channels map)."""
+    return f"{namespace()}:sub:mkt:{market_id}"
+
+
+def channels_index() -> str:
+    """Sorted set: every live channel id scored by its last sign of life (epoch ms), for expiry."""
+    return f"{namespace()}:sub:channels"
+
+
+def query_channels() -> str:
+    """Set: channel ids whose subscription is a query (resolved by the query stage)."""
+    return f"{namespace()}:sub:queries"
+
+
+def market_definition(market_id: int) -> str:
+    """Hash: ``version``, ``status`` and ``def`` (JSON of the market definition) from the markets table."""
+    return f"{namespace()}:mktdef:{market_id}"
+
+
+def market_definitions_index() -> str:
+    """Set: ids of every market present in the markets table."""
+    return f"{namespace()}:mktdefs"
+
+
+def liability(selection_id: int) -> str:
+    """Hash: ``pence`` (open exposure in pence), ``bets`` (open bet count) for one selection."""
+    return f"{namespace()}:liab:{selection_id}"
+
+
+def liability_index() -> str:
+    """Sorted set: selection id scored by exposure in pence, for the trader pages."""
+    return f"{namespace()}:liab:index"
+
+
+def bet_event_seen(event_id: str) -> str:
+    """Marker that a bet event was aggregated (de-duplication of at-least-once delivery)."""
+    return f"{namespace()}:betevt:{event_id}"
+
+
+def movers(window_start_ms: int) -> str:
+    """Sorted set: market id scored by absolute price movement (basis points) in one event-time window."""
+    return f"{namespace()}:movers:{window_start_ms}"
+
+
+def movers_index() -> str:
+    """Sorted set: window starts (ms) that have movers, for the trader pages and expiry."""
+    return f"{namespace()}:movers:index"
+
+
+def reducer_lag(query: str) -> str:
+    """String: JSON of the query's lag per partition at its latest progress report."""
+    return f"{namespace()}:lag:{query}"

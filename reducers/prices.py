@@ -50,16 +50,29 @@ def is_newer(*, stored_seq: int | None, incoming_seq: int) -> bool:
     return stored_seq is None or incoming_seq > stored_seq
 
 
-def market_state(*, item: Conflated, reducer_ts: int) -> dict[str, Any]:
+def effective_status(*, price_status: str, table_status: str | None) -> str:
+    """The market's status after applying the markets table to the price's own status.
+
+    The table (trader decisions, lifecycle) overrides the feed: a market the table has
+    suspended, closed or settled is not tradable whatever the price says. A market the table
+    does not know yet keeps the feed's status.
+    """
+    if table_status in ("suspended", "closed", "settled"):
+        return "closed" if table_status == "settled" else table_status
+    return price_status
+
+
+def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None = None) -> dict[str, Any]:
     """The state document stored in Redis and published to the market's channel."""
     update = item.update
+    status = effective_status(price_status=update.status, table_status=table_status)
     return {
         "type": "market",
         "v": STATE_VERSION,
         "market_id": update.market_id,
         "seq": update.seq,
-        "status": update.status,
-        "tradable": update.status == "open",
+        "status": status,
+        "tradable": status == "open",
         "selections": [s.to_json() for s in update.selections],
         "merged": item.merged,
         "ts": {

@@ -311,7 +311,7 @@ class BetEvent:
         return str(self.bet_id).encode()
 
 
-def _money(raw: Any, name: str) -> Decimal:
+def parse_amount(raw: Any, name: str) -> Decimal:
     if not isinstance(raw, str):
         raise InvalidRecord("bad_field", f"{name} must be a decimal string")
     try:
@@ -358,8 +358,8 @@ def decode_bet_event(raw: bytes | None) -> BetEvent:
         type=obj["type"],
         bet_id=_positive_int(obj, "bet_id"),
         user_id=_positive_int(obj, "user_id"),
-        stake=_money(obj.get("stake"), "stake"),
-        potential_return=_money(obj.get("potential_return"), "potential_return"),
+        stake=parse_amount(obj.get("stake"), "stake"),
+        potential_return=parse_amount(obj.get("potential_return"), "potential_return"),
         legs=tuple(legs),
         ts=_positive_int(obj, "ts"),
     )

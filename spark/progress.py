@@ -1,35 +1,100 @@
-"""Publishes streaming-query progress to Redis for /healthz and the lag dashboard."""
+"""Publishes streaming-query progress to Redis and commits processed offsets to Kafka.
+
+For every progress report of every query: the raw progress JSON, the lag per partition, and a
+heartbeat go to Redis (for /healthz and the lag dashboard), and the processed offsets are
+committed to the query's consumer group so standard Kafka tools show the same lag.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 
+import orjson
 import redis
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 from pyspark.sql.streaming import StreamingQueryListener
 
-from reducers import keys
+from reducers import keys, topics
+from reducers.lag import offsets, partition_lags
+
+log = logging.getLogger("spark.progress")
 
 PROGRESS_TTL_S = 3600
 HEARTBEAT_TTL_S = 120
 
 
 class RedisProgressListener(StreamingQueryListener):
-    def __init__(self, client: redis.Redis, component: str) -> None:
+    def __init__(self, client: redis.Redis, component: str, *, bootstrap: str | None = None) -> None:
         self._client = client
         self._component = component
+        self._bootstrap = bootstrap
+        self._committers: dict[str, Consumer] = {}
+        self._caught_up: dict[str, dict[tuple[str, int], int]] = {}
+
+    def _beat(self) -> None:
+        self._client.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
 
     def onQueryStarted(self, event) -> None:
-        self._client.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
+        self._beat()
 
     def onQueryProgress(self, event) -> None:
         progress = event.progress
+        name = progress.name or str(progress.id)
+        now_ms = int(time.time() * 1000)
+        raw = json.loads(progress.json)
+        end: dict[str, dict[int, int]] = {}
+        latest: dict[str, dict[int, int]] = {}
+        for source in raw.get("sources", []):
+            for topic, parts in offsets(_json_field(source.get("endOffset"))).items():
+                end.setdefault(topic, {}).update(parts)
+            for topic, parts in offsets(_json_field(source.get("latestOffset"))).items():
+                latest.setdefault(topic, {}).update(parts)
+        lags = partition_lags(end=end, latest=latest, previous=self._caught_up.get(name, {}), now_ms=now_ms)
+        self._caught_up[name] = {(lag.topic, lag.partition): lag.caught_up_at for lag in lags}
         pipe = self._client.pipeline(transaction=False)
-        pipe.set(keys.reducer_progress(progress.name or str(progress.id)), progress.json, ex=PROGRESS_TTL_S)
-        pipe.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
+        pipe.set(keys.reducer_progress(name), progress.json, ex=PROGRESS_TTL_S)
+        pipe.set(
+            keys.reducer_lag(name),
+            orjson.dumps({"ts": now_ms, "partitions": [lag.to_json() for lag in lags]}),
+            ex=PROGRESS_TTL_S,
+        )
         pipe.execute()
+        self._beat()
+        self._commit(name, end)
 
     def onQueryIdle(self, event) -> None:
-        self._client.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
+        self._beat()
 
     def onQueryTerminated(self, event) -> None:
         self._client.delete(keys.heartbeat(self._component))
+
+    def _commit(self, name: str, end: dict[str, dict[int, int]]) -> None:
+        if not self._bootstrap or not end:
+            return
+        committer = self._committers.get(name)
+        if committer is None:
+            committer = Consumer(
+                {
+                    "bootstrap.servers": self._bootstrap,
+                    "group.id": topics.reducer_group(name),
+                    "enable.auto.commit": False,
+                }
+            )
+            self._committers[name] = committer
+        partitions = [TopicPartition(t, p, o) for t, parts in end.items() for p, o in parts.items()]
+        try:
+            committer.commit(offsets=partitions, asynchronous=False)
+        except KafkaException as exc:
+            log.warning("committing offsets of %s failed: %s", name, exc)
+
+
+def _json_field(value: object) -> object:
+    """Offsets arrive as JSON text in some progress reports and as objects in others."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value

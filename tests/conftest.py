@@ -83,21 +83,32 @@ def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: s
 
 
 @pytest.fixture(scope="session")
-def price_query(spark, kafka_topics, redis_client, tmp_path_factory):
-    """The price reducer query (micro-batch) running in the session's SparkSession."""
+def reducers_running(spark, kafka_topics, redis_client, tmp_path_factory):
+    """Every reducer query (markets, commands, prices in micro-batch) in the session's SparkSession,
+    with the progress listener that writes lag to Redis and commits offsets to Kafka."""
     from django.conf import settings
 
-    from spark.jobs.prices import start
+    from spark.jobs.reducers import COMPONENT, start_all
+    from spark.progress import RedisProgressListener
 
-    query = start(
+    listener = RedisProgressListener(redis_client, COMPONENT, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS)
+    spark.streams.addListener(listener)
+    queries = start_all(
         spark,
         bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
         redis_url=settings.REDIS_URL,
-        checkpoint_dir=str(tmp_path_factory.mktemp("checkpoints") / "prices"),
+        checkpoint_root=tmp_path_factory.mktemp("checkpoints"),
         mode="microbatch",
     )
-    yield query
-    query.stop()
+    yield {q.name: q for q in queries}
+    for query in queries:
+        query.stop()
+    spark.streams.removeListener(listener)
+
+
+@pytest.fixture(scope="session")
+def price_query(reducers_running):
+    return reducers_running["prices"]
 
 
 @pytest.fixture(scope="session")

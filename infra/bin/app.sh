@@ -12,7 +12,7 @@ ALL=(reducers web worker beat feed)
 
 start_one() {
   case "$1" in
-  reducers) start_bg reducers "$PY/python" -m spark.jobs.prices ;;
+  reducers) start_bg reducers "$PY/python" -m spark.jobs.reducers ;;
   web)
     start_bg web "$PY/uvicorn" webapp.asgi:application --host "$WEB_HOST" --port "$WEB_PORT" \
       --workers "${WEB_WORKERS:-2}" --no-access-log --ws websockets --lifespan off

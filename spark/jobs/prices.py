@@ -11,23 +11,18 @@ Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import time
-from pathlib import Path
 from typing import Any
 
 import redis
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from reducers import keys, topics
 from reducers.prices import Conflated, conflate
 from reducers.schemas import InvalidRecord, PriceUpdate, decode_price_update
-from spark.progress import RedisProgressListener
-from spark.session import ROOT, build_session
+from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.redis_state import MarketStateSink
+from spark.sources import env, kafka_stream
 
 log = logging.getLogger("spark.jobs.prices")
 
@@ -35,27 +30,14 @@ QUERY_NAME = "prices"
 COMPONENT = "reducers"
 
 
-def _env(name: str, default: str) -> str:
-    return os.environ.get(name, default)
-
-
 def read_prices(spark: SparkSession, *, bootstrap: str, starting_offsets: str = "earliest") -> DataFrame:
-    """The price topic as a stream of (key, value, partition, offset, kafka_ts ms)."""
-    return (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", topics.prices())
-        .option("startingOffsets", starting_offsets)
-        .option("failOnDataLoss", "false")
-        .option("maxOffsetsPerTrigger", _env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000"))
-        .load()
-        .select(
-            "key",
-            "value",
-            "partition",
-            "offset",
-            (F.unix_millis(F.col("timestamp"))).alias("kafka_ts"),
-        )
+    """The price topic as a stream of raw records."""
+    return kafka_stream(
+        spark,
+        topic=topics.prices(),
+        bootstrap=bootstrap,
+        starting_offsets=starting_offsets,
+        max_offsets_per_trigger=int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000")),
     )
 
 
@@ -64,6 +46,7 @@ class PriceBatchProcessor:
 
     def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
         self._sink = MarketStateSink(redis_client)
+        self._channels = ChannelStore(redis_client)
         self._redis = redis_client
         self._dead_letters = dead_letters
 
@@ -90,7 +73,14 @@ class PriceBatchProcessor:
             pipe.execute()
         items: list[Conflated] = conflate(good)
         applied = self._sink.apply(items)
-        return {"records": len(rows), "rejected": sum(rejected.values()), "markets": len(items), "applied": applied}
+        frames = self._channels.fan_out(applied)
+        return {
+            "records": len(rows),
+            "rejected": sum(rejected.values()),
+            "markets": len(items),
+            "applied": len(applied),
+            "frames": frames,
+        }
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         stats = self.process_rows(batch.collect())
@@ -130,7 +120,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
             writer.foreach(PriceRowWriter(redis_url=redis_url, bootstrap=bootstrap))
             .outputMode("update")
             # realTime is missing from PySpark's type overloads of trigger(); passed by name.
-            .trigger(**{"realTime": _env("SPARK_REALTIME_BATCH", "5 minutes")})
+            .trigger(**{"realTime": env("SPARK_REALTIME_BATCH", "5 minutes")})
             .start()
         )
     if mode != "microbatch":
@@ -139,36 +129,4 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         redis_client=redis.Redis.from_url(redis_url),
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
     )
-    return writer.foreachBatch(processor).trigger(processingTime=_env("SPARK_TRIGGER_INTERVAL", "0 seconds")).start()
-
-
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    bootstrap = _env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-    redis_url = _env("REDIS_URL", "redis://127.0.0.1:6379/0")
-    mode = _env("SPARK_TRIGGER_MODE", "microbatch")
-    checkpoint_root = Path(_env("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints")))
-    spark = build_session("sportsbook-reducer-prices")
-    spark.streams.addListener(RedisProgressListener(redis.Redis.from_url(redis_url), COMPONENT))
-    query = start(
-        spark,
-        bootstrap=bootstrap,
-        redis_url=redis_url,
-        checkpoint_dir=str(checkpoint_root / f"{topics.namespace()}-{QUERY_NAME}-{mode}"),
-        mode=mode,
-    )
-    log.info("price reducer running in %s mode (query %s)", mode, query.id)
-
-    def stop(signum: int, frame: Any) -> None:
-        log.info("signal %s: stopping", signum)
-        query.stop()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    while query.isActive:
-        time.sleep(0.5)
-    spark.stop()
-
-
-if __name__ == "__main__":
-    main()
+    return writer.foreachBatch(processor).trigger(processingTime=env("SPARK_TRIGGER_INTERVAL", "0 seconds")).start()

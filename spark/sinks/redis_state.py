@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import redis
 
@@ -32,18 +33,30 @@ class MarketStateSink:
         self._client = client
         self._script = client.register_script(APPLY_IF_NEWER)
 
-    def apply(self, items: Sequence[Conflated]) -> int:
-        """Apply the items; return how many were newer than the stored state."""
-        if not items:
-            return 0
-        now = int(time.time() * 1000)
+    def table_statuses(self, market_ids: Sequence[int]) -> list[str | None]:
+        """Each market's status in the markets table (``None`` when the table has no entry)."""
         pipe = self._client.pipeline(transaction=False)
-        for item in items:
+        for market_id in market_ids:
+            pipe.hget(keys.market_definition(market_id), "status")
+        return [raw.decode() if raw is not None else None for raw in pipe.execute()]
+
+    def apply(self, items: Sequence[Conflated]) -> dict[int, dict[str, Any]]:
+        """Apply the items; return the states that were newer than the stored ones, by market."""
+        if not items:
+            return {}
+        now = int(time.time() * 1000)
+        statuses = self.table_statuses([item.update.market_id for item in items])
+        pipe = self._client.pipeline(transaction=False)
+        states = []
+        for item, table_status in zip(items, statuses, strict=True):
             market_id = item.update.market_id
-            payload = encode_state(market_state(item=item, reducer_ts=now))
+            state = market_state(item=item, reducer_ts=now, table_status=table_status)
+            states.append(state)
             self._script(
                 keys=[keys.market_state(market_id)],
-                args=[item.update.seq, payload, keys.market_channel(market_id)],
+                args=[item.update.seq, encode_state(state), keys.market_channel(market_id)],
                 client=pipe,
             )
-        return sum(int(r) for r in pipe.execute())
+        return {
+            state["market_id"]: state for state, applied in zip(states, pipe.execute(), strict=True) if int(applied)
+        }

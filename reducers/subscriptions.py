@@ -1,0 +1,249 @@
+"""Subscriber channels: what a channel asks for, the commands that change it, query matching.
+
+A channel is created by the control API and named by an unguessable id. Its spec says which
+view it wants and of what: explicit markets, the legs of a bet slip, the user's open bets, or a
+query ("football starting within 60 minutes", "all in-play tennis") that the query stage resolves
+to markets over time, acting as a virtual subscriber.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from reducers.schemas import InvalidRecord, MarketDefinition, parse_amount, parse_price
+
+COMMAND_SCHEMA_VERSION = 1
+COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
+VIEWS = ("markets", "slip", "bets")
+MAX_CHANNEL_MARKETS = 500
+MAX_STAKE = Decimal("100000")
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    sport: str | None = None
+    in_play: bool | None = None
+    starting_within_minutes: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sport": self.sport,
+            "in_play": self.in_play,
+            "starting_within_minutes": self.starting_within_minutes,
+        }
+
+
+@dataclass(frozen=True)
+class SlipLeg:
+    selection_id: int
+    market_id: int
+
+
+@dataclass(frozen=True)
+class OpenBet:
+    bet_id: int
+    stake: Decimal
+    legs: tuple[tuple[int, int, Decimal], ...]  # (selection id, market id, accepted price)
+
+
+@dataclass(frozen=True)
+class SubscriptionSpec:
+    view: str
+    markets: tuple[int, ...] = ()
+    query: QuerySpec | None = None
+    slip: tuple[SlipLeg, ...] = ()
+    stake: Decimal | None = None
+    bets: tuple[OpenBet, ...] = field(default_factory=tuple)
+
+    def explicit_markets(self) -> set[int]:
+        """Markets named by the spec itself (query results come on top)."""
+        found = set(self.markets)
+        found.update(leg.market_id for leg in self.slip)
+        for bet in self.bets:
+            found.update(market for _, market, _ in bet.legs)
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "view": self.view,
+            "markets": list(self.markets),
+            "query": self.query.to_json() if self.query else None,
+            "slip": [{"selection_id": leg.selection_id, "market_id": leg.market_id} for leg in self.slip],
+            "stake": str(self.stake) if self.stake is not None else None,
+            "bets": [
+                {
+                    "bet_id": b.bet_id,
+                    "stake": str(b.stake),
+                    "legs": [{"selection_id": s, "market_id": m, "price": str(p)} for s, m, p in b.legs],
+                }
+                for b in self.bets
+            ],
+        }
+
+
+def _ids(raw: Any, name: str) -> tuple[int, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in raw):
+        raise InvalidRecord("bad_field", f"{name} must be a list of positive integer ids")
+    return tuple(dict.fromkeys(raw))
+
+
+def _id(obj: dict[str, Any], name: str) -> int:
+    value = obj.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRecord("bad_field", f"{name} must be a positive integer id")
+    return value
+
+
+def query_from_json(raw: Any) -> QuerySpec | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InvalidRecord("bad_field", "query must be an object")
+    unknown = set(raw) - {"sport", "in_play", "starting_within_minutes"}
+    if unknown:
+        raise InvalidRecord("bad_field", f"query has unknown fields: {', '.join(sorted(unknown))}")
+    sport = raw.get("sport")
+    if sport is not None and (not isinstance(sport, str) or not 0 < len(sport) <= 32):
+        raise InvalidRecord("bad_field", "query.sport must be a sport slug")
+    in_play = raw.get("in_play")
+    if in_play is not None and not isinstance(in_play, bool):
+        raise InvalidRecord("bad_field", "query.in_play must be true or false")
+    within = raw.get("starting_within_minutes")
+    if within is not None and (
+        isinstance(within, bool) or not isinstance(within, int) or not 1 <= within <= 7 * 24 * 60
+    ):
+        raise InvalidRecord("bad_field", "query.starting_within_minutes must be 1..10080")
+    if sport is None and in_play is None and within is None:
+        raise InvalidRecord("bad_field", "query must name at least one condition")
+    return QuerySpec(sport=sport, in_play=in_play, starting_within_minutes=within)
+
+
+def spec_from_json(raw: Any) -> SubscriptionSpec:
+    """Validate a subscription spec from the control API or the command topic."""
+    if not isinstance(raw, dict):
+        raise InvalidRecord("bad_field", "spec must be an object")
+    view = raw.get("view", "markets")
+    if view not in VIEWS:
+        raise InvalidRecord("bad_field", f"view must be one of {', '.join(VIEWS)}")
+    markets = _ids(raw.get("markets"), "markets")
+    query = query_from_json(raw.get("query"))
+    slip_raw = raw.get("slip") or []
+    if not isinstance(slip_raw, list):
+        raise InvalidRecord("bad_field", "slip must be a list of legs")
+    slip = tuple(SlipLeg(_id(leg, "selection_id"), _id(leg, "market_id")) for leg in slip_raw if isinstance(leg, dict))
+    if len(slip) != len(slip_raw):
+        raise InvalidRecord("bad_field", "slip legs must be objects")
+    stake = None
+    if raw.get("stake") is not None:
+        stake = parse_amount(raw.get("stake"), "stake")
+        if stake > MAX_STAKE:
+            raise InvalidRecord("bad_field", f"stake must be at most {MAX_STAKE}")
+    bets_raw = raw.get("bets") or []
+    if not isinstance(bets_raw, list):
+        raise InvalidRecord("bad_field", "bets must be a list")
+    bets = []
+    for bet in bets_raw:
+        if not isinstance(bet, dict) or not isinstance(bet.get("legs"), list) or not bet["legs"]:
+            raise InvalidRecord("bad_field", "each bet needs legs")
+        legs = tuple(
+            (_id(leg, "selection_id"), _id(leg, "market_id"), parse_price(leg.get("price")))
+            for leg in bet["legs"]
+            if isinstance(leg, dict)
+        )
+        bets.append(OpenBet(_id(bet, "bet_id"), parse_amount(bet.get("stake"), "stake"), legs))
+    spec = SubscriptionSpec(view=view, markets=markets, query=query, slip=slip, stake=stake, bets=tuple(bets))
+    if view == "markets" and not markets and query is None:
+        raise InvalidRecord("bad_field", "a markets view needs markets or a query")
+    if view == "slip" and not slip:
+        raise InvalidRecord("bad_field", "a slip view needs at least one leg")
+    if len(spec.explicit_markets()) > MAX_CHANNEL_MARKETS:
+        raise InvalidRecord("bad_field", f"at most {MAX_CHANNEL_MARKETS} markets per channel")
+    return spec
+
+
+@dataclass(frozen=True)
+class StreamCommand:
+    """A command on the command topic, keyed by channel id."""
+
+    type: str
+    channel_id: str
+    user_id: int
+    spec: SubscriptionSpec | None
+    ts: int
+    resync: bool = False
+    v: int = COMMAND_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": self.v,
+            "type": self.type,
+            "channel_id": self.channel_id,
+            "user_id": self.user_id,
+            "spec": self.spec.to_json() if self.spec else None,
+            "resync": self.resync,
+            "ts": self.ts,
+        }
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.to_json())
+
+    def key(self) -> bytes:
+        return self.channel_id.encode()
+
+
+def decode_command(raw: bytes | None) -> StreamCommand:
+    if raw is None:
+        raise InvalidRecord("empty", "record has no value")
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
+    if not isinstance(obj, dict):
+        raise InvalidRecord("bad_json", "record must be a JSON object")
+    if obj.get("v") != COMMAND_SCHEMA_VERSION:
+        raise InvalidRecord("bad_version", f"expected v={COMMAND_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    kind = obj.get("type")
+    if kind not in COMMAND_TYPES:
+        raise InvalidRecord("bad_field", "type unknown")
+    channel = obj.get("channel_id")
+    if not isinstance(channel, str) or not 16 <= len(channel) <= 64:
+        raise InvalidRecord("bad_field", "channel_id must be a channel id")
+    spec = spec_from_json(obj["spec"]) if kind in ("subscribe", "change") else None
+    return StreamCommand(
+        type=kind,
+        channel_id=channel,
+        user_id=_id(obj, "user_id"),
+        spec=spec,
+        ts=_id(obj, "ts"),
+        resync=bool(obj.get("resync", False)),
+    )
+
+
+def query_matches(query: QuerySpec, definition: MarketDefinition, *, now_ms: int) -> bool:
+    """Whether a market belongs to a query's result at ``now_ms``.
+
+    Closed and settled markets, and finished or cancelled events, never match.
+    """
+    if definition.status in ("closed", "settled") or definition.event_status in ("finished", "cancelled"):
+        return False
+    if query.sport is not None and definition.sport != query.sport:
+        return False
+    if query.in_play is not None and (definition.event_status == "in_play") != query.in_play:
+        return False
+    if query.starting_within_minutes is not None:
+        if definition.event_status != "scheduled":
+            return False
+        if not now_ms <= definition.starts_at <= now_ms + query.starting_within_minutes * 60_000:
+            return False
+    return True
+
+
+def map_changes(*, old: set[int], new: set[int]) -> tuple[set[int], set[int]]:
+    """(markets to add to the maps, markets to remove) when a channel's market set changes."""
+    return new - old, old - new

@@ -1,0 +1,247 @@
+"""Subscriber channels in Redis: the two maps, the channel's spec and status, and its frames.
+
+Everything a reducer knows about subscriptions lives here, in Redis, so a restarted or rescaled
+reducer resumes every subscription where it was. Frames are stamped with the channel's next
+sequence number, kept in a short log for resume, and published, in one script, so sequence
+numbers on a channel have no gaps and no duplicates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+import redis
+
+from reducers import keys
+from reducers.schemas import InvalidRecord, decode_market_definition
+from reducers.subscriptions import StreamCommand, SubscriptionSpec, map_changes, query_matches, spec_from_json
+from reducers.views import view_frame
+
+LOG_SIZE = 256
+
+PUBLISH_FRAME = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'status') ~= 'streaming' then return 0 end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+local frame = '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2)
+redis.call('LPUSH', KEYS[2], frame)
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[4]) - 1)
+redis.call('PUBLISH', ARGV[1], frame)
+return seq
+"""
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class ChannelStore:
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+        self._publish = client.register_script(PUBLISH_FRAME)
+
+    # --- reads ---
+
+    def spec(self, channel_id: str) -> SubscriptionSpec | None:
+        raw = self.r.hget(keys.channel_meta(channel_id), "spec")
+        return spec_from_json(orjson.loads(raw)) if raw else None
+
+    def markets_of(self, channel_id: str) -> set[int]:
+        return {int(m) for m in self.r.smembers(keys.channel_markets(channel_id))}
+
+    def states(self, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        ids = sorted(set(market_ids))
+        if not ids:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for market_id in ids:
+            pipe.hget(keys.market_state(market_id), "state")
+        return {m: orjson.loads(raw) for m, raw in zip(ids, pipe.execute(), strict=True) if raw is not None}
+
+    def resolve_query(self, spec: SubscriptionSpec, *, now_ms: int) -> set[int]:
+        """Markets in the markets table that match the spec's query now."""
+        if spec.query is None:
+            return set()
+        ids = [int(m) for m in self.r.smembers(keys.market_definitions_index())]
+        pipe = self.r.pipeline(transaction=False)
+        for market_id in ids:
+            pipe.hget(keys.market_definition(market_id), "def")
+        matched = set()
+        for raw in pipe.execute():
+            if raw is None:
+                continue
+            definition = decode_market_definition(raw)
+            if definition is not None and query_matches(spec.query, definition, now_ms=now_ms):
+                matched.add(definition.market_id)
+        return matched
+
+    # --- writes ---
+
+    def _set_markets(self, channel_id: str, new: set[int]) -> tuple[set[int], set[int]]:
+        added, removed = map_changes(old=self.markets_of(channel_id), new=new)
+        pipe = self.r.pipeline(transaction=False)
+        for market_id in added:
+            pipe.sadd(keys.market_channels(market_id), channel_id)
+            pipe.sadd(keys.channel_markets(channel_id), market_id)
+        for market_id in removed:
+            pipe.srem(keys.market_channels(market_id), channel_id)
+            pipe.srem(keys.channel_markets(channel_id), market_id)
+        pipe.execute()
+        return added, removed
+
+    def publish(self, channel_id: str, body: bytes, *, only_streaming: bool) -> int:
+        """Stamp, log and publish one frame; returns its sequence (0 when not sent)."""
+        return int(
+            self._publish(
+                keys=[keys.channel_meta(channel_id), keys.channel_log(channel_id)],
+                args=[keys.subscriber_channel(channel_id), body, "1" if only_streaming else "0", LOG_SIZE],
+            )
+        )
+
+    def send_image(self, channel_id: str, *, resync: bool = False) -> int:
+        spec = self.spec(channel_id)
+        if spec is None:
+            return 0
+        markets = self.markets_of(channel_id)
+        states = self.states(markets)
+        body = view_frame(
+            kind="image",
+            channel_id=channel_id,
+            spec=spec,
+            changed=[states[m] for m in sorted(states)],
+            states=states,
+            resync=resync,
+        )
+        return self.publish(channel_id, body, only_streaming=False)
+
+    def apply_command(self, command: StreamCommand) -> str:
+        """Apply one command idempotently; returns what happened (for logs and tests)."""
+        meta = keys.channel_meta(command.channel_id)
+        owner = self.r.hget(meta, "user")
+        if owner is not None and int(owner) != command.user_id:
+            return "ignored: channel belongs to another user"
+        now = _now_ms()
+        if command.type == "subscribe":
+            assert command.spec is not None
+            if owner is not None:
+                return "exists"
+            self.r.hset(
+                meta,
+                mapping={
+                    "user": command.user_id,
+                    "spec": orjson.dumps(command.spec.to_json()),
+                    "status": "pending",
+                    "seq": 0,
+                    "created": now,
+                },
+            )
+            self.r.zadd(keys.channels_index(), {command.channel_id: now})
+            if command.spec.query is not None:
+                self.r.sadd(keys.query_channels(), command.channel_id)
+            self._set_markets(
+                command.channel_id, command.spec.explicit_markets() | self.resolve_query(command.spec, now_ms=now)
+            )
+            return "subscribed"
+        if owner is None:
+            return "ignored: no such channel"
+        if command.type == "begin":
+            self.r.hset(meta, mapping={"status": "streaming"})
+            self.r.zadd(keys.channels_index(), {command.channel_id: now})
+            self.send_image(command.channel_id, resync=command.resync)
+            return "streaming"
+        if command.type == "change":
+            assert command.spec is not None
+            self.r.hset(meta, "spec", orjson.dumps(command.spec.to_json()))
+            if command.spec.query is not None:
+                self.r.sadd(keys.query_channels(), command.channel_id)
+            else:
+                self.r.srem(keys.query_channels(), command.channel_id)
+            self._set_markets(
+                command.channel_id, command.spec.explicit_markets() | self.resolve_query(command.spec, now_ms=now)
+            )
+            self.send_image(command.channel_id)
+            return "changed"
+        self.remove(command.channel_id)
+        return "unsubscribed"
+
+    def remove(self, channel_id: str) -> None:
+        """Drop a channel and its entries in both maps (unsubscribe, disconnect or expiry)."""
+        markets = self.markets_of(channel_id)
+        pipe = self.r.pipeline(transaction=False)
+        for market_id in markets:
+            pipe.srem(keys.market_channels(market_id), channel_id)
+        pipe.delete(keys.channel_markets(channel_id), keys.channel_meta(channel_id), keys.channel_log(channel_id))
+        pipe.zrem(keys.channels_index(), channel_id)
+        pipe.srem(keys.query_channels(), channel_id)
+        pipe.execute()
+
+    def expire_idle(self, *, idle_ms: int) -> list[str]:
+        """Remove channels with no sign of life for ``idle_ms``; returns their ids."""
+        cutoff = _now_ms() - idle_ms
+        stale = [c.decode() for c in self.r.zrangebyscore(keys.channels_index(), 0, cutoff)]
+        for channel_id in stale:
+            self.remove(channel_id)
+        return stale
+
+    # --- fan-out of applied market states ---
+
+    def fan_out(self, states: dict[int, dict[str, Any]]) -> int:
+        """Send each streaming channel the changed markets it holds; returns frames sent."""
+        if not states:
+            return 0
+        ids = sorted(states)
+        pipe = self.r.pipeline(transaction=False)
+        for market_id in ids:
+            pipe.smembers(keys.market_channels(market_id))
+        by_channel: dict[str, list[int]] = {}
+        for market_id, members in zip(ids, pipe.execute(), strict=True):
+            for channel in members:
+                by_channel.setdefault(channel.decode(), []).append(market_id)
+        sent = 0
+        for channel_id, market_ids in by_channel.items():
+            try:
+                spec = self.spec(channel_id)
+            except InvalidRecord:
+                continue
+            if spec is None:
+                continue
+            context = dict(states)
+            if spec.view != "markets":
+                missing = self.markets_of(channel_id) - context.keys()
+                context.update(self.states(missing))
+            body = view_frame(
+                kind="delta",
+                channel_id=channel_id,
+                spec=spec,
+                changed=[states[m] for m in market_ids],
+                states=context,
+            )
+            if self.publish(channel_id, body, only_streaming=True):
+                sent += 1
+        return sent
+
+    # --- the query stage: a virtual subscriber per query channel ---
+
+    def refresh_queries(self, *, now_ms: int | None = None) -> dict[str, tuple[int, int]]:
+        """Re-resolve every query channel; markets that start matching join, others leave.
+
+        Returns channel id → (markets added, markets removed) for channels that changed.
+        """
+        now_ms = now_ms or _now_ms()
+        changes = {}
+        for raw in self.r.smembers(keys.query_channels()):
+            channel_id = raw.decode()
+            spec = self.spec(channel_id)
+            if spec is None:
+                self.r.srem(keys.query_channels(), channel_id)
+                continue
+            target = spec.explicit_markets() | self.resolve_query(spec, now_ms=now_ms)
+            added, removed = self._set_markets(channel_id, target)
+            if added or removed:
+                changes[channel_id] = (len(added), len(removed))
+                if self.r.hget(keys.channel_meta(channel_id), "status") == b"streaming":
+                    self.send_image(channel_id)
+        return changes

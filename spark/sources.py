@@ -1,0 +1,39 @@
+"""Kafka sources: a topic as a stream of raw records."""
+
+from __future__ import annotations
+
+import os
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+
+def kafka_stream(
+    spark: SparkSession,
+    *,
+    topic: str,
+    bootstrap: str,
+    starting_offsets: str = "earliest",
+    max_offsets_per_trigger: int | None = None,
+) -> DataFrame:
+    """``topic`` as (key, value, partition, offset, kafka_ts ms) rows."""
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", starting_offsets)
+        .option("failOnDataLoss", "false")
+    )
+    if max_offsets_per_trigger is not None:
+        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
+    return reader.load().select(
+        "key",
+        "value",
+        "partition",
+        "offset",
+        F.unix_millis(F.col("timestamp")).alias("kafka_ts"),
+    )
+
+
+def env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
