@@ -1,0 +1,102 @@
+"""Liability reducer: bet events → liability per selection in Redis (adder/subtractor).
+
+Each bet event carries a unique ``event_id``; the script marks it seen and applies its deltas
+in one step, so redelivered events (at-least-once) are counted exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import redis
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from reducers import keys, topics
+from reducers.liability import liability_deltas
+from reducers.schemas import InvalidRecord, decode_bet_event
+from spark.sinks.dead_letter import DeadLetterSink
+from spark.sources import env, kafka_stream
+
+log = logging.getLogger("spark.jobs.liability")
+QUERY_NAME = "liability"
+SEEN_TTL_S = 14 * 24 * 3600
+
+APPLY_ONCE = """
+if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) == false then return 0 end
+local n = (#KEYS - 2)
+for i = 1, n do
+  local pence = tonumber(ARGV[1 + i * 3 - 2])
+  redis.call('HINCRBY', KEYS[1 + i], 'pence', pence)
+  redis.call('HINCRBY', KEYS[1 + i], 'bets', tonumber(ARGV[1 + i * 3 - 1]))
+  redis.call('ZINCRBY', KEYS[#KEYS], pence, ARGV[1 + i * 3])
+end
+return 1
+"""
+
+
+class LiabilityProcessor:
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+        self._redis = redis_client
+        self._script = redis_client.register_script(APPLY_ONCE)
+        self._dead_letters = dead_letters
+
+    def process_rows(self, rows: list[Any]) -> dict[str, int]:
+        counts = {"applied": 0, "duplicates": 0, "rejected": 0}
+        pipe = self._redis.pipeline(transaction=False)
+        pending = 0
+        for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
+            try:
+                event = decode_bet_event(row["value"])
+            except InvalidRecord as exc:
+                counts["rejected"] += 1
+                self._dead_letters.send(
+                    key=row["key"],
+                    value=row["value"],
+                    reason=exc.reason,
+                    detail=exc.detail,
+                    origin=f"{topics.bets()}/{row['partition']}/{row['offset']}",
+                )
+                self._redis.hincrby(keys.counter("dead_letters"), f"bet_{exc.reason}", 1)
+                continue
+            deltas = liability_deltas(event)
+            args: list[Any] = [SEEN_TTL_S]
+            for delta in deltas:
+                args.extend([delta.pence, delta.bets, delta.selection_id])
+            self._script(
+                keys=[
+                    keys.bet_event_seen(event.event_id),
+                    *(keys.liability(d.selection_id) for d in deltas),
+                    keys.liability_index(),
+                ],
+                args=args,
+                client=pipe,
+            )
+            pending += 1
+        if pending:
+            for applied in pipe.execute():
+                counts["applied" if int(applied) else "duplicates"] += 1
+        if counts["rejected"]:
+            self._dead_letters.flush()
+        return counts
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        counts = self.process_rows(batch.collect())
+        if any(counts.values()):
+            log.info("batch %s: %s", batch_id, counts)
+
+
+def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
+    processor = LiabilityProcessor(
+        redis_client=redis.Redis.from_url(redis_url),
+        dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.bets_dead_letter()),
+    )
+    return (
+        kafka_stream(spark, topic=topics.bets(), bootstrap=bootstrap, starting_offsets="earliest")
+        .writeStream.queryName(QUERY_NAME)
+        .option("checkpointLocation", checkpoint_dir)
+        .foreachBatch(processor)
+        .trigger(processingTime=env("SPARK_LIABILITY_TRIGGER", "1 second"))
+        .start()
+    )
