@@ -2,16 +2,53 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import redis
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
+from django.db import DatabaseError, InterfaceError
 
+from odds.selectors.markets import markets_awaiting_settlement
+from odds.services.outbox import outbox_drain
+from odds.services.settlement import market_bets_settle
 from reducers import keys
+
+log = logging.getLogger(__name__)
 
 
 @shared_task(ignore_result=True)
 def worker_heartbeat() -> None:
     """Scheduled by beat and run by a worker: proves both are alive for /healthz."""
     redis.Redis.from_url(settings.REDIS_URL).set(keys.heartbeat("celery"), int(time.time()), ex=120)
+
+
+@shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=10)
+def market_settle(self: Task, market_id: int) -> None:
+    """Settle the bets of a resulted market. Safe to run any number of times.
+
+    Acknowledged only after it ran, so a worker lost mid-way hands the market to another worker;
+    database errors (deadlock, lost connection) are retried with a growing delay.
+    """
+    try:
+        summary = market_bets_settle(market_id=market_id)
+    except (DatabaseError, InterfaceError) as exc:
+        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
+    log.info("market %s settlement: %s", market_id, summary)
+
+
+@shared_task(ignore_result=True)
+def outbox_relay() -> None:
+    """Run by beat every second: produce pending outbox records to Kafka."""
+    result = outbox_drain(budget_s=0.9)
+    if result.failed:
+        log.warning("outbox relay: %d records not acknowledged: %s", result.failed, result.errors)
+
+
+@shared_task(ignore_result=True)
+def settlement_sweep() -> None:
+    """Run by beat: settle resulted markets whose settlement request was lost (e.g. a crash
+    between the commit of the result and the enqueue of ``market_settle``)."""
+    for market_id in markets_awaiting_settlement():
+        market_settle.delay(market_id)

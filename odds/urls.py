@@ -1,5 +1,5 @@
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from odds.views import health, pages
 
@@ -8,6 +8,7 @@ urlpatterns = [
     path("sport/<slug:sport_slug>/", pages.home, name="sport"),
     path("event/<int:event_id>/", pages.event_page, name="event"),
     path("healthz", health.healthz, name="healthz"),
+    path("api/", include("odds.api.urls")),
     path("login/", auth_views.LoginView.as_view(template_name="odds/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

@@ -53,3 +53,38 @@ def raw_price_update(
         event_ts=now,
         produce_ts=now,
     )
+
+
+def user_create(*, balance: str = "100.00", staff: bool = False):
+    """A user whose wallet holds ``balance`` (deposited through the ledger)."""
+    from django.contrib.auth.models import User
+
+    from odds.services.wallet import wallet_deposit, wallet_get_or_create
+
+    n = next(_ids)
+    user = User.objects.create_user(
+        username=f"{'staff' if staff else 'punter'}{n}", password="pw-for-tests", is_staff=staff, is_superuser=staff
+    )
+    wallet_get_or_create(user=user)
+    if Decimal(balance) > 0:
+        wallet_deposit(user=user, amount=Decimal(balance), reference=f"test-deposit-{n}")
+    return user
+
+
+def live_state_write(redis_client, market: Market, *, prices: tuple[str, ...], status: str = "open", seq: int = 1):
+    """Write a market's live state into Redis the way the price reducer stores it."""
+    import orjson
+
+    from reducers import keys
+
+    selections = list(market.selections.order_by("display_order"))
+    state = {
+        "type": "market",
+        "v": 1,
+        "market_id": market.id,
+        "seq": seq,
+        "status": status,
+        "tradable": status == "open",
+        "selections": [{"id": s.id, "price": p, "status": "active"} for s, p in zip(selections, prices, strict=True)],
+    }
+    redis_client.hset(keys.market_state(market.id), mapping={"seq": seq, "state": orjson.dumps(state)})

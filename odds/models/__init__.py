@@ -1,3 +1,17 @@
+from odds.models.bets import Bet, BetLeg
 from odds.models.catalogue import Competition, Event, Market, Selection, Sport
+from odds.models.outbox import OutboxMessage
+from odds.models.wallet import LedgerEntry, Wallet
 
-__all__ = ["Competition", "Event", "Market", "Selection", "Sport"]
+__all__ = [
+    "Bet",
+    "BetLeg",
+    "Competition",
+    "Event",
+    "LedgerEntry",
+    "Market",
+    "OutboxMessage",
+    "Selection",
+    "Sport",
+    "Wallet",
+]

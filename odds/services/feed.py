@@ -17,6 +17,7 @@ from django.conf import settings
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
 from odds.models import Market
 from odds.services.kafka import producer_create
+from odds.services.sequences import sequences_next
 from reducers import keys, topics
 from reducers.schemas import PriceUpdate, SelectionPrice, decode_price_update
 
@@ -55,14 +56,6 @@ def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
             )
         )
     return simulated
-
-
-def sequences_next(client: redis.Redis, market_ids: list[int]) -> list[int]:
-    """Hand out the next per-market sequence numbers; shared with trader overrides."""
-    pipe = client.pipeline(transaction=False)
-    for market_id in market_ids:
-        pipe.hincrby(keys.source_sequences(), str(market_id), 1)
-    return [int(s) for s in pipe.execute()]
 
 
 def update_build(market: SimulatedMarket, *, seq: int, now_ms: int, status: str = "open") -> PriceUpdate:

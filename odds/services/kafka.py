@@ -83,3 +83,9 @@ def topic_describe(name: str) -> dict[str, str]:
     resource = ConfigResource(ConfigResource.Type.TOPIC, name)
     result = admin_client().describe_configs([resource])[resource].result()
     return {k: v.value for k, v in result.items()}
+
+
+@functools.cache
+def producer_shared() -> Producer:
+    """One producer per process for records produced from request handlers, tasks and relays."""
+    return producer_create(**{"linger.ms": 1})

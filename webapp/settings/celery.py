@@ -11,4 +11,8 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
     "heartbeat": {"task": "odds.tasks.worker_heartbeat", "schedule": 10.0},
+    # The outbox relay: pending Kafka records leave within about a second of their commit.
+    # A run that finds the relay busy returns at once; expired runs are dropped, not queued up.
+    "outbox-relay": {"task": "odds.tasks.outbox_relay", "schedule": 1.0, "options": {"expires": 5}},
+    "settlement-sweep": {"task": "odds.tasks.settlement_sweep", "schedule": 60.0, "options": {"expires": 55}},
 }

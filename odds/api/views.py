@@ -1,0 +1,105 @@
+"""REST API views: parse the request, call one service or selector, render JSON."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+
+from odds.api.http import api_view, json_body, json_response
+from odds.api.schemas import (
+    API_VERSION,
+    ApiError,
+    BetOut,
+    BetPlaceRequest,
+    CashOutRequest,
+    WalletOut,
+    bet_rejection_error,
+    invalid,
+)
+from odds.formatting import OddsFormat
+from odds.models import Bet
+from odds.selectors.bets import bet_cash_out_quotes, bet_list, wallet_for_user, wallet_statement
+from odds.services.bets import BetInvalid, CashOutRejected, bet_cash_out, bet_place
+
+MAX_LIST = 200
+
+
+def _user(request: HttpRequest) -> User:
+    # api_view lets only logged-in users through.
+    return cast(User, request.user)
+
+
+def _odds_format(request: HttpRequest) -> OddsFormat:
+    raw = request.GET.get("format", OddsFormat.DECIMAL)
+    try:
+        return OddsFormat(raw)
+    except ValueError as exc:
+        raise invalid("format", f"one of {', '.join(OddsFormat)}") from exc
+
+
+@api_view(methods=("GET", "POST"))
+def bets(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return _bet_place(request)
+    return _bet_list(request)
+
+
+def _bet_place(request: HttpRequest) -> HttpResponse:
+    body = BetPlaceRequest.from_json(json_body(request))
+    try:
+        placement = bet_place(
+            user=_user(request),
+            idempotency_key=body.idempotency_key,
+            stake=body.stake,
+            legs=body.selections,
+            price_policy=body.price_policy,
+        )
+    except BetInvalid as exc:
+        raise ApiError(400, exc.code, exc.message, field=exc.field) from exc
+    if not placement.accepted:
+        raise bet_rejection_error(placement.bet)
+    payload: dict[str, Any] = {
+        "v": API_VERSION,
+        "created": placement.created,
+        "bet": BetOut(bet=placement.bet).to_json(),
+    }
+    return json_response(payload, status=201 if placement.created else 200)
+
+
+def _bet_list(request: HttpRequest) -> HttpResponse:
+    state = request.GET.get("state")
+    if state not in (None, "open", "settled"):
+        raise invalid("state", "open or settled")
+    try:
+        limit = int(request.GET.get("limit", 50))
+    except ValueError as exc:
+        raise invalid("limit", "a whole number") from exc
+    if not 1 <= limit <= MAX_LIST:
+        raise invalid("limit", f"between 1 and {MAX_LIST}")
+    fmt = _odds_format(request)
+    found = bet_list(user=_user(request), state=state, limit=limit)
+    offers = bet_cash_out_quotes(bets=found)
+    return json_response(
+        {"v": API_VERSION, "bets": [BetOut(bet=bet, cash_out=offers.get(bet.id), fmt=fmt).to_json() for bet in found]}
+    )
+
+
+@api_view(methods=("POST",))
+def bet_cash_out_view(request: HttpRequest, bet_id: int) -> HttpResponse:
+    body = CashOutRequest.from_json(json_body(request))
+    try:
+        bet = bet_cash_out(user=_user(request), bet_id=bet_id, quote_seen=body.quote)
+    except Bet.DoesNotExist as exc:
+        raise ApiError(404, "not_found", "no such bet") from exc
+    except CashOutRejected as exc:
+        raise ApiError(409, exc.code, exc.message, field="quote", extra={"quote": exc.quote}) from exc
+    return json_response({"v": API_VERSION, "bet": BetOut(bet=bet).to_json()})
+
+
+@api_view(methods=("GET",))
+def wallet(request: HttpRequest) -> HttpResponse:
+    found = wallet_for_user(user=_user(request))
+    entries = wallet_statement(wallet=found) if found is not None else []
+    return json_response(WalletOut(wallet=found, entries=entries).to_json())

@@ -1,0 +1,93 @@
+"""Punters' wallets and the double-entry ledger behind every balance change.
+
+Each ``LedgerEntry`` moves one amount from a debit account to a credit account, so every entry
+balances by construction. The accounts are the punter's wallet and three book accounts:
+
+- ``cash``: money entering or leaving the platform (deposits, withdrawals);
+- ``bets_held``: stakes of open bets, held until the bet is settled, cashed out or voided;
+- ``house``: the book's own money (a settled stake becomes the house's; payouts come from it).
+
+``Wallet.balance`` is the running total of the wallet account, updated in the same transaction
+as the entry under a row lock on the wallet; ``wallet_reconcile`` recomputes it from the ledger.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+
+
+class Wallet(models.Model):
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="wallet")
+    currency = models.CharField(max_length=3, default="GBP")
+    balance = models.DecimalField(max_digits=14, decimal_places=2, default=Decimal("0.00"))
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["user__username"]
+        constraints = [models.CheckConstraint(condition=models.Q(balance__gte=0), name="wallet_balance_not_negative")]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.currency} {self.balance}"
+
+
+class LedgerEntry(models.Model):
+    class Kind(models.TextChoices):
+        DEPOSIT = "deposit"
+        STAKE = "stake", "Stake held"
+        STAKE_RELEASE = "stake_release", "Stake to house"
+        PAYOUT = "payout"
+        REFUND = "refund"
+        CASH_OUT = "cash_out", "Cash-out"
+
+    class Account(models.TextChoices):
+        WALLET = "wallet"
+        CASH = "cash"
+        BETS_HELD = "bets_held", "Bets held"
+        HOUSE = "house"
+
+    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="entries")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    debit = models.CharField(max_length=16, choices=Account.choices)
+    credit = models.CharField(max_length=16, choices=Account.choices)
+    amount = models.DecimalField(max_digits=14, decimal_places=2)
+    balance_after = models.DecimalField(
+        max_digits=14, decimal_places=2, help_text="The wallet's balance once this entry was posted."
+    )
+    bet = models.ForeignKey("odds.Bet", on_delete=models.PROTECT, null=True, blank=True, related_name="entries")
+    reference = models.CharField(max_length=64, blank=True, help_text="External reference, e.g. a payment id.")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name_plural = "ledger entries"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="ledger_amount_positive"),
+            models.CheckConstraint(condition=~models.Q(debit=models.F("credit")), name="ledger_two_accounts"),
+            # A bet can hold, release, pay or refund its stake once: settlement that runs twice
+            # fails here rather than paying twice.
+            models.UniqueConstraint(
+                fields=["bet", "kind"], condition=models.Q(bet__isnull=False), name="ledger_once_per_bet_and_kind"
+            ),
+            models.UniqueConstraint(
+                fields=["wallet", "kind", "reference"],
+                condition=~models.Q(reference=""),
+                name="ledger_reference_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["wallet", "-id"], name="ledger_wallet_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.amount} ({self.debit} → {self.credit})"
+
+    @property
+    def wallet_delta(self) -> Decimal:
+        """The change of the wallet's balance this entry made (zero for book-internal moves)."""
+        if self.credit == self.Account.WALLET:
+            return self.amount
+        if self.debit == self.Account.WALLET:
+            return -self.amount
+        return Decimal("0.00")

@@ -1,0 +1,27 @@
+"""Request builders shared by the betting tests."""
+
+from __future__ import annotations
+
+import uuid
+
+from odds.models import Market, Selection
+
+
+def bet_body(*legs: tuple[int, str], stake: str = "10.00", policy: str = "none", key: str | None = None) -> dict:
+    return {
+        "v": 1,
+        "idempotency_key": key or uuid.uuid4().hex,
+        "stake": stake,
+        "price_policy": policy,
+        "selections": [{"selection_id": selection_id, "price": price} for selection_id, price in legs],
+    }
+
+
+def first_selection(market: Market) -> Selection:
+    return market.selections.order_by("display_order")[0]
+
+
+def error_of(response) -> tuple[int, str, str | None]:
+    """An API error response as ``(status, code, field)``."""
+    error = response.json()["error"]
+    return response.status_code, error["code"], error.get("field")
