@@ -25,3 +25,24 @@ def error_of(response) -> tuple[int, str, str | None]:
     """An API error response as ``(status, code, field)``."""
     error = response.json()["error"]
     return response.status_code, error["code"], error.get("field")
+
+
+def bet_accepted(user, *selections: Selection, stake: str = "10.00"):
+    """Place a bet through the service at the selections' catalogue prices; it must be accepted."""
+    from decimal import Decimal
+
+    from odds.models import Bet
+    from odds.services.bets import LegRequest, bet_place
+
+    placement = bet_place(
+        user=user,
+        idempotency_key=uuid.uuid4().hex,
+        stake=Decimal(stake),
+        legs=[LegRequest(selection_id=s.id, price_seen=s.price) for s in selections],
+    )
+    assert placement.bet.status == Bet.Status.ACCEPTED, placement.bet.reject_message
+    return placement.bet
+
+
+def selections_of(market: Market) -> list[Selection]:
+    return list(market.selections.order_by("display_order"))

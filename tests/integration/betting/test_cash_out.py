@@ -1,0 +1,123 @@
+"""GET /api/bets with live cash-out quotes, POST /api/bets/<id>/cash-out, GET /api/wallet."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from odds.models import Bet, LedgerEntry, Wallet
+from odds.services.markets import market_result
+from odds.services.settlement import market_bets_settle
+from tests.factories import live_state_write, market_create, user_create
+from tests.integration.betting.helpers import bet_accepted, error_of, selections_of
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_open_bet_lists_its_live_cash_out_quote(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    live_state_write(redis_client, market, prices=("1.50", "4.00", "6.00"))
+    listed = api.get("/api/bets").json()["bets"]
+    # Fair value 21.00 / 1.50 = 14.00, less the 5 % margin = 13.30.
+    assert [(b["id"], b["cash_out"]) for b in listed] == [(bet.id, {"available": True, "quote": "13.30"})]
+
+
+def test_cash_out_is_unavailable_while_the_market_is_suspended(api, punter, market, redis_client):
+    bet_accepted(punter, selections_of(market)[0])
+    live_state_write(redis_client, market, prices=("1.50", "4.00", "6.00"), status="suspended")
+    listed = api.get("/api/bets").json()["bets"]
+    assert listed[0]["cash_out"] == {"available": False, "quote": None}
+
+
+def test_bet_list_filters_open_and_settled_bets(api, punter, market):
+    other = market_create()
+    open_bet = bet_accepted(punter, selections_of(other)[0])
+    settled = bet_accepted(punter, selections_of(market)[0])
+    market_result(market=market, winners=[selections_of(market)[0].id])
+    market_bets_settle(market_id=market.id)
+    open_ids = [b["id"] for b in api.get("/api/bets?state=open").json()["bets"]]
+    settled_ids = [b["id"] for b in api.get("/api/bets?state=settled").json()["bets"]]
+    assert (open_ids, settled_ids) == ([open_bet.id], [settled.id])
+
+
+def test_bet_list_shows_prices_in_the_requested_format(api, punter, market):
+    bet_accepted(punter, selections_of(market)[0])
+    listed = api.get("/api/bets?format=fractional").json()["bets"]
+    assert (listed[0]["odds_display"], listed[0]["legs"][0]["price_display"]) == ("11/10", "11/10")
+
+
+def test_bet_list_with_an_unknown_format_gets_a_400_naming_it(api):
+    assert error_of(api.get("/api/bets?format=roman")) == (400, "invalid", "format")
+
+
+def test_bet_list_shows_only_the_punters_own_bets(api, market):
+    bet_accepted(user_create(), selections_of(market)[0])
+    assert api.get("/api/bets").json()["bets"] == []
+
+
+def test_cash_out_at_the_quote_seen_pays_it_and_closes_the_bet(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    live_state_write(redis_client, market, prices=("1.50", "4.00", "6.00"))
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"v": 1, "quote": "13.30"})
+    assert response.status_code == 200, response.json()
+    assert (response.json()["bet"]["status"], response.json()["bet"]["payout"]) == ("cashed_out", "13.30")
+    assert Wallet.objects.get(user=punter).balance == Decimal("103.30")
+
+
+def test_cash_out_posts_stake_release_and_cash_out_entries(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    live_state_write(redis_client, market, prices=("1.50", "4.00", "6.00"))
+    api.post_json(f"/api/bets/{bet.id}/cash-out", {"quote": "13.30"})
+    kinds = sorted(bet.entries.values_list("kind", flat=True))
+    assert kinds == sorted([LedgerEntry.Kind.STAKE, LedgerEntry.Kind.STAKE_RELEASE, LedgerEntry.Kind.CASH_OUT])
+
+
+def test_cash_out_at_a_changed_quote_is_rejected_with_the_new_quote(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    live_state_write(redis_client, market, prices=("1.60", "4.00", "6.00"))
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"quote": "13.30"})
+    assert error_of(response) == (409, "quote_changed", "quote")
+    assert response.json()["error"]["quote"] == "12.46"
+    bet.refresh_from_db()
+    assert bet.status == Bet.Status.ACCEPTED
+
+
+def test_cash_out_of_a_suspended_market_is_unavailable(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0])
+    live_state_write(redis_client, market, prices=("1.50", "4.00", "6.00"), status="suspended")
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"quote": "13.30"})
+    assert error_of(response) == (409, "cash_out_unavailable", "quote")
+
+
+def test_cash_out_of_a_settled_bet_is_unavailable(api, punter, market):
+    bet = bet_accepted(punter, selections_of(market)[0])
+    market_result(market=market, winners=[selections_of(market)[1].id])
+    market_bets_settle(market_id=market.id)
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"quote": "1.00"})
+    assert error_of(response) == (409, "cash_out_unavailable", "quote")
+
+
+def test_cash_out_of_another_punters_bet_is_404(api, market):
+    bet = bet_accepted(user_create(), selections_of(market)[0])
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"quote": "13.30"})
+    assert error_of(response)[:2] == (404, "not_found")
+
+
+def test_cash_out_without_a_quote_gets_a_400_naming_it(api, punter, market):
+    bet = bet_accepted(punter, selections_of(market)[0])
+    assert error_of(api.post_json(f"/api/bets/{bet.id}/cash-out", {})) == (400, "required", "quote")
+
+
+def test_wallet_shows_the_balance_and_recent_ledger(api, punter, market):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    body = api.get("/api/wallet").json()
+    assert body["wallet"] == {"currency": "GBP", "balance": "90.00"}
+    assert [(e["kind"], e["amount"], e["balance_after"], e["bet_id"]) for e in body["ledger"]] == [
+        ("stake", "-10.00", "90.00", bet.id),
+        ("deposit", "100.00", "100.00", None),
+    ]
+
+
+def test_wallet_of_an_anonymous_user_is_401(client):
+    assert error_of(client.get("/api/wallet"))[:2] == (401, "not_authenticated")
