@@ -1,6 +1,57 @@
-from django.contrib import admin
+"""Admin pages for traders and operators. Thin: every change of state goes through a service.
 
-from odds.models import Competition, Event, Market, Selection, Sport
+Money never moves from a form: wallets, ledger entries and bets are read-only here, and the
+actions that change them (void a bet) call the same services as the API.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from odds.models import (
+    Bet,
+    BetLeg,
+    Competition,
+    Event,
+    LedgerEntry,
+    Market,
+    OutboxMessage,
+    Selection,
+    Sport,
+    Wallet,
+)
+from odds.selectors.bets import wallets_with_ledger_balance
+from odds.services.bets import bet_void
+from odds.services.markets import (
+    MarketStateError,
+    market_result,
+    market_resume,
+    market_settlement_request,
+    market_suspend,
+    selection_price_set,
+)
+from odds.services.outbox import outbox_drain
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written only by services (ledger, outbox, bets): viewable, never edited by hand."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 @admin.register(Sport)
@@ -18,7 +69,7 @@ class CompetitionAdmin(admin.ModelAdmin):
 
 @admin.register(Event)
 class EventAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "competition", "starts_at", "status", "home_score", "away_score")
+    list_display = ("__str__", "competition", "starts_at", "status", "home_score", "away_score", "clock")
     list_filter = ("status", "competition__sport", "competition")
     search_fields = ("home", "away", "competition__name")
     date_hierarchy = "starts_at"
@@ -27,18 +78,240 @@ class EventAdmin(admin.ModelAdmin):
 class SelectionInline(admin.TabularInline):
     model = Selection
     extra = 0
+    fields = ("name", "price", "status", "result", "display_order")
+    # Prices change through the Selection page (a trader override goes to the price topic).
+    readonly_fields = ("price", "status", "result")
+
+
+def _each_market(
+    modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet[Market], change: Any, verb: str
+) -> None:
+    done = refused = 0
+    for market in queryset:
+        try:
+            change(market=market, by=request.user)
+            done += 1
+        except MarketStateError as exc:
+            refused += 1
+            modeladmin.message_user(request, str(exc), messages.WARNING)
+    if done:
+        modeladmin.message_user(request, f"{done} market(s) {verb}.", messages.SUCCESS)
+
+
+class SettleForm(forms.Form):
+    """One choice per market: the winning selection, or void."""
+
+    VOID = "void"
+
+    def __init__(self, *args: Any, markets: list[Market], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.markets = markets
+        for market in markets:
+            choices = [(str(s.id), s.name) for s in market.selections.all()] + [(self.VOID, "Void (refund all)")]
+            self.fields[f"winner_{market.id}"] = forms.ChoiceField(label=str(market), choices=choices)
+
+    def results(self) -> list[tuple[Market, list[int] | None]]:
+        chosen = []
+        for market in self.markets:
+            value = self.cleaned_data[f"winner_{market.id}"]
+            chosen.append((market, None if value == self.VOID else [int(value)]))
+        return chosen
 
 
 @admin.register(Market)
 class MarketAdmin(admin.ModelAdmin):
-    list_display = ("__str__", "kind", "status", "version")
-    list_filter = ("status", "kind", "event__competition__sport")
-    search_fields = ("name", "event__home", "event__away")
+    list_display = ("__str__", "kind", "status", "version", "event_status", "starts_at")
+    list_filter = ("status", "kind", "event__status", "event__competition__sport")
+    search_fields = ("name", "event__home", "event__away", "event__competition__name")
+    list_select_related = ("event",)
+    readonly_fields = ("status", "version")
     inlines = [SelectionInline]
+    actions = ["suspend", "resume", "settle", "settle_again"]
+
+    @admin.display(description="Event status", ordering="event__status")
+    def event_status(self, market: Market) -> str:
+        return market.event.get_status_display()
+
+    @admin.display(description="Starts", ordering="event__starts_at")
+    def starts_at(self, market: Market) -> Any:
+        return market.event.starts_at
+
+    @admin.action(description="Suspend selected markets")
+    def suspend(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
+        _each_market(self, request, queryset, market_suspend, "suspended")
+
+    @admin.action(description="Resume selected markets")
+    def resume(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
+        _each_market(self, request, queryset, market_resume, "resumed")
+
+    @admin.action(description="Settle selected markets (choose the results)")
+    def settle(self, request: HttpRequest, queryset: QuerySet[Market]) -> HttpResponse | None:
+        markets = list(queryset.select_related("event").prefetch_related("selections"))
+        form = SettleForm(request.POST if "apply" in request.POST else None, markets=markets)
+        if "apply" in request.POST and form.is_valid():
+            settled = 0
+            for market, winners in form.results():
+                try:
+                    market_result(market=market, winners=winners, by=request.user)
+                    settled += 1
+                except MarketStateError as exc:
+                    self.message_user(request, str(exc), messages.WARNING)
+            if settled:
+                self.message_user(
+                    request, f"{settled} market(s) resulted; their bets are being settled.", messages.SUCCESS
+                )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Settle markets",
+            "form": form,
+            "markets": markets,
+            "opts": self.model._meta,
+            "action_name": "settle",
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/odds/market/settle.html", context)
+
+    @admin.action(description="Run settlement again for resulted markets")
+    def settle_again(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
+        _each_market(self, request, queryset, market_settlement_request, "queued for settlement")
 
 
 @admin.register(Selection)
 class SelectionAdmin(admin.ModelAdmin):
     list_display = ("name", "market", "price", "status", "result")
-    list_filter = ("status", "result")
-    search_fields = ("name", "market__event__home", "market__event__away")
+    list_filter = ("status", "result", "market__kind", "market__status")
+    search_fields = ("name", "market__name", "market__event__home", "market__event__away")
+    list_select_related = ("market__event",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Selection | None = None) -> tuple[str, ...]:
+        # Once a selection exists only its price is a trader's to change; results come from settling.
+        if obj is not None:
+            return ("market", "name", "status", "result", "display_order")
+        return ()
+
+    def save_model(self, request: HttpRequest, obj: Selection, form: forms.ModelForm, change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        if "price" in form.changed_data:
+            try:
+                selection_price_set(selection=obj, price=Decimal(form.cleaned_data["price"]), by=request.user)
+            except MarketStateError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+
+
+class BetLegInline(admin.TabularInline):
+    model = BetLeg
+    extra = 0
+    fields = ("selection", "market", "event", "price", "price_seen", "result")
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Bet)
+class BetAdmin(ReadOnlyAdmin):
+    list_display = ("id", "user", "kind", "status", "stake", "odds", "potential_return", "payout", "placed_at")
+    list_filter = ("status", "kind", "price_policy", "reject_code", "placed_at")
+    search_fields = ("=id", "user__username", "idempotency_key")
+    list_select_related = ("user",)
+    date_hierarchy = "placed_at"
+    inlines = [BetLegInline]
+    actions = ["void"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Viewing the change page and running actions need it; every field stays read-only.
+        return bool(request.user.is_staff)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Bet | None = None) -> list[str]:
+        return [field.name for field in Bet._meta.fields]
+
+    @admin.action(description="Void selected bets (refund the stake)")
+    def void(self, request: HttpRequest, queryset: QuerySet[Bet]) -> None:
+        voided = 0
+        for bet in queryset:
+            if bet_void(bet=bet, by=request.user).status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
+                voided += 1
+        self.message_user(request, f"{voided} bet(s) voided.", messages.SUCCESS)
+
+
+@admin.register(BetLeg)
+class BetLegAdmin(ReadOnlyAdmin):
+    list_display = ("bet", "selection", "market", "price", "price_seen", "result")
+    list_filter = ("result", "market__kind")
+    search_fields = ("=bet__id", "selection__name", "market__event__home", "market__event__away")
+    list_select_related = ("bet", "selection", "market")
+
+
+@admin.register(Wallet)
+class WalletAdmin(ReadOnlyAdmin):
+    list_display = ("user", "currency", "balance", "ledger_balance", "reconciled", "updated_at")
+    list_filter = ("currency",)
+    search_fields = ("user__username", "user__email")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Wallet]:
+        return wallets_with_ledger_balance()
+
+    @admin.display(description="Ledger balance")
+    def ledger_balance(self, wallet: Any) -> Decimal:
+        return wallet.ledger_credits - wallet.ledger_debits
+
+    @admin.display(description="Reconciled", boolean=True)
+    def reconciled(self, wallet: Any) -> bool:
+        return bool(wallet.ledger_credits - wallet.ledger_debits == wallet.balance)
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = ("id", "created_at", "wallet", "kind", "debit", "credit", "amount", "balance_after", "bet")
+    list_filter = ("kind", "debit", "credit", "created_at")
+    search_fields = ("wallet__user__username", "reference", "=bet__id")
+    list_select_related = ("wallet__user", "bet")
+    date_hierarchy = "created_at"
+
+
+class PendingFilter(admin.SimpleListFilter):
+    title = "delivery"
+    parameter_name = "delivery"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("pending", "Pending"), ("sent", "Sent")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[OutboxMessage]) -> QuerySet[OutboxMessage]:
+        if self.value() == "pending":
+            return queryset.filter(sent_at__isnull=True)
+        if self.value() == "sent":
+            return queryset.filter(sent_at__isnull=False)
+        return queryset
+
+
+@admin.register(OutboxMessage)
+class OutboxMessageAdmin(ReadOnlyAdmin):
+    list_display = ("id", "topic", "key_text", "tombstone", "created_at", "sent_at", "attempts", "last_error")
+    list_filter = (PendingFilter, "topic")
+    search_fields = ("topic", "last_error")
+    actions = ["relay_now"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_staff)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: OutboxMessage | None = None) -> list[str]:
+        return [field.name for field in OutboxMessage._meta.fields]
+
+    @admin.display(description="Key")
+    def key_text(self, message: OutboxMessage) -> str:
+        return bytes(message.key).decode(errors="replace")
+
+    @admin.display(description="Tombstone", boolean=True)
+    def tombstone(self, message: OutboxMessage) -> bool:
+        return message.value is None
+
+    @admin.action(description="Relay pending records now")
+    def relay_now(self, request: HttpRequest, queryset: QuerySet[OutboxMessage]) -> None:
+        result = outbox_drain(budget_s=10)
+        level = messages.WARNING if result.failed or result.busy else messages.SUCCESS
+        note = " (another relay was busy)" if result.busy else ""
+        self.message_user(request, f"{result.sent} sent, {result.failed} failed{note}.", level)

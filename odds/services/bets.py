@@ -9,12 +9,13 @@ key returns the bet of the first attempt, accepted or rejected, and never places
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,6 +25,8 @@ from odds.selectors.prices import Quote, selection_quotes
 from odds.services.outbox import outbox_enqueue
 from odds.services.wallet import ledger_post, wallet_lock
 from reducers import betting, schemas, topics
+
+log = logging.getLogger(__name__)
 
 Account = LedgerEntry.Account
 Kind = LedgerEntry.Kind
@@ -284,7 +287,7 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal) -> Bet:
     return bet
 
 
-def bet_void(*, bet: Bet, by: User | None = None) -> Bet:
+def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None) -> Bet:
     """A trader voids an open bet (e.g. a palpable price error): the stake goes back. Idempotent."""
     with transaction.atomic():
         wallet = wallet_lock(user=bet.user)
@@ -304,4 +307,5 @@ def bet_void(*, bet: Bet, by: User | None = None) -> Bet:
         locked.settled_at = timezone.now()
         locked.save(update_fields=["status", "payout", "settled_at"])
         bet_event_enqueue(bet=locked, type="voided")
+    log.info("bet %s voided by %s", locked.id, by)
     return locked

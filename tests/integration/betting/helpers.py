@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
+
+from confluent_kafka import Consumer, Message
+from django.conf import settings
 
 from odds.models import Market, Selection
+from tests.conftest import wait_for
 
 
 def bet_body(*legs: tuple[int, str], stake: str = "10.00", policy: str = "none", key: str | None = None) -> dict:
@@ -46,3 +51,27 @@ def bet_accepted(user, *selections: Selection, stake: str = "10.00"):
 
 def selections_of(market: Market) -> list[Selection]:
     return list(market.selections.order_by("display_order"))
+
+
+def consume_until(topic: str, match: Callable[[Message], bool], *, timeout: float = 30) -> Message:
+    consumer = Consumer(
+        {
+            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
+            "group.id": f"outbox-test-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe([topic])
+    try:
+
+        def poll() -> list[Message]:
+            # A list, because a Message is falsy when its value is empty (a tombstone).
+            message = consumer.poll(0.5)
+            if message is None or message.error() is not None or not match(message):
+                return []
+            return [message]
+
+        return wait_for(poll, timeout=timeout, interval=0, what=f"a matching record on {topic}")[0]
+    finally:
+        consumer.close()

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import io
-import uuid
-from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Consumer, Message
-from django.conf import settings
 from django.core.management import call_command
 
 from odds.models import OutboxMessage
@@ -18,35 +14,10 @@ from odds.services.outbox import outbox_relay
 from odds.services.settlement import market_bets_settle
 from reducers import topics
 from reducers.schemas import decode_bet_event, decode_market_definition
-from tests.conftest import wait_for
 from tests.factories import market_create, user_create
-from tests.integration.betting.helpers import bet_accepted, selections_of
+from tests.integration.betting.helpers import bet_accepted, consume_until, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
-
-
-def consume_until(topic: str, match: Callable[[Message], bool], *, timeout: float = 30) -> Message:
-    consumer = Consumer(
-        {
-            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": f"outbox-test-{uuid.uuid4().hex}",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.subscribe([topic])
-    try:
-
-        def poll() -> list[Message]:
-            # A list, because a Message is falsy when its value is empty (a tombstone).
-            message = consumer.poll(0.5)
-            if message is None or message.error() is not None or not match(message):
-                return []
-            return [message]
-
-        return wait_for(poll, timeout=timeout, interval=0, what=f"a matching record on {topic}")[0]
-    finally:
-        consumer.close()
 
 
 @pytest.fixture
