@@ -115,3 +115,8 @@ def movers_index() -> str:
 def reducer_lag(query: str) -> str:
     """String: JSON of the query's lag per partition at its latest progress report."""
     return f"{namespace()}:lag:{query}"
+
+
+def watermark(query: str) -> str:
+    """String: the query's event-time watermark (epoch ms) for counting late records."""
+    return f"{namespace()}:wm:{query}"

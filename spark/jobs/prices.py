@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from reducers import keys, topics
 from reducers.prices import Conflated, conflate
 from reducers.schemas import InvalidRecord, PriceUpdate, decode_price_update
+from reducers.windows import advance_watermark, parse_duration_ms
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.redis_state import MarketStateSink
@@ -49,6 +50,8 @@ class PriceBatchProcessor:
         self._channels = ChannelStore(redis_client)
         self._redis = redis_client
         self._dead_letters = dead_letters
+        self._watermark: int | None = None
+        self._delay_ms = parse_duration_ms(env("MOVERS_WATERMARK", "30 seconds"))
 
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
         good: list[tuple[PriceUpdate, int]] = []
@@ -71,6 +74,7 @@ class PriceBatchProcessor:
             for reason, count in rejected.items():
                 pipe.hincrby(keys.counter("dead_letters"), reason, count)
             pipe.execute()
+        self._count_late([u.event_ts for u, _ in good])
         items: list[Conflated] = conflate(good)
         applied = self._sink.apply(items)
         frames = self._channels.fan_out(applied)
@@ -81,6 +85,20 @@ class PriceBatchProcessor:
             "applied": len(applied),
             "frames": frames,
         }
+
+    def _count_late(self, event_times: list[int]) -> None:
+        if not event_times:
+            return
+        if self._watermark is None:
+            self._watermark = int(self._redis.get(keys.watermark(QUERY_NAME)) or 0)
+        late, self._watermark = advance_watermark(
+            watermark=self._watermark, event_times=event_times, delay_ms=self._delay_ms
+        )
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.set(keys.watermark(QUERY_NAME), self._watermark)
+        if late:
+            pipe.hincrby(keys.counter("late_records"), QUERY_NAME, late)
+        pipe.execute()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         stats = self.process_rows(batch.collect())

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
-from spark.jobs import commands, liability, markets, prices
+from spark.jobs import commands, liability, markets, movers, prices
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
 from spark.session import ROOT, build_session
@@ -38,6 +38,7 @@ def start_all(
         markets.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("markets")),
         commands.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("commands")),
         liability.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("liability")),
+        movers.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("movers")),
         prices.start(
             spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
         ),

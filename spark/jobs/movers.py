@@ -1,0 +1,121 @@
+"""Price movement per market over event-time windows, with a watermark.
+
+Prices are grouped by the time they happened at the source (``event_ts``), not the time they
+arrived, into tumbling windows. The watermark bounds how late a record may arrive and still
+count; later records are dropped by Spark. They are counted by the price reducer with the same
+rule (``reducers.windows``), because Spark's own drop metric undercounts once it
+pre-aggregates or filters late rows early. For every window the
+markets are ranked by their largest move (basis points) into a Redis sorted set.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import redis
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StreamingQuery
+
+from reducers import keys, topics
+from spark.sources import env, kafka_stream
+
+log = logging.getLogger("spark.jobs.movers")
+QUERY_NAME = "movers"
+KEEP_WINDOWS_S = 3600
+
+PRICE_SCHEMA = T.StructType(
+    [
+        T.StructField("v", T.IntegerType()),
+        T.StructField("market_id", T.LongType()),
+        T.StructField("seq", T.LongType()),
+        T.StructField("event_ts", T.LongType()),
+        T.StructField(
+            "selections",
+            T.ArrayType(T.StructType([T.StructField("id", T.LongType()), T.StructField("price", T.StringType())])),
+        ),
+    ]
+)
+
+
+def movements(prices: DataFrame, *, window: str, watermark: str) -> DataFrame:
+    """(window_start ms, market_id, selection_id, first, last, low, high, updates) per window."""
+    return (
+        prices.select(F.from_json(F.col("value").cast("string"), PRICE_SCHEMA).alias("r"))
+        .where(F.col("r.v") == 1)
+        .select(
+            F.col("r.market_id").alias("market_id"),
+            F.col("r.seq").alias("seq"),
+            F.timestamp_millis(F.col("r.event_ts")).alias("event_time"),
+            F.explode(F.col("r.selections")).alias("s"),
+        )
+        .select(
+            "market_id",
+            "seq",
+            "event_time",
+            F.col("s.id").alias("selection_id"),
+            F.col("s.price").cast(T.DecimalType(7, 2)).alias("price"),
+        )
+        .where(F.col("market_id").isNotNull() & F.col("price").isNotNull() & F.col("event_time").isNotNull())
+        .withWatermark("event_time", watermark)
+        .groupBy(F.window("event_time", window), "market_id", "selection_id")
+        .agg(
+            F.min_by("price", "seq").alias("first"),
+            F.max_by("price", "seq").alias("last"),
+            F.min("price").alias("low"),
+            F.max("price").alias("high"),
+            F.count(F.lit(1)).alias("updates"),
+        )
+        .select(
+            F.unix_millis(F.col("window.start")).alias("window_start"),
+            "market_id",
+            "selection_id",
+            "first",
+            "last",
+            "low",
+            "high",
+            "updates",
+        )
+    )
+
+
+def move_bps(first: Any, last: Any) -> int:
+    """Signed move from first to last price in basis points."""
+    return int((last - first) / first * 10_000)
+
+
+class MoversSink:
+    def __init__(self, *, redis_client: redis.Redis) -> None:
+        self._redis = redis_client
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        rows = batch.collect()
+        best: dict[tuple[int, int], int] = {}
+        for row in rows:
+            key = (int(row["window_start"]), int(row["market_id"]))
+            best[key] = max(best.get(key, 0), abs(move_bps(row["first"], row["last"])))
+        if not best:
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for (window_start, market_id), bps in best.items():
+            pipe.zadd(keys.movers(window_start), {str(market_id): bps})
+            pipe.expire(keys.movers(window_start), KEEP_WINDOWS_S)
+            pipe.zadd(keys.movers_index(), {str(window_start): window_start})
+        pipe.zremrangebyscore(keys.movers_index(), 0, int(time.time() * 1000) - KEEP_WINDOWS_S * 1000)
+        pipe.execute()
+
+
+def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
+    stream = kafka_stream(spark, topic=topics.prices(), bootstrap=bootstrap, starting_offsets="latest")
+    return (
+        movements(stream, window=env("MOVERS_WINDOW", "1 minute"), watermark=env("MOVERS_WATERMARK", "30 seconds"))
+        .writeStream.queryName(QUERY_NAME)
+        .outputMode("update")
+        .option("checkpointLocation", checkpoint_dir)
+        .foreachBatch(MoversSink(redis_client=redis.Redis.from_url(redis_url)))
+        .trigger(processingTime=env("SPARK_MOVERS_TRIGGER", "5 seconds"))
+        .start()
+    )
