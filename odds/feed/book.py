@@ -47,12 +47,21 @@ def overround(prices: list[Decimal]) -> Decimal:
 
 
 def prices_from_probabilities(probabilities: list[float], margin: float) -> list[Decimal]:
-    """Fair probabilities (summing to 1) → ladder prices carrying the given margin (e.g. 0.06)."""
-    prices = []
-    for p in probabilities:
-        raw = Decimal(1) / Decimal(repr(max(p, 1e-4) * (1 + margin)))
-        prices.append(to_ladder(raw))
-    return prices
+    """Fair probabilities (summing to 1) → ladder prices carrying the given margin (e.g. 0.06).
+
+    A favourite so short that its price would fall below 1.01 is floored there; the margin it
+    can no longer carry is laid on the other selections (the outsiders shorten), as a book does
+    when a match is all but decided, so the overround stays where it was set.
+    """
+    ceiling = 1 / float(MIN_PRICE)
+    implied = [min(max(p, 1e-4) * (1 + margin), ceiling) for p in probabilities]
+    free = [i for i, x in enumerate(implied) if x < ceiling]
+    deficit = (1 + margin) - sum(implied)
+    if deficit > 0 and free:
+        spread = sum(implied[i] for i in free)
+        for i in free:
+            implied[i] = min(ceiling, implied[i] + deficit * implied[i] / spread)
+    return [to_ladder(Decimal(1) / Decimal(repr(x))) for x in implied]
 
 
 def probabilities_from_prices(prices: list[Decimal]) -> list[float]:

@@ -1,12 +1,23 @@
-"""The feed simulator: moves open markets' books and produces price updates to Kafka."""
+"""The feed simulator: moves open markets' books, plays matches through their lifecycle, and
+produces price updates to Kafka.
+
+Prices are the feed's own (a random walk per market, never written to the database); lifecycle
+changes (kick-off, scores, full time) are written to the catalogue through the market services,
+which bump versions and queue market definitions, and the feed announces them on the price topic
+with its current prices. Trader changes made meanwhile (suspend, resume, a price override) are
+picked up from the catalogue every second: the feed never reopens a market a trader suspended,
+and a trader's price becomes the new starting point of the walk.
+"""
 
 from __future__ import annotations
 
 import random
 import sys
 import time
+from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -15,13 +26,19 @@ from confluent_kafka import Producer
 from django.conf import settings
 
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
-from odds.models import Market
+from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market_winners, shock_for
+from odds.models import Event, Market, Selection
 from odds.services.kafka import producer_create
+from odds.services.markets import event_update, market_result, markets_status_set
 from odds.services.sequences import sequences_next
 from reducers import keys, topics
 from reducers.schemas import PriceUpdate, SelectionPrice, decode_price_update
 
 HEARTBEAT_TTL_S = 60
+SYNC_INTERVAL_S = 1.0
+TRADING = (Market.Status.OPEN, Market.Status.SUSPENDED)
+
+__all__ = ["FeedRunner", "replay", "sequences_next"]
 
 
 class Writer(Protocol):
@@ -36,14 +53,37 @@ class SimulatedMarket:
     selection_ids: list[int]
     walk: RandomWalk
     margin: float
+    event_id: int = 0
+    kind: str = ""
+    line: Decimal | None = None
+    status: str = Market.Status.OPEN
+    version: int = 1
+    catalogue_prices: dict[int, Decimal] = field(default_factory=dict)
+    prices: list[Decimal] = field(default_factory=list)
+
+    def rebase(self, overrides: dict[int, Decimal]) -> None:
+        """Restart the walk from the current book with a trader's prices put in."""
+        current = self.prices or [self.catalogue_prices[i] for i in self.selection_ids]
+        book = [overrides.get(i, p) for i, p in zip(self.selection_ids, current, strict=True)]
+        self.walk = RandomWalk(probabilities_from_prices(book), rng=self.walk.rng)
+        self.prices = book
 
 
 def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
-    """Open markets with their current prices as the walk's starting point."""
-    simulated = []
-    queryset = Market.objects.filter(status=Market.Status.OPEN).prefetch_related("selections").order_by("id")[:limit]
-    for market in queryset:
-        selections = list(market.selections.all())
+    """Trading markets of upcoming and in-play events, whole events at a time, soonest first,
+    with their catalogue prices as the walk's starting point."""
+    simulated: list[SimulatedMarket] = []
+    queryset = (
+        Market.objects.filter(status__in=TRADING, event__status__in=[Event.Status.SCHEDULED, Event.Status.IN_PLAY])
+        .prefetch_related("selections")
+        .order_by("event__starts_at", "event_id", "id")
+    )
+    last_event = None
+    for market in queryset.iterator(chunk_size=500):
+        if len(simulated) >= limit and market.event_id != last_event:
+            break
+        last_event = market.event_id
+        selections = sorted(market.selections.all(), key=lambda s: (s.display_order, s.id))
         if len(selections) < 2:
             continue
         prices = [s.price for s in selections]
@@ -53,32 +93,84 @@ def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
                 selection_ids=[s.id for s in selections],
                 walk=RandomWalk(probabilities_from_prices(prices), rng=rng),
                 margin=rng.uniform(0.04, 0.08),
+                event_id=market.event_id,
+                kind=market.kind,
+                line=market.line,
+                status=market.status,
+                version=market.version,
+                catalogue_prices={s.id: s.price for s in selections},
+                prices=prices,
             )
         )
     return simulated
 
 
 def update_build(market: SimulatedMarket, *, seq: int, now_ms: int, status: str = "open") -> PriceUpdate:
-    prices = prices_from_probabilities(market.walk.step(), market.margin)
+    """Step the market's walk and snapshot its book."""
+    market.prices = prices_from_probabilities(market.walk.step(), market.margin)
+    return _snapshot(market, seq=seq, now_ms=now_ms, status=status)
+
+
+def _snapshot(market: SimulatedMarket, *, seq: int, now_ms: int, status: str) -> PriceUpdate:
+    if not market.prices:
+        market.prices = prices_from_probabilities(market.walk.probabilities(), market.margin)
     return PriceUpdate(
         market_id=market.market_id,
         seq=seq,
         status=status,
-        selections=tuple(SelectionPrice(i, p) for i, p in zip(market.selection_ids, prices, strict=True)),
+        selections=tuple(SelectionPrice(i, p) for i, p in zip(market.selection_ids, market.prices, strict=True)),
         event_ts=now_ms,
         produce_ts=now_ms,
     )
 
 
+def matches_load(*, event_ids: set[int], rng: random.Random) -> dict[int, MatchState]:
+    matches = {}
+    for event in Event.objects.filter(id__in=event_ids).select_related("competition__sport"):
+        matches[event.id] = MatchState(
+            event_id=event.id,
+            sport=event.competition.sport.slug,
+            starts_at=event.starts_at.timestamp(),
+            status="in_play" if event.status == Event.Status.IN_PLAY else "scheduled",
+            home=event.home_score,
+            away=event.away_score,
+            home_strength=rng.uniform(0.35, 0.65),
+        )
+    return matches
+
+
 class FeedRunner:
-    def __init__(self, *, rate: float, markets: int, seed: int | None, record: IO[bytes] | None) -> None:
+    def __init__(
+        self,
+        *,
+        rate: float,
+        markets: int,
+        seed: int | None,
+        record: IO[bytes] | None,
+        speed: float = 1.0,
+        lifecycle: bool = True,
+        lifecycle_interval: float = SYNC_INTERVAL_S,
+    ) -> None:
         self.rate = rate
+        self.lifecycle_interval = lifecycle_interval
+        self.speed = speed
+        self.lifecycle = lifecycle
         self.rng = random.Random(seed)
         self.redis = redis.Redis.from_url(settings.REDIS_URL)
         self.producer: Producer = producer_create()
         self.record = record
         self.markets = markets_load(limit=markets, rng=self.rng)
+        self.by_id = {m.market_id: m for m in self.markets}
+        self.by_event: dict[int, list[SimulatedMarket]] = defaultdict(list)
+        for market in self.markets:
+            self.by_event[market.event_id].append(market)
+        self.matches = matches_load(event_ids=set(self.by_event), rng=self.rng) if lifecycle else {}
+        # Markets the feed itself suspended (kick-off, a score): the only ones it may reopen.
+        self.feed_suspended: set[int] = set()
         self.sent = 0
+        self.lifecycle_steps = 0
+
+    # --- producing ---
 
     def produce(self, update: PriceUpdate) -> None:
         value = update.encode()
@@ -87,11 +179,158 @@ class FeedRunner:
             self.record.write(value + b"\n")
         self.sent += 1
 
+    def _announce(self, markets: list[SimulatedMarket], *, status: str) -> None:
+        """Publish the markets' current books with a new status (no walk step)."""
+        if not markets:
+            return
+        seqs = sequences_next(self.redis, [m.market_id for m in markets])
+        now_ms = int(time.time() * 1000)
+        for market, seq in zip(markets, seqs, strict=True):
+            self.produce(_snapshot(market, seq=seq, now_ms=now_ms, status=status))
+
+    def tick_prices(self, count: int) -> None:
+        tradable = [m for m in self.markets if m.status == Market.Status.OPEN]
+        if not tradable or not count:
+            return
+        chosen = [self.rng.choice(tradable) for _ in range(count)]
+        seqs = sequences_next(self.redis, [m.market_id for m in chosen])
+        now_ms = int(time.time() * 1000)
+        for market, seq in zip(chosen, seqs, strict=True):
+            self.produce(update_build(market, seq=seq, now_ms=now_ms))
+
+    # --- lifecycle ---
+
+    def _versions_note(self, changed: list[Market]) -> None:
+        for market in changed:
+            simulated = self.by_id.get(market.id)
+            if simulated is not None:
+                simulated.version = market.version
+                simulated.status = market.status
+
+    def _suspend(self, event_id: int) -> None:
+        markets = [m for m in self.by_event[event_id] if m.status == Market.Status.OPEN]
+        ids = [m.market_id for m in markets]
+        self._versions_note(
+            markets_status_set(
+                market_ids=ids, status=Market.Status.SUSPENDED, only_from=[Market.Status.OPEN], publish=False
+            )
+        )
+        self.feed_suspended.update(ids)
+        self._announce([m for m in markets if m.status == Market.Status.SUSPENDED], status="suspended")
+
+    def _reopen(self, event_id: int) -> None:
+        markets = [m for m in self.by_event[event_id] if m.market_id in self.feed_suspended]
+        ids = [m.market_id for m in markets]
+        self._versions_note(
+            markets_status_set(
+                market_ids=ids, status=Market.Status.OPEN, only_from=[Market.Status.SUSPENDED], publish=False
+            )
+        )
+        self.feed_suspended.difference_update(ids)
+        self._announce([m for m in markets if m.status == Market.Status.OPEN], status="open")
+
+    def _score(self, action: Action, match: MatchState) -> None:
+        for market in self.by_event[action.event_id]:
+            size = match.rules().shock
+            for index, move in enumerate(
+                shock_for(kind=market.kind, side=action.side, selections=len(market.selection_ids), size=size)
+            ):
+                if move:
+                    market.walk.shock(index, move)
+            market.prices = prices_from_probabilities(market.walk.probabilities(), market.margin)
+
+    def _full_time(self, event_id: int, match: MatchState) -> None:
+        # Every trading market of the event is resulted, including ones this run does not move.
+        for market in Market.objects.filter(event_id=event_id, status__in=TRADING).prefetch_related("selections"):
+            selections = sorted(market.selections.all(), key=lambda s: (s.display_order, s.id))
+            simulated = self.by_id.get(market.id)
+            tie_break = 0
+            if simulated is not None:
+                probabilities = simulated.walk.probabilities()
+                tie_break = probabilities.index(max(probabilities))
+            winners = market_winners(
+                kind=market.kind,
+                line=market.line,
+                selections=len(selections),
+                home=match.home,
+                away=match.away,
+                tie_break=tie_break,
+            )
+            resulted = market_result(
+                market=market,
+                winners=None if winners is None else [selections[i].id for i in winners],
+                publish=simulated is None,
+            )
+            self._versions_note([resulted])
+            if simulated is not None:
+                self._announce([simulated], status="closed")
+            self.feed_suspended.discard(market.id)
+
+    def tick_lifecycle(self, now: float) -> None:
+        for match in self.matches.values():
+            actions = lifecycle_step(match, now=now, speed=self.speed, rng=self.rng)
+            for action in actions:
+                self.lifecycle_steps += 1
+                self._lifecycle_apply(action, match, now=now)
+
+    def _lifecycle_apply(self, action: Action, match: MatchState, *, now: float) -> None:
+        event = Event(id=action.event_id)
+        clock = match.clock(now=now, speed=self.speed)
+        if action.step is Step.KICK_OFF:
+            event_update(event=event, status=Event.Status.IN_PLAY, home_score=0, away_score=0, clock=clock)
+            self._suspend(action.event_id)
+        elif action.step is Step.REOPEN:
+            event_update(event=event, clock=clock)
+            self._reopen(action.event_id)
+        elif action.step is Step.SCORE:
+            event_update(event=event, home_score=match.home, away_score=match.away, clock=clock)
+            self._score(action, match)
+            self._suspend(action.event_id)
+        elif action.step is Step.FULL_TIME:
+            event_update(
+                event=event, status=Event.Status.FINISHED, home_score=match.home, away_score=match.away, clock="FT"
+            )
+            self._full_time(action.event_id, match)
+
+    # --- trader changes ---
+
+    def sync_catalogue(self) -> None:
+        """Follow changes made outside the feed: trader suspensions, resumptions and prices."""
+        rows = Market.objects.filter(id__in=list(self.by_id)).values_list("id", "status", "version")
+        changed = []
+        for market_id, status, version in rows:
+            simulated = self.by_id[market_id]
+            if version == simulated.version:
+                continue
+            simulated.version = version
+            if status != simulated.status:
+                simulated.status = status
+                if status != Market.Status.SUSPENDED:
+                    self.feed_suspended.discard(market_id)
+            changed.append(simulated)
+        if not changed:
+            return
+        prices = Selection.objects.filter(market_id__in=[m.market_id for m in changed]).values_list(
+            "market_id", "id", "price"
+        )
+        catalogue: dict[int, dict[int, Decimal]] = defaultdict(dict)
+        for market_id, selection_id, price in prices:
+            catalogue[market_id][selection_id] = price
+        for simulated in changed:
+            fresh = catalogue[simulated.market_id]
+            overrides = {i: p for i, p in fresh.items() if simulated.catalogue_prices.get(i) != p}
+            simulated.catalogue_prices = fresh
+            if overrides:
+                simulated.rebase(overrides)
+        self.markets = [m for m in self.markets if m.status in TRADING]
+
+    # --- the loop ---
+
     def run(self, *, duration: float | None, out: Writer = sys.stdout) -> int:
         if not self.markets:
             raise RuntimeError("no open markets to simulate: run `manage.py seed_demo` first")
         tick = 0.01
-        started = last_report = time.monotonic()
+        started = last_report = last_sync = time.monotonic()
         budget = 0.0
         last_sent = 0
         while duration is None or time.monotonic() - started < duration:
@@ -99,17 +338,21 @@ class FeedRunner:
             budget += self.rate * tick
             count = int(budget)
             budget -= count
-            if count:
-                chosen = [self.rng.choice(self.markets) for _ in range(count)]
-                seqs = sequences_next(self.redis, [m.market_id for m in chosen])
-                now_ms = int(time.time() * 1000)
-                for market, seq in zip(chosen, seqs, strict=True):
-                    self.produce(update_build(market, seq=seq, now_ms=now_ms))
+            self.tick_prices(count)
             self.producer.poll(0)
             now = time.monotonic()
+            if now - last_sync >= self.lifecycle_interval:
+                self.sync_catalogue()
+                if self.lifecycle:
+                    self.tick_lifecycle(time.time())
+                last_sync = now
             if now - last_report >= 1.0:
                 rate = (self.sent - last_sent) / (now - last_report)
-                out.write(f"\rfeed: {self.sent} updates sent, {rate:,.0f}/s over {len(self.markets)} markets   ")
+                in_play = sum(1 for m in self.matches.values() if m.status == "in_play")
+                out.write(
+                    f"\rfeed: {self.sent} updates sent, {rate:,.0f}/s over {len(self.markets)} markets, "
+                    f"{in_play} in play, {self.lifecycle_steps} lifecycle steps   "
+                )
                 out.flush()
                 self.redis.set(keys.heartbeat("feed"), int(time.time()), ex=HEARTBEAT_TTL_S)
                 last_report, last_sent = now, self.sent
@@ -152,6 +395,3 @@ def _read_recording(path: Path) -> Iterator[PriceUpdate]:
         for line in handle:
             if line.strip():
                 yield decode_price_update(line.strip())
-
-
-__all__ = ["FeedRunner", "replay"]

@@ -190,10 +190,16 @@ def selection_price_set(*, selection: Selection, price: Decimal, by: Actor = Non
 
 
 def market_result(
-    *, market: Market, winners: Iterable[int] | None, voided: Iterable[int] = (), by: Actor = None
+    *,
+    market: Market,
+    winners: Iterable[int] | None,
+    voided: Iterable[int] = (),
+    by: Actor = None,
+    publish: bool = True,
 ) -> Market:
     """Result a market: ``winners`` won, ``voided`` are void, the rest lost; ``winners=None`` voids
     the whole market. The market closes and its bets are settled by a task after commit.
+    ``publish=False`` leaves announcing the closed book on the price topic to the caller (the feed).
     """
     with transaction.atomic():
         locked = _lock(market)
@@ -217,7 +223,8 @@ def market_result(
                 result = Selection.Result.LOST
             Selection.objects.filter(id=selection.id).update(result=result)
         fresh = _changed(locked, status=Market.Status.CLOSED)
-        _publish_after_commit(fresh.id)
+        if publish:
+            _publish_after_commit(fresh.id)
         transaction.on_commit(lambda: _settlement_enqueue(fresh.id))
     log.info("market %s resulted by %s: winners %s, void %s", fresh.id, by, sorted(won), sorted(void))
     return fresh
@@ -246,16 +253,25 @@ def market_settled_mark(*, market_id: int) -> Market:
         return _changed(locked, status=Market.Status.SETTLED)
 
 
-def event_markets_status_set(*, event: Event, status: str, only_from: Iterable[str]) -> list[Market]:
-    """Move the event's markets that are in one of ``only_from`` to ``status`` (lifecycle)."""
+def markets_status_set(
+    *, market_ids: Iterable[int], status: str, only_from: Iterable[str], publish: bool = True
+) -> list[Market]:
+    """Move the markets that are in one of ``only_from`` to ``status`` (kick-off, a goal, reopening).
+
+    ``publish=False`` leaves the price topic to the caller: the feed publishes these changes
+    itself, with its own prices.
+    """
     changed = []
     with transaction.atomic():
         markets = list(
-            Market.objects.select_for_update().filter(event=event, status__in=list(only_from)).order_by("id")
+            Market.objects.select_for_update()
+            .filter(id__in=list(market_ids), status__in=list(only_from))
+            .order_by("id")
         )
         for market in markets:
             changed.append(_changed(market, status=status))
-            _publish_after_commit(market.id)
+            if publish:
+                _publish_after_commit(market.id)
     return changed
 
 

@@ -1,0 +1,155 @@
+"""The feed simulator plays matches: kick-off, scores, full time, results and settlement."""
+
+from __future__ import annotations
+
+import io
+from datetime import timedelta
+from decimal import Decimal
+
+import orjson
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from odds.feed.book import overround, to_ladder
+from odds.feed.lifecycle import market_winners
+from odds.models import Bet, Competition, Event, Market, Selection, Sport
+from odds.services.feed import FeedRunner
+from odds.services.markets import market_suspend, selection_price_set
+from reducers.schemas import decode_price_update
+from tests.factories import market_create, user_create
+from tests.integration.betting.helpers import bet_accepted, selections_of
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def football_event(*, starts_in: float) -> Event:
+    sport, _ = Sport.objects.get_or_create(slug="football", defaults={"name": "Football"})
+    competition, _ = Competition.objects.get_or_create(sport=sport, name="Lifecycle League")
+    event = Event.objects.create(
+        competition=competition, home="Rovers", away="United", starts_at=timezone.now() + timedelta(seconds=starts_in)
+    )
+    result = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result")
+    for i, (name, price) in enumerate((("Rovers", "2.10"), ("Draw", "3.40"), ("United", "3.50"))):
+        Selection.objects.create(market=result, name=name, price=Decimal(price), display_order=i)
+    totals = Market.objects.create(
+        event=event, kind=Market.Kind.OVER_UNDER, name="Total goals 2.5", line=Decimal("2.5"), display_order=1
+    )
+    for i, (name, price) in enumerate((("Over 2.5", "1.90"), ("Under 2.5", "1.90"))):
+        Selection.objects.create(market=totals, name=name, price=Decimal(price), display_order=i)
+    return event
+
+
+@pytest.fixture
+def played(kafka_topics, redis_client, celery_inline):
+    """A football match kicking off in a moment, played by the feed at 4,000 times real speed (about 1.4 s),
+    with a bet on it."""
+    event = football_event(starts_in=0.5)
+    result_market = event.markets.get(kind=Market.Kind.MATCH_RESULT)
+    bet = bet_accepted(user_create(), selections_of(result_market)[0], stake="10.00")
+    recording = io.BytesIO()
+    runner = FeedRunner(rate=100, markets=10, seed=11, record=recording, speed=4000, lifecycle_interval=0.05)
+    runner.run(duration=2.5, out=io.StringIO())
+    updates = [orjson.loads(line) for line in recording.getvalue().splitlines()]
+    return event, result_market, bet, updates
+
+
+def test_kick_off_suspends_the_markets_then_reopens_them_in_play(played):
+    _, market, _, updates = played
+    statuses = [u["status"] for u in updates if u["market_id"] == market.id]
+    first_suspension = statuses.index("suspended")
+    assert "open" in statuses[first_suspension:]
+
+
+def test_full_time_closes_the_markets_on_the_price_topic(played):
+    _, market, _, updates = played
+    statuses = [u["status"] for u in updates if u["market_id"] == market.id]
+    assert statuses[-1] == "closed"
+
+
+def test_full_time_finishes_the_event(played):
+    event, *_ = played
+    event.refresh_from_db()
+    assert (event.status, event.clock) == (Event.Status.FINISHED, "FT")
+
+
+def test_markets_are_resulted_from_the_final_score(played):
+    event, *_ = played
+    event.refresh_from_db()
+    for market in event.markets.all():
+        expected = market_winners(
+            kind=market.kind,
+            line=market.line,
+            selections=2 if market.line else 3,
+            home=event.home_score,
+            away=event.away_score,
+        )
+        assert expected is not None
+        winners = [i for i, s in enumerate(selections_of(market)) if s.result == Selection.Result.WON]
+        assert winners == expected
+
+
+def test_bets_on_a_finished_match_are_settled(played):
+    event, market, bet, _ = played
+    for row in (event, market, bet):
+        row.refresh_from_db()
+    home_won = event.home_score > event.away_score
+    assert (market.status, bet.status) == (Market.Status.SETTLED, Bet.Status.WON if home_won else Bet.Status.LOST)
+
+
+def test_every_book_in_play_stays_on_the_ladder_with_a_realistic_overround(played):
+    *_, updates = played
+    for update in updates:
+        prices = [Decimal(s["price"]) for s in update["selections"]]
+        assert all(to_ladder(p) == p for p in prices)
+        assert Decimal("1.03") <= overround(prices) <= Decimal("1.10"), prices
+
+
+def test_the_feed_does_not_move_a_market_a_trader_suspended(kafka_topics, redis_client):
+    market = market_create()
+    runner = FeedRunner(rate=100, markets=10, seed=3, record=io.BytesIO(), speed=1, lifecycle=False)
+    market_suspend(market=market)
+    runner.sync_catalogue()
+    sent = runner.sent
+    runner.tick_prices(20)
+    assert runner.sent == sent
+
+
+def test_a_trader_price_becomes_the_feeds_starting_point(kafka_topics, redis_client):
+    market = market_create()
+    runner = FeedRunner(rate=100, markets=10, seed=3, record=io.BytesIO(), speed=1, lifecycle=False)
+    selection_price_set(selection=selections_of(market)[0], price=Decimal("1.80"))
+    runner.sync_catalogue()
+    assert runner.by_id[market.id].prices[0] == Decimal("1.80")
+
+
+def test_a_goal_suspends_the_market_and_shortens_the_scorer(kafka_topics, redis_client):
+    event = football_event(starts_in=60)
+    market = event.markets.get(kind=Market.Kind.MATCH_RESULT)
+    recording = io.BytesIO()
+    runner = FeedRunner(rate=100, markets=10, seed=5, record=recording, speed=60)
+    match = runner.matches[event.id]
+    runner.tick_lifecycle(match.starts_at + 0.01)  # kick-off
+    runner.tick_lifecycle(match.starts_at + 1.0)  # reopened in play
+    home_before = runner.by_id[market.id].prices[0]
+    match.next_score_at, match.home_strength = match.starts_at + 2.0, 1.0
+    runner.tick_lifecycle(match.starts_at + 2.0)
+
+    last = [u for u in map(orjson.loads, recording.getvalue().splitlines()) if u["market_id"] == market.id][-1]
+    event.refresh_from_db()
+    assert (event.home_score, event.away_score) == (1, 0)
+    assert (last["market_id"], last["status"]) == (market.id, "suspended")
+    assert Decimal(last["selections"][0]["price"]) < home_before
+
+
+def test_a_recorded_feed_replays_the_same_updates(kafka_topics, redis_client, tmp_path):
+    market_create()
+    path = tmp_path / "feed.jsonl"
+    call_command(
+        "run_feed", "--rate", "200", "--markets", "5", "--duration", "1", "--record", str(path), stdout=io.StringIO()
+    )
+    recorded = [decode_price_update(line) for line in path.read_bytes().splitlines()]
+    out = io.StringIO()
+    call_command("run_feed", "--replay", str(path), "--rate", "10000", stdout=out)
+    assert recorded
+    assert out.getvalue().strip() == f"replayed {len(recorded)} updates"
