@@ -13,7 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from odds.feed.book import prices_from_probabilities
-from odds.models import Competition, Event, Market, Selection, Sport
+from odds.models import Competition, Event, Market, Selection, Sport, Wallet
+from odds.services.markets import market_definition_enqueue
+from odds.services.wallet import wallet_deposit
 
 FOOTBALL = {
     "Premier League": [
@@ -127,6 +129,8 @@ BASKETBALL = {
 }
 
 DEMO_PASSWORD = "sportsbook-demo"
+DEMO_PUNTERS = ("alice", "bob", "carol")
+DEMO_DEPOSIT = Decimal("1000.00")
 
 
 @dataclass(frozen=True)
@@ -199,7 +203,7 @@ def demo_users_create() -> list[str]:
     """Demo punters and a staff trader; returns their usernames."""
     user_model = get_user_model()
     names = []
-    for username, staff in (("alice", False), ("bob", False), ("carol", False), ("trader", True)):
+    for username, staff in [*((name, False) for name in DEMO_PUNTERS), ("trader", True)]:
         user, created = user_model.objects.get_or_create(
             username=username, defaults={"email": f"{username}@example.com"}
         )
@@ -210,6 +214,17 @@ def demo_users_create() -> list[str]:
         user.save()
         names.append(username)
     return names
+
+
+def demo_wallets_fund(*, amount: Decimal = DEMO_DEPOSIT) -> list[Wallet]:
+    """Give every demo punter a wallet with one opening deposit. Idempotent: the deposit's
+    reference makes a second run a no-op."""
+    user_model = get_user_model()
+    wallets = []
+    for user in user_model.objects.filter(username__in=DEMO_PUNTERS).order_by("username"):
+        wallet_deposit(user=user, amount=amount, reference="demo-opening-deposit")
+        wallets.append(Wallet.objects.get(user=user))
+    return wallets
 
 
 def demo_catalogue_create(
@@ -262,6 +277,7 @@ def demo_catalogue_create(
                         Selection(market=market, name=sname, price=price, display_order=i)
                         for i, (sname, price) in enumerate(zip(names, _book(rng, probs), strict=True))
                     )
+                    market_definition_enqueue(market=market)
         if progress is not None:
             progress(index, len(fixtures))
     return DemoSummary(

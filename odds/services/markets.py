@@ -69,21 +69,23 @@ def _market_fresh(market_id: int) -> Market:
     return Market.objects.select_related("event__competition__sport").get(id=market_id)
 
 
-def _definition_enqueue(market: Market) -> None:
+def market_definition_enqueue(*, market: Market) -> Market:
+    """Queue the market's definition as stored now (a tombstone once settled) for the compacted
+    markets topic, in the current transaction. Returns the market as stored."""
+    market = _market_fresh(market.id)
     if market.status == Market.Status.SETTLED:
         # Settled markets leave the table: a tombstone lets compaction remove them.
         outbox_enqueue(topic=topics.markets(), key=str(market.id).encode(), value=None)
-        return
+        return market
     definition = market_definition(market=market)
     outbox_enqueue(topic=topics.markets(), key=definition.key(), value=definition.encode())
+    return market
 
 
 def _changed(market: Market, **fields: object) -> Market:
     """Apply ``fields`` to a locked market, bump its version and queue its definition."""
     Market.objects.filter(id=market.id).update(version=F("version") + 1, **fields)
-    fresh = _market_fresh(market.id)
-    _definition_enqueue(fresh)
-    return fresh
+    return market_definition_enqueue(market=market)
 
 
 def _lock(market: Market) -> Market:

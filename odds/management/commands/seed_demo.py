@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from odds.services.demo import DEMO_PASSWORD, demo_catalogue_create, demo_users_create
+from odds.services.demo import DEMO_PASSWORD, demo_catalogue_create, demo_users_create, demo_wallets_fund
 
 
 def _bar(done: int, total: int) -> None:
@@ -27,7 +27,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         summary = demo_catalogue_create(seed=options["seed"], progress=None if options["quiet"] else _bar)
         users = demo_users_create()
+        wallets = demo_wallets_fund()
         self.stdout.write(
             f"{summary.sports} sports, {summary.events} events, {summary.markets} markets, "
-            f"{summary.selections} selections; demo users {', '.join(users)} (password {DEMO_PASSWORD!r})"
+            f"{summary.selections} selections; demo users {', '.join(users)} (password {DEMO_PASSWORD!r}); "
+            + ", ".join(f"{w.user.username} £{w.balance:,}" for w in wallets)
         )
