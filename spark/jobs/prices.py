@@ -31,14 +31,18 @@ QUERY_NAME = "prices"
 COMPONENT = "reducers"
 
 
-def read_prices(spark: SparkSession, *, bootstrap: str, starting_offsets: str = "earliest") -> DataFrame:
-    """The price topic as a stream of raw records."""
+def read_prices(spark: SparkSession, *, bootstrap: str, mode: str, starting_offsets: str = "earliest") -> DataFrame:
+    """The price topic as a stream of raw records.
+
+    Micro-batches are capped so a backlog is worked off in bounded batches; real-time mode
+    rejects the cap (it has no batches to cap).
+    """
     return kafka_stream(
         spark,
         topic=topics.prices(),
         bootstrap=bootstrap,
         starting_offsets=starting_offsets,
-        max_offsets_per_trigger=int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000")),
+        max_offsets_per_trigger=(int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000")) if mode == "microbatch" else None),
     )
 
 
@@ -131,7 +135,7 @@ class PriceRowWriter:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str, mode: str):
     """Start the price query and return it."""
-    source = read_prices(spark, bootstrap=bootstrap)
+    source = read_prices(spark, bootstrap=bootstrap, mode=mode)
     writer = source.writeStream.queryName(QUERY_NAME).option("checkpointLocation", checkpoint_dir)
     if mode == "realtime":
         return (

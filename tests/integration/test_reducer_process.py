@@ -1,0 +1,197 @@
+"""The reducer application as operators run it (`python -m spark.jobs.reducers`), killed and restarted.
+
+Each test runs the reducers in their own process and their own namespace, so the reducers the
+rest of the suite shares cannot mask what happens when this process dies.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+import redis as redis_lib
+
+from reducers import keys, topics
+from tests.conftest import ROOT, wait_for
+from tests.factories import raw_price_update
+
+pytestmark = pytest.mark.integration
+
+MARKETS = list(range(400_001, 400_041))
+
+
+@pytest.fixture
+def namespace(services, monkeypatch) -> Iterator[str]:
+    from odds.services.kafka import admin_client, topics_ensure
+
+    name = f"r{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
+    topics_ensure()
+    yield name
+    admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
+
+
+class ReducerProcess:
+    def __init__(self, *, mode: str, checkpoints: Path, log: Path) -> None:
+        self.mode = mode
+        self.checkpoints = checkpoints
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            "SPARK_TRIGGER_MODE": self.mode,
+            "SPARK_MASTER": "local[8]" if self.mode == "realtime" else "local[2]",
+            "SPARK_CHECKPOINT_DIR": str(self.checkpoints),
+            "SPARK_REALTIME_BATCH": "30 seconds",
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "spark.jobs.reducers"],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def kill(self) -> None:
+        """SIGKILL the driver and its JVM together, as a crash would."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def reducer(tmp_path) -> Iterator[Callable[[str], ReducerProcess]]:
+    handles: list[ReducerProcess] = []
+
+    def make(mode: str) -> ReducerProcess:
+        handle = ReducerProcess(mode=mode, checkpoints=tmp_path / "checkpoints", log=tmp_path / "reducer.log")
+        handles.append(handle)
+        return handle
+
+    yield make
+    for handle in handles:
+        handle.stop()
+
+
+class Feed(threading.Thread):
+    """Produces price updates for MARKETS with per-market sequences until stopped."""
+
+    def __init__(self, producer, rate: float) -> None:
+        super().__init__(daemon=True)
+        self.producer = producer
+        self.rate = rate
+        self.last: dict[int, tuple[int, str]] = {}
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        rng = random.Random(3)
+        seqs: dict[int, int] = defaultdict(int)
+        while not self.stopped.is_set():
+            market = rng.choice(MARKETS)
+            seqs[market] += 1
+            price = f"{rng.randint(101, 999) / 100:.2f}"
+            update = raw_price_update(market_id=market, seq=seqs[market], prices=((1, price),))
+            self.producer.produce(topics.prices(), key=update.key(), value=update.encode())
+            self.producer.poll(0)
+            self.last[market] = (seqs[market], price)
+            time.sleep(1 / self.rate)
+        self.producer.flush(30)
+
+
+class Published(threading.Thread):
+    """Records every market frame published on pub-sub, per market, in order."""
+
+    def __init__(self, client: redis_lib.Redis) -> None:
+        super().__init__(daemon=True)
+        self.pubsub = client.pubsub(ignore_subscribe_messages=True)
+        self.pubsub.psubscribe(keys.market_channel_pattern())
+        self.seqs: dict[int, list[int]] = defaultdict(list)
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            message = self.pubsub.get_message(timeout=0.2)
+            if message is not None:
+                state = orjson.loads(message["data"])
+                self.seqs[state["market_id"]].append(state["seq"])
+
+
+def stored(client: redis_lib.Redis, market_id: int) -> tuple[int, str] | None:
+    raw = client.hget(keys.market_state(market_id), "state")
+    if raw is None:
+        return None
+    state = orjson.loads(raw)
+    return state["seq"], state["selections"][0]["price"]
+
+
+def test_killing_the_reducers_mid_stream_loses_nothing_and_no_sequence_goes_backwards(
+    namespace, reducer, producer, redis_client
+):
+    process = reducer("microbatch")
+    process.start()
+    wait_for(lambda: redis_client.get(keys.heartbeat("reducers")), timeout=120, what="reducers running")
+    published = Published(redis_client)
+    published.start()
+    feed = Feed(producer, rate=200)
+    feed.start()
+    try:
+        for _ in range(2):
+            time.sleep(6)
+            process.kill()
+            time.sleep(2)
+            process.start()
+        time.sleep(4)
+    finally:
+        feed.stopped.set()
+        feed.join(30)
+
+    wait_for(
+        lambda: all(stored(redis_client, m) == feed.last[m] for m in feed.last),
+        timeout=180,
+        what="Redis to hold the last produced price of every market",
+    )
+    published.stopped.set()
+    published.join(5)
+    for market, seqs in published.seqs.items():
+        assert seqs == sorted(set(seqs)), f"market {market}: published sequences went backwards or repeated"
+    assert sum(len(s) for s in published.seqs.values()) > 0
+
+
+def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, producer, redis_client):
+    process = reducer("realtime")
+    process.start()
+    wait_for(lambda: redis_client.get(keys.heartbeat("reducers")), timeout=120, what="reducers running")
+    time.sleep(5)
+    for seq in (1, 2, 3):
+        update = raw_price_update(market_id=MARKETS[0], seq=seq, prices=((1, f"2.{seq}0"),))
+        producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    bad = b'{"v": 1, "market_id": 1, "seq": 1}'
+    producer.produce(topics.prices(), key=b"1", value=bad)
+    producer.flush(10)
+    wait_for(lambda: stored(redis_client, MARKETS[0]) == (3, "2.30"), timeout=120, what="real-time price applied")
+    wait_for(lambda: redis_client.hget(keys.counter("dead_letters"), "bad_field"), what="dead letter counted")
