@@ -1,19 +1,30 @@
-"""Websocket consumer for live odds: image then deltas, latest-wins per market when slow."""
+"""Websocket consumer: public market prices (watch) and subscriber channels (attach).
+
+Market prices are queued latest-wins per market (a slow client gets the newest price of each
+market, never a backlog). Channel frames carry the channel's sequence and are never conflated:
+they are queued in order, and a client too slow for the bound gets an explicit resync image.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
+from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from odds import events
 from odds.hub import get_hub
+from odds.services.streams import StreamError, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
+
+HEARTBEAT_S = 15.0
+CHANNEL_QUEUE_LIMIT = 2000
 
 _redis: aioredis.Redis | None = None
 
@@ -25,13 +36,19 @@ def _client() -> aioredis.Redis:
     return _redis
 
 
-class OddsConsumer(AsyncWebsocketConsumer):
-    """One browser tab. Market updates are queued latest-wins per market and written by one task."""
+def _frame_seq(frame: bytes) -> int:
+    """The channel sequence of a stamped frame (it always starts ``{"seq":N,``)."""
+    return int(frame[7 : frame.index(b",")])
 
+
+class OddsConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.watched: set[int] = set()
-        self.pending: dict[int, bytes] = {}
+        self.pending: dict[bytes, bytes] = {}
+        self.channel_frames: collections.deque[bytes] = collections.deque()
+        self.attached: dict[bytes, str] = {}
         self.merged = 0
+        self.background: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
         self.send_lock = asyncio.Lock()
         self.writer = asyncio.create_task(self._write_loop())
@@ -41,48 +58,80 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self.writer.cancel()
-        await get_hub().remove(self, self.watched)
+        await get_hub().remove(self, [keys.market_channel(m) for m in self.watched])
+        await get_hub().remove(self, [name.decode() for name in self.attached])
         self.watched.clear()
 
-    def deliver(self, market_id: int, payload: bytes) -> None:
-        if market_id in self.pending:
-            self.merged += 1
-        self.pending[market_id] = payload
+    # --- delivery (called by the hub for every message on a channel this socket wants) ---
+
+    def deliver(self, channel: bytes, payload: bytes) -> None:
+        if channel in self.attached:
+            if len(self.channel_frames) >= CHANNEL_QUEUE_LIMIT:
+                # Too slow for the bound: drop the queue and send a fresh image instead, flagged
+                # as a resync, so the client knows frames were skipped rather than lost.
+                self.channel_frames.clear()
+                task = asyncio.create_task(self._resync(self.attached[channel]))
+                self.background.add(task)
+                task.add_done_callback(self.background.discard)
+            else:
+                self.channel_frames.append(payload)
+        else:
+            if channel in self.pending:
+                self.merged += 1
+            self.pending[channel] = payload
         self.wake.set()
 
     async def _write_loop(self) -> None:
         while True:
-            await self.wake.wait()
+            try:
+                await asyncio.wait_for(self.wake.wait(), timeout=HEARTBEAT_S)
+            except TimeoutError:
+                await self._heartbeat()
+                continue
             self.wake.clear()
             async with self.send_lock:
+                while self.channel_frames:
+                    await self.send(text_data=self.channel_frames.popleft().decode())
                 batch, self.pending = self.pending, {}
                 for payload in batch.values():
                     await self.send(text_data=payload.decode())
 
+    async def _heartbeat(self) -> None:
+        await self.send(text_data=events.heartbeat(ts=int(time.time() * 1000)))
+        for channel_id in self.attached.values():
+            await sync_to_async(stream_touch)(channel_id=channel_id)
+
+    # --- client messages ---
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         raw = text_data if text_data is not None else bytes_data
         if raw is None or len(raw) > settings.WS_MAX_FRAME_BYTES:
-            await self.send(text_data=events.error(code="frame_too_large", message="frame exceeds the size limit"))
+            await self._error("frame_too_large", "frame exceeds the size limit")
             return
         try:
             message: Any = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            await self.send(text_data=events.error(code="bad_json", message="frame is not valid JSON"))
+            await self._error("bad_json", "frame is not valid JSON")
             return
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            await self.send(text_data=events.error(code="bad_message", message="frame must be an object with a type"))
+            await self._error("bad_message", "frame must be an object with a type")
             return
         kind = message["type"]
         if kind == events.WATCH:
             await self._watch(message.get("markets"))
         elif kind == events.UNWATCH:
             ids = self._market_ids(message.get("markets")) or []
-            await get_hub().remove(self, ids)
+            await get_hub().remove(self, [keys.market_channel(m) for m in ids])
             self.watched.difference_update(ids)
+        elif kind == events.ATTACH:
+            await self._attach(message.get("channel"), message.get("last_seq"))
         elif kind == events.PING:
             await self.send(text_data=events.pong(ts=int(time.time() * 1000)))
         else:
-            await self.send(text_data=events.error(code="unknown_type", message=f"unknown message type {kind[:40]!r}"))
+            await self._error("unknown_type", f"unknown message type {kind[:40]!r}")
+
+    async def _error(self, code: str, message: str) -> None:
+        await self.send(text_data=events.error(code=code, message=message))
 
     @staticmethod
     def _market_ids(raw: Any) -> list[int] | None:
@@ -93,20 +142,72 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _watch(self, raw: Any) -> None:
         ids = self._market_ids(raw)
         if ids is None:
-            await self.send(text_data=events.error(code="bad_markets", message="markets must be a list of market ids"))
+            await self._error("bad_markets", "markets must be a list of market ids")
             return
         if len(self.watched | set(ids)) > settings.WS_MAX_MARKETS:
-            await self.send(
-                text_data=events.error(code="too_many_markets", message=f"at most {settings.WS_MAX_MARKETS} markets")
-            )
+            await self._error("too_many_markets", f"at most {settings.WS_MAX_MARKETS} markets")
             return
         async with self.send_lock:
             # Subscribe before reading the image: an update landing in between is queued and
             # sent after the image, and the client keeps the higher sequence of the two.
-            await get_hub().add(self, ids)
+            await get_hub().add(self, [keys.market_channel(m) for m in ids])
             self.watched.update(ids)
             pipe = _client().pipeline(transaction=False)
             for market_id in ids:
                 pipe.hget(keys.market_state(market_id), "state")
             states = [s.decode() for s in await pipe.execute() if s is not None]
             await self.send(text_data=events.image(markets=states))
+
+    async def _attach(self, channel_id: Any, last_seq: Any) -> None:
+        user = self.scope.get("user")
+        session = self.scope.get("session")
+        if not isinstance(channel_id, str) or not 16 <= len(channel_id) <= 64:
+            await self._error("bad_channel", "channel must be a channel id from the control API")
+            return
+        if last_seq is not None and (isinstance(last_seq, bool) or not isinstance(last_seq, int) or last_seq < 0):
+            await self._error("bad_last_seq", "last_seq must be a non-negative integer")
+            return
+        owned = bool(user and user.is_authenticated) and await sync_to_async(channel_owned_by)(
+            channel_id=channel_id, user_id=user.pk, session_key=session.session_key if session else None
+        )
+        if not owned:
+            await self._error("not_your_channel", "no such channel for this session")
+            return
+        name = keys.subscriber_channel(channel_id)
+        async with self.send_lock:
+            await get_hub().add(self, [name])
+            self.attached[name.encode()] = channel_id
+            await self.send(text_data=events.attached(channel=channel_id))
+            if last_seq is not None:
+                await self._resume(channel_id, last_seq)
+        await sync_to_async(stream_touch)(channel_id=channel_id)
+
+    async def _resume(self, channel_id: str, last_seq: int) -> None:
+        """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
+        logged = [bytes(f) for f in await _client().lrange(keys.channel_log(channel_id), 0, -1)]
+        frames = sorted(logged, key=_frame_seq)
+        missed = [f for f in frames if _frame_seq(f) > last_seq]
+        newest = _frame_seq(frames[-1]) if frames else 0
+        complete = bool(frames) and _frame_seq(frames[0]) <= last_seq + 1 and newest >= last_seq
+        if complete:
+            await self.send(
+                text_data=events.resumed(channel=channel_id, after=last_seq, count=len(missed), resync=False)
+            )
+            for frame in missed:
+                await self.send(text_data=frame.decode())
+        else:
+            await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
+            await self._resync(channel_id)
+
+    async def _resync(self, channel_id: str) -> None:
+        user = self.scope["user"]
+        session = self.scope.get("session")
+        try:
+            await sync_to_async(stream_begin)(
+                channel_id=channel_id,
+                user_id=user.pk,
+                session_key=session.session_key if session else None,
+                resync=True,
+            )
+        except StreamError as exc:
+            await self._error(exc.code, exc.message)

@@ -15,6 +15,7 @@ PROTOCOL_VERSION = 1
 # client → server
 WATCH = "watch"
 UNWATCH = "unwatch"
+ATTACH = "attach"
 PING = "ping"
 
 # server → client
@@ -23,6 +24,9 @@ IMAGE = "image"
 MARKET = "market"
 PONG = "pong"
 ERROR = "error"
+ATTACHED = "attached"
+RESUMED = "resumed"
+HEARTBEAT = "heartbeat"
 
 
 def hello(*, user: str | None) -> str:
@@ -40,3 +44,18 @@ def pong(*, ts: int) -> str:
 
 def error(*, code: str, message: str) -> str:
     return orjson.dumps({"type": ERROR, "code": code, "message": message}).decode()
+
+
+def attached(*, channel: str) -> str:
+    return orjson.dumps({"type": ATTACHED, "channel": channel}).decode()
+
+
+def resumed(*, channel: str, after: int, count: int, resync: bool) -> str:
+    """Answer to an attach with ``last_seq``: ``count`` missed frames follow, or a resync image."""
+    return orjson.dumps(
+        {"type": RESUMED, "channel": channel, "after": after, "count": count, "resync": resync}
+    ).decode()
+
+
+def heartbeat(*, ts: int) -> str:
+    return orjson.dumps({"type": HEARTBEAT, "ts": ts}).decode()

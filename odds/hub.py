@@ -1,10 +1,10 @@
 """The websocket edge: one Redis subscription per process, fanned out in-process.
 
-Each ASGI worker process holds a single Redis pub-sub connection. A market channel is
-subscribed once per process however many websockets watch it, and every message received is
-handed, already encoded, to each local websocket that watches the market. This replaces one
-channel-layer message per client per update (the plain Channels path) with one Redis message
-per process per update.
+Each ASGI worker process holds a single Redis pub-sub connection. A channel (a market's price
+channel or a subscriber's view channel) is subscribed once per process however many websockets
+want it, and every message received is handed, already encoded, to each local listener of that
+channel. This replaces one channel-layer message per client per update (the plain Channels path)
+with one Redis message per process per update.
 """
 
 from __future__ import annotations
@@ -18,69 +18,66 @@ from typing import Protocol
 import redis.asyncio as aioredis
 from django.conf import settings
 
-from reducers import keys
-
 log = logging.getLogger(__name__)
 
 
 class Listener(Protocol):
-    def deliver(self, market_id: int, payload: bytes) -> None: ...
+    def deliver(self, channel: bytes, payload: bytes) -> None: ...
 
 
-class MarketHub:
+class Hub:
     def __init__(self, redis_url: str) -> None:
         self._redis_url = redis_url
-        self._listeners: dict[int, set[Listener]] = defaultdict(set)
+        self._listeners: dict[bytes, set[Listener]] = defaultdict(set)
         self._pubsub: aioredis.client.PubSub | None = None
-        self._client: aioredis.Redis | None = None
         self._reader: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
-        self._prefix = keys.market_channel(0)[:-1].encode()
 
-    async def _ensure_started(self) -> aioredis.client.PubSub:
+    def _connection(self) -> aioredis.client.PubSub:
         if self._pubsub is None:
-            self._client = aioredis.Redis.from_url(self._redis_url)
-            self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            self._pubsub = aioredis.Redis.from_url(self._redis_url).pubsub(ignore_subscribe_messages=True)
         return self._pubsub
 
-    async def add(self, listener: Listener, market_ids: Iterable[int]) -> None:
-        """Start delivering the markets' updates to the listener."""
+    async def add(self, listener: Listener, channels: Iterable[str]) -> None:
+        """Start delivering the channels' messages to the listener."""
         async with self._lock:
-            pubsub = await self._ensure_started()
+            pubsub = self._connection()
             new = []
-            for market_id in market_ids:
-                if not self._listeners[market_id]:
-                    new.append(keys.market_channel(market_id))
-                self._listeners[market_id].add(listener)
+            for name in channels:
+                key = name.encode()
+                if not self._listeners[key]:
+                    new.append(name)
+                self._listeners[key].add(listener)
             if new:
                 await pubsub.subscribe(*new)
             if self._reader is None or self._reader.done():
-                self._reader = asyncio.create_task(self._read(pubsub), name="market-hub-reader")
+                self._reader = asyncio.create_task(self._read(pubsub), name="hub-reader")
 
-    async def remove(self, listener: Listener, market_ids: Iterable[int]) -> None:
+    async def remove(self, listener: Listener, channels: Iterable[str]) -> None:
         async with self._lock:
             gone = []
-            for market_id in market_ids:
-                watchers = self._listeners.get(market_id)
+            for name in channels:
+                key = name.encode()
+                watchers = self._listeners.get(key)
                 if watchers is None:
                     continue
                 watchers.discard(listener)
                 if not watchers:
-                    del self._listeners[market_id]
-                    gone.append(keys.market_channel(market_id))
+                    del self._listeners[key]
+                    gone.append(name)
             if gone and self._pubsub is not None:
                 await self._pubsub.unsubscribe(*gone)
 
-    def watched_markets(self) -> int:
+    def channel_count(self) -> int:
         return len(self._listeners)
 
     async def _read(self, pubsub: aioredis.client.PubSub) -> None:
-        prefix_len = len(self._prefix)
         while True:
             try:
                 message = await pubsub.get_message(timeout=1.0)
             except (ConnectionError, aioredis.ConnectionError):
-                log.warning("market hub lost Redis; resubscribing")
+                # redis-py resubscribes every channel when the connection comes back.
+                log.warning("hub lost its Redis connection; retrying")
                 await asyncio.sleep(0.5)
                 continue
             if message is None:
@@ -90,17 +87,16 @@ class MarketHub:
             if message["type"] != "message":
                 continue
             channel: bytes = message["channel"]
-            market_id = int(channel[prefix_len:])
-            for listener in tuple(self._listeners.get(market_id, ())):
-                listener.deliver(market_id, message["data"])
+            for listener in tuple(self._listeners.get(channel, ())):
+                listener.deliver(channel, message["data"])
 
 
-_hub: MarketHub | None = None
+_hub: Hub | None = None
 
 
-def get_hub() -> MarketHub:
+def get_hub() -> Hub:
     """The process's hub, created on first use inside the running event loop."""
     global _hub
     if _hub is None:
-        _hub = MarketHub(settings.REDIS_URL)
+        _hub = Hub(settings.REDIS_URL)
     return _hub

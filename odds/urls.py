@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from odds.api import streams
 from odds.views import health, pages
 
 urlpatterns = [
@@ -8,6 +9,9 @@ urlpatterns = [
     path("sport/<slug:sport_slug>/", pages.home, name="sport"),
     path("event/<int:event_id>/", pages.event_page, name="event"),
     path("healthz", health.healthz, name="healthz"),
+    path("api/streams", streams.streams, name="streams"),
+    path("api/streams/<str:channel_id>/begin", streams.stream_begin_view, name="stream-begin"),
+    path("api/streams/<str:channel_id>", streams.stream_detail, name="stream"),
     path("api/", include("odds.api.urls")),
     path("login/", auth_views.LoginView.as_view(template_name="odds/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -120,3 +120,13 @@ def reducer_lag(query: str) -> str:
 def watermark(query: str) -> str:
     """String: the query's event-time watermark (epoch ms) for counting late records."""
     return f"{namespace()}:wm:{query}"
+
+
+def channel_owner(channel_id: str) -> str:
+    """String ``<user id>:<session key>``: who may attach a websocket to the channel (set by the API)."""
+    return f"{namespace()}:chowner:{channel_id}"
+
+
+def rate_limit(scope: str, who: str, window: int) -> str:
+    """Counter of one caller's requests in one fixed window."""
+    return f"{namespace()}:rl:{scope}:{who}:{window}"

@@ -27,10 +27,11 @@ SOURCES = ("feed", "trader", "replay")
 class InvalidRecord(ValueError):
     """A record that cannot be applied. ``reason`` is a short machine-readable code."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", *, field: str | None = None) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -313,13 +314,13 @@ class BetEvent:
 
 def parse_amount(raw: Any, name: str) -> Decimal:
     if not isinstance(raw, str):
-        raise InvalidRecord("bad_field", f"{name} must be a decimal string")
+        raise InvalidRecord("bad_field", f"{name} must be a decimal string", field=name)
     try:
         value = Decimal(raw)
     except InvalidOperation as exc:
-        raise InvalidRecord("bad_field", f"{name} is not a number") from exc
+        raise InvalidRecord("bad_field", f"{name} is not a number", field=name) from exc
     if not value.is_finite() or value < 0:
-        raise InvalidRecord("bad_field", f"{name} must be a non-negative amount")
+        raise InvalidRecord("bad_field", f"{name} must be a non-negative amount", field=name)
     return value
 
 

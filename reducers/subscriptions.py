@@ -89,14 +89,14 @@ def _ids(raw: Any, name: str) -> tuple[int, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list) or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in raw):
-        raise InvalidRecord("bad_field", f"{name} must be a list of positive integer ids")
+        raise InvalidRecord("bad_field", f"{name} must be a list of positive integer ids", field=name)
     return tuple(dict.fromkeys(raw))
 
 
 def _id(obj: dict[str, Any], name: str) -> int:
     value = obj.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidRecord("bad_field", f"{name} must be a positive integer id")
+        raise InvalidRecord("bad_field", f"{name} must be a positive integer id", field=name)
     return value
 
 
@@ -104,53 +104,55 @@ def query_from_json(raw: Any) -> QuerySpec | None:
     if raw is None:
         return None
     if not isinstance(raw, dict):
-        raise InvalidRecord("bad_field", "query must be an object")
+        raise InvalidRecord("bad_field", "query must be an object", field="query")
     unknown = set(raw) - {"sport", "in_play", "starting_within_minutes"}
     if unknown:
-        raise InvalidRecord("bad_field", f"query has unknown fields: {', '.join(sorted(unknown))}")
+        raise InvalidRecord("bad_field", f"query has unknown fields: {', '.join(sorted(unknown))}", field="query")
     sport = raw.get("sport")
     if sport is not None and (not isinstance(sport, str) or not 0 < len(sport) <= 32):
-        raise InvalidRecord("bad_field", "query.sport must be a sport slug")
+        raise InvalidRecord("bad_field", "query.sport must be a sport slug", field="query.sport")
     in_play = raw.get("in_play")
     if in_play is not None and not isinstance(in_play, bool):
-        raise InvalidRecord("bad_field", "query.in_play must be true or false")
+        raise InvalidRecord("bad_field", "query.in_play must be true or false", field="query.in_play")
     within = raw.get("starting_within_minutes")
     if within is not None and (
         isinstance(within, bool) or not isinstance(within, int) or not 1 <= within <= 7 * 24 * 60
     ):
-        raise InvalidRecord("bad_field", "query.starting_within_minutes must be 1..10080")
+        raise InvalidRecord(
+            "bad_field", "query.starting_within_minutes must be 1..10080", field="query.starting_within_minutes"
+        )
     if sport is None and in_play is None and within is None:
-        raise InvalidRecord("bad_field", "query must name at least one condition")
+        raise InvalidRecord("bad_field", "query must name at least one condition", field="query")
     return QuerySpec(sport=sport, in_play=in_play, starting_within_minutes=within)
 
 
 def spec_from_json(raw: Any) -> SubscriptionSpec:
     """Validate a subscription spec from the control API or the command topic."""
     if not isinstance(raw, dict):
-        raise InvalidRecord("bad_field", "spec must be an object")
+        raise InvalidRecord("bad_field", "spec must be an object", field="spec")
     view = raw.get("view", "markets")
     if view not in VIEWS:
-        raise InvalidRecord("bad_field", f"view must be one of {', '.join(VIEWS)}")
+        raise InvalidRecord("bad_field", f"view must be one of {', '.join(VIEWS)}", field="view")
     markets = _ids(raw.get("markets"), "markets")
     query = query_from_json(raw.get("query"))
     slip_raw = raw.get("slip") or []
     if not isinstance(slip_raw, list):
-        raise InvalidRecord("bad_field", "slip must be a list of legs")
+        raise InvalidRecord("bad_field", "slip must be a list of legs", field="slip")
     slip = tuple(SlipLeg(_id(leg, "selection_id"), _id(leg, "market_id")) for leg in slip_raw if isinstance(leg, dict))
     if len(slip) != len(slip_raw):
-        raise InvalidRecord("bad_field", "slip legs must be objects")
+        raise InvalidRecord("bad_field", "slip legs must be objects", field="slip")
     stake = None
     if raw.get("stake") is not None:
         stake = parse_amount(raw.get("stake"), "stake")
         if stake > MAX_STAKE:
-            raise InvalidRecord("bad_field", f"stake must be at most {MAX_STAKE}")
+            raise InvalidRecord("bad_field", f"stake must be at most {MAX_STAKE}", field="stake")
     bets_raw = raw.get("bets") or []
     if not isinstance(bets_raw, list):
-        raise InvalidRecord("bad_field", "bets must be a list")
+        raise InvalidRecord("bad_field", "bets must be a list", field="bets")
     bets = []
     for bet in bets_raw:
         if not isinstance(bet, dict) or not isinstance(bet.get("legs"), list) or not bet["legs"]:
-            raise InvalidRecord("bad_field", "each bet needs legs")
+            raise InvalidRecord("bad_field", "each bet needs legs", field="bets")
         legs = tuple(
             (_id(leg, "selection_id"), _id(leg, "market_id"), parse_price(leg.get("price")))
             for leg in bet["legs"]
@@ -159,11 +161,11 @@ def spec_from_json(raw: Any) -> SubscriptionSpec:
         bets.append(OpenBet(_id(bet, "bet_id"), parse_amount(bet.get("stake"), "stake"), legs))
     spec = SubscriptionSpec(view=view, markets=markets, query=query, slip=slip, stake=stake, bets=tuple(bets))
     if view == "markets" and not markets and query is None:
-        raise InvalidRecord("bad_field", "a markets view needs markets or a query")
+        raise InvalidRecord("bad_field", "a markets view needs markets or a query", field="spec")
     if view == "slip" and not slip:
-        raise InvalidRecord("bad_field", "a slip view needs at least one leg")
+        raise InvalidRecord("bad_field", "a slip view needs at least one leg", field="spec")
     if len(spec.explicit_markets()) > MAX_CHANNEL_MARKETS:
-        raise InvalidRecord("bad_field", f"at most {MAX_CHANNEL_MARKETS} markets per channel")
+        raise InvalidRecord("bad_field", f"at most {MAX_CHANNEL_MARKETS} markets per channel", field="markets")
     return spec
 
 
@@ -210,10 +212,10 @@ def decode_command(raw: bytes | None) -> StreamCommand:
         raise InvalidRecord("bad_version", f"expected v={COMMAND_SCHEMA_VERSION}, got {obj.get('v')!r}")
     kind = obj.get("type")
     if kind not in COMMAND_TYPES:
-        raise InvalidRecord("bad_field", "type unknown")
+        raise InvalidRecord("bad_field", "type unknown", field="type")
     channel = obj.get("channel_id")
     if not isinstance(channel, str) or not 16 <= len(channel) <= 64:
-        raise InvalidRecord("bad_field", "channel_id must be a channel id")
+        raise InvalidRecord("bad_field", "channel_id must be a channel id", field="channel_id")
     spec = spec_from_json(obj["spec"]) if kind in ("subscribe", "change") else None
     return StreamCommand(
         type=kind,

@@ -1,0 +1,164 @@
+"""The stream control API and the websocket's attach/resume, with the real reducers."""
+
+from __future__ import annotations
+
+import pytest
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from reducers import keys, topics
+from tests.conftest import wait_for
+from tests.factories import raw_price_update
+from webapp.asgi import application
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+ORIGIN = (b"origin", b"http://127.0.0.1:8000")
+
+
+def logged_in(django_user_model, username: str) -> Client:
+    user = django_user_model.objects.create_user(username=username, password="pw-for-tests-only")
+    client = Client(enforce_csrf_checks=False)
+    client.force_login(user)
+    return client
+
+
+async def websocket(client: Client) -> WebsocketCommunicator:
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+    communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[ORIGIN, (b"cookie", cookie)])
+    connected, _ = await communicator.connect()
+    assert connected
+    assert (await communicator.receive_json_from())["type"] == "hello"
+    return communicator
+
+
+def price(producer, market_id: int, seq: int, value: str) -> None:
+    update = raw_price_update(market_id=market_id, seq=seq, prices=((1, value),))
+    producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    producer.flush(10)
+
+
+async def next_of(communicator: WebsocketCommunicator, kind: str, timeout: float = 30) -> dict:
+    while True:
+        frame = await communicator.receive_json_from(timeout=timeout)
+        if frame["type"] == kind:
+            return frame
+
+
+def test_subscribing_requires_a_login(client):
+    response = client.post("/api/streams", {"view": "markets", "markets": [1]}, content_type="application/json")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_authenticated"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"view": "markets"}, "spec"),
+        ({"view": "markets", "markets": "all"}, "markets"),
+        ({"view": "slip", "slip": [{"selection_id": 1, "market_id": 2}], "stake": 5}, "stake"),
+        ({"view": "markets", "query": {"sport": "football", "odds": 2}}, "query"),
+    ],
+)
+def test_a_bad_subscription_is_a_400_naming_the_field(django_user_model, kafka_topics, body, field):
+    client = logged_in(django_user_model, "spec-checker")
+    response = client.post("/api/streams", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == field
+
+
+async def test_subscribe_attach_begin_streams_image_then_deltas_and_resumes_after_reconnect(
+    django_user_model, reducers_running, producer, redis_client
+):
+    market_id = 300_001
+    price(producer, market_id, 1, "2.00")
+    wait_for(lambda: redis_client.hget(keys.market_state(market_id), "seq") == b"1", what="first price")
+    client = logged_in(django_user_model, "punter")
+    response = client.post("/api/streams", {"view": "markets", "markets": [market_id]}, content_type="application/json")
+    assert response.status_code == 201
+    channel = response.json()["channel"]
+    assert len(channel) >= 32
+
+    ws = await websocket(client)
+    await ws.send_json_to({"type": "attach", "channel": channel})
+    assert (await next_of(ws, "attached"))["channel"] == channel
+    assert client.post(f"/api/streams/{channel}/begin").status_code == 202
+    image = await next_of(ws, "view.image")
+    assert image["seq"] == 1
+    assert image["markets"][0]["selections"][0]["price"] == "2.00"
+
+    price(producer, market_id, 2, "2.20")
+    delta = await next_of(ws, "view.delta")
+    assert (delta["seq"], delta["markets"][0]["seq"]) == (2, 2)
+    await ws.disconnect()
+
+    price(producer, market_id, 3, "2.40")
+    price(producer, market_id, 4, "2.60")
+    wait_for(lambda: b'"seq":4,' in redis_client.lindex(keys.channel_log(channel), 0), what="frames while away")
+    # Two updates, one or two frames: the reducer may conflate them into one batch.
+    last = int(redis_client.hget(keys.channel_meta(channel), "seq"))
+
+    ws = await websocket(client)
+    await ws.send_json_to({"type": "attach", "channel": channel, "last_seq": 2})
+    resumed = await next_of(ws, "resumed")
+    assert (resumed["count"], resumed["resync"]) == (last - 2, False)
+    missed = [await next_of(ws, "view.delta") for _ in range(last - 2)]
+    assert [f["seq"] for f in missed] == list(range(3, last + 1))
+    assert missed[-1]["markets"][0]["selections"][0]["price"] == "2.60"
+    await ws.disconnect()
+
+
+async def test_resume_from_too_far_back_gets_a_resync_image(
+    django_user_model, reducers_running, producer, redis_client
+):
+    market_id = 300_011
+    client = logged_in(django_user_model, "returner")
+    channel = client.post(
+        "/api/streams", {"view": "markets", "markets": [market_id]}, content_type="application/json"
+    ).json()["channel"]
+    ws = await websocket(client)
+    await ws.send_json_to({"type": "attach", "channel": channel})
+    await next_of(ws, "attached")
+    client.post(f"/api/streams/{channel}/begin")
+    await next_of(ws, "view.image")
+    for seq in (1, 2, 3):
+        price(producer, market_id, seq, f"3.{seq}0")
+    wait_for(lambda: b'"seq":3,' in redis_client.lindex(keys.channel_log(channel), 0), what="deltas")
+    last = int(redis_client.hget(keys.channel_meta(channel), "seq"))
+    await ws.disconnect()
+    redis_client.ltrim(keys.channel_log(channel), 0, 0)  # only the newest frame is still kept
+
+    ws = await websocket(client)
+    await ws.send_json_to({"type": "attach", "channel": channel, "last_seq": 1})
+    assert (await next_of(ws, "resumed"))["resync"] is True
+    image = await next_of(ws, "view.image")
+    assert image["resync"] is True
+    assert image["seq"] == last + 1
+    assert image["markets"][0]["selections"][0]["price"] == "3.30"
+    await ws.disconnect()
+
+
+async def test_another_users_channel_cannot_be_attached_or_controlled(django_user_model, reducers_running):
+    owner = logged_in(django_user_model, "owner")
+    channel = owner.post("/api/streams", {"view": "markets", "markets": [1]}, content_type="application/json").json()[
+        "channel"
+    ]
+    intruder = logged_in(django_user_model, "intruder")
+    ws = await websocket(intruder)
+    await ws.send_json_to({"type": "attach", "channel": channel})
+    error = await next_of(ws, "error")
+    assert error["code"] == "not_your_channel"
+    await ws.disconnect()
+    assert intruder.post(f"/api/streams/{channel}/begin").status_code == 404
+    assert intruder.delete(f"/api/streams/{channel}").status_code == 404
+
+
+def test_unsubscribe_through_the_api_removes_the_channel(django_user_model, reducers_running, redis_client):
+    client = logged_in(django_user_model, "leaver")
+    channel = client.post(
+        "/api/streams", {"view": "markets", "markets": [300_021]}, content_type="application/json"
+    ).json()["channel"]
+    wait_for(lambda: redis_client.exists(keys.channel_meta(channel)), what="channel stored")
+    assert client.delete(f"/api/streams/{channel}").status_code == 202
+    wait_for(lambda: not redis_client.exists(keys.channel_meta(channel)), what="channel removed")
+    assert not redis_client.sismember(keys.market_channels(300_021), channel)
