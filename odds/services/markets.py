@@ -228,7 +228,7 @@ def market_result(
         if publish:
             _publish_after_commit(fresh.id)
         transaction.on_commit(lambda: _settlement_enqueue(fresh.id))
-    log.info("market %s resulted by %s: winners %s, void %s", fresh.id, by, sorted(won), sorted(void))
+    log.info("market %s resulted by %s: winners %s, void %s", fresh.id, by or "system", sorted(won), sorted(void))
     return fresh
 
 

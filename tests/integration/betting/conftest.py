@@ -31,9 +31,10 @@ def market(services, redis_client):
     return market_create(prices=("2.10", "3.40", "3.50"))
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def celery_inline():
-    """Tasks run in the calling thread (``.delay`` executes at once) for the test's duration."""
+    """Tasks run in the calling thread (``.delay`` executes at once), so that no betting test
+    queues work on the real broker for a worker that would run it against another database."""
     from webapp.celery import app
 
     app.conf.task_always_eager = True
