@@ -205,8 +205,10 @@ def market_result(
     """
     with transaction.atomic():
         locked = _lock(market)
-        if locked.status == Market.Status.SETTLED:
-            raise MarketStateError(f"market {locked.id} is already settled")
+        if locked.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):
+            # Bets may already be settled on the first result; changing it needs a resettlement
+            # (reversing payouts), which is not something a second result may do silently.
+            raise MarketStateError(f"market {locked.id} is already resulted ({locked.status})")
         selections = list(locked.selections.all())
         ids = {s.id for s in selections}
         won = set(winners) if winners is not None else set()

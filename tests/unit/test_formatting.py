@@ -1,6 +1,9 @@
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from odds.formatting import (
     FRACTIONAL_LADDER,
@@ -66,3 +69,20 @@ def test_formatting_rejects_prices_that_are_not_odds(bad):
 def test_odds_format_dispatches_on_the_chosen_format():
     price = Decimal("2.5")
     assert [odds_format(price=price, fmt=f) for f in OddsFormat] == ["2.50", "6/4", "+150"]
+
+
+@given(st.decimals(min_value=Decimal("1.01"), max_value=Decimal("1000"), places=2))
+def test_the_fraction_shown_is_the_nearest_rung_of_the_ladder(price):
+    shown = Fraction(decimal_to_fractional(price))
+    target = Fraction(price - 1)
+    assert shown in FRACTIONAL_LADDER
+    assert all(abs(shown - target) <= abs(rung - target) for rung in FRACTIONAL_LADDER)
+
+
+@given(st.decimals(min_value=Decimal("1.01"), max_value=Decimal("1000"), places=2))
+def test_american_odds_convert_back_within_half_a_moneyline_unit(price):
+    shown = int(decimal_to_american(price))
+    back = Decimal(1) + (Decimal(shown) / 100 if shown > 0 else Decimal(100) / -shown)
+    # Half a unit of +N is 0.005 in decimal odds; half a unit of -N is about (price - 1)² / 200.
+    tolerance = Decimal("0.005") if shown > 0 else (price - 1) ** 2 / 190
+    assert abs(back - price) <= tolerance

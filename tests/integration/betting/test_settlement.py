@@ -9,7 +9,7 @@ import pytest
 from odds.models import Bet, LedgerEntry, Market, OutboxMessage, Wallet
 from odds.selectors.bets import wallet_ledger_balance
 from odds.selectors.markets import markets_awaiting_settlement
-from odds.services.markets import market_result
+from odds.services.markets import MarketStateError, market_result
 from odds.services.settlement import market_bets_settle
 from odds.tasks import market_settle
 from reducers import topics
@@ -160,3 +160,10 @@ def test_sweep_finds_resulted_markets_whose_settlement_was_lost(punter, market):
     bet_accepted(punter, selections_of(market)[0])
     market_result(market=market, winners=[selections_of(market)[0].id])
     assert market.id in markets_awaiting_settlement()
+
+
+def test_a_resulted_market_cannot_be_resulted_again(punter, market):
+    home, draw, _ = selections_of(market)
+    market_result(market=market, winners=[home.id])
+    with pytest.raises(MarketStateError, match="already resulted"):
+        market_result(market=market, winners=[draw.id])
