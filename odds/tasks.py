@@ -52,3 +52,13 @@ def settlement_sweep() -> None:
     between the commit of the result and the enqueue of ``market_settle``)."""
     for market_id in markets_awaiting_settlement():
         market_settle.delay(market_id)
+
+
+@shared_task(ignore_result=True)
+def streams_expire_idle() -> None:
+    """Run by beat: end subscriber channels whose websocket has been silent past the expiry."""
+    from odds.services.streams import streams_expire
+
+    ended = streams_expire(idle_ms=settings.STREAM_IDLE_EXPIRY_S * 1000)
+    if ended:
+        log.info("ended %d idle subscriber channels", len(ended))

@@ -35,7 +35,15 @@ def services() -> None:
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(services) -> None:
-    """The test database lives on the real PostgreSQL; make sure it runs first."""
+    """The test database lives on the real PostgreSQL; make sure it runs first.
+
+    Its name carries the session's namespace, so test sessions running side by side (or
+    beside a running stack) never share a database.
+    """
+    from django.conf import settings
+
+    default = settings.DATABASES["default"]
+    default.setdefault("TEST", {})["NAME"] = f"test_{default['NAME']}_{os.environ['SPORTSBOOK_NAMESPACE']}"
 
 
 @pytest.fixture(scope="session")

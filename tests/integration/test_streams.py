@@ -162,3 +162,18 @@ def test_unsubscribe_through_the_api_removes_the_channel(django_user_model, redu
     assert client.delete(f"/api/streams/{channel}").status_code == 202
     wait_for(lambda: not redis_client.exists(keys.channel_meta(channel)), what="channel removed")
     assert not redis_client.sismember(keys.market_channels(300_021), channel)
+
+
+def test_an_idle_channel_expires_and_leaves_both_maps(django_user_model, reducers_running, redis_client):
+    from odds.tasks import streams_expire_idle
+
+    client = logged_in(django_user_model, "sleeper")
+    channel = client.post(
+        "/api/streams", {"view": "markets", "markets": [300_031]}, content_type="application/json"
+    ).json()["channel"]
+    wait_for(lambda: redis_client.exists(keys.channel_meta(channel)), what="channel stored")
+    redis_client.zadd(keys.channels_index(), {channel: 1})  # last sign of life long ago
+    streams_expire_idle()
+    wait_for(lambda: not redis_client.exists(keys.channel_meta(channel)), what="channel expired")
+    assert not redis_client.sismember(keys.market_channels(300_031), channel)
+    assert not redis_client.exists(keys.channel_owner(channel))

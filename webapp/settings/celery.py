@@ -14,5 +14,7 @@ CELERY_BEAT_SCHEDULE = {
     # The outbox relay: pending Kafka records leave within about a second of their commit.
     # A run that finds the relay busy returns at once; expired runs are dropped, not queued up.
     "outbox-relay": {"task": "odds.tasks.outbox_relay", "schedule": 1.0, "options": {"expires": 5}},
+    # Channels whose websocket stayed silent past STREAM_IDLE_EXPIRY_S are unsubscribed.
+    "streams-expire": {"task": "odds.tasks.streams_expire_idle", "schedule": 30.0, "options": {"expires": 25}},
     "settlement-sweep": {"task": "odds.tasks.settlement_sweep", "schedule": 60.0, "options": {"expires": 55}},
 }

@@ -13,3 +13,5 @@ CHANNEL_LAYERS = {
 ODDS_EDGE = env("ODDS_EDGE", "hub")
 WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 16 * 1024)
 WS_MAX_MARKETS = env_int("WS_MAX_MARKETS", 500)
+# A subscriber channel with no attached websocket for this long is ended (its maps cleaned).
+STREAM_IDLE_EXPIRY_S = env_int("STREAM_IDLE_EXPIRY_S", 120)
