@@ -85,3 +85,13 @@ def wallets_with_ledger_balance() -> QuerySet[Wallet]:
 
 def wallet_for_user(*, user: User) -> Wallet | None:
     return Wallet.objects.filter(user=user).first()
+
+
+def wallets_unreconciled() -> list[tuple[Wallet, Decimal]]:
+    """Wallets whose running balance differs from their ledger, with the ledger's figure."""
+    found = []
+    for wallet in wallets_with_ledger_balance().order_by("id"):
+        ledger = wallet.ledger_credits - wallet.ledger_debits  # type: ignore[attr-defined]
+        if ledger != wallet.balance:
+            found.append((wallet, ledger))
+    return found

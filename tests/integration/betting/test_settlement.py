@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from decimal import Decimal
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from odds.models import Bet, LedgerEntry, Market, OutboxMessage, Wallet
 from odds.selectors.bets import wallet_ledger_balance
@@ -167,3 +169,17 @@ def test_a_resulted_market_cannot_be_resulted_again(punter, market):
     market_result(market=market, winners=[home.id])
     with pytest.raises(MarketStateError, match="already resulted"):
         market_result(market=market, winners=[draw.id])
+
+
+def test_reconcile_wallets_passes_when_every_balance_matches_its_ledger(punter, market):
+    bet_accepted(punter, selections_of(market)[0])
+    result_and_settle(market, selections_of(market)[0])
+    out = io.StringIO()
+    call_command("reconcile_wallets", stdout=out)
+    assert "wallets match their ledger" in out.getvalue()
+
+
+def test_reconcile_wallets_fails_on_a_balance_changed_outside_the_ledger(punter):
+    Wallet.objects.filter(user=punter).update(balance=Decimal("5000.00"))
+    with pytest.raises(CommandError, match="1 wallet"):
+        call_command("reconcile_wallets", stdout=io.StringIO())
