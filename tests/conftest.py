@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
@@ -43,7 +44,8 @@ def django_db_modify_db_settings(services) -> None:
     from django.conf import settings
 
     default = settings.DATABASES["default"]
-    default.setdefault("TEST", {})["NAME"] = f"test_{default['NAME']}_{os.environ['SPORTSBOOK_NAMESPACE']}"
+    test = cast(dict[str, Any], default.setdefault("TEST", {}))
+    test["NAME"] = f"test_{default['NAME']}_{os.environ['SPORTSBOOK_NAMESPACE']}"
 
 
 @pytest.fixture(scope="session")
