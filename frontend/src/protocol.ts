@@ -1,5 +1,14 @@
 // Websocket client for the live odds protocol (docs/protocol.md, version 1).
-// Keeps the newest state per market by sequence, so duplicates and stale frames are ignored.
+//
+// Two kinds of data arrive on one socket:
+// - public market frames for the markets watched (`watch`): the client keeps the newest state per
+//   market by the market's own sequence, so duplicates and stale frames are ignored;
+// - subscriber channel frames (`attach`): every frame carries the channel's sequence, which rises
+//   by exactly one per frame. The client tracks the last sequence seen, drops duplicates, resumes
+//   after a reconnect from that sequence, and asks for a fresh image whenever it sees a gap.
+//   A gap is never silent: it is counted and repaired.
+// The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
+// 15 s of quiet, and answers our pings), and is then replaced.
 
 export interface SelectionState {
   id: number;
@@ -18,12 +27,46 @@ export interface MarketState {
   ts?: { event: number; produce: number; kafka: number; reducer: number };
 }
 
+export interface SlipLegSummary {
+  selection_id: number;
+  market_id: number;
+  price: string | null;
+  suspended: boolean;
+}
+
+export interface SlipSummary {
+  legs: SlipLegSummary[];
+  placeable: boolean;
+  combined_odds?: string;
+  potential_return?: string;
+}
+
+export interface BetCashOut {
+  bet_id: number;
+  cash_out: string | null;
+}
+
+export interface ChannelFrame {
+  seq: number;
+  type: "view.image" | "view.delta";
+  v: number;
+  channel: string;
+  markets: MarketState[];
+  resync?: boolean;
+  slip?: SlipSummary;
+  bets?: BetCashOut[];
+}
+
 export type ServerFrame =
   | { type: "hello"; v: number; user: string | null }
   | { type: "image"; v: number; markets: MarketState[] }
   | MarketState
   | { type: "pong"; ts: number }
-  | { type: "error"; code: string; message: string };
+  | { type: "heartbeat"; ts: number }
+  | { type: "error"; code: string; message: string }
+  | { type: "attached"; channel: string }
+  | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
+  | ChannelFrame;
 
 export class MarketBook {
   private readonly markets = new Map<number, MarketState>();
@@ -50,41 +93,193 @@ export interface Socket {
   onmessage: ((ev: { data: unknown }) => void) | null;
 }
 
+export type ConnectionStatus = "connecting" | "live" | "reconnecting" | "offline";
+
+/** Receives one channel's frames, in sequence order, each exactly once. */
+export interface ChannelListener {
+  /** An image (``replace``: the channel's whole state) or a delta (the markets that changed). */
+  onFrame(frame: ChannelFrame, replace: boolean): void;
+  /** The server no longer knows the channel (expired, or the session changed). */
+  onLost?(code: string): void;
+}
+
+/** The HTTP half of the control flow (POST /api/streams/<id>/begin[?resync=1]). */
+export interface ChannelControl {
+  begin(channelId: string, resync: boolean): Promise<void>;
+}
+
 export interface ClientOptions {
   url: string;
   markets: number[];
   onMarket: (state: MarketState, previous: MarketState | undefined) => void;
-  onStatus: (status: "connecting" | "live" | "reconnecting") => void;
+  onStatus: (status: ConnectionStatus) => void;
+  onHello?: (user: string | null) => void;
+  onError?: (code: string, message: string) => void;
+  control?: ChannelControl;
   connect?: (url: string) => Socket;
   schedule?: (fn: () => void, ms: number) => void;
+  now?: () => number;
+}
+
+export const DEAD_AFTER_MS = 40_000;
+export const PING_EVERY_MS = 15_000;
+export const WATCHDOG_EVERY_MS = 5_000;
+export const RESYNC_RETRY_MS = 5_000;
+
+export interface ClientStats {
+  connects: number;
+  reconnects: number;
+  /** Reconnects of a channel answered from the channel's log (missed frames replayed). */
+  resumes: number;
+  /** Fresh images asked for, or announced by the server, to repair a channel. */
+  resyncs: number;
+  /** Gaps seen in a channel's sequence (each one is followed by a resync). */
+  gaps: number;
+  /** Channel frames dropped because their sequence had been seen already. */
+  duplicates: number;
+  /** Connections given up after DEAD_AFTER_MS of silence. */
+  silentDrops: number;
+}
+
+class Channel {
+  lastSeq = 0;
+  attached = false;
+  attachSent = false;
+  sentLastSeq: number | null = null;
+  awaitingImage = true;
+  resyncAskedAt: number | null = null;
+
+  constructor(
+    readonly id: string,
+    readonly listener: ChannelListener,
+    public begun: boolean,
+  ) {}
 }
 
 export class OddsClient {
   readonly book = new MarketBook();
+  readonly stats: ClientStats = {
+    connects: 0,
+    reconnects: 0,
+    resumes: 0,
+    resyncs: 0,
+    gaps: 0,
+    duplicates: 0,
+    silentDrops: 0,
+  };
+  private readonly watched: Set<number>;
+  private readonly channels = new Map<string, Channel>();
   private socket: Socket | null = null;
+  private generation = 0;
   private attempts = 0;
-  private stopped = false;
+  private stopped = true;
+  private lastHeard = 0;
+  private lastSent = 0;
 
-  constructor(private readonly options: ClientOptions) {}
+  constructor(private readonly options: ClientOptions) {
+    this.watched = new Set(options.markets);
+  }
+
+  // --- lifecycle ---
 
   start(): void {
+    if (!this.stopped) return;
     this.stopped = false;
     this.open();
   }
 
   stop(): void {
     this.stopped = true;
-    this.socket?.close();
+    this.generation += 1;
+    const socket = this.socket;
+    this.socket = null;
+    if (socket !== null) this.detach(socket).close();
+    this.options.onStatus("offline");
   }
 
+  /** Replace the connection now, as if it had dropped (channels resume from their last sequence). */
+  reconnect(): void {
+    const socket = this.socket;
+    if (socket === null || this.stopped) return;
+    socket.close();
+  }
+
+  get connected(): boolean {
+    return this.socket !== null && this.socket.readyState === 1;
+  }
+
+  // --- public market prices ---
+
+  watch(markets: Iterable<number>): void {
+    const added = [...markets].filter((m) => !this.watched.has(m));
+    for (const m of added) this.watched.add(m);
+    if (added.length > 0) this.send({ type: "watch", markets: added });
+  }
+
+  unwatch(markets: Iterable<number>): void {
+    const removed = [...markets].filter((m) => this.watched.delete(m));
+    if (removed.length > 0) this.send({ type: "unwatch", markets: removed });
+  }
+
+  // --- subscriber channels ---
+
+  /**
+   * Follow a channel created with POST /api/streams. ``begun``: the stream was begun before (a
+   * channel reused from an earlier page), so an image is asked for with a resync instead.
+   */
+  attach(channelId: string, listener: ChannelListener, { begun = false }: { begun?: boolean } = {}): void {
+    const channel = new Channel(channelId, listener, begun);
+    this.channels.set(channelId, channel);
+    if (this.connected) this.sendAttach(channel);
+  }
+
+  /** Stop following a channel (after DELETE /api/streams/<id>); its frames are ignored. */
+  forget(channelId: string): void {
+    this.channels.delete(channelId);
+  }
+
+  channelSeq(channelId: string): number | undefined {
+    return this.channels.get(channelId)?.lastSeq;
+  }
+
+  /** Ask the reducers for a fresh image of the channel, flagged as a resync. */
+  requestResync(channelId: string): void {
+    const channel = this.channels.get(channelId);
+    if (channel !== undefined) this.askResync(channel);
+  }
+
+  // --- frames from the server ---
+
   handle(frame: ServerFrame): void {
-    if (frame.type === "image") {
-      for (const state of frame.markets) this.update(state);
-    } else if (frame.type === "market") {
-      this.update(frame);
-    } else if (frame.type === "hello") {
-      this.attempts = 0;
-      this.options.onStatus("live");
+    this.lastHeard = this.now();
+    switch (frame.type) {
+      case "image":
+        for (const state of frame.markets) this.update(state);
+        break;
+      case "market":
+        this.update(frame);
+        break;
+      case "view.image":
+      case "view.delta":
+        this.channelFrame(frame);
+        break;
+      case "attached":
+        this.attached(frame.channel);
+        break;
+      case "resumed":
+        this.resumed(frame.channel, frame.resync);
+        break;
+      case "hello":
+        this.attempts = 0;
+        this.options.onStatus("live");
+        this.options.onHello?.(frame.user);
+        break;
+      case "error":
+        this.serverError(frame.code, frame.message);
+        break;
+      default:
+        // pong and heartbeat: only proof of life (lastHeard above).
+        break;
     }
   }
 
@@ -93,26 +288,194 @@ export class OddsClient {
     if (applied !== null) this.options.onMarket(state, applied.previous);
   }
 
+  private channelFrame(frame: ChannelFrame): void {
+    const channel = this.channels.get(frame.channel);
+    if (channel === undefined) return;
+    if (frame.seq <= channel.lastSeq) {
+      this.stats.duplicates += 1;
+      return;
+    }
+    if (frame.type === "view.image") {
+      // An image is the channel's whole state: whatever came before it no longer matters.
+      channel.lastSeq = frame.seq;
+      channel.awaitingImage = false;
+      channel.resyncAskedAt = null;
+      this.deliver(channel, frame, true);
+      return;
+    }
+    if (channel.awaitingImage) return; // the image on its way supersedes this delta
+    if (frame.seq !== channel.lastSeq + 1) {
+      this.stats.gaps += 1;
+      this.askResync(channel);
+      return;
+    }
+    channel.lastSeq = frame.seq;
+    this.deliver(channel, frame, false);
+  }
+
+  private deliver(channel: Channel, frame: ChannelFrame, replace: boolean): void {
+    for (const state of frame.markets ?? []) this.update(state);
+    channel.listener.onFrame(frame, replace);
+  }
+
+  private attached(channelId: string): void {
+    const channel = this.channels.get(channelId);
+    if (channel === undefined) return;
+    channel.attached = true;
+    if (channel.sentLastSeq !== null) return; // "resumed" follows
+    if (!channel.begun) {
+      channel.begun = true;
+      // Counted from now, a missing first image is asked for again as a resync (watchdog).
+      channel.resyncAskedAt = this.now();
+      this.control(channel, false);
+    } else {
+      // Attached without a sequence to resume from: only an image can bring us up to date.
+      this.askResync(channel);
+    }
+  }
+
+  private resumed(channelId: string, resync: boolean): void {
+    const channel = this.channels.get(channelId);
+    if (channel === undefined) return;
+    if (resync) {
+      // The log no longer reaches back far enough; the server has asked for the image itself.
+      this.stats.resyncs += 1;
+      channel.awaitingImage = true;
+      channel.resyncAskedAt = this.now();
+    } else {
+      this.stats.resumes += 1;
+    }
+  }
+
+  private serverError(code: string, message: string): void {
+    if (code === "not_your_channel" || code === "bad_channel") {
+      // Attach errors do not name the channel; they answer the oldest attach still unanswered.
+      const pending = [...this.channels.values()].find((c) => c.attachSent && !c.attached);
+      if (pending !== undefined) {
+        this.channels.delete(pending.id);
+        pending.listener.onLost?.(code);
+        return;
+      }
+    }
+    this.options.onError?.(code, message);
+  }
+
+  private askResync(channel: Channel): void {
+    channel.awaitingImage = true;
+    if (channel.resyncAskedAt !== null && this.now() - channel.resyncAskedAt < RESYNC_RETRY_MS) return;
+    this.stats.resyncs += 1;
+    channel.resyncAskedAt = this.now();
+    this.control(channel, true);
+  }
+
+  private control(channel: Channel, resync: boolean): void {
+    const control = this.options.control;
+    if (control === undefined) return;
+    control.begin(channel.id, resync).catch((error: unknown) => {
+      const code = (error as { code?: unknown }).code;
+      if (code === "no_such_channel" && this.channels.get(channel.id) === channel) {
+        this.channels.delete(channel.id);
+        channel.listener.onLost?.(code);
+      }
+      // Anything else (the network, a 503): the watchdog asks again after RESYNC_RETRY_MS.
+    });
+  }
+
+  // --- the connection ---
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  private schedule(fn: () => void, ms: number): void {
+    (this.options.schedule ?? ((f, t) => window.setTimeout(f, t)))(fn, ms);
+  }
+
+  private send(message: object): void {
+    if (!this.connected || this.socket === null) return;
+    this.socket.send(JSON.stringify(message));
+    this.lastSent = this.now();
+  }
+
+  private sendAttach(channel: Channel): void {
+    channel.attached = false;
+    channel.attachSent = true;
+    channel.sentLastSeq = channel.lastSeq > 0 ? channel.lastSeq : null;
+    const message: Record<string, unknown> = { type: "attach", channel: channel.id };
+    if (channel.sentLastSeq !== null) message.last_seq = channel.sentLastSeq;
+    this.send(message);
+  }
+
+  private detach(socket: Socket): Socket {
+    socket.onopen = null;
+    socket.onclose = null;
+    socket.onmessage = null;
+    return socket;
+  }
+
   private open(): void {
     const connect = this.options.connect ?? ((url: string) => new WebSocket(url) as unknown as Socket);
+    const generation = ++this.generation;
     const socket = connect(this.options.url);
     this.socket = socket;
+    this.stats.connects += 1;
+    if (this.attempts > 0) this.stats.reconnects += 1;
     this.options.onStatus(this.attempts === 0 ? "connecting" : "reconnecting");
+    this.lastHeard = this.now();
     socket.onopen = () => {
-      if (this.options.markets.length > 0) {
-        socket.send(JSON.stringify({ type: "watch", markets: this.options.markets }));
-      }
+      this.lastHeard = this.now();
+      if (this.watched.size > 0) this.send({ type: "watch", markets: [...this.watched] });
+      for (const channel of this.channels.values()) this.sendAttach(channel);
     };
     socket.onmessage = (ev) => {
       if (typeof ev.data !== "string") return;
-      this.handle(JSON.parse(ev.data) as ServerFrame);
+      let frame: ServerFrame;
+      try {
+        frame = JSON.parse(ev.data) as ServerFrame;
+      } catch {
+        return;
+      }
+      this.handle(frame);
     };
-    socket.onclose = () => {
-      if (this.stopped) return;
-      this.attempts += 1;
-      const delay = Math.min(5000, 250 * 2 ** Math.min(this.attempts, 5));
-      this.options.onStatus("reconnecting");
-      (this.options.schedule ?? ((fn, ms) => setTimeout(fn, ms)))(() => this.open(), delay);
-    };
+    socket.onclose = () => this.lost(generation);
+    this.schedule(() => this.tick(generation), WATCHDOG_EVERY_MS);
+  }
+
+  private lost(generation: number): void {
+    if (generation !== this.generation || this.stopped) return;
+    const socket = this.socket;
+    if (socket !== null) this.detach(socket);
+    this.socket = null;
+    for (const channel of this.channels.values()) {
+      channel.attached = false;
+      channel.attachSent = false;
+    }
+    this.attempts += 1;
+    const delay = Math.min(5000, 250 * 2 ** Math.min(this.attempts, 5));
+    this.options.onStatus("reconnecting");
+    this.schedule(() => {
+      if (!this.stopped && this.socket === null) this.open();
+    }, delay);
+  }
+
+  /** Liveness and repairs: every WATCHDOG_EVERY_MS while this connection is current. */
+  private tick(generation: number): void {
+    if (generation !== this.generation || this.stopped) return;
+    const now = this.now();
+    if (now - this.lastHeard > DEAD_AFTER_MS) {
+      // Silent for too long: the socket may look open while nothing arrives. Replace it.
+      this.stats.silentDrops += 1;
+      const socket = this.socket;
+      if (socket !== null) this.detach(socket).close();
+      this.lost(generation);
+      return;
+    }
+    if (this.connected && now - this.lastSent >= PING_EVERY_MS) this.send({ type: "ping" });
+    for (const channel of this.channels.values()) {
+      if (channel.awaitingImage && channel.resyncAskedAt !== null && now - channel.resyncAskedAt >= RESYNC_RETRY_MS) {
+        this.askResync(channel);
+      }
+    }
+    this.schedule(() => this.tick(generation), WATCHDOG_EVERY_MS);
   }
 }

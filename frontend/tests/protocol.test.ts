@@ -1,8 +1,115 @@
 import { describe, expect, it } from "vitest";
-import { MarketBook, type MarketState, OddsClient, type Socket } from "../src/protocol";
+import {
+  type ChannelFrame,
+  type ChannelListener,
+  DEAD_AFTER_MS,
+  MarketBook,
+  type MarketState,
+  OddsClient,
+  type Socket,
+} from "../src/protocol";
 
 function market(id: number, seq: number, price = "2.00"): MarketState {
   return { type: "market", market_id: id, seq, status: "open", tradable: true, selections: [{ id: 1, price, status: "active" }] };
+}
+
+class FakeSocket implements Socket {
+  readyState = 0;
+  sent: Record<string, unknown>[] = [];
+  closed = false;
+  onopen: ((ev: unknown) => void) | null = null;
+  onclose: ((ev: unknown) => void) | null = null;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  send(data: string): void {
+    this.sent.push(JSON.parse(data) as Record<string, unknown>);
+  }
+  close(): void {
+    this.closed = true;
+    this.readyState = 3;
+    this.onclose?.({});
+  }
+  open(): void {
+    this.readyState = 1;
+    this.onopen?.({});
+    this.receive({ type: "hello", v: 1, user: "alice" });
+  }
+  receive(frame: object): void {
+    this.onmessage?.({ data: JSON.stringify(frame) });
+  }
+  sentOf(type: string): Record<string, unknown>[] {
+    return this.sent.filter((m) => m.type === type);
+  }
+}
+
+/** Timers under the test's control. */
+class Clock {
+  time = 1_000_000;
+  private timers: { at: number; fn: () => void }[] = [];
+  now = (): number => this.time;
+  schedule = (fn: () => void, ms: number): void => {
+    this.timers.push({ at: this.time + ms, fn });
+  };
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      this.timers.sort((a, b) => a.at - b.at);
+      const next = this.timers[0];
+      if (next === undefined || next.at > end) break;
+      this.timers.shift();
+      this.time = next.at;
+      next.fn();
+    }
+    this.time = end;
+  }
+}
+
+interface Harness {
+  client: OddsClient;
+  clock: Clock;
+  sockets: FakeSocket[];
+  begins: [string, boolean][];
+  markets: number[];
+  socket(): FakeSocket;
+}
+
+function harness(markets: number[] = [], beginFails = false): Harness {
+  const clock = new Clock();
+  const sockets: FakeSocket[] = [];
+  const begins: [string, boolean][] = [];
+  const seen: number[] = [];
+  const client = new OddsClient({
+    url: "ws://test",
+    markets,
+    connect: () => {
+      const s = new FakeSocket();
+      sockets.push(s);
+      return s;
+    },
+    onMarket: (state) => seen.push(state.seq),
+    onStatus: () => undefined,
+    control: {
+      begin: (channel, resync) => {
+        begins.push([channel, resync]);
+        return beginFails ? Promise.reject(Object.assign(new Error("gone"), { code: "no_such_channel" })) : Promise.resolve();
+      },
+    },
+    schedule: clock.schedule,
+    now: clock.now,
+  });
+  client.start();
+  return { client, clock, sockets, begins, markets: seen, socket: () => sockets[sockets.length - 1]! };
+}
+
+const CH = "c".repeat(32);
+
+function frame(seq: number, kind: "image" | "delta", extra: Partial<ChannelFrame> = {}): ChannelFrame {
+  return { seq, type: `view.${kind}`, v: 1, channel: CH, markets: [], ...extra };
+}
+
+function recorder(): ChannelListener & { frames: [number, boolean][]; lost: string[] } {
+  const frames: [number, boolean][] = [];
+  const lost: string[] = [];
+  return { frames, lost, onFrame: (f, replace) => frames.push([f.seq, replace]), onLost: (code) => lost.push(code) };
 }
 
 describe("MarketBook", () => {
@@ -16,64 +123,212 @@ describe("MarketBook", () => {
   });
 });
 
-class FakeSocket implements Socket {
-  readyState = 1;
-  sent: string[] = [];
-  onopen: ((ev: unknown) => void) | null = null;
-  onclose: ((ev: unknown) => void) | null = null;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  send(data: string): void {
-    this.sent.push(data);
-  }
-  close(): void {
-    this.onclose?.({});
-  }
-}
-
-describe("OddsClient", () => {
+describe("OddsClient: public prices", () => {
   it("watches its markets on open, applies the image, then only newer deltas", () => {
-    const sockets: FakeSocket[] = [];
-    const seen: number[] = [];
-    const client = new OddsClient({
-      url: "ws://test",
-      markets: [1, 2],
-      connect: () => {
-        const s = new FakeSocket();
-        sockets.push(s);
-        return s;
-      },
-      onMarket: (state) => seen.push(state.seq),
-      onStatus: () => undefined,
-      schedule: (fn) => fn(),
-    });
-    client.start();
-    const socket = sockets[0]!;
-    socket.onopen?.({});
-    expect(JSON.parse(socket.sent[0]!)).toEqual({ type: "watch", markets: [1, 2] });
-    socket.onmessage?.({ data: JSON.stringify({ type: "image", v: 1, markets: [market(1, 3)] }) });
-    socket.onmessage?.({ data: JSON.stringify(market(1, 2)) });
-    socket.onmessage?.({ data: JSON.stringify(market(1, 4)) });
-    expect(seen).toEqual([3, 4]);
+    const h = harness([1, 2]);
+    h.socket().open();
+    expect(h.socket().sent[0]).toEqual({ type: "watch", markets: [1, 2] });
+    h.socket().receive({ type: "image", v: 1, markets: [market(1, 3)] });
+    h.socket().receive(market(1, 2));
+    h.socket().receive(market(1, 4));
+    expect(h.markets).toEqual([3, 4]);
   });
 
-  it("reconnects after the socket closes and watches again", () => {
-    const sockets: FakeSocket[] = [];
-    const client = new OddsClient({
-      url: "ws://test",
-      markets: [7],
-      connect: () => {
-        const s = new FakeSocket();
-        sockets.push(s);
-        return s;
-      },
-      onMarket: () => undefined,
-      onStatus: () => undefined,
-      schedule: (fn) => fn(),
-    });
-    client.start();
-    sockets[0]!.onclose?.({});
-    expect(sockets).toHaveLength(2);
-    sockets[1]!.onopen?.({});
-    expect(JSON.parse(sockets[1]!.sent[0]!)).toEqual({ type: "watch", markets: [7] });
+  it("reconnects after the socket closes and watches every market again", () => {
+    const h = harness([7]);
+    h.socket().open();
+    h.client.watch([8]);
+    h.socket().close();
+    h.clock.advance(1000);
+    expect(h.sockets).toHaveLength(2);
+    h.socket().open();
+    expect(h.socket().sent[0]).toEqual({ type: "watch", markets: [7, 8] });
+    expect(h.client.stats.reconnects).toBe(1);
+  });
+});
+
+describe("OddsClient: subscriber channels", () => {
+  it("attaches, begins only once attached, then takes the image and the following deltas", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    expect(h.socket().sentOf("attach")).toEqual([{ type: "attach", channel: CH }]);
+    expect(h.begins).toEqual([]);
+    h.socket().receive({ type: "attached", channel: CH });
+    expect(h.begins).toEqual([[CH, false]]);
+    h.socket().receive(frame(1, "image", { markets: [market(5, 10)] }));
+    h.socket().receive(frame(2, "delta", { markets: [market(5, 11)] }));
+    expect(listener.frames).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    expect(h.markets).toEqual([10, 11]);
+    expect(h.client.channelSeq(CH)).toBe(2);
+  });
+
+  it("drops a frame whose sequence was seen already", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    h.socket().receive(frame(2, "delta"));
+    h.socket().receive(frame(2, "delta"));
+    h.socket().receive(frame(1, "image"));
+    expect(listener.frames.map(([seq]) => seq)).toEqual([1, 2]);
+    expect(h.client.stats.duplicates).toBe(2);
+  });
+
+  it("resumes after a reconnect from the last sequence seen, without a gap", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    h.socket().receive(frame(2, "delta"));
+    h.socket().close();
+    h.clock.advance(1000);
+    h.socket().open();
+    expect(h.socket().sentOf("attach")).toEqual([{ type: "attach", channel: CH, last_seq: 2 }]);
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive({ type: "resumed", channel: CH, after: 2, count: 2, resync: false });
+    h.socket().receive(frame(3, "delta"));
+    h.socket().receive(frame(4, "delta"));
+    h.socket().receive(frame(4, "delta")); // the live copy of a frame replayed from the log
+    h.socket().receive(frame(5, "delta"));
+    expect(listener.frames.map(([seq]) => seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(h.client.stats).toMatchObject({ resumes: 1, gaps: 0, resyncs: 0, duplicates: 1 });
+    expect(h.begins).toEqual([[CH, false]]);
+  });
+
+  it("asks for a resync when the sequence jumps, and the resync image replaces the state", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    h.socket().receive(frame(2, "delta"));
+    h.socket().receive(frame(4, "delta")); // 3 is missing
+    expect(h.client.stats.gaps).toBe(1);
+    expect(h.begins).toEqual([
+      [CH, false],
+      [CH, true],
+    ]);
+    h.socket().receive(frame(5, "delta")); // superseded by the image on its way
+    h.socket().receive(frame(6, "image", { resync: true }));
+    h.socket().receive(frame(7, "delta"));
+    expect(listener.frames).toEqual([
+      [1, true],
+      [2, false],
+      [6, true],
+      [7, false],
+    ]);
+  });
+
+  it("waits for the server's resync image when the log no longer reaches back", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    h.socket().close();
+    h.clock.advance(1000);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive({ type: "resumed", channel: CH, after: 1, count: 0, resync: true });
+    h.socket().receive(frame(400, "delta"));
+    h.socket().receive(frame(401, "image", { resync: true }));
+    expect(listener.frames).toEqual([
+      [1, true],
+      [401, true],
+    ]);
+    expect(h.client.stats).toMatchObject({ resyncs: 1, gaps: 0 });
+    expect(h.begins).toEqual([[CH, false]]); // the server asked for the image itself
+  });
+
+  it("asks again when a resync image does not come", () => {
+    const h = harness();
+    h.client.attach(CH, recorder());
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    h.socket().receive(frame(3, "delta"));
+    h.clock.advance(4000);
+    h.socket().receive({ type: "heartbeat", ts: 1 });
+    h.clock.advance(4000);
+    expect(h.begins.filter(([, resync]) => resync)).toHaveLength(2);
+  });
+
+  it("asks for an image with a resync when a channel from an earlier page is attached", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener, { begun: true });
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    expect(h.begins).toEqual([[CH, true]]);
+    h.socket().receive(frame(40, "image", { resync: true }));
+    expect(listener.frames).toEqual([[40, true]]);
+  });
+
+  it("tells the owner when the server no longer knows the channel", async () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener, { begun: true });
+    h.socket().open();
+    h.socket().receive({ type: "error", code: "not_your_channel", message: "no such channel for this session" });
+    expect(listener.lost).toEqual(["not_your_channel"]);
+    h.socket().receive(frame(1, "image"));
+    expect(listener.frames).toEqual([]);
+  });
+
+  it("tells the owner when begin answers that the channel is gone", async () => {
+    const h = harness([], true);
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(listener.lost).toEqual(["no_such_channel"]);
+  });
+});
+
+describe("OddsClient: heartbeats", () => {
+  it("pings after a quiet spell so the server hears from us", () => {
+    const h = harness([1]);
+    h.socket().open();
+    h.clock.advance(20_000);
+    expect(h.socket().sentOf("ping").length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("keeps a connection that hears heartbeats", () => {
+    const h = harness([1]);
+    h.socket().open();
+    for (let i = 0; i < 6; i++) {
+      h.clock.advance(15_000);
+      h.socket().receive({ type: "heartbeat", ts: i });
+    }
+    expect(h.sockets).toHaveLength(1);
+    expect(h.client.stats.silentDrops).toBe(0);
+  });
+
+  it("replaces a connection silent for more than 40 s and resumes its channels", () => {
+    const h = harness([1]);
+    h.client.attach(CH, recorder());
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    const first = h.socket();
+    h.clock.advance(DEAD_AFTER_MS + 6_000);
+    expect(first.closed).toBe(true);
+    expect(h.client.stats.silentDrops).toBe(1);
+    expect(h.sockets).toHaveLength(2);
+    h.socket().open();
+    expect(h.socket().sentOf("attach")).toEqual([{ type: "attach", channel: CH, last_seq: 1 }]);
   });
 });
