@@ -19,6 +19,7 @@ import resource
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from decimal import Decimal
@@ -70,7 +71,9 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-async def _client_main(url: str, watch_lists: list[list[int]], duration: float, warmup: float, out: Any) -> None:
+async def _client_main(
+    url: str, watch_lists: list[list[int]], duration: float, warmup: float, batch: bool, out: Any
+) -> None:
     import websockets
     from websockets.typing import Origin
 
@@ -83,7 +86,7 @@ async def _client_main(url: str, watch_lists: list[list[int]], duration: float, 
     async def one(markets: list[int]) -> None:
         nonlocal received
         async with websockets.connect(url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None) as ws:
-            await ws.send(json.dumps({"type": "watch", "markets": markets}))
+            await ws.send(json.dumps({"type": "watch", "markets": markets, "batch": batch}))
             while True:
                 remaining = stop_at - time.time()
                 if remaining <= 0:
@@ -93,12 +96,16 @@ async def _client_main(url: str, watch_lists: list[list[int]], duration: float, 
                 except TimeoutError:
                     return
                 now = time.time()
-                if now < measure_from or not isinstance(raw, str) or not raw.startswith('{"type":"market"'):
+                if now < measure_from or not isinstance(raw, str):
                     continue
-                received += 1
-                if received % 5 == 0:
-                    ts = json.loads(raw)["ts"]["reducer"]
-                    latencies.append(now * 1000 - ts)
+                if raw.startswith('{"type":"markets"'):
+                    items = json.loads(raw)["items"]
+                    received += len(items)
+                    latencies.extend(now * 1000 - item["ts"]["reducer"] for item in items[:1])
+                elif raw.startswith('{"type":"market"'):
+                    received += 1
+                    if received % 5 == 0:
+                        latencies.append(now * 1000 - json.loads(raw)["ts"]["reducer"])
 
     results = await asyncio.gather(*(one(m) for m in watch_lists), return_exceptions=True)
     errors = [repr(r) for r in results if isinstance(r, BaseException)]
@@ -114,8 +121,10 @@ async def _client_main(url: str, watch_lists: list[list[int]], duration: float, 
     )
 
 
-def client_process(url: str, watch_lists: list[list[int]], duration: float, warmup: float, out: Any) -> None:
-    asyncio.run(_client_main(url, watch_lists, duration, warmup, out))
+def client_process(
+    url: str, watch_lists: list[list[int]], duration: float, warmup: float, batch: bool, out: Any
+) -> None:
+    asyncio.run(_client_main(url, watch_lists, duration, warmup, batch, out))
 
 
 def publisher_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
@@ -147,8 +156,7 @@ def publisher_process(namespace: str, markets: int, rate: float, seconds: float,
             price = Decimal(rng.randint(101, 900)) / 100
             update = PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price),), now, now)
             batch.append((update, now))
-        for item in conflate(batch):
-            sink.apply([item])
+        sink.apply(conflate(batch))
         sent += n
         time.sleep(max(0.0, tick - (time.monotonic() - t0)))
     out.put({"published": sent})
@@ -166,6 +174,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    relay = None
+    if args.edge == "channel_layer":
+        relay = subprocess.Popen(
+            [sys.executable, "manage.py", "relay_prices"],
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     try:
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -182,7 +200,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for i in range(args.client_procs):
             chunk = watch[i * per : (i + 1) * per]
             if chunk:
-                p = mp.Process(target=client_process, args=(url, chunk, args.duration, args.warmup, queue))
+                p = mp.Process(target=client_process, args=(url, chunk, args.duration, args.warmup, args.batch, queue))
                 p.start()
                 procs.append(p)
         time.sleep(min(5.0, args.warmup / 2))
@@ -194,14 +212,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for p in [*procs, pub]:
             p.join(30)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(20)
+        for process in (server, relay):
+            if process is not None:
+                os.killpg(process.pid, signal.SIGTERM)
+                process.wait(20)
     clients = [r for r in results if "received" in r]
     latencies = [x for r in clients for x in r["latencies"]]
     received = sum(r["received"] for r in clients)
     return {
         "server": args.server,
         "edge": args.edge,
+        "batch": args.batch,
         "workers": args.workers,
         "clients": args.clients,
         "markets_per_client": args.markets,
@@ -209,7 +230,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rate": args.rate,
         "published": next(r["published"] for r in results if "published" in r),
         "deliveries_per_s": round(received / args.duration),
-        "expected_per_s": round(args.rate * args.clients * args.markets / args.universe),
+        "expected_per_s": round(
+            next(r["published"] for r in results if "published" in r)
+            / (args.warmup + args.duration)
+            * args.clients
+            * args.markets
+            / args.universe
+        ),
         "p50_ms": round(percentile(latencies, 0.5), 1),
         "p99_ms": round(percentile(latencies, 0.99), 1),
         "max_ms": round(max(latencies, default=float("nan")), 1),
@@ -230,6 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--duration", type=float, default=10)
     parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--client-procs", type=int, default=2)
+    parser.add_argument("--batch", action="store_true", help="clients ask for one frame per tick")
     args = parser.parse_args(argv)
     print(json.dumps(run(args)))
 

@@ -36,16 +36,22 @@ def _client() -> aioredis.Redis:
     return _redis
 
 
-def _frame_seq(frame: bytes) -> int:
+def market_group(market_id: int) -> str:
+    """Channel-layer group of a market, for the plain edge path (``ODDS_EDGE=channel_layer``)."""
+    return f"mkt.{market_id}"
+
+
+def _frame_seq(frame: str) -> int:
     """The channel sequence of a stamped frame (it always starts ``{"seq":N,``)."""
-    return int(frame[7 : frame.index(b",")])
+    return int(frame[7 : frame.index(",")])
 
 
 class OddsConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.watched: set[int] = set()
-        self.pending: dict[bytes, bytes] = {}
-        self.channel_frames: collections.deque[bytes] = collections.deque()
+        self.pending: dict[bytes, str] = {}
+        self.channel_frames: collections.deque[str] = collections.deque()
+        self.batch_frames = False
         self.attached: dict[bytes, str] = {}
         self.merged = 0
         self.background: set[asyncio.Task[None]] = set()
@@ -58,13 +64,16 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         self.writer.cancel()
+        if settings.ODDS_EDGE == "channel_layer":
+            for market_id in self.watched:
+                await self.channel_layer.group_discard(market_group(market_id), self.channel_name)
         await get_hub().remove(self, [keys.market_channel(m) for m in self.watched])
         await get_hub().remove(self, [name.decode() for name in self.attached])
         self.watched.clear()
 
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
-    def deliver(self, channel: bytes, payload: bytes) -> None:
+    def deliver(self, channel: bytes, payload: str) -> None:
         if channel in self.attached:
             if len(self.channel_frames) >= CHANNEL_QUEUE_LIMIT:
                 # Too slow for the bound: drop the queue and send a fresh image instead, flagged
@@ -88,18 +97,28 @@ class OddsConsumer(AsyncWebsocketConsumer):
             except TimeoutError:
                 await self._heartbeat()
                 continue
+            if self.batch_frames and settings.EDGE_TICK_MS:
+                # Let one tick's updates gather so they leave in a single frame.
+                await asyncio.sleep(settings.EDGE_TICK_MS / 1000)
             self.wake.clear()
             async with self.send_lock:
                 while self.channel_frames:
-                    await self.send(text_data=self.channel_frames.popleft().decode())
+                    await self.send(text_data=self.channel_frames.popleft())
                 batch, self.pending = self.pending, {}
-                for payload in batch.values():
-                    await self.send(text_data=payload.decode())
+                if self.batch_frames and len(batch) > 1:
+                    await self.send(text_data=events.markets_batch(items=batch.values()))
+                else:
+                    for payload in batch.values():
+                        await self.send(text_data=payload)
 
     async def _heartbeat(self) -> None:
         await self.send(text_data=events.heartbeat(ts=int(time.time() * 1000)))
         for channel_id in self.attached.values():
             await sync_to_async(stream_touch)(channel_id=channel_id)
+
+    async def odds_update(self, event: dict[str, Any]) -> None:
+        """The plain Channels path: one channel-layer message per client per update."""
+        await self.send(text_data=event["text"])
 
     # --- client messages ---
 
@@ -118,6 +137,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
             return
         kind = message["type"]
         if kind == events.WATCH:
+            if message.get("batch") is True:
+                self.batch_frames = True
             await self._watch(message.get("markets"))
         elif kind == events.UNWATCH:
             ids = self._market_ids(message.get("markets")) or []
@@ -150,7 +171,11 @@ class OddsConsumer(AsyncWebsocketConsumer):
         async with self.send_lock:
             # Subscribe before reading the image: an update landing in between is queued and
             # sent after the image, and the client keeps the higher sequence of the two.
-            await get_hub().add(self, [keys.market_channel(m) for m in ids])
+            if settings.ODDS_EDGE == "channel_layer":
+                for market_id in ids:
+                    await self.channel_layer.group_add(market_group(market_id), self.channel_name)
+            else:
+                await get_hub().add(self, [keys.market_channel(m) for m in ids])
             self.watched.update(ids)
             pipe = _client().pipeline(transaction=False)
             for market_id in ids:
@@ -184,7 +209,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
-        logged = [bytes(f) for f in await _client().lrange(keys.channel_log(channel_id), 0, -1)]
+        logged = [bytes(f).decode() for f in await _client().lrange(keys.channel_log(channel_id), 0, -1)]
         frames = sorted(logged, key=_frame_seq)
         missed = [f for f in frames if _frame_seq(f) > last_seq]
         newest = _frame_seq(frames[-1]) if frames else 0
@@ -194,7 +219,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 text_data=events.resumed(channel=channel_id, after=last_seq, count=len(missed), resync=False)
             )
             for frame in missed:
-                await self.send(text_data=frame.decode())
+                await self.send(text_data=frame)
         else:
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
             await self._resync(channel_id)

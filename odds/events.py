@@ -6,6 +6,7 @@ reducers and relayed byte for byte; the frames below are built here.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -59,3 +60,8 @@ def resumed(*, channel: str, after: int, count: int, resync: bool) -> str:
 
 def heartbeat(*, ts: int) -> str:
     return orjson.dumps({"type": HEARTBEAT, "ts": ts}).decode()
+
+
+def markets_batch(*, items: Iterable[str]) -> str:
+    """Several market frames in one websocket frame (clients that asked for ``batch``)."""
+    return '{"type":"markets","items":[' + ",".join(items) + "]}"

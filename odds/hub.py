@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 class Listener(Protocol):
-    def deliver(self, channel: bytes, payload: bytes) -> None: ...
+    def deliver(self, channel: bytes, payload: str) -> None: ...
 
 
 class Hub:
@@ -87,8 +87,12 @@ class Hub:
             if message["type"] != "message":
                 continue
             channel: bytes = message["channel"]
-            for listener in tuple(self._listeners.get(channel, ())):
-                listener.deliver(channel, message["data"])
+            listeners = self._listeners.get(channel)
+            if not listeners:
+                continue
+            text = message["data"].decode()  # decoded once, shared by every local websocket
+            for listener in tuple(listeners):
+                listener.deliver(channel, text)
 
 
 _hub: Hub | None = None

@@ -86,3 +86,35 @@ async def test_foreign_origin_is_refused():
     communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[(b"origin", b"http://evil.example")])
     connected, _ = await communicator.connect()
     assert not connected
+
+
+async def test_batched_watch_gets_a_ticks_updates_in_one_frame(redis_client):
+    communicator = await connect()
+    await communicator.send_json_to({"type": "watch", "markets": [800_101, 800_102], "batch": True})
+    await communicator.receive_json_from(timeout=5)
+    apply(redis_client, market_id=800_101, seq=1, price="2.00")
+    apply(redis_client, market_id=800_102, seq=1, price="3.00")
+    frame = await communicator.receive_json_from(timeout=5)
+    assert frame["type"] == "markets"
+    assert sorted(i["market_id"] for i in frame["items"]) == [800_101, 800_102]
+    await communicator.disconnect()
+
+
+async def test_plain_channel_layer_path_delivers_through_group_send(redis_client, settings):
+    import asyncio
+
+    from odds.management.commands.relay_prices import relay
+
+    settings.ODDS_EDGE = "channel_layer"
+    relay_task = asyncio.create_task(relay())
+    try:
+        communicator = await connect()
+        await communicator.send_json_to({"type": "watch", "markets": [800_201]})
+        await communicator.receive_json_from(timeout=5)
+        await asyncio.sleep(0.3)  # the relay's pattern subscription is live
+        apply(redis_client, market_id=800_201, seq=1, price="4.50")
+        frame = await communicator.receive_json_from(timeout=5)
+        assert (frame["type"], frame["market_id"], frame["selections"][0]["price"]) == ("market", 800_201, "4.50")
+        await communicator.disconnect()
+    finally:
+        relay_task.cancel()

@@ -15,3 +15,5 @@ WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 16 * 1024)
 WS_MAX_MARKETS = env_int("WS_MAX_MARKETS", 500)
 # A subscriber channel with no attached websocket for this long is ended (its maps cleaned).
 STREAM_IDLE_EXPIRY_S = env_int("STREAM_IDLE_EXPIRY_S", 120)
+# Clients that watch with "batch": true get each tick's market updates in one frame.
+EDGE_TICK_MS = env_int("EDGE_TICK_MS", 20)
