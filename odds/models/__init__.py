@@ -15,3 +15,6 @@ __all__ = [
     "Sport",
     "Wallet",
 ]
+from odds.models.ops import MetricSample
+
+__all__ += ["MetricSample"]

@@ -1,0 +1,416 @@
+"""Operational figures of the platform, read live: consumer lag per reducer query and partition
+(from Kafka itself, the way `kafka-consumer-groups --describe` computes it), query rates and
+batch durations (from the progress the reducers store), end-to-end latency, websockets, dead
+letters, late records, Redis memory and the Celery queue.
+
+Lag is committed offset vs log-end offset, both read from Kafka at the moment of the reading:
+the reducers commit their processed offsets to ``topics.reducer_group(query)`` after each batch,
+so the dashboard, ``/metrics`` and Kafka's own tools show the same numbers. Each reading is kept
+in a short sliding window in Redis; the Burrow rules (``reducers.burrow``) judge each partition
+over that window.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import orjson
+import redis
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka.admin import OffsetSpec
+from django.conf import settings
+
+from odds.services.kafka import admin_client
+from reducers import burrow, keys, topics
+from reducers.topics import namespace
+
+# The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
+QUERY_TOPICS: dict[str, Callable[[], str]] = {
+    "prices": topics.prices,
+    "commands": topics.commands,
+    "markets": topics.markets,
+    "liability": topics.bets,
+    "movers": topics.prices,
+}
+# Counter families (``keys.counter``) this module reads and writes.
+COUNTER_DEAD_LETTERS = "dead_letters"
+COUNTER_LATE_RECORDS = "late_records"
+COUNTER_WEBSOCKETS = "websockets"
+CELERY_QUEUE = "celery"
+
+WEBSOCKET_REPORT_MAX_AGE_MS = 30_000
+BROWSER_SAMPLES_MAX = 2000
+BROWSER_SAMPLES_TTL_S = 600
+LATENCY_STATE_SAMPLE = 200
+LATENCY_MAX_AGE_MS = 120_000
+KAFKA_TIMEOUT_S = 5.0
+
+
+def lag_window_key(query: str) -> str:
+    """List: the query's recent lag readings (JSON), newest first — the Burrow window."""
+    return f"{namespace()}:ops:lagwin:{query}"
+
+
+def lag_window_lock_key(query: str) -> str:
+    """String with a short expiry: a reading was just added to the window (spacing)."""
+    return f"{namespace()}:ops:lagwin:lock:{query}"
+
+
+def browser_latency_key() -> str:
+    """List: end-to-end latency samples (JSON) acknowledged by operators' browsers, newest first."""
+    return f"{namespace()}:ops:latency:browser"
+
+
+def window_size() -> int:
+    return int(getattr(settings, "OPS_LAG_WINDOW_SAMPLES", 8))
+
+
+def window_spacing_ms() -> int:
+    return int(getattr(settings, "OPS_LAG_WINDOW_SPACING_MS", 2000))
+
+
+@functools.cache
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=3, socket_connect_timeout=3)
+
+
+@functools.cache
+def _broker() -> redis.Redis:
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=3, socket_connect_timeout=3)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# --- Kafka: partitions, committed and log-end offsets -------------------------------------
+
+
+def topic_partitions(topic: str) -> list[int]:
+    """Partition ids of ``topic`` (empty when it does not exist)."""
+    metadata = admin_client().list_topics(topic, timeout=KAFKA_TIMEOUT_S)
+    found = metadata.topics.get(topic)
+    if found is None or found.error is not None:
+        return []
+    return sorted(found.partitions)
+
+
+def committed_offsets(group: str, partitions: Sequence[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """The group's committed offset per partition; -1 where it committed nothing."""
+    if not partitions:
+        return {}
+    request = ConsumerGroupTopicPartitions(group, [TopicPartition(t, p) for t, p in partitions])
+    future = admin_client().list_consumer_group_offsets([request], request_timeout=KAFKA_TIMEOUT_S)[group]
+    result = dict.fromkeys(partitions, -1)
+    for tp in future.result().topic_partitions:
+        if tp.error is None and tp.offset >= 0:
+            result[(tp.topic, tp.partition)] = tp.offset
+    return result
+
+
+def log_end_offsets(partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """Log-end offset (high watermark) per partition; -1 where it could not be read."""
+    wanted = {TopicPartition(t, p): OffsetSpec.latest() for t, p in set(partitions)}
+    if not wanted:
+        return {}
+    result: dict[tuple[str, int], int] = {}
+    for tp, future in admin_client().list_offsets(wanted, request_timeout=KAFKA_TIMEOUT_S).items():
+        try:
+            result[(tp.topic, tp.partition)] = future.result().offset
+        except Exception:
+            result[(tp.topic, tp.partition)] = -1
+    return result
+
+
+# --- Reducer progress --------------------------------------------------------------------
+
+
+def _iso_ms(value: object) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def _number(value: object) -> float:
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+def progress_figures(raw: bytes | str | None) -> dict[str, Any]:
+    """Rates, batch duration, state size and report time from a query's progress JSON."""
+    if not raw:
+        return {"reported_ms": None, "input_rate": 0.0, "processed_rate": 0.0, "batch_ms": 0.0, "state_rows": 0.0}
+    try:
+        progress = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        progress = {}
+    durations = progress.get("durationMs") or {}
+    state = progress.get("stateOperators") or []
+    return {
+        "reported_ms": _iso_ms(progress.get("timestamp")),
+        "batch_id": progress.get("batchId"),
+        "input_rate": _number(progress.get("inputRowsPerSecond")),
+        "processed_rate": _number(progress.get("processedRowsPerSecond")),
+        "batch_ms": _number(durations.get("triggerExecution")),
+        "state_rows": sum(_number(op.get("numRowsTotal")) for op in state if isinstance(op, dict)),
+        "state_bytes": sum(_number(op.get("memoryUsedBytes")) for op in state if isinstance(op, dict)),
+    }
+
+
+# --- Lag readings and the Burrow window ----------------------------------------------------
+
+
+def _window_read(client: redis.Redis, query: str) -> list[dict[str, Any]]:
+    return [orjson.loads(item) for item in client.lrange(lag_window_key(query), 0, window_size() - 1)]
+
+
+def _window_add(client: redis.Redis, query: str, reading: dict[str, Any]) -> bool:
+    """Add the reading unless one was added less than the spacing ago (several readers poll)."""
+    if not client.set(lag_window_lock_key(query), 1, nx=True, px=window_spacing_ms()):
+        return False
+    pipe = client.pipeline(transaction=False)
+    pipe.lpush(lag_window_key(query), orjson.dumps(reading))
+    pipe.ltrim(lag_window_key(query), 0, window_size() - 1)
+    pipe.expire(lag_window_key(query), 3600)
+    pipe.execute()
+    return True
+
+
+def _samples(history: Sequence[dict[str, Any]], name: str) -> list[burrow.OffsetSample]:
+    samples = []
+    for reading in history:
+        pair = reading["p"].get(name)
+        if pair is not None:
+            samples.append(burrow.OffsetSample(reading["ts"], pair[0], pair[1], reading.get("reported")))
+    return samples
+
+
+def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
+    """Every reducer query's lag per partition, read from Kafka now, judged over the window.
+
+    ``record`` adds this reading to the sliding window (at most one per spacing interval).
+    """
+    client = _redis()
+    now_ms = now_ms if now_ms is not None else _now_ms()
+    parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in QUERY_TOPICS.items()}
+    ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
+    progress_raw = dict(zip(QUERY_TOPICS, client.mget([keys.reducer_progress(q) for q in QUERY_TOPICS]), strict=True))
+    result: dict[str, Any] = {}
+    for query, parts in parts_of.items():
+        group = topics.reducer_group(query)
+        committed = committed_offsets(group, parts)
+        figures = progress_figures(progress_raw[query])
+        reading = {
+            "ts": now_ms,
+            "reported": figures["reported_ms"],
+            "p": {f"{t}/{p}": [committed[(t, p)], ends.get((t, p), -1)] for t, p in parts},
+        }
+        history = _window_read(client, query)
+        if record:
+            _window_add(client, query, reading)
+        window = [reading, *[h for h in history if h["ts"] < now_ms]][: window_size()]
+        partitions: list[dict[str, Any]] = []
+        for topic, partition in parts:
+            samples = _samples(window, f"{topic}/{partition}")
+            evaluation = burrow.evaluate(samples, now_ms=now_ms)
+            partitions.append(
+                {
+                    "topic": topic,
+                    "partition": partition,
+                    "committed": committed[(topic, partition)],
+                    "log_end": ends.get((topic, partition), -1),
+                    "lag": evaluation.lag,
+                    "lag_seconds": round(burrow.lag_seconds(samples, now_ms=now_ms), 3),
+                    "status": str(evaluation.status),
+                    "reason": evaluation.reason,
+                }
+            )
+        statuses = [burrow.Status(p["status"]) for p in partitions]
+        result[query] = {
+            "group": group,
+            "status": str(burrow.group_status(statuses)),
+            "worst": str(burrow.worst(statuses)),
+            "lag": sum(p["lag"] for p in partitions),
+            "lag_seconds": max((p["lag_seconds"] for p in partitions), default=0.0),
+            **figures,
+            "partitions": partitions,
+        }
+    return result
+
+
+# --- Latency --------------------------------------------------------------------------------
+
+
+def percentiles(values: Sequence[float], points: Sequence[int] = (50, 90, 99)) -> dict[str, float]:
+    """Nearest-rank percentiles (``p50`` …) and the count ``n``; zeros when there is nothing."""
+    ordered = sorted(values)
+    out: dict[str, float] = {"n": float(len(ordered))}
+    for point in points:
+        if not ordered:
+            out[f"p{point}"] = 0.0
+            continue
+        rank = max(1, math.ceil(point / 100 * len(ordered)))
+        out[f"p{point}"] = float(ordered[rank - 1])
+    return out
+
+
+def stage_latencies(frames: Iterable[dict[str, Any]], *, now_ms: int) -> dict[str, list[float]]:
+    """Per-stage latencies (ms) of market frames applied within ``LATENCY_MAX_AGE_MS``:
+    event → produce, produce → Kafka, Kafka → reducer, and event → reducer."""
+    stages: dict[str, list[float]] = {"source": [], "kafka": [], "reducer": [], "end_to_end": []}
+    for frame in frames:
+        ts = frame.get("ts") if isinstance(frame, dict) else None
+        if not isinstance(ts, dict):
+            continue
+        stamps = [v for v in (ts.get(k) for k in ("event", "produce", "kafka", "reducer")) if isinstance(v, int)]
+        if len(stamps) != 4:
+            continue
+        event, produce, kafka, reducer = stamps
+        if now_ms - reducer > LATENCY_MAX_AGE_MS:
+            continue
+        stages["source"].append(max(0, produce - event))
+        stages["kafka"].append(max(0, kafka - produce))
+        stages["reducer"].append(max(0, reducer - kafka))
+        stages["end_to_end"].append(max(0, reducer - event))
+    return stages
+
+
+def latency(*, now_ms: int | None = None) -> dict[str, dict[str, float]]:
+    """Latency percentiles of recently applied market states (a random sample of the markets
+    table) and of the samples operators' browsers acknowledged (receipt - event time)."""
+    client = _redis()
+    now_ms = now_ms if now_ms is not None else _now_ms()
+    ids = client.srandmember(keys.market_definitions_index(), LATENCY_STATE_SAMPLE) or []
+    pipe = client.pipeline(transaction=False)
+    for raw in ids:
+        pipe.hget(keys.market_state(int(raw)), "state")
+    frames = []
+    for raw_state in pipe.execute() if ids else []:
+        if raw_state:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                frames.append(orjson.loads(raw_state))
+    stages = stage_latencies(frames, now_ms=now_ms)
+    result = {name: percentiles(values) for name, values in stages.items()}
+    browser = [orjson.loads(x) for x in client.lrange(browser_latency_key(), 0, BROWSER_SAMPLES_MAX - 1)]
+    recent = [b for b in browser if now_ms - int(b.get("at", 0)) <= LATENCY_MAX_AGE_MS * 5]
+    result["browser"] = percentiles([float(b["e2e"]) for b in recent])
+    result["websocket"] = percentiles([float(b["ws"]) for b in recent if b.get("ws") is not None])
+    return result
+
+
+def browser_latency_record(*, samples: Sequence[dict[str, float]], now_ms: int | None = None) -> int:
+    """Keep latency samples a browser measured: ``e2e`` (receipt - event time, ms) and optionally
+    ``ws`` (receipt - reducer time). Returns how many were kept."""
+    now_ms = now_ms if now_ms is not None else _now_ms()
+    rows = [
+        orjson.dumps({"at": now_ms, "e2e": float(s["e2e"]), "ws": float(s["ws"]) if "ws" in s else None})
+        for s in samples
+    ]
+    if not rows:
+        return 0
+    client = _redis()
+    pipe = client.pipeline(transaction=False)
+    pipe.lpush(browser_latency_key(), *rows)
+    pipe.ltrim(browser_latency_key(), 0, BROWSER_SAMPLES_MAX - 1)
+    pipe.expire(browser_latency_key(), BROWSER_SAMPLES_TTL_S)
+    pipe.execute()
+    return len(rows)
+
+
+# --- Websockets per worker -------------------------------------------------------------------
+
+
+def worker_name() -> str:
+    """This process's name in the websocket report: host and pid."""
+    import os
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def websockets_report(*, count: int, worker: str | None = None, now_ms: int | None = None) -> None:
+    """The hook an ASGI worker calls (every few seconds, and on connect/disconnect) with the
+    number of websockets it holds. Reports older than 30 s are ignored; the hash expires when
+    no worker reports any more."""
+    now_ms = now_ms if now_ms is not None else _now_ms()
+    client = _redis()
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(keys.counter(COUNTER_WEBSOCKETS), worker or worker_name(), orjson.dumps({"n": count, "ts": now_ms}))
+    pipe.expire(keys.counter(COUNTER_WEBSOCKETS), 60)
+    pipe.execute()
+
+
+def websockets_by_worker(*, now_ms: int | None = None) -> dict[str, int]:
+    now_ms = now_ms if now_ms is not None else _now_ms()
+    client = _redis()
+    result: dict[str, int] = {}
+    stale = []
+    for worker, raw in client.hgetall(keys.counter(COUNTER_WEBSOCKETS)).items():
+        report = orjson.loads(raw)
+        if now_ms - int(report["ts"]) > WEBSOCKET_REPORT_MAX_AGE_MS:
+            stale.append(worker)
+            continue
+        result[worker.decode()] = int(report["n"])
+    if stale:
+        client.hdel(keys.counter(COUNTER_WEBSOCKETS), *stale)
+    return dict(sorted(result.items()))
+
+
+# --- Everything at once ----------------------------------------------------------------------
+
+
+def _counters(name: str) -> dict[str, int]:
+    return {k.decode(): int(v) for k, v in sorted(_redis().hgetall(keys.counter(name)).items())}
+
+
+def celery_queue_depth() -> int:
+    return int(_broker().llen(CELERY_QUEUE))
+
+
+def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
+    """Every figure of the dashboard and ``/metrics`` at one moment."""
+    now_ms = now_ms if now_ms is not None else _now_ms()
+    memory = _redis().info("memory")
+    return {
+        "v": 1,
+        "ts": now_ms,
+        "queries": reducer_lag(now_ms=now_ms, record=record),
+        "latency": latency(now_ms=now_ms),
+        "websockets": websockets_by_worker(now_ms=now_ms),
+        "dead_letters": _counters(COUNTER_DEAD_LETTERS),
+        "late_records": _counters(COUNTER_LATE_RECORDS),
+        "redis_memory_bytes": int(memory.get("used_memory", 0)),
+        "celery_queue_depth": celery_queue_depth(),
+    }
+
+
+def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
+    """The snapshot flattened to named numbers, as kept in the history and drawn in the charts."""
+    series: dict[str, float] = {}
+    for query, q in snapshot.get("queries", {}).items():
+        series[f"lag.{query}"] = float(q["lag"])
+        series[f"lag_s.{query}"] = float(q["lag_seconds"])
+        series[f"rate_in.{query}"] = round(float(q["input_rate"]), 2)
+        series[f"rate_out.{query}"] = round(float(q["processed_rate"]), 2)
+        series[f"batch_ms.{query}"] = float(q["batch_ms"])
+        series[f"state_rows.{query}"] = float(q.get("state_rows", 0.0))
+        series[f"status.{query}"] = float(burrow.SEVERITY[burrow.Status(q["worst"])])
+    for stage, figures in snapshot.get("latency", {}).items():
+        for point in ("p50", "p90", "p99"):
+            series[f"latency.{stage}.{point}"] = float(figures.get(point, 0.0))
+    series["websockets"] = float(sum(snapshot.get("websockets", {}).values()))
+    series["dead_letters"] = float(sum(snapshot.get("dead_letters", {}).values()))
+    series["late_records"] = float(sum(snapshot.get("late_records", {}).values()))
+    series["redis_memory_bytes"] = float(snapshot.get("redis_memory_bytes", 0))
+    series["celery_queue_depth"] = float(snapshot.get("celery_queue_depth", 0))
+    return series

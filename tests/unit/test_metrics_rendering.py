@@ -1,0 +1,135 @@
+"""Prometheus rendering of a metrics snapshot, and the pure helpers of the metrics service."""
+
+from __future__ import annotations
+
+from odds.services.metrics import percentiles, snapshot_series, stage_latencies
+from odds.services.metrics_prometheus import METRICS, render
+
+SNAPSHOT = {
+    "v": 1,
+    "ts": 1_000_000,
+    "queries": {
+        "prices": {
+            "group": "sb.reducer.prices",
+            "status": "WARN",
+            "worst": "WARN",
+            "lag": 7,
+            "lag_seconds": 1.5,
+            "input_rate": 120.5,
+            "processed_rate": 118.25,
+            "batch_ms": 210.0,
+            "state_rows": 0.0,
+            "partitions": [
+                {
+                    "topic": "sb.prices.v1",
+                    "partition": 0,
+                    "committed": 10,
+                    "log_end": 17,
+                    "lag": 7,
+                    "lag_seconds": 1.5,
+                    "status": "WARN",
+                    "reason": "lag grew",
+                },
+                {
+                    "topic": "sb.prices.v1",
+                    "partition": 1,
+                    "committed": 5,
+                    "log_end": 5,
+                    "lag": 0,
+                    "lag_seconds": 0.0,
+                    "status": "OK",
+                    "reason": "caught up",
+                },
+            ],
+        }
+    },
+    "latency": {"end_to_end": {"n": 3.0, "p50": 12.0, "p90": 30.0, "p99": 31.0}},
+    "websockets": {"host:1": 4, "host:2": 3},
+    "dead_letters": {"bad_json": 2},
+    "late_records": {"movers": 9},
+    "redis_memory_bytes": 1048576,
+    "celery_queue_depth": 3,
+}
+
+
+def test_lag_per_partition_is_rendered_with_query_group_topic_and_partition():
+    text = render(SNAPSHOT)
+    assert (
+        'sportsbook_reducer_lag_records{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",partition="0"} 7'
+        in text
+    )
+    assert (
+        'sportsbook_reducer_lag_seconds{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",partition="0"} 1.5'
+        in text
+    )
+
+
+def test_status_is_one_hot_over_the_burrow_statuses():
+    text = render(SNAPSHOT)
+    assert 'partition="0",status="WARN"} 1' in text
+    assert 'partition="0",status="OK"} 0' in text
+    assert 'partition="1",status="OK"} 1' in text
+
+
+def test_every_metric_has_help_and_type_once():
+    text = render(SNAPSHOT)
+    for name, (kind, _) in METRICS.items():
+        assert text.count(f"# TYPE {name} {kind}\n") == 1
+        assert text.count(f"# HELP {name} ") == 1
+
+
+def test_rates_batch_duration_and_service_figures():
+    text = render(SNAPSHOT)
+    assert 'sportsbook_reducer_input_rows_per_second{query="prices"} 120.5' in text
+    assert 'sportsbook_reducer_batch_duration_seconds{query="prices"} 0.21' in text
+    assert 'sportsbook_websockets{worker="host:1"} 4' in text
+    assert 'sportsbook_dead_letters_total{reason="bad_json"} 2' in text
+    assert 'sportsbook_late_records_total{query="movers"} 9' in text
+    assert "sportsbook_redis_memory_bytes 1048576" in text
+    assert "sportsbook_celery_queue_depth 3" in text
+    assert 'sportsbook_latency_milliseconds{stage="end_to_end",quantile="0.99"} 31' in text
+
+
+def test_label_values_are_escaped():
+    text = render({"websockets": {'a"b\\c\nd': 1}})
+    assert 'sportsbook_websockets{worker="a\\"b\\\\c\\nd"} 1' in text
+
+
+def test_every_sample_line_parses_as_name_labels_value():
+    for line in render(SNAPSHOT).splitlines():
+        if line.startswith("#"):
+            continue
+        name_and_labels, value = line.rsplit(" ", 1)
+        float(value)
+        assert name_and_labels.split("{")[0] in METRICS
+
+
+def test_empty_snapshot_renders_only_the_service_gauges():
+    samples = [line for line in render({}).splitlines() if not line.startswith("#")]
+    assert samples == ["sportsbook_redis_memory_bytes 0", "sportsbook_celery_queue_depth 0"]
+
+
+def test_percentiles_use_nearest_rank():
+    result = percentiles([float(x) for x in range(1, 101)])
+    assert (result["p50"], result["p90"], result["p99"], result["n"]) == (50.0, 90.0, 99.0, 100.0)
+    assert percentiles([])["p99"] == 0.0
+
+
+def test_stage_latencies_skip_old_and_incomplete_frames():
+    now = 1_000_000
+    frames = [
+        {"ts": {"event": now - 50, "produce": now - 45, "kafka": now - 40, "reducer": now - 10}},
+        {"ts": {"event": now - 900_000, "produce": 1, "kafka": 1, "reducer": now - 800_000}},
+        {"ts": {"event": now}},
+        {"no": "ts"},
+    ]
+    stages = stage_latencies(frames, now_ms=now)
+    assert stages == {"source": [5], "kafka": [5], "reducer": [30], "end_to_end": [40]}
+
+
+def test_snapshot_series_flattens_per_query_figures():
+    series = snapshot_series(SNAPSHOT)
+    assert series["lag.prices"] == 7.0
+    assert series["status.prices"] == 1.0
+    assert series["websockets"] == 7.0
+    assert series["latency.end_to_end.p99"] == 31.0
