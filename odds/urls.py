@@ -16,3 +16,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(template_name="odds/login.html"), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
+
+# Trader and operator pages and APIs (staff only), and /metrics.
+urlpatterns += [path("", include("odds.views.ops"))]

@@ -414,3 +414,8 @@ def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
     series["redis_memory_bytes"] = float(snapshot.get("redis_memory_bytes", 0))
     series["celery_queue_depth"] = float(snapshot.get("celery_queue_depth", 0))
     return series
+
+
+def latency_watch_markets(*, count: int = 20) -> list[int]:
+    """A few markets of the table for an operator's browser to watch and acknowledge."""
+    return sorted(int(m) for m in _redis().srandmember(keys.market_definitions_index(), count) or [])

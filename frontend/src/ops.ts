@@ -1,0 +1,343 @@
+// Staff pages: live lag dashboard with charts, liability, subscriptions, settlement progress.
+// One entry, dispatched on <body data-page>; every page polls the staff JSON API.
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import {
+  appendPoint,
+  column,
+  formatAgo,
+  formatBytes,
+  formatCount,
+  frameLatency,
+  type History,
+  rangeMs,
+  type Snapshot,
+  snapshotSeries,
+} from "./opsmodel";
+
+const POLL_MS = 2000;
+const COLOURS = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777"];
+
+function csrf(): string {
+  return document.body.dataset.csrf ?? "";
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return (await response.json()) as T;
+}
+
+async function postJson(url: string, body: unknown): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+    body: JSON.stringify(body),
+  });
+}
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function every(ms: number, task: () => Promise<void>): void {
+  const run = async () => {
+    try {
+      await task();
+    } catch (error) {
+      console.warn(error);
+    } finally {
+      window.setTimeout(run, ms);
+    }
+  };
+  void run();
+}
+
+function stamp(): void {
+  const updated = document.getElementById("updated");
+  if (updated) updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+}
+
+// --- Lag dashboard ---------------------------------------------------------------------------
+
+interface Chart {
+  plot: uPlot;
+  series: { name: string; label: string; scale?: number }[];
+}
+
+function chart(id: string, series: { name: string; label: string; scale?: number }[]): Chart | null {
+  const host = document.getElementById(id);
+  if (!host) return null;
+  const options: uPlot.Options = {
+    width: Math.max(300, host.clientWidth || 460),
+    height: 180,
+    series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLOURS[i % COLOURS.length], width: 1.5 }))],
+    axes: [{}, { size: 60 }],
+    legend: { live: false },
+  };
+  const empty: uPlot.AlignedData = [[], ...series.map(() => [])];
+  return { plot: new uPlot(options, empty, host), series };
+}
+
+function draw(c: Chart | null, history: History): void {
+  if (!c) return;
+  const data: uPlot.AlignedData = [history.ts.map((t) => t / 1000), ...c.series.map((s) => column(history, s.name, s.scale))];
+  c.plot.setData(data);
+}
+
+function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
+  host.replaceChildren();
+  for (const [name, q] of Object.entries(snapshot.queries)) {
+    const card = el("article", { class: "panel query", "data-query": name, "data-status": q.worst });
+    const head = el("h2");
+    head.append(el("span", {}, name), " ", el("span", { class: `badge lag-${q.worst}`, "data-role": "status" }, q.worst));
+    card.append(head);
+    const facts = el("p", { class: "hint" });
+    const reported = q.reported_ms ? formatAgo(q.reported_ms, snapshot.ts) : "never";
+    facts.textContent =
+      `group ${q.group} · lag ${formatCount(q.lag)} rec / ${q.lag_seconds.toFixed(1)} s · in ${q.input_rate.toFixed(1)}/s ` +
+      `· processed ${q.processed_rate.toFixed(1)}/s · batch ${Math.round(q.batch_ms)} ms · state ${formatCount(q.state_rows ?? 0)} rows ` +
+      `· last report ${reported}`;
+    card.append(facts);
+    const table = el("table", { class: "grid partitions" });
+    const headRow = el("tr");
+    for (const h of ["partition", "committed", "log end", "lag", "lag s", "status", "why"]) headRow.append(el("th", {}, h));
+    table.append(el("thead"), el("tbody"));
+    table.tHead?.append(headRow);
+    for (const p of q.partitions) {
+      const row = el("tr", { "data-partition": String(p.partition), "data-status": p.status });
+      row.append(
+        el("td", {}, `${p.topic}/${p.partition}`),
+        el("td", { class: "num" }, String(p.committed)),
+        el("td", { class: "num" }, String(p.log_end)),
+        el("td", { class: "num", "data-role": "lag" }, String(p.lag)),
+        el("td", { class: "num" }, p.lag_seconds.toFixed(1)),
+        el("td", {}, ""),
+        el("td", { class: "hint" }, p.reason),
+      );
+      row.children[5]?.append(el("span", { class: `badge lag-${p.status}` }, p.status));
+      table.tBodies[0]?.append(row);
+    }
+    card.append(table);
+    host.append(card);
+  }
+}
+
+function renderPlatform(host: HTMLElement, s: Snapshot): void {
+  host.replaceChildren();
+  const add = (term: string, value: string, role: string) => {
+    host.append(el("dt", {}, term), el("dd", { "data-role": role }, value));
+  };
+  const workers = Object.entries(s.websockets);
+  add("Websockets", workers.length ? workers.map(([w, n]) => `${w}: ${n}`).join(", ") : "no worker reports", "websockets");
+  const dl = Object.entries(s.dead_letters);
+  add("Dead letters", dl.length ? dl.map(([r, n]) => `${r} ${n}`).join(", ") : "0", "dead-letters");
+  const late = Object.entries(s.late_records);
+  add("Late records", late.length ? late.map(([q, n]) => `${q} ${n}`).join(", ") : "0", "late-records");
+  add("Redis memory", formatBytes(s.redis_memory_bytes), "redis-memory");
+  add("Celery queue", String(s.celery_queue_depth), "celery-queue");
+  for (const [stage, p] of Object.entries(s.latency)) {
+    add(`Latency ${stage}`, p.n ? `p50 ${p.p50} · p90 ${p.p90} · p99 ${p.p99} ms (n=${p.n})` : "no samples", `latency-${stage}`);
+  }
+}
+
+/** Watch a few markets over the public websocket and acknowledge their latency to the server. */
+function browserLatency(markets: number[], url: string): void {
+  if (!markets.length) return;
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/ws/odds/`);
+  let pending: { e2e: number; ws: number }[] = [];
+  socket.onopen = () => socket.send(JSON.stringify({ type: "watch", markets }));
+  socket.onmessage = (event) => {
+    const frame: unknown = JSON.parse(String(event.data));
+    if ((frame as { type?: string }).type !== "market") return;
+    const sample = frameLatency(frame, Date.now());
+    if (sample) pending.push(sample);
+  };
+  window.setInterval(() => {
+    if (!pending.length) return;
+    const samples = pending.slice(0, 500);
+    pending = [];
+    void postJson(url, { samples });
+  }, 5000);
+}
+
+function lagPage(): void {
+  const host = document.getElementById("queries");
+  const platform = document.getElementById("platform");
+  const picker = document.getElementById("range") as HTMLSelectElement | null;
+  if (!host || !platform) return;
+  const snapshotUrl = host.dataset.snapshotUrl ?? "";
+  const historyUrl = host.dataset.historyUrl ?? "";
+  const queries = ["prices", "commands", "markets", "liability", "movers"];
+  const charts = {
+    lag: chart("chart-lag", queries.map((q) => ({ name: `lag.${q}`, label: q }))),
+    lagS: chart("chart-lag-s", queries.map((q) => ({ name: `lag_s.${q}`, label: q }))),
+    rates: chart("chart-rates", [
+      { name: "rate_in.prices", label: "input" },
+      { name: "rate_out.prices", label: "processed" },
+    ]),
+    batch: chart("chart-batch", queries.map((q) => ({ name: `batch_ms.${q}`, label: q }))),
+    latency: chart("chart-latency", [
+      { name: "latency.end_to_end.p50", label: "reducer p50" },
+      { name: "latency.end_to_end.p99", label: "reducer p99" },
+      { name: "latency.browser.p50", label: "browser p50" },
+      { name: "latency.browser.p99", label: "browser p99" },
+    ]),
+    platform: chart("chart-platform", [
+      { name: "websockets", label: "websockets" },
+      { name: "celery_queue_depth", label: "celery queue" },
+      { name: "redis_memory_bytes", label: "redis MB", scale: 1 / 1_048_576 },
+    ]),
+  };
+  let history: History = { ts: [], series: {} };
+  let span = rangeMs(picker?.value ?? "15m");
+  const redraw = () => Object.values(charts).forEach((c) => draw(c, history));
+  const loadHistory = async () => {
+    const range = picker?.value ?? "15m";
+    span = rangeMs(range);
+    history = await getJson<History>(`${historyUrl}?range=${encodeURIComponent(range)}`);
+    redraw();
+  };
+  picker?.addEventListener("change", () => void loadHistory());
+  void loadHistory();
+  let watching = false;
+  every(POLL_MS, async () => {
+    const snapshot = await getJson<Snapshot>(snapshotUrl);
+    renderQueries(host, snapshot);
+    renderPlatform(platform, snapshot);
+    history = appendPoint(history, snapshot.ts, snapshotSeries(snapshot), span);
+    redraw();
+    stamp();
+    if (!watching && snapshot.latency_markets?.length) {
+      watching = true;
+      browserLatency(snapshot.latency_markets, host.dataset.latencyUrl ?? "");
+    }
+  });
+}
+
+// --- Trader pages ----------------------------------------------------------------------------
+
+interface LiabilityRow {
+  selection_id: number;
+  selection: string;
+  market: string;
+  event: string;
+  price: string;
+  liability: string;
+  liability_pence: number;
+  bets: number;
+}
+
+function liabilityPage(): void {
+  const table = document.getElementById("liability") as HTMLTableElement | null;
+  if (!table) return;
+  every(POLL_MS, async () => {
+    const { selections } = await getJson<{ selections: LiabilityRow[] }>(table.dataset.url ?? "");
+    const top = Math.max(1, ...selections.map((s) => s.liability_pence));
+    const body = table.tBodies[0];
+    body?.replaceChildren(
+      ...selections.map((s) => {
+        const row = el("tr", { "data-selection": String(s.selection_id) });
+        const bar = el("meter", { min: "0", max: String(top), value: String(s.liability_pence) });
+        row.append(
+          el("td", {}, s.event),
+          el("td", {}, s.market),
+          el("td", {}, s.selection),
+          el("td", { class: "num" }, s.price),
+          el("td", { class: "num" }, String(s.bets)),
+          el("td", { class: "num", "data-role": "liability" }, s.liability),
+          el("td"),
+        );
+        row.lastElementChild?.append(bar);
+        return row;
+      }),
+    );
+    stamp();
+  });
+}
+
+interface ChannelRow {
+  channel: string;
+  user: string;
+  view: string;
+  query: Record<string, unknown> | null;
+  markets: number[];
+  status: string;
+  seq: number;
+  created: number;
+  seen: number;
+  partitions: Record<string, number>;
+}
+
+function subscriptionsPage(): void {
+  const table = document.getElementById("channels") as HTMLTableElement | null;
+  if (!table) return;
+  const endUrl = table.dataset.endUrl ?? "";
+  const refresh = async () => {
+    const { channels } = await getJson<{ channels: ChannelRow[] }>(table.dataset.url ?? "");
+    const now = Date.now();
+    table.tBodies[0]?.replaceChildren(
+      ...channels.map((c) => {
+        const row = el("tr", { "data-channel": c.channel });
+        const what = c.query ? JSON.stringify(c.query) : c.markets.slice(0, 12).join(", ") + (c.markets.length > 12 ? " …" : "");
+        const parts = Object.entries(c.partitions).map(([p, n]) => `p${p}×${n}`).join(" ");
+        const end = el("button", { type: "button", "data-action": "end" }, "End");
+        end.addEventListener("click", async () => {
+          end.setAttribute("disabled", "");
+          await postJson(endUrl.replace("CHANNEL", encodeURIComponent(c.channel)), {});
+          await refresh();
+        });
+        row.append(
+          el("td", { class: "mono" }, c.channel.slice(0, 10) + "…"),
+          el("td", {}, c.user),
+          el("td", {}, c.view),
+          el("td", {}, what),
+          el("td", {}, c.status),
+          el("td", { class: "num" }, String(c.seq)),
+          el("td", {}, c.created ? new Date(c.created).toLocaleTimeString() : ""),
+          el("td", {}, formatAgo(c.seen, now)),
+          el("td", {}, parts),
+          el("td"),
+        );
+        row.lastElementChild?.append(end);
+        return row;
+      }),
+    );
+    stamp();
+  };
+  every(POLL_MS, refresh);
+}
+
+function settlementPage(): void {
+  const host = document.getElementById("settlement");
+  const bar = document.getElementById("settle-bar") as HTMLProgressElement | null;
+  const count = document.getElementById("settle-count");
+  const status = document.getElementById("settle-status");
+  if (!host || !bar || !count || !status) return;
+  const poll = async () => {
+    const p = await getJson<{ total: number; settled: number; done: boolean; market_status: string }>(host.dataset.url ?? "");
+    bar.max = Math.max(1, p.total);
+    bar.value = p.settled;
+    count.textContent = `${p.settled} / ${p.total}`;
+    count.dataset.settled = String(p.settled);
+    count.dataset.total = String(p.total);
+    status.textContent = p.market_status;
+    host.dataset.done = String(p.done);
+    if (!p.done) window.setTimeout(() => void poll(), 1000);
+  };
+  void poll();
+}
+
+const pages: Record<string, () => void> = {
+  lag: lagPage,
+  liability: liabilityPage,
+  subscriptions: subscriptionsPage,
+  markets: settlementPage,
+};
+
+document.addEventListener("DOMContentLoaded", () => pages[document.body.dataset.page ?? ""]?.());

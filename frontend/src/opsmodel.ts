@@ -1,0 +1,137 @@
+// Pure helpers of the staff pages: flattening a metrics snapshot into chart series, keeping a
+// bounded live history, and formatting. No DOM here, so vitest covers it without a browser.
+
+export type Status = "OK" | "WARN" | "STALL" | "STOP" | "ERR";
+
+export interface PartitionLag {
+  topic: string;
+  partition: number;
+  committed: number;
+  log_end: number;
+  lag: number;
+  lag_seconds: number;
+  status: Status;
+  reason: string;
+}
+
+export interface QueryLag {
+  group: string;
+  status: Status;
+  worst: Status;
+  lag: number;
+  lag_seconds: number;
+  input_rate: number;
+  processed_rate: number;
+  batch_ms: number;
+  state_rows?: number;
+  reported_ms: number | null;
+  partitions: PartitionLag[];
+}
+
+export interface Percentiles {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+export interface Snapshot {
+  ts: number;
+  queries: Record<string, QueryLag>;
+  latency: Record<string, Percentiles>;
+  websockets: Record<string, number>;
+  dead_letters: Record<string, number>;
+  late_records: Record<string, number>;
+  redis_memory_bytes: number;
+  celery_queue_depth: number;
+  latency_markets?: number[];
+}
+
+export interface History {
+  ts: number[];
+  series: Record<string, (number | null)[]>;
+}
+
+const SEVERITY: Record<Status, number> = { OK: 0, WARN: 1, STALL: 2, STOP: 3, ERR: 4 };
+
+function sum(values: Record<string, number>): number {
+  return Object.values(values).reduce((a, b) => a + b, 0);
+}
+
+/** The same names as the server's `snapshot_series`, so live points extend the sampled history. */
+export function snapshotSeries(s: Snapshot): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, q] of Object.entries(s.queries)) {
+    out[`lag.${name}`] = q.lag;
+    out[`lag_s.${name}`] = q.lag_seconds;
+    out[`rate_in.${name}`] = q.input_rate;
+    out[`rate_out.${name}`] = q.processed_rate;
+    out[`batch_ms.${name}`] = q.batch_ms;
+    out[`state_rows.${name}`] = q.state_rows ?? 0;
+    out[`status.${name}`] = SEVERITY[q.worst] ?? 0;
+  }
+  for (const [stage, p] of Object.entries(s.latency)) {
+    out[`latency.${stage}.p50`] = p.p50;
+    out[`latency.${stage}.p90`] = p.p90;
+    out[`latency.${stage}.p99`] = p.p99;
+  }
+  out["websockets"] = sum(s.websockets);
+  out["dead_letters"] = sum(s.dead_letters);
+  out["late_records"] = sum(s.late_records);
+  out["redis_memory_bytes"] = s.redis_memory_bytes;
+  out["celery_queue_depth"] = s.celery_queue_depth;
+  return out;
+}
+
+/** Append one live point (epoch ms) to a history, dropping points older than `spanMs`. */
+export function appendPoint(history: History, ts: number, values: Record<string, number>, spanMs: number): History {
+  const keep = history.ts.findIndex((t) => t >= ts - spanMs);
+  const start = keep < 0 ? history.ts.length : keep;
+  const out: History = { ts: [...history.ts.slice(start), ts], series: {} };
+  const names = new Set([...Object.keys(history.series), ...Object.keys(values)]);
+  for (const name of names) {
+    const old = history.series[name] ?? new Array<number | null>(history.ts.length).fill(null);
+    out.series[name] = [...old.slice(start), values[name] ?? null];
+  }
+  return out;
+}
+
+export function column(history: History, name: string, scale = 1): (number | null)[] {
+  const values = history.series[name] ?? new Array<number | null>(history.ts.length).fill(null);
+  return values.map((v) => (v === null ? null : v * scale));
+}
+
+export function rangeMs(range: string): number {
+  const match = /^(\d+)([mhd])$/.exec(range);
+  if (!match) return 15 * 60_000;
+  const unit = match[2] === "m" ? 60_000 : match[2] === "h" ? 3_600_000 : 86_400_000;
+  return Number(match[1]) * unit;
+}
+
+export function formatCount(n: number): string {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e4) return `${(n / 1e3).toFixed(1)}k`;
+  return String(Math.round(n));
+}
+
+export function formatBytes(n: number): string {
+  return `${(n / 1_048_576).toFixed(1)} MB`;
+}
+
+export function formatAgo(ms: number, now: number): string {
+  const s = Math.max(0, Math.round((now - ms) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  return `${Math.floor(s / 3600)} h ago`;
+}
+
+/** Latency samples a browser can acknowledge from a market frame it received at `now`. */
+export function frameLatency(frame: unknown, now: number): { e2e: number; ws: number } | null {
+  if (typeof frame !== "object" || frame === null) return null;
+  const ts = (frame as { ts?: Record<string, unknown> }).ts;
+  if (!ts || typeof ts.event !== "number" || typeof ts.reducer !== "number") return null;
+  const e2e = now - ts.event;
+  const ws = now - ts.reducer;
+  if (e2e < 0 || e2e > 600_000 || ws < 0 || ws > 600_000) return null;
+  return { e2e, ws };
+}

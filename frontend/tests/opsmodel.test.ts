@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import { appendPoint, column, formatAgo, formatCount, frameLatency, type History, rangeMs, type Snapshot, snapshotSeries } from "../src/opsmodel";
+
+const snapshot: Snapshot = {
+  ts: 1000,
+  queries: {
+    prices: {
+      group: "sb.reducer.prices", status: "WARN", worst: "WARN", lag: 7, lag_seconds: 1.5, input_rate: 10,
+      processed_rate: 9, batch_ms: 200, reported_ms: 900, partitions: [],
+    },
+  },
+  latency: { end_to_end: { n: 3, p50: 12, p90: 30, p99: 31 } },
+  websockets: { a: 4, b: 3 },
+  dead_letters: { bad_json: 2 },
+  late_records: {},
+  redis_memory_bytes: 1024,
+  celery_queue_depth: 3,
+};
+
+describe("snapshotSeries", () => {
+  it("uses the server's series names", () => {
+    const s = snapshotSeries(snapshot);
+    expect(s["lag.prices"]).toBe(7);
+    expect(s["status.prices"]).toBe(1);
+    expect(s["websockets"]).toBe(7);
+    expect(s["latency.end_to_end.p99"]).toBe(31);
+    expect(s["late_records"]).toBe(0);
+  });
+});
+
+describe("appendPoint", () => {
+  it("adds a point and drops points older than the span", () => {
+    let h: History = { ts: [0, 1000], series: { a: [1, 2] } };
+    h = appendPoint(h, 2000, { a: 3, b: 9 }, 1500);
+    expect(h.ts).toEqual([1000, 2000]);
+    expect(h.series["a"]).toEqual([2, 3]);
+    expect(h.series["b"]).toEqual([null, 9]);
+  });
+  it("keeps columns aligned when a series is missing from the point", () => {
+    const h = appendPoint({ ts: [0], series: { a: [1] } }, 10, {}, 100);
+    expect(column(h, "a")).toEqual([1, null]);
+    expect(column(h, "missing")).toEqual([null, null]);
+  });
+});
+
+describe("formatting", () => {
+  it("formats ranges, counts and ages", () => {
+    expect(rangeMs("15m")).toBe(900_000);
+    expect(rangeMs("7d")).toBe(604_800_000);
+    expect(formatCount(12_345)).toBe("12.3k");
+    expect(formatAgo(0, 90_000)).toBe("1 min ago");
+  });
+});
+
+describe("frameLatency", () => {
+  it("measures receipt against the event and reducer times", () => {
+    expect(frameLatency({ ts: { event: 100, reducer: 150 } }, 200)).toEqual({ e2e: 100, ws: 50 });
+  });
+  it("ignores frames without times or with impossible ones", () => {
+    expect(frameLatency({ type: "market" }, 200)).toBeNull();
+    expect(frameLatency({ ts: { event: 300, reducer: 150 } }, 200)).toBeNull();
+  });
+});

@@ -1,0 +1,84 @@
+"""Operator pages and endpoints: the lag dashboard (/ops/lag) and Prometheus metrics (/metrics).
+
+``urlpatterns`` lists every staff page and API of the trader and operator areas; the project's
+URL configuration includes it once.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import path
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from odds.api import ops as api
+from odds.selectors.ops import RANGES
+from odds.services.metrics import metrics_snapshot
+from odds.services.metrics_prometheus import CONTENT_TYPE
+from odds.services.metrics_prometheus import render as prometheus_render
+from odds.views import trading
+from odds.views.trading import staff_page
+
+
+@staff_page
+def lag_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "odds/ops/lag.html", {"page": "lag", "ranges": list(RANGES)})
+
+
+def metrics_token() -> str:
+    return str(getattr(settings, "METRICS_TOKEN", "") or os.environ.get("METRICS_TOKEN", ""))
+
+
+def _loopback(request: HttpRequest) -> bool:
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+@never_cache
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    """Prometheus scrape target: ``Authorization: Bearer $METRICS_TOKEN``; with no token
+    configured (development) only loopback clients are answered."""
+    token = metrics_token()
+    if token:
+        given = request.headers.get("Authorization", "")
+        if not secrets.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            response = HttpResponse("bearer token required\n", status=401, content_type="text/plain")
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
+    elif not _loopback(request):
+        return HttpResponse("set METRICS_TOKEN to scrape from other hosts\n", status=403, content_type="text/plain")
+    return HttpResponse(prometheus_render(metrics_snapshot()), content_type=CONTENT_TYPE)
+
+
+# Staff pages and APIs (every one of them is checked for 401/403 by the tests).
+staff_urlpatterns = [
+    path("trading/", trading.markets_page, name="trading-markets"),
+    path("trading/events", trading.event_create_view, name="trading-event-create"),
+    path("trading/markets/<int:market_id>/suspend", trading.market_suspend_view, name="trading-market-suspend"),
+    path("trading/markets/<int:market_id>/resume", trading.market_resume_view, name="trading-market-resume"),
+    path("trading/markets/<int:market_id>/price", trading.selection_price_view, name="trading-market-price"),
+    path("trading/markets/<int:market_id>/result", trading.market_result_view, name="trading-market-result"),
+    path("trading/markets/<int:market_id>/settle", trading.market_settle_view, name="trading-market-settle"),
+    path("trading/markets/<int:market_id>/settlement", trading.settlement_page, name="trading-settlement"),
+    path("trading/liability", trading.liability_page, name="trading-liability"),
+    path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),
+    path("ops/lag", lag_page, name="ops-lag"),
+    path("trading/api/liability", api.trading_liability, name="trading-api-liability"),
+    path("trading/api/channels", api.trading_channels, name="trading-api-channels"),
+    path("trading/api/channels/<str:channel_id>/end", api.trading_channel_end, name="trading-api-channel-end"),
+    path("trading/api/markets/<int:market_id>/settlement", api.trading_settlement, name="trading-api-settlement"),
+    path("ops/api/snapshot", api.ops_snapshot, name="ops-api-snapshot"),
+    path("ops/api/history", api.ops_history, name="ops-api-history"),
+    path("ops/api/latency", api.ops_latency, name="ops-api-latency"),
+]
+
+urlpatterns = [*staff_urlpatterns, path("metrics", metrics, name="metrics")]
