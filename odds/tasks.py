@@ -62,3 +62,59 @@ def streams_expire_idle() -> None:
     ended = streams_expire(idle_ms=settings.STREAM_IDLE_EXPIRY_S * 1000)
     if ended:
         log.info("ended %d idle subscriber channels", len(ended))
+
+
+# --- Operations: metrics history, kick-off safety net, weekly digest ---------------------------
+
+
+@shared_task(ignore_result=True)
+def metrics_sample() -> None:
+    """Run by beat every 5 s: keep one sample of the dashboard's figures per slot (idempotent).
+    A lost run only leaves a gap in the history, so it is neither acknowledged late nor retried."""
+    from odds.services.metrics_history import metrics_sample_record
+
+    metrics_sample_record()
+
+
+@shared_task(bind=True, ignore_result=True, acks_late=True, max_retries=3)
+def metrics_prune(self: Task) -> None:
+    """Run by beat hourly: delete samples older than the retention."""
+    from odds.services.metrics_history import metrics_prune as prune
+
+    try:
+        deleted = prune()
+    except (DatabaseError, InterfaceError) as exc:
+        raise self.retry(exc=exc, countdown=60) from exc
+    if deleted:
+        log.info("pruned %d metric samples", deleted)
+
+
+@shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=5)
+def markets_kickoff_suspend(self: Task) -> None:
+    """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled."""
+    from odds.services.ops_digest import kickoff_overdue_suspend
+
+    try:
+        kickoff_overdue_suspend()
+    except (DatabaseError, InterfaceError) as exc:
+        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+
+
+@shared_task(ignore_result=True)
+def digest_weekly() -> None:
+    """Run by beat on Monday morning: one ``digest_email`` task per user with open bets."""
+    from odds.services.ops_digest import digest_recipients
+
+    for user_id in digest_recipients():
+        digest_email.delay(user_id)
+
+
+@shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=5)
+def digest_email(self: Task, user_id: int) -> None:
+    """Email one user their open bets; sent at most once per user and ISO week."""
+    from odds.services.ops_digest import digest_send
+
+    try:
+        digest_send(user_id=user_id)
+    except (DatabaseError, InterfaceError, OSError) as exc:
+        raise self.retry(exc=exc, countdown=min(600, 30 * 2**self.request.retries)) from exc

@@ -4,6 +4,7 @@ from webapp.settings.base import *
 from webapp.settings.celery import *
 from webapp.settings.channels import *
 from webapp.settings.db import *
+from webapp.settings.email import *
 from webapp.settings.kafka import *
 from webapp.settings.logging import *
 from webapp.settings.redis import *

@@ -1,3 +1,5 @@
+from celery.schedules import crontab
+
 from webapp.settings.env import env
 from webapp.settings.redis import REDIS_URL
 
@@ -17,4 +19,17 @@ CELERY_BEAT_SCHEDULE = {
     # Channels whose websocket stayed silent past STREAM_IDLE_EXPIRY_S are unsubscribed.
     "streams-expire": {"task": "odds.tasks.streams_expire_idle", "schedule": 30.0, "options": {"expires": 25}},
     "settlement-sweep": {"task": "odds.tasks.settlement_sweep", "schedule": 60.0, "options": {"expires": 55}},
+    # Operations: dashboard history, pruning, kick-off safety net, weekly digest.
+    "metrics-sample": {"task": "odds.tasks.metrics_sample", "schedule": 5.0, "options": {"expires": 4}},
+    "metrics-prune": {"task": "odds.tasks.metrics_prune", "schedule": 3600.0, "options": {"expires": 600}},
+    "markets-kickoff-suspend": {
+        "task": "odds.tasks.markets_kickoff_suspend",
+        "schedule": 15.0,
+        "options": {"expires": 14},
+    },
+    "digest-weekly": {
+        "task": "odds.tasks.digest_weekly",
+        "schedule": crontab(minute=0, hour=8, day_of_week="mon"),
+        "options": {"expires": 6 * 3600},
+    },
 }
