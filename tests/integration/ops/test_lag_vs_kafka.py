@@ -1,0 +1,84 @@
+"""The dashboard's and /metrics' lag per partition equals what Kafka's own tools compute from the
+consumer group's committed offsets and the log-end offsets, read at the same moment."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from confluent_kafka import Consumer, TopicPartition
+from django.conf import settings
+
+from reducers import topics
+from tests.conftest import wait_for
+from tests.factories import market_create, price_update
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def kafka_tool_offsets(query: str) -> dict[int, tuple[int, int]]:
+    """What `kafka-consumer-groups --describe` shows: (committed, log end) per partition."""
+    topic = topics.prices()
+    consumer = Consumer(
+        {"bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS, "group.id": topics.reducer_group(query)}
+    )
+    try:
+        partitions = sorted(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+        committed = consumer.committed([TopicPartition(topic, p) for p in partitions], timeout=10)
+        result = {}
+        for tp in committed:
+            _, high = consumer.get_watermark_offsets(TopicPartition(topic, tp.partition), timeout=10, cached=False)
+            result[tp.partition] = (tp.offset if tp.offset >= 0 else -1, high)
+        return result
+    finally:
+        consumer.close()
+
+
+def kafka_tool_lag(query: str) -> dict[int, int]:
+    return {p: high - max(0, committed) for p, (committed, high) in kafka_tool_offsets(query).items()}
+
+
+def test_dashboard_and_metrics_lag_match_the_consumer_group(price_query, producer, redis_client, client):
+    from odds.services.metrics import reducer_lag
+
+    markets = [market_create() for _ in range(6)]
+    for seq in (1, 2, 3):
+        for market in markets:
+            update = price_update(market, seq=seq, prices=("2.10", "3.40", "3.50"))
+            producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    producer.flush(10)
+    # Once the reducers committed everything produced, the figures stand still and can be compared.
+    wait_for(lambda: sum(kafka_tool_lag("prices").values()) == 0, timeout=90, what="the prices group to catch up")
+
+    before = kafka_tool_offsets("prices")
+    dashboard = reducer_lag(record=False)["prices"]
+    after = kafka_tool_offsets("prices")
+    assert before == after
+    assert sum(high for _, high in before.values()) >= 18
+    assert {p["partition"]: (p["committed"], p["log_end"]) for p in dashboard["partitions"]} == before
+    assert {p["partition"]: p["lag"] for p in dashboard["partitions"]} == kafka_tool_lag("prices")
+
+    text = client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
+    exposed = {
+        int(m.group(1)): int(m.group(2))
+        for m in re.finditer(
+            r'sportsbook_reducer_lag_records\{query="prices",group="[^"]+",topic="[^"]+",partition="(\d+)"\} (\d+)',
+            text,
+        )
+    }
+    assert exposed == kafka_tool_lag("prices")
+
+
+def test_metrics_needs_the_bearer_token_when_one_is_set(client, settings, services, redis_client, kafka_topics):
+    settings.METRICS_TOKEN = "s3cret"
+    assert client.get("/metrics").status_code == 401
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+    response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+
+
+def test_metrics_without_a_token_answers_loopback_only(client, settings, services, redis_client, kafka_topics):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 403
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200
