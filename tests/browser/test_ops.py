@@ -1,0 +1,72 @@
+"""Staff in a browser: a trader suspends a market and a punter's page shows it; the lag
+dashboard leaves OK while a reducer query is stopped with records waiting, and comes back."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from reducers import topics
+from tests.factories import market_create, user_create
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def _log_in(page: Page, base: str, username: str) -> None:
+    page.goto(f"{base}/login/?next=/trading/")
+    page.fill('input[name="username"]', username)
+    page.fill('input[name="password"]', "pw-for-tests")
+    page.locator('form [type="submit"]').last.click()
+    expect(page).to_have_url(f"{base}/trading/")
+
+
+def test_trader_suspends_a_market_and_the_punters_page_shows_it(asgi_server, price_query, producer, browser):
+    staff = user_create(balance="0", staff=True)
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+
+    punter = browser.new_context().new_page()
+    punter.goto(f"{asgi_server}/event/{market.event_id}/")
+    expect(punter.locator("#conn-status")).to_have_attribute("data-state", "live")
+
+    trader = browser.new_context().new_page()
+    _log_in(trader, asgi_server, staff.username)
+    row = trader.locator(f'.market-row[data-market="{market.id}"]')
+    row.locator('[data-action="suspend"]').click()
+    expect(trader.locator(f'.market-row[data-market="{market.id}"]')).to_have_attribute("data-status", "suspended")
+
+    box = punter.locator(f'[data-market-box="{market.id}"]')
+    expect(box).to_have_attribute("data-status", "suspended", timeout=30_000)
+    punter.context.close()
+    trader.context.close()
+
+
+def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
+    asgi_server, reducers_running, producer, spark, browser, tmp_path
+):
+    from django.conf import settings
+
+    from spark.jobs import liability
+
+    staff = user_create(balance="0", staff=True)
+    page = browser.new_context().new_page()
+    _log_in(page, asgi_server, staff.username)
+    page.goto(f"{asgi_server}/ops/lag")
+    card = page.locator('[data-query="liability"]')
+    expect(card).to_have_attribute("data-status", "OK", timeout=30_000)
+
+    reducers_running["liability"].stop()
+    try:
+        for i in range(200):
+            producer.produce(topics.bets(), key=str(i).encode(), value=b"not a bet event")
+        producer.flush(10)
+        expect(card.locator('[data-role="status"]')).not_to_have_text("OK", timeout=90_000)
+        expect(card).to_have_attribute("data-status", "STOP")
+    finally:
+        reducers_running["liability"] = liability.start(
+            spark,
+            bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+            redis_url=settings.REDIS_URL,
+            checkpoint_dir=str(tmp_path / "liability-restarted"),
+        )
+    expect(card).to_have_attribute("data-status", "OK", timeout=120_000)
+    page.context.close()
