@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from odds.services.metrics import percentiles, snapshot_series, stage_latencies
 from odds.services.metrics_prometheus import METRICS, render
 
@@ -59,8 +61,8 @@ def test_lag_per_partition_is_rendered_with_query_group_topic_and_partition():
         in text
     )
     assert (
-        'sportsbook_reducer_lag_seconds{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",partition="0"} 1.5'
-        in text
+        'sportsbook_reducer_lag_seconds{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",'
+        'partition="0"} 1.5' in text
     )
 
 
@@ -117,7 +119,7 @@ def test_percentiles_use_nearest_rank():
 
 def test_stage_latencies_skip_old_and_incomplete_frames():
     now = 1_000_000
-    frames = [
+    frames: list[dict[str, Any]] = [
         {"ts": {"event": now - 50, "produce": now - 45, "kafka": now - 40, "reducer": now - 10}},
         {"ts": {"event": now - 900_000, "produce": 1, "kafka": 1, "reducer": now - 800_000}},
         {"ts": {"event": now}},
