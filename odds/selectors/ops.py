@@ -144,7 +144,7 @@ def channels_active(*, limit: int = 200) -> list[dict[str, Any]]:
                 "seq": int(meta.get(b"seq", 0) or 0),
                 "created": int(meta.get(b"created", 0) or 0),
                 "seen": int(seen),
-                "partitions": dict(sorted(by_partition.items())),
+                "partitions": {str(p): n for p, n in sorted(by_partition.items())},
             }
         )
     return rows
