@@ -4,7 +4,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 BIN := infra/bin
 
-.PHONY: help deps services services-stop topics migrate seed up down status test lint unit bench lock logs
+.PHONY: help deps services services-stop topics migrate seed up down status test lint unit bench bench-quick lock logs
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
@@ -73,3 +73,6 @@ lock:
 
 logs:
 	@tail -n 20 var/log/*.log
+
+bench-quick: deps
+	@.venv/bin/python -m bench.run --quick

