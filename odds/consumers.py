@@ -59,11 +59,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.send_lock = asyncio.Lock()
         self.writer = asyncio.create_task(self._write_loop())
         await self.accept()
+        get_hub().socket_opened()
         user = self.scope.get("user")
         await self.send(text_data=events.hello(user=user.get_username() if user and user.is_authenticated else None))
 
     async def disconnect(self, code: int) -> None:
         self.writer.cancel()
+        get_hub().socket_closed()
         if settings.ODDS_EDGE == "channel_layer":
             for market_id in self.watched:
                 await self.channel_layer.group_discard(market_group(market_id), self.channel_name)

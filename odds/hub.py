@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 
 log = logging.getLogger(__name__)
+REPORT_INTERVAL_S = 5.0
 
 
 class Listener(Protocol):
@@ -31,7 +32,9 @@ class Hub:
         self._listeners: dict[bytes, set[Listener]] = defaultdict(set)
         self._pubsub: aioredis.client.PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._reporter: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self.sockets = 0
 
     def _connection(self) -> aioredis.client.PubSub:
         if self._pubsub is None:
@@ -70,6 +73,25 @@ class Hub:
 
     def channel_count(self) -> int:
         return len(self._listeners)
+
+    def socket_opened(self) -> None:
+        """Count a websocket of this process, for the operators' per-worker figures."""
+        self.sockets += 1
+        if self._reporter is None or self._reporter.done():
+            self._reporter = asyncio.create_task(self._report(), name="hub-reporter")
+
+    def socket_closed(self) -> None:
+        self.sockets = max(0, self.sockets - 1)
+
+    async def _report(self) -> None:
+        from odds.services.metrics import websockets_report
+
+        while True:
+            try:
+                await asyncio.to_thread(websockets_report, count=self.sockets)
+            except Exception as exc:  # the figure is advisory; the edge must keep running
+                log.warning("websocket count not reported: %s", exc)
+            await asyncio.sleep(REPORT_INTERVAL_S)
 
     async def _read(self, pubsub: aioredis.client.PubSub) -> None:
         while True:

@@ -130,3 +130,23 @@ def channel_owner(channel_id: str) -> str:
 def rate_limit(scope: str, who: str, window: int) -> str:
     """Counter of one caller's requests in one fixed window."""
     return f"{namespace()}:rl:{scope}:{who}:{window}"
+
+
+def lag_window(query: str) -> str:
+    """List: the query's recent lag readings (JSON), newest first — the lag-status window."""
+    return f"{namespace()}:ops:lagwin:{query}"
+
+
+def lag_window_lock(query: str) -> str:
+    """String with a short expiry: a reading was just added to the window (spacing)."""
+    return f"{namespace()}:ops:lagwin:lock:{query}"
+
+
+def browser_latency() -> str:
+    """List: end-to-end latency samples (JSON) acknowledged by operators' browsers, newest first."""
+    return f"{namespace()}:ops:latency:browser"
+
+
+def digest_sent(*, week: str, user_id: int) -> str:
+    """Cache marker: the weekly digest of that ISO week went to that user."""
+    return f"{namespace()}:digest:{week}:{user_id}"

@@ -17,6 +17,8 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "linger.ms": 5,
     "batch.num.messages": 10000,
     "compression.type": "lz4",
+    # The partitioner of Kafka's Java clients, so every producer puts a market on one partition.
+    "partitioner": "murmur2_random",
 }
 
 

@@ -29,7 +29,6 @@ from django.conf import settings
 
 from odds.services.kafka import admin_client
 from reducers import burrow, keys, topics
-from reducers.topics import namespace
 
 # The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
 QUERY_TOPICS: dict[str, Callable[[], str]] = {
@@ -51,21 +50,6 @@ BROWSER_SAMPLES_TTL_S = 600
 LATENCY_STATE_SAMPLE = 200
 LATENCY_MAX_AGE_MS = 120_000
 KAFKA_TIMEOUT_S = 5.0
-
-
-def lag_window_key(query: str) -> str:
-    """List: the query's recent lag readings (JSON), newest first — the Burrow window."""
-    return f"{namespace()}:ops:lagwin:{query}"
-
-
-def lag_window_lock_key(query: str) -> str:
-    """String with a short expiry: a reading was just added to the window (spacing)."""
-    return f"{namespace()}:ops:lagwin:lock:{query}"
-
-
-def browser_latency_key() -> str:
-    """List: end-to-end latency samples (JSON) acknowledged by operators' browsers, newest first."""
-    return f"{namespace()}:ops:latency:browser"
 
 
 def window_size() -> int:
@@ -172,17 +156,17 @@ def progress_figures(raw: bytes | str | None) -> dict[str, Any]:
 
 
 def _window_read(client: redis.Redis, query: str) -> list[dict[str, Any]]:
-    return [orjson.loads(item) for item in client.lrange(lag_window_key(query), 0, window_size() - 1)]
+    return [orjson.loads(item) for item in client.lrange(keys.lag_window(query), 0, window_size() - 1)]
 
 
 def _window_add(client: redis.Redis, query: str, reading: dict[str, Any]) -> bool:
     """Add the reading unless one was added less than the spacing ago (several readers poll)."""
-    if not client.set(lag_window_lock_key(query), 1, nx=True, px=window_spacing_ms()):
+    if not client.set(keys.lag_window_lock(query), 1, nx=True, px=window_spacing_ms()):
         return False
     pipe = client.pipeline(transaction=False)
-    pipe.lpush(lag_window_key(query), orjson.dumps(reading))
-    pipe.ltrim(lag_window_key(query), 0, window_size() - 1)
-    pipe.expire(lag_window_key(query), 3600)
+    pipe.lpush(keys.lag_window(query), orjson.dumps(reading))
+    pipe.ltrim(keys.lag_window(query), 0, window_size() - 1)
+    pipe.expire(keys.lag_window(query), 3600)
     pipe.execute()
     return True
 
@@ -302,7 +286,7 @@ def latency(*, now_ms: int | None = None) -> dict[str, dict[str, float]]:
                 frames.append(orjson.loads(raw_state))
     stages = stage_latencies(frames, now_ms=now_ms)
     result = {name: percentiles(values) for name, values in stages.items()}
-    browser = [orjson.loads(x) for x in client.lrange(browser_latency_key(), 0, BROWSER_SAMPLES_MAX - 1)]
+    browser = [orjson.loads(x) for x in client.lrange(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)]
     recent = [b for b in browser if now_ms - int(b.get("at", 0)) <= LATENCY_MAX_AGE_MS * 5]
     result["browser"] = percentiles([float(b["e2e"]) for b in recent])
     result["websocket"] = percentiles([float(b["ws"]) for b in recent if b.get("ws") is not None])
@@ -321,9 +305,9 @@ def browser_latency_record(*, samples: Sequence[dict[str, float]], now_ms: int |
         return 0
     client = _redis()
     pipe = client.pipeline(transaction=False)
-    pipe.lpush(browser_latency_key(), *rows)
-    pipe.ltrim(browser_latency_key(), 0, BROWSER_SAMPLES_MAX - 1)
-    pipe.expire(browser_latency_key(), BROWSER_SAMPLES_TTL_S)
+    pipe.lpush(keys.browser_latency(), *rows)
+    pipe.ltrim(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)
+    pipe.expire(keys.browser_latency(), BROWSER_SAMPLES_TTL_S)
     pipe.execute()
     return len(rows)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import random
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -20,8 +19,6 @@ from odds.feed.book import prices_from_probabilities
 from odds.models import Competition, Event, Market, Selection, Sport
 from odds.services import streams
 from odds.services.markets import Actor, market_definition_enqueue, market_prices_publish
-from reducers import keys
-from reducers.subscriptions import StreamCommand
 
 log = logging.getLogger(__name__)
 
@@ -114,15 +111,7 @@ def event_create(
 def channel_end(*, channel_id: str, by: Actor = None) -> bool:
     """End any subscriber channel through the command topic, as its owner's unsubscribe does.
     Returns False when no such channel is live (ending twice is harmless)."""
-    client = streams._redis()
-    user = client.hget(keys.channel_meta(channel_id), "user")
-    if user is None:
-        return False
-    streams._send(
-        StreamCommand(
-            type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=int(time.time() * 1000)
-        )
-    )
-    client.delete(keys.channel_owner(channel_id))
-    log.info("channel %s of user %s ended by %s", channel_id, int(user), by)
-    return True
+    ended = streams.stream_end(channel_id=channel_id)
+    if ended:
+        log.info("channel %s ended by %s", channel_id, by)
+    return ended

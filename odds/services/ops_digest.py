@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from odds.models import Bet, BetLeg, Event, Market
 from odds.services.markets import markets_status_set
-from reducers.topics import namespace
+from reducers import keys
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
     from django.core.cache import cache
 
     now = now or timezone.now()
-    marker = f"{namespace()}:digest:{digest_week(now)}:{user_id}"
+    marker = keys.digest_sent(week=digest_week(now), user_id=user_id)
     if cache.get(marker):
         return False
     user = User.objects.get(id=user_id)

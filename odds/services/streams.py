@@ -122,18 +122,23 @@ def stream_touch(*, channel_id: str) -> None:
     _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
 
 
+def stream_end(*, channel_id: str) -> bool:
+    """End any channel through the command topic, whoever owns it (expiry, staff).
+
+    Returns False when no such channel is live; ending twice is harmless.
+    """
+    client = _redis()
+    user = client.hget(keys.channel_meta(channel_id), "user")
+    if user is None:
+        client.zrem(keys.channels_index(), channel_id)
+        return False
+    _send(StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=_now_ms()))
+    client.delete(keys.channel_owner(channel_id))
+    return True
+
+
 def streams_expire(*, idle_ms: int) -> list[str]:
     """End channels with no sign of life for ``idle_ms`` through the command topic."""
-    client = _redis()
     cutoff = _now_ms() - idle_ms
-    ended = []
-    for raw in client.zrangebyscore(keys.channels_index(), 0, cutoff):
-        channel_id = raw.decode()
-        user = client.hget(keys.channel_meta(channel_id), "user")
-        if user is None:
-            client.zrem(keys.channels_index(), channel_id)
-            continue
-        _send(StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=_now_ms()))
-        client.delete(keys.channel_owner(channel_id))
-        ended.append(channel_id)
-    return ended
+    stale = [raw.decode() for raw in _redis().zrangebyscore(keys.channels_index(), 0, cutoff)]
+    return [channel_id for channel_id in stale if stream_end(channel_id=channel_id)]
