@@ -200,6 +200,83 @@ def bench_edge(*, clients: list[int], duration: float, runs: int) -> dict[str, A
     }
 
 
+TARGETS = [
+    ("feed_records_per_s", "Feed → Kafka (acks=all, idempotent)", "records/s", None),
+    ("reducer_microbatch_updates_per_s", "Reducers, micro-batch", "updates/s", ">= 100,000"),
+    ("reducer_realtime_updates_per_s", "Reducers, real-time mode", "updates/s", ">= 20,000"),
+    ("edge_deliveries_per_s", "Edge (hub), best run", "deliveries/s", ">= 60,000"),
+    ("edge_p99_ms", "Edge (hub) p99 at that load", "ms", "<= 100"),
+    ("edge_baseline_deliveries_per_s", "Plain Channels path (group_send), best run", "deliveries/s", None),
+    ("edge_ratio", "Hub ÷ plain path, same run", "times", ">= 15"),
+]
+
+
+def plot_edge(rows: list[dict[str, Any]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for kind, label in (("hub", "hub (per-process subscription, batched)"), ("channel_layer", "plain group_send")):
+        mine = sorted((r for r in rows if r["edge"] == kind), key=lambda r: r["clients"])
+        left.plot([r["clients"] for r in mine], [r["deliveries_per_s"] for r in mine], marker="o", label=label)
+        right.plot([r["clients"] for r in mine], [r["p99_ms"] for r in mine], marker="o", label=label)
+    left.set(xlabel="clients (20 markets each)", ylabel="deliveries/s", title="Edge throughput")
+    right.set(xlabel="clients (20 markets each)", ylabel="p99 latency (ms)", title="Edge latency", yscale="log")
+    for axis in (left, right):
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_markdown(results: dict[str, Any]) -> Path:
+    """docs/performance.md from a full run: machine, date, table against the targets, plots."""
+    lines = [
+        "# Performance",
+        "",
+        "Written by `make bench` (`bench/run.py`); every figure below is from its last full run.",
+        "Everything runs co-located on one machine: Kafka, Redis, PostgreSQL, Spark, the ASGI workers",
+        "and the load clients, which compete for the same cores.",
+        "",
+        f"- Date: {results['date']}",
+        f"- Machine: {results['machine']['cpus']} cores ({results['machine']['cpu_model']}), "
+        f"{results['machine']['memory_gib']} GiB, kernel {results['machine']['kernel']}, "
+        f"Python {results['machine']['python']}",
+        "",
+        "| measure | result | unit | target |",
+        "|---|---|---|---|",
+    ]
+    for key, label, unit, target in TARGETS:
+        value = results.get(key)
+        shown = "not measured in this run" if value is None else f"{value:,}" if isinstance(value, int) else value
+        lines.append(f"| {label} | {shown} | {unit} | {target or '—'} |")
+    if results.get("edge_rows"):
+        lines += [
+            "",
+            "## Edge runs",
+            "",
+            "| path | clients | offered/s | delivered/s | p50 ms | p99 ms | client CPU s |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in results["edge_rows"]:
+            lines.append(
+                f"| {r['edge']} | {r['clients']} | {r['expected_per_s']:,} | {r['deliveries_per_s']:,} | "
+                f"{r['p50_ms']} | {r['p99_ms']} | {r['client_cpu_s']} |"
+            )
+        plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
+        lines += ["", "![Edge throughput and latency](img/edge.png)"]
+    notes = ROOT / "bench" / "NOTES.md"
+    if notes.exists():
+        lines += ["", notes.read_text().strip()]
+    path = ROOT / "docs" / "performance.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def write(results: dict[str, Any], *, quick: bool) -> Path:
     folder = RESULTS / "quick" if quick else RESULTS
     folder.mkdir(parents=True, exist_ok=True)
@@ -240,6 +317,8 @@ def main(argv: list[str] | None = None) -> None:
     results["bench_seconds"] = round(time.perf_counter() - started)
     path = write(results, quick=quick)
     log(f"results: {path}")
+    if not quick:
+        log(f"table: {write_markdown(results)}")
     print(json.dumps({k: v for k, v in results.items() if not isinstance(v, (list, dict))}, indent=2))
 
 
