@@ -86,3 +86,18 @@ def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None =
 
 def encode_state(state: dict[str, Any]) -> bytes:
     return orjson.dumps(state)
+
+
+def merge_conflated(*groups: list[Conflated]) -> list[Conflated]:
+    """Combine conflations of disjoint parts of one batch: per market the highest sequence wins
+    and the merged counts add up."""
+    best: dict[int, Conflated] = {}
+    for group in groups:
+        for item in group:
+            current = best.get(item.update.market_id)
+            if current is None:
+                best[item.update.market_id] = item
+            else:
+                winner = item if item.update.seq > current.update.seq else current
+                best[item.update.market_id] = Conflated(winner.update, current.merged + item.merged, winner.kafka_ts)
+    return sorted(best.values(), key=lambda c: c.update.market_id)

@@ -15,15 +15,17 @@ from typing import Any
 
 import redis
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from reducers import keys, topics
-from reducers.prices import Conflated, conflate
+from reducers.prices import Conflated, conflate, merge_conflated
 from reducers.schemas import InvalidRecord, PriceUpdate, decode_price_update
 from reducers.windows import advance_watermark, parse_duration_ms
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.redis_state import MarketStateSink
 from spark.sources import env, kafka_stream
+from spark.validation import with_validity
 
 log = logging.getLogger("spark.jobs.prices")
 
@@ -57,7 +59,8 @@ class PriceBatchProcessor:
         self._watermark: int | None = None
         self._delay_ms = parse_duration_ms(env("MOVERS_WATERMARK", "30 seconds"))
 
-    def process_rows(self, rows: list[Any]) -> dict[str, int]:
+    def _decode(self, rows: list[Any]) -> tuple[list[tuple[PriceUpdate, int]], dict[str, int]]:
+        """Validate rows in Python; dead-letter the rejected ones with their reason."""
         good: list[tuple[PriceUpdate, int]] = []
         rejected: dict[str, int] = {}
         for row in rows:
@@ -78,34 +81,91 @@ class PriceBatchProcessor:
             for reason, count in rejected.items():
                 pipe.hincrby(keys.counter("dead_letters"), reason, count)
             pipe.execute()
-        self._count_late([u.event_ts for u, _ in good])
-        items: list[Conflated] = conflate(good)
+        return good, rejected
+
+    def _apply(self, items: list[Conflated], *, records: int, rejected: int) -> dict[str, int]:
         applied = self._sink.apply(items)
         frames = self._channels.fan_out(applied)
         return {
-            "records": len(rows),
-            "rejected": sum(rejected.values()),
+            "records": records,
+            "rejected": rejected,
             "markets": len(items),
             "applied": len(applied),
             "frames": frames,
         }
 
-    def _count_late(self, event_times: list[int]) -> None:
-        if not event_times:
-            return
+    def process_rows(self, rows: list[Any]) -> dict[str, int]:
+        """Reduce raw rows entirely in Python (real-time mode, and small batches)."""
+        good, rejected = self._decode(rows)
+        self._count_late([u.event_ts for u, _ in good])
+        return self._apply(conflate(good), records=len(rows), rejected=sum(rejected.values()))
+
+    def process_batch(self, batch: DataFrame) -> dict[str, int]:
+        """Reduce a micro-batch: Spark validates and conflates, Python applies.
+
+        Spark SQL keeps, per market, only the newest record that passes validation (and counts
+        the records folded into it); only those, and the records SQL does not accept, cross
+        into Python. Python re-validates both, so its validator stays the last word.
+        """
+        watermark = self._current_watermark()
+        batch.persist()
+        try:
+            flagged = with_validity(batch)
+            suspects = flagged.where(~F.col("ok")).select("key", "value", "partition", "offset", "kafka_ts").collect()
+            winners = (
+                flagged.where(F.col("ok"))
+                .groupBy(F.col("r.market_id").alias("market_id"))
+                .agg(
+                    F.max_by(F.struct("key", "value", "partition", "offset", "kafka_ts"), F.col("r.seq")).alias("w"),
+                    F.count(F.lit(1)).alias("merged"),
+                    F.max("r.event_ts").alias("newest_event"),
+                    F.sum(F.when(F.col("r.event_ts") < F.lit(watermark), 1).otherwise(0)).alias("late"),
+                )
+                .collect()
+            )
+        finally:
+            batch.unpersist()
+        good, rejected = self._decode(suspects)
+        checked, rejected_winners = self._decode([row["w"] for row in winners])
+        merged_by_market = {int(row["market_id"]): int(row["merged"]) for row in winners}
+        from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts in checked]
+        self._record_late(
+            late=sum(int(row["late"]) for row in winners),
+            newest=[int(row["newest_event"]) for row in winners],
+            python_side=[u.event_ts for u, _ in good],
+        )
+        records = len(suspects) + sum(merged_by_market.values())
+        return self._apply(
+            merge_conflated(from_sql, conflate(good)),
+            records=records,
+            rejected=sum(rejected.values()) + sum(rejected_winners.values()),
+        )
+
+    def _current_watermark(self) -> int:
         if self._watermark is None:
             self._watermark = int(self._redis.get(keys.watermark(QUERY_NAME)) or 0)
-        late, self._watermark = advance_watermark(
-            watermark=self._watermark, event_times=event_times, delay_ms=self._delay_ms
+        return self._watermark
+
+    def _count_late(self, event_times: list[int]) -> None:
+        if event_times:
+            self._record_late(late=0, newest=[], python_side=event_times)
+
+    def _record_late(self, *, late: int, newest: list[int], python_side: list[int]) -> None:
+        """Add late records to the counter and move the watermark past this batch."""
+        watermark = self._current_watermark()
+        more_late, after_python = advance_watermark(
+            watermark=watermark, event_times=python_side, delay_ms=self._delay_ms
         )
+        _, after_sql = advance_watermark(watermark=watermark, event_times=newest, delay_ms=self._delay_ms)
+        self._watermark = max(after_python, after_sql)
         pipe = self._redis.pipeline(transaction=False)
         pipe.set(keys.watermark(QUERY_NAME), self._watermark)
-        if late:
-            pipe.hincrby(keys.counter("late_records"), QUERY_NAME, late)
+        if late + more_late:
+            pipe.hincrby(keys.counter("late_records"), QUERY_NAME, late + more_late)
         pipe.execute()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        stats = self.process_rows(batch.collect())
+        stats = self.process_batch(batch)
         if stats["records"]:
             log.info("batch %s: %s", batch_id, stats)
 

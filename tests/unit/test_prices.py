@@ -44,3 +44,13 @@ def test_market_state_is_tradable_only_when_open():
     state = market_state(item=conflate([(suspended, 3)])[0], reducer_ts=4)
     assert state["tradable"] is False
     assert state["ts"] == {"event": 1, "produce": 2, "kafka": 3, "reducer": 4}
+
+
+def test_merging_conflations_keeps_the_newest_and_adds_the_counts():
+    from reducers.prices import Conflated, merge_conflated
+
+    a = [Conflated(update(1, 5), 3, 10), Conflated(update(2, 1), 1, 11)]
+    b = [Conflated(update(1, 7), 2, 12)]
+    merged = {c.update.market_id: c for c in merge_conflated(a, b)}
+    assert (merged[1].update.seq, merged[1].merged, merged[1].kafka_ts) == (7, 5, 12)
+    assert (merged[2].update.seq, merged[2].merged) == (1, 1)

@@ -1,0 +1,61 @@
+"""Spark SQL's price validation never accepts a record the Python validator rejects."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from reducers.schemas import InvalidRecord, decode_price_update
+from spark.validation import with_validity
+from tests.unit.test_schemas import record
+
+pytestmark = pytest.mark.integration
+
+CORPUS = [
+    record(),
+    record(source="trader"),
+    record(selections=[{"id": 1, "price": "1000"}, {"id": 2, "price": "1.01", "status": "suspended"}]),
+    b"{not json",
+    b"[1,2]",
+    b"x" * 20000,
+    record(v=2),
+    record(market_id=-1),
+    record(market_id="10"),
+    record(market_id=10.5),
+    record(seq=True),
+    record(seq=0),
+    record(status="paused"),
+    record(selections=[]),
+    record(selections=[{"id": 1, "price": 2.5}]),
+    record(selections=[{"id": 1, "price": "NaN"}]),
+    record(selections=[{"id": 1, "price": "abc"}]),
+    record(selections=[{"id": 1, "price": "1.001"}]),
+    record(selections=[{"id": 1, "price": "-3"}]),
+    record(selections=[{"id": 1, "price": "5000"}]),
+    record(selections=[{"id": 1, "price": "2.555"}]),
+    record(selections=[{"id": 1, "price": "1e2"}]),
+    record(selections=[{"id": 0, "price": "2.00"}]),
+    record(selections=[{"id": 1, "price": "2.00", "status": "gone"}]),
+    record(selections=[{"id": 1, "price": " 2.00"}]),
+    record(source="elsewhere"),
+    record(event_ts=None),
+    orjson.dumps({"v": 1}),
+]
+
+
+def python_accepts(raw: bytes) -> bool:
+    try:
+        decode_price_update(raw)
+    except InvalidRecord:
+        return False
+    return True
+
+
+def test_sql_accepts_only_what_python_accepts(spark):
+    rows = [(None, raw, 0, i, 0) for i, raw in enumerate(CORPUS)]
+    frame = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
+    verdicts = {int(r["offset"]): bool(r["ok"]) for r in with_validity(frame).collect()}
+    for i, raw in enumerate(CORPUS):
+        if verdicts[i]:
+            assert python_accepts(raw), f"SQL accepted a record Python rejects: {raw[:120]!r}"
+    assert [verdicts[0], verdicts[1], verdicts[2]] == [True, True, True], "valid records pass the SQL pre-filter"
