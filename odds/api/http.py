@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.cache import never_cache
@@ -20,6 +24,8 @@ from django.views.decorators.csrf import csrf_exempt
 from odds.api.schemas import ApiError, dumps
 
 View = Callable[..., HttpResponse]
+
+log = logging.getLogger(__name__)
 
 
 def error_response(error: ApiError) -> HttpResponse:
@@ -48,20 +54,40 @@ _csrf = _JsonCsrf(lambda request: HttpResponse())
 
 def json_body(request: HttpRequest) -> Any:
     """The request body parsed as JSON; numbers with a fraction become ``Decimal``, never float."""
-    if not request.body:
+    try:
+        body = request.body
+    except RequestDataTooBig as exc:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raise ApiError(413, "body_too_large", f"the request body exceeds {limit} bytes") from exc
+    if not body:
         raise ApiError(400, "bad_json", "the request body must be a JSON object")
     try:
-        return json.loads(request.body, parse_float=Decimal)
+        return json.loads(body, parse_float=Decimal)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ApiError(400, "bad_json", f"the request body is not valid JSON: {exc}") from exc
 
 
 def api_view(*, methods: tuple[str, ...]) -> Callable[[View], View]:
-    """Wrap a view: allowed methods, logged-in user, CSRF on writes, ``ApiError`` → JSON."""
+    """Wrap a view: allowed methods, logged-in user, CSRF on writes, ``ApiError`` → JSON.
+
+    A database that cannot be reached (the session lookup included) is a 503 in JSON: the
+    transaction of the request did not commit, so nothing it would have written exists.
+    """
 
     def decorate(view: View) -> View:
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            try:
+                return checked(request, *args, **kwargs)
+            except (OperationalError, InterfaceError):
+                log.exception("database unavailable during %s %s", request.method, request.path)
+                response = error_response(
+                    ApiError(503, "database_unavailable", "the service is temporarily unavailable; try again")
+                )
+                response["Retry-After"] = "5"
+                return response
+
+        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if request.method not in methods:
                 response = error_response(ApiError(405, "method_not_allowed", f"use {' or '.join(methods)}"))
                 response["Allow"] = ", ".join(methods)

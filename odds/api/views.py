@@ -21,7 +21,14 @@ from odds.api.schemas import (
 from odds.formatting import OddsFormat
 from odds.models import Bet
 from odds.selectors.bets import bet_cash_out_quotes, bet_list, wallet_for_user, wallet_statement
-from odds.services.bets import BetInvalid, CashOutRejected, bet_cash_out, bet_place
+from odds.services.bets import (
+    BetInvalid,
+    BetRateLimited,
+    CashOutRejected,
+    bet_cash_out,
+    bet_place,
+    bet_rate_check,
+)
 
 MAX_LIST = 200
 
@@ -47,6 +54,10 @@ def bets(request: HttpRequest) -> HttpResponse:
 
 
 def _bet_place(request: HttpRequest) -> HttpResponse:
+    try:
+        bet_rate_check(user_id=_user(request).pk)
+    except BetRateLimited as exc:
+        raise ApiError(429, "rate_limited", exc.message, extra={"retry_after_s": exc.retry_after_s}) from exc
     body = BetPlaceRequest.from_json(json_body(request))
     try:
         placement = bet_place(

@@ -21,10 +21,10 @@ from django.utils import timezone
 
 from odds.models import Bet, BetLeg, LedgerEntry, Selection
 from odds.selectors.bets import bet_cash_out_quote
-from odds.selectors.prices import Quote, selection_quotes
+from odds.selectors.prices import Quote, redis_shared, selection_quotes
 from odds.services.outbox import outbox_enqueue
 from odds.services.wallet import ledger_post, wallet_lock
-from reducers import betting, schemas, topics
+from reducers import betting, keys, schemas, topics
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,10 @@ MAX_STAKE = Decimal("10000.00")
 MAX_RETURN = Decimal("250000.00")
 MAX_LEGS = 20
 MAX_KEY_LENGTH = 64
+# Placement attempts per punter per fixed window; far above what a person clicks, low enough
+# that a script hammering the wallet lock is turned away before it reaches the database.
+PLACE_LIMIT = 20
+PLACE_WINDOW_S = 10
 
 
 class BetInvalid(Exception):
@@ -46,6 +50,27 @@ class BetInvalid(Exception):
         self.field = field
         self.message = message
         self.code = code
+
+
+class BetRateLimited(Exception):
+    """Too many placement attempts by one punter in the current window; nothing was recorded."""
+
+    def __init__(self, *, retry_after_s: int) -> None:
+        super().__init__(f"at most {PLACE_LIMIT} bets every {PLACE_WINDOW_S} seconds")
+        self.message = str(self)
+        self.retry_after_s = retry_after_s
+
+
+def bet_rate_check(*, user_id: int) -> None:
+    """Count one placement attempt; raise ``BetRateLimited`` above ``PLACE_LIMIT`` in the window."""
+    now = time.time()
+    window = int(now // PLACE_WINDOW_S)
+    key = keys.rate_limit("bets", str(user_id), window)
+    pipe = redis_shared().pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, PLACE_WINDOW_S * 2)
+    if int(pipe.execute()[0]) > PLACE_LIMIT:
+        raise BetRateLimited(retry_after_s=max(1, int((window + 1) * PLACE_WINDOW_S - now) + 1))
 
 
 class CashOutRejected(Exception):
