@@ -17,5 +17,12 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
 
+urlpatterns += [
+    path("in-play/", pages.in_play, name="in-play"),
+    path("sport/<slug:sport_slug>/<int:competition_id>/", pages.competition_page, name="competition"),
+    path("my-bets/", pages.my_bets, name="my-bets"),
+    path("live/events", pages.events_live, name="events-live"),
+]
+
 # Trader and operator pages and APIs (staff only), and /metrics.
 urlpatterns += [path("", include("odds.views.ops"))]

@@ -1,60 +1,111 @@
-// Page wiring: find the prices on the page, stream their markets, flash changes.
-import { type MarketState, OddsClient } from "./protocol";
+// Page wiring: one websocket per page for the prices on it and the punter's channels, the odds
+// format switch, the bet slip, my bets, the wallet balance and live scores.
+import { api } from "./api";
+import { storage } from "./dom";
+import { MyBetsPage } from "./mybets";
+import { isOddsFormat, type OddsFormat, storedOddsFormat, storeOddsFormat } from "./odds";
+import { formatPage, pageMarkets, renderMarket } from "./prices";
+import { type ConnectionStatus, OddsClient } from "./protocol";
+import { startScores } from "./scores";
+import { SlipView } from "./slipView";
+import { WalletBadge } from "./wallet";
 
-function flash(button: HTMLElement, direction: "up" | "down"): void {
-  button.classList.remove("up", "down");
-  // Force a reflow so the class re-triggers the highlight on consecutive moves.
-  void button.offsetWidth;
-  button.classList.add(direction);
-  window.setTimeout(() => button.classList.remove(direction), 700);
+const STATUS_TEXT: Record<ConnectionStatus, string> = {
+  connecting: "Connecting…",
+  live: "Live",
+  reconnecting: "Reconnecting…",
+  offline: "Offline",
+};
+
+interface Sportsbook {
+  client: OddsClient;
+  slip: SlipView;
+  bets: MyBetsPage | null;
+  format: () => OddsFormat;
 }
 
-function render(state: MarketState, previous: MarketState | undefined): void {
-  const suspended = !state.tradable;
-  for (const selection of state.selections) {
-    const buttons = document.querySelectorAll<HTMLButtonElement>(`.price[data-selection="${selection.id}"]`);
-    for (const button of buttons) {
-      const odds = button.querySelector<HTMLElement>(".odds");
-      const old = previous?.selections.find((s) => s.id === selection.id)?.price ?? button.dataset.price;
-      if (odds !== null && odds.textContent !== selection.price) odds.textContent = selection.price;
-      button.dataset.price = selection.price;
-      const off = suspended || selection.status !== "active";
-      button.disabled = off;
-      button.classList.toggle("suspended", off);
-      if (old !== undefined && old !== selection.price) {
-        flash(button, Number(selection.price) > Number(old) ? "up" : "down");
-      }
-    }
+declare global {
+  interface Window {
+    oddsClient?: OddsClient;
+    sportsbook?: Sportsbook;
   }
-  const box = document.querySelector<HTMLElement>(`[data-market-box="${state.market_id}"]`);
-  if (box !== null) {
-    box.dataset.status = state.status;
-    const label = box.querySelector<HTMLElement>(".market-status");
-    if (label !== null) label.textContent = state.status === "open" ? "" : state.status;
+}
+
+function connectionIndicator(status: ConnectionStatus): void {
+  const node = document.getElementById("conn-status");
+  if (node === null) return;
+  node.dataset.state = status;
+  node.textContent = STATUS_TEXT[status];
+}
+
+function loginHelpers(): void {
+  for (const button of document.querySelectorAll<HTMLButtonElement>("[data-demo-user]")) {
+    button.addEventListener("click", () => {
+      const username = document.getElementById("id_username") as HTMLInputElement | null;
+      const password = document.getElementById("id_password") as HTMLInputElement | null;
+      if (username === null || password === null) return;
+      username.value = button.dataset.demoUser ?? "";
+      password.value = "sportsbook-demo";
+      password.focus();
+    });
   }
+}
+
+function sidebarToggle(): void {
+  const toggle = document.querySelector<HTMLButtonElement>(".nav-toggle");
+  toggle?.addEventListener("click", () => {
+    const open = document.body.classList.toggle("nav-open");
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  });
 }
 
 function boot(): void {
-  const markets = new Set<number>();
-  for (const el of document.querySelectorAll<HTMLElement>(".price[data-market]")) {
-    markets.add(Number(el.dataset.market));
-  }
-  const status = document.getElementById("conn-status");
+  const body = document.body.dataset;
+  let fmt = storedOddsFormat(storage("local"));
+  const format = () => fmt;
+  const user = body.user ?? "";
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
-  const path = document.body.dataset.wsPath ?? "/ws/odds/";
+
+  let slip: SlipView | null = null;
   const client = new OddsClient({
-    url: `${scheme}://${window.location.host}${path}`,
-    markets: [...markets],
-    onMarket: render,
-    onStatus: (s) => {
-      if (status !== null) {
-        status.dataset.state = s;
-        status.textContent = s === "live" ? "● live" : `${s}…`;
-      }
+    url: `${scheme}://${window.location.host}${body.wsPath ?? "/ws/odds/"}`,
+    markets: pageMarkets(),
+    onMarket: (state) => {
+      renderMarket(state, fmt);
+      slip?.market(state);
     },
+    onStatus: connectionIndicator,
+    control: { begin: async (channel, resync) => void (await api.begin(channel, resync)) },
   });
+  slip = new SlipView({ client, user, loginUrl: body.loginUrl ?? "/login/", format });
+
+  const switcher = document.getElementById("odds-format") as HTMLSelectElement | null;
+  if (switcher !== null) {
+    switcher.value = fmt;
+    switcher.addEventListener("change", () => {
+      if (!isOddsFormat(switcher.value)) return;
+      fmt = switcher.value;
+      storeOddsFormat(storage("local"), fmt);
+      formatPage(fmt);
+      slip?.reformat();
+      bets?.render();
+    });
+  }
+  formatPage(fmt);
+
+  const bets = body.page === "my-bets" && user !== "" ? new MyBetsPage(client, format) : null;
+  slip.start();
+  bets?.start();
+  new WalletBadge().start();
+  startScores();
+  sidebarToggle();
+  loginHelpers();
+
+  window.addEventListener("offline", () => client.stop());
+  window.addEventListener("online", () => client.start());
   client.start();
-  (window as unknown as { oddsClient: OddsClient }).oddsClient = client;
+  window.oddsClient = client;
+  window.sportsbook = { client, slip, bets, format };
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

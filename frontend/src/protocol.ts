@@ -139,6 +139,8 @@ export interface ClientStats {
   duplicates: number;
   /** Connections given up after DEAD_AFTER_MS of silence. */
   silentDrops: number;
+  /** Milliseconds from the reducer applying the latest market frame to this client applying it. */
+  latencyMs: number | null;
 }
 
 class Channel {
@@ -166,7 +168,9 @@ export class OddsClient {
     gaps: 0,
     duplicates: 0,
     silentDrops: 0,
+    latencyMs: null,
   };
+  private readonly received = new Map<number, number>();
   private readonly watched: Set<number>;
   private readonly channels = new Map<string, Channel>();
   private socket: Socket | null = null;
@@ -285,7 +289,16 @@ export class OddsClient {
 
   private update(state: MarketState): void {
     const applied = this.book.apply(state);
-    if (applied !== null) this.options.onMarket(state, applied.previous);
+    if (applied === null) return;
+    const now = this.now();
+    this.received.set(state.market_id, now);
+    if (state.ts !== undefined) this.stats.latencyMs = now - state.ts.reducer;
+    this.options.onMarket(state, applied.previous);
+  }
+
+  /** When the market's current state arrived here (epoch ms). */
+  receivedAt(marketId: number): number | undefined {
+    return this.received.get(marketId);
   }
 
   private channelFrame(frame: ChannelFrame): void {

@@ -1,0 +1,115 @@
+// A subscriber channel kept in step with what the page wants: created with POST /api/streams,
+// changed with PUT when the spec changes, removed with DELETE when nothing is wanted. The id is
+// kept for the browser tab, so the next page attaches to the same channel instead of creating
+// another (subscriptions are rate limited per user).
+import { ApiError, api, type StreamSpec } from "./api";
+import { readJSON, storage, writeJSON } from "./dom";
+import type { ChannelFrame, OddsClient } from "./protocol";
+
+const DEBOUNCE_MS = 200;
+const RETRY_MS = 3000;
+
+export class ManagedChannel {
+  private channelId: string | null = null;
+  private sentKey: string | null = null;
+  private desired: StreamSpec | null = null;
+  private busy = false;
+  private timer: number | null = null;
+
+  constructor(
+    private readonly client: OddsClient,
+    private readonly storageKey: string,
+    private readonly onFrame: (frame: ChannelFrame, replace: boolean) => void,
+  ) {
+    const saved = readJSON(storage("session"), storageKey) as { id?: unknown; key?: unknown } | null;
+    if (saved !== null && typeof saved.id === "string" && typeof saved.key === "string") {
+      this.channelId = saved.id;
+      this.sentKey = saved.key;
+      this.client.attach(saved.id, this.listener(), { begun: true });
+    }
+  }
+
+  get id(): string | null {
+    return this.channelId;
+  }
+
+  /** What the channel should stream now; ``null`` ends it. */
+  set(spec: StreamSpec | null, { now = false }: { now?: boolean } = {}): void {
+    this.desired = spec;
+    this.later(now ? 0 : DEBOUNCE_MS);
+  }
+
+  private listener() {
+    return {
+      onFrame: (frame: ChannelFrame, replace: boolean) => this.onFrame(frame, replace),
+      onLost: () => {
+        this.channelId = null;
+        this.sentKey = null;
+        this.save();
+        this.later(0);
+      },
+    };
+  }
+
+  private later(ms: number): void {
+    if (this.timer !== null) window.clearTimeout(this.timer);
+    this.timer = window.setTimeout(() => {
+      this.timer = null;
+      void this.sync();
+    }, ms);
+  }
+
+  private save(): void {
+    writeJSON(
+      storage("session"),
+      this.storageKey,
+      this.channelId === null ? null : { id: this.channelId, key: this.sentKey },
+    );
+  }
+
+  private async sync(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (;;) {
+        const desired = this.desired;
+        const key = desired === null ? null : JSON.stringify(desired);
+        if (key === this.sentKey && (key === null) === (this.channelId === null)) break;
+        if (desired === null || key === null) {
+          const id = this.channelId;
+          this.channelId = null;
+          this.sentKey = null;
+          this.save();
+          if (id !== null) {
+            this.client.forget(id);
+            await api.unsubscribe(id).catch(() => undefined);
+          }
+          continue;
+        }
+        if (this.channelId === null) {
+          const created = await api.subscribe(desired);
+          this.channelId = created.channel;
+          this.sentKey = key;
+          this.save();
+          this.client.attach(created.channel, this.listener());
+        } else {
+          await api.change(this.channelId, desired);
+          this.sentKey = key;
+          this.save();
+        }
+      }
+    } catch (error) {
+      if (error instanceof ApiError && error.code === "no_such_channel" && this.channelId !== null) {
+        this.client.forget(this.channelId);
+        this.channelId = null;
+        this.sentKey = null;
+        this.save();
+        this.later(0);
+      } else {
+        this.later(RETRY_MS);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+}

@@ -1,0 +1,226 @@
+// My bets: open and settled bets from GET /api/bets, live cash-out values from a "bets" channel,
+// and cash-out through POST /api/bets/<id>/cash-out at the value the punter saw.
+import { ApiError, type Bet, api } from "./api";
+import { ManagedChannel } from "./channels";
+import { formatMoney } from "./decimal";
+import { h, setText } from "./dom";
+import type { OddsFormat } from "./odds";
+import { displayOdds } from "./prices";
+import type { ChannelFrame, OddsClient } from "./protocol";
+import { moneyMoved } from "./wallet";
+
+const STATUS: Record<Bet["status"], string> = {
+  pending: "Pending",
+  accepted: "Open",
+  rejected: "Rejected",
+  won: "Won",
+  lost: "Lost",
+  void: "Void",
+  cashed_out: "Cashed out",
+};
+
+const RESULT: Record<string, string> = { undecided: "", won: "Won", lost: "Lost", void: "Void" };
+
+export class MyBetsPage {
+  private open: Bet[] = [];
+  private settled: Bet[] = [];
+  private readonly quotes = new Map<number, string | null>();
+  private readonly messages = new Map<number, { kind: "error" | "info"; text: string }>();
+  private readonly busy = new Set<number>();
+  private readonly channel: ManagedChannel;
+  private readonly openPanel = document.getElementById("bets-open") as HTMLElement;
+  private readonly settledPanel = document.getElementById("bets-settled") as HTMLElement;
+
+  constructor(
+    client: OddsClient,
+    private readonly format: () => OddsFormat,
+  ) {
+    this.channel = new ManagedChannel(client, "sportsbook.betsChannel", (frame) => this.frame(frame));
+  }
+
+  start(): void {
+    this.tabs();
+    void this.load();
+    document.addEventListener("sportsbook:money", () => void this.load());
+  }
+
+  private tabs(): void {
+    const tabs = [...document.querySelectorAll<HTMLButtonElement>('[role="tab"]')];
+    const select = (tab: HTMLButtonElement) => {
+      for (const other of tabs) {
+        const on = other === tab;
+        other.setAttribute("aria-selected", on ? "true" : "false");
+        other.tabIndex = on ? 0 : -1;
+        const panel = document.getElementById(other.getAttribute("aria-controls") ?? "");
+        if (panel !== null) panel.hidden = !on;
+      }
+    };
+    tabs.forEach((tab, index) => {
+      tab.addEventListener("click", () => select(tab));
+      tab.addEventListener("keydown", (ev) => {
+        if (ev.key !== "ArrowRight" && ev.key !== "ArrowLeft") return;
+        const next = tabs[(index + (ev.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+        if (next !== undefined) {
+          select(next);
+          next.focus();
+        }
+      });
+    });
+  }
+
+  async load(): Promise<void> {
+    try {
+      const [open, settled] = await Promise.all([api.bets("open"), api.bets("settled")]);
+      this.open = open.bets.filter((b) => b.status === "accepted" || b.status === "pending");
+      this.settled = settled.bets;
+      for (const bet of this.open) {
+        if (!this.quotes.has(bet.id)) this.quotes.set(bet.id, bet.cash_out?.available ? bet.cash_out.quote : null);
+      }
+    } catch (error) {
+      const text = error instanceof ApiError ? error.message : "Your bets could not be loaded.";
+      this.openPanel.replaceChildren(h("p", { class: "form-error", text }));
+      return;
+    }
+    const live = this.open.filter((b) => b.status === "accepted");
+    this.channel.set(
+      live.length === 0
+        ? null
+        : {
+            view: "bets",
+            bets: live.map((bet) => ({
+              bet_id: bet.id,
+              stake: bet.stake,
+              legs: bet.legs.map((leg) => ({ selection_id: leg.selection_id, market_id: leg.market_id, price: leg.price })),
+            })),
+          },
+      { now: true },
+    );
+    this.render();
+  }
+
+  private frame(frame: ChannelFrame): void {
+    if (frame.bets === undefined) return;
+    for (const item of frame.bets) {
+      const old = this.quotes.get(item.bet_id);
+      this.quotes.set(item.bet_id, item.cash_out);
+      if (old !== item.cash_out) this.messages.delete(item.bet_id);
+      this.refreshCashOut(item.bet_id);
+    }
+  }
+
+  render(): void {
+    setText(document.getElementById("open-count"), this.open.length > 0 ? String(this.open.length) : "");
+    this.openPanel.dataset.state = "ready";
+    this.settledPanel.dataset.state = "ready";
+    this.openPanel.replaceChildren(
+      ...(this.open.length > 0
+        ? this.open.map((bet) => this.card(bet))
+        : [h("p", { class: "empty", text: "No open bets. Pick a price to get started." })]),
+    );
+    this.settledPanel.replaceChildren(
+      ...(this.settled.length > 0
+        ? this.settled.map((bet) => this.card(bet))
+        : [h("p", { class: "empty", text: "No settled bets yet." })]),
+    );
+    for (const bet of this.open) this.refreshCashOut(bet.id);
+  }
+
+  private card(bet: Bet): HTMLElement {
+    const fmt = this.format();
+    const title = bet.kind === "accumulator" ? `${bet.legs.length}-fold accumulator` : (bet.legs[0]?.selection ?? "Single");
+    const placed = new Date(bet.placed_at);
+    const card = h(
+      "article",
+      { class: "bet-card", "data-bet-id": bet.id, "data-status": bet.status },
+      h(
+        "header",
+        { class: "bet-head" },
+        h("h3", { text: title }),
+        h("span", { class: `bet-status status-${bet.status}`, text: STATUS[bet.status] }),
+      ),
+      h(
+        "ul",
+        { class: "bet-legs" },
+        ...bet.legs.map((leg) =>
+          h(
+            "li",
+            { "data-result": leg.result },
+            h("span", { class: "leg-selection", text: leg.selection }),
+            h("span", { class: "leg-price num", text: displayOdds(leg.price, fmt) }),
+            h("span", { class: "leg-market", text: `${leg.market} · ${leg.event}` }),
+            RESULT[leg.result] ? h("span", { class: `leg-result result-${leg.result}`, text: RESULT[leg.result] }) : null,
+          ),
+        ),
+      ),
+      h(
+        "dl",
+        { class: "bet-money" },
+        h("div", {}, h("dt", { text: "Stake" }), h("dd", { class: "num", text: formatMoney(bet.stake) })),
+        h("div", {}, h("dt", { text: "Odds" }), h("dd", { class: "num", text: displayOdds(bet.odds, fmt) })),
+        bet.status === "accepted" || bet.status === "pending"
+          ? h("div", {}, h("dt", { text: "Returns" }), h("dd", { class: "num", text: formatMoney(bet.potential_return) }))
+          : h("div", {}, h("dt", { text: "Paid" }), h("dd", { class: "num", "data-payout": bet.payout, text: formatMoney(bet.payout) })),
+      ),
+      h(
+        "footer",
+        { class: "bet-foot" },
+        h("time", { datetime: placed.toISOString(), text: placed.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" }) }),
+        h("span", { class: "bet-ref", text: `Ref. #${bet.id}` }),
+      ),
+    );
+    if (bet.reject) card.append(h("p", { class: "bet-reject", text: bet.reject.message }));
+    if (bet.status === "accepted") {
+      const button = h("button", { type: "button", class: "button cash-out", "data-cash-out": bet.id });
+      button.addEventListener("click", () => void this.cashOut(bet));
+      card.append(h("div", { class: "cash-out-row" }, button, h("p", { class: "cash-out-note", role: "status" })));
+    }
+    return card;
+  }
+
+  private refreshCashOut(betId: number): void {
+    const card = this.openPanel.querySelector<HTMLElement>(`.bet-card[data-bet-id="${betId}"]`);
+    const button = card?.querySelector<HTMLButtonElement>(".cash-out");
+    if (card === null || card === undefined || button === null || button === undefined) return;
+    const quote = this.quotes.get(betId) ?? null;
+    button.dataset.quote = quote ?? "";
+    button.disabled = quote === null || this.busy.has(betId);
+    setText(
+      button,
+      this.busy.has(betId) ? "Cashing out…" : quote === null ? "Cash out unavailable" : `Cash out ${formatMoney(quote)}`,
+    );
+    const note = card.querySelector<HTMLElement>(".cash-out-note");
+    const message = this.messages.get(betId);
+    if (note !== null) {
+      note.dataset.kind = message?.kind ?? "";
+      setText(note, message?.text ?? (quote === null ? "Cash out returns when every market is open." : ""));
+    }
+  }
+
+  private async cashOut(bet: Bet): Promise<void> {
+    const quote = this.quotes.get(bet.id);
+    if (quote === null || quote === undefined || this.busy.has(bet.id)) return;
+    this.busy.add(bet.id);
+    this.messages.delete(bet.id);
+    this.refreshCashOut(bet.id);
+    try {
+      await api.cashOut(bet.id, quote);
+      this.busy.delete(bet.id);
+      this.quotes.delete(bet.id);
+      moneyMoved(); // reloads the lists and the balance
+    } catch (error) {
+      this.busy.delete(bet.id);
+      if (error instanceof ApiError && error.code === "quote_changed") {
+        const fresh = error.body?.quote ?? null;
+        this.quotes.set(bet.id, fresh);
+        this.messages.set(bet.id, {
+          kind: "info",
+          text: fresh === null ? "The cash-out value changed." : `The value changed to ${formatMoney(fresh)}. Cash out again to accept it.`,
+        });
+      } else {
+        const text = error instanceof ApiError ? error.message : "Cash out failed. Try again.";
+        this.messages.set(bet.id, { kind: "error", text: `${text.charAt(0).toUpperCase()}${text.slice(1)}` });
+      }
+      this.refreshCashOut(bet.id);
+    }
+  }
+}

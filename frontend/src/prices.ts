@@ -1,0 +1,81 @@
+// Prices on the page: every .price button shows its selection's live price in the chosen format,
+// flashes when it moves, and is disabled while its market or selection cannot be backed.
+import { compareDecimal } from "./decimal";
+import { setText } from "./dom";
+import { formatOdds, type OddsFormat } from "./odds";
+import type { MarketState } from "./protocol";
+
+const FLASH_MS = 900;
+const timers = new WeakMap<Element, number>();
+
+export function displayOdds(price: string, fmt: OddsFormat): string {
+  try {
+    return formatOdds(price, fmt);
+  } catch {
+    return price;
+  }
+}
+
+function flash(node: HTMLElement, direction: "up" | "down"): void {
+  node.classList.remove("up", "down");
+  // A reflow restarts the highlight on consecutive moves.
+  void node.offsetWidth;
+  node.classList.add(direction);
+  const previous = timers.get(node);
+  if (previous !== undefined) window.clearTimeout(previous);
+  timers.set(
+    node,
+    window.setTimeout(() => node.classList.remove(direction), FLASH_MS),
+  );
+}
+
+export function priceButtons(root: ParentNode = document): HTMLButtonElement[] {
+  return [...root.querySelectorAll<HTMLButtonElement>(".price[data-selection]")];
+}
+
+export function pageMarkets(): number[] {
+  return [...new Set(priceButtons().map((b) => Number(b.dataset.market)))].filter((id) => id > 0);
+}
+
+/** Show every price on the page in ``fmt``. */
+export function formatPage(fmt: OddsFormat): void {
+  for (const button of priceButtons()) {
+    const price = button.dataset.price;
+    if (price !== undefined) setText(button.querySelector(".odds"), displayOdds(price, fmt));
+  }
+}
+
+const STATUS_TEXT: Record<string, string> = { open: "", suspended: "Suspended", closed: "Closed" };
+
+/** A market's new state: prices, flashes, suspended selections, the market's status label. */
+export function renderMarket(state: MarketState, fmt: OddsFormat): void {
+  const marketOpen = state.tradable && state.status === "open";
+  for (const selection of state.selections) {
+    const buttons = document.querySelectorAll<HTMLButtonElement>(`.price[data-selection="${selection.id}"]`);
+    for (const button of buttons) {
+      const old = button.dataset.price;
+      button.dataset.price = selection.price;
+      setText(button.querySelector(".odds"), displayOdds(selection.price, fmt));
+      const off = !marketOpen || selection.status !== "active";
+      button.disabled = off;
+      button.classList.toggle("suspended", off);
+      if (old !== undefined && old !== selection.price) {
+        flash(button, compareDecimal(selection.price, old) > 0 ? "up" : "down");
+      }
+    }
+  }
+  for (const box of document.querySelectorAll<HTMLElement>(`[data-market-box="${state.market_id}"]`)) {
+    box.dataset.status = marketOpen ? "open" : state.status === "open" ? "suspended" : state.status;
+    box.dataset.seq = String(state.seq);
+    setText(box.querySelector(".market-status"), STATUS_TEXT[box.dataset.status] ?? box.dataset.status);
+  }
+}
+
+/** Mark the buttons of the selections in the slip. */
+export function markSelected(selected: Set<number>): void {
+  for (const button of priceButtons()) {
+    const on = selected.has(Number(button.dataset.selection));
+    button.classList.toggle("selected", on);
+    button.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+}

@@ -1,0 +1,529 @@
+// The bet slip on screen: drawn from the BetSlip model, kept live from the "slip" channel (logged
+// in) or the public price stream (anonymous), and placing bets through POST /api/bets.
+import { ApiError, type Bet, api, idempotencyKey, type PlaceBetRequest, type PricePolicy } from "./api";
+import { ManagedChannel } from "./channels";
+import { formatMoney, parseStake } from "./decimal";
+import { h, readJSON, setText, storage, writeJSON } from "./dom";
+import type { OddsFormat } from "./odds";
+import { displayOdds, markSelected } from "./prices";
+import type { ChannelFrame, MarketState, OddsClient } from "./protocol";
+import { BetSlip, type Move, type NewLeg, type SlipLeg } from "./slip";
+import { moneyMoved } from "./wallet";
+
+const SLIP_KEY = "sportsbook.slip";
+const CHANNEL_KEY = "sportsbook.slipChannel";
+
+const POLICIES: { value: PricePolicy; label: string }[] = [
+  { value: "none", label: "Always ask me" },
+  { value: "better", label: "Accept higher prices" },
+  { value: "any", label: "Accept all price changes" },
+];
+
+type Notice = { kind: "error" | "info"; text: string; code?: string } | null;
+
+interface Receipt {
+  bet: Bet;
+  names: string[];
+}
+
+export interface SlipViewOptions {
+  client: OddsClient;
+  user: string;
+  loginUrl: string;
+  format: () => OddsFormat;
+}
+
+export class SlipView {
+  readonly slip: BetSlip;
+  private readonly body: HTMLElement;
+  private readonly aside: HTMLElement;
+  private readonly channel: ManagedChannel | null;
+  private notice: Notice = null;
+  private receipts: Receipt[] = [];
+  private placing = false;
+  private readonly flashes = new Map<number, Move>();
+  /** The channel's own view of the slip, for the page to check against ours. */
+  serverSummary: ChannelFrame["slip"] | null = null;
+
+  constructor(private readonly options: SlipViewOptions) {
+    this.slip = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY));
+    this.body = document.getElementById("slip-body") as HTMLElement;
+    this.aside = document.getElementById("betslip") as HTMLElement;
+    this.channel = this.loggedIn ? new ManagedChannel(options.client, CHANNEL_KEY, (f) => this.channelFrame(f)) : null;
+  }
+
+  /** The id of the slip's channel, when there is one. */
+  get channelId(): string | null {
+    return this.channel?.id ?? null;
+  }
+
+  get loggedIn(): boolean {
+    return this.options.user !== "";
+  }
+
+  start(): void {
+    document.addEventListener("click", (ev) => this.pageClick(ev));
+    const toggle = document.querySelector<HTMLButtonElement>(".slip-toggle");
+    toggle?.addEventListener("click", () => this.openDrawer(!document.body.classList.contains("slip-open")));
+    this.aside.querySelector(".slip-close")?.addEventListener("click", () => this.openDrawer(false));
+    window.addEventListener("storage", (ev) => {
+      // Another tab changed the slip: follow it.
+      if (ev.key !== SLIP_KEY) return;
+      const other = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY));
+      this.slip.legs = other.legs;
+      this.slip.mode = other.mode;
+      this.slip.accaStake = other.accaStake;
+      this.slip.policy = other.policy;
+      this.changed(false);
+    });
+    this.changed(false);
+  }
+
+  // --- live prices ---
+
+  /** A public market frame (anonymous punters; the page's own prices otherwise). */
+  market(state: MarketState): void {
+    if (this.loggedIn) return; // the slip channel is the slip's source
+    let touched = false;
+    for (const leg of this.slip.legs) {
+      if (leg.marketId !== state.market_id) continue;
+      const selection = state.selections.find((s) => s.id === leg.selectionId);
+      const suspended = !state.tradable || state.status !== "open" || selection?.status !== "active";
+      this.noteMove(leg.selectionId, this.slip.livePrice(leg.selectionId, selection?.price ?? null, suspended));
+      touched = true;
+    }
+    if (touched) this.refresh();
+  }
+
+  private channelFrame(frame: ChannelFrame): void {
+    if (frame.slip === undefined) return;
+    this.serverSummary = frame.slip;
+    this.aside.dataset.channelSeq = String(frame.seq);
+    for (const summary of frame.slip.legs) {
+      this.noteMove(summary.selection_id, this.slip.livePrice(summary.selection_id, summary.price, summary.suspended));
+    }
+    this.refresh();
+  }
+
+  private noteMove(selectionId: number, move: Move): void {
+    if (move !== null) this.flashes.set(selectionId, move);
+  }
+
+  private watchedMarkets(): number[] {
+    return [...new Set(this.slip.legs.map((leg) => leg.marketId))];
+  }
+
+  // --- changes ---
+
+  /** After any change of the slip: save it, follow its markets, redraw. */
+  private changed(structural = true): void {
+    writeJSON(storage("local"), SLIP_KEY, this.slip);
+    if (this.channel !== null) {
+      const stake = parseStake(this.slip.accaStake);
+      this.channel.set(
+        this.slip.legs.length === 0
+          ? null
+          : {
+              view: "slip",
+              slip: this.slip.legs.map((leg) => ({ selection_id: leg.selectionId, market_id: leg.marketId })),
+              stake: this.slip.mode === "accumulator" && stake.ok ? stake.value : null,
+            },
+      );
+    } else {
+      this.options.client.watch(this.watchedMarkets());
+    }
+    markSelected(new Set(this.slip.legs.map((leg) => leg.selectionId)));
+    if (structural || this.body.querySelector(".slip-legs") === null) this.render();
+    else this.refresh();
+  }
+
+  private pageClick(ev: MouseEvent): void {
+    const target = ev.target as Element | null;
+    const button = target?.closest<HTMLButtonElement>("button.price[data-selection]");
+    if (button === null || button === undefined || button.disabled) return;
+    const data = button.dataset;
+    const leg: NewLeg = {
+      selectionId: Number(data.selection),
+      marketId: Number(data.market),
+      eventId: Number(data.event),
+      selection: data.selectionName ?? "",
+      market: data.marketName ?? "",
+      event: data.eventName ?? "",
+      price: data.price ?? "",
+    };
+    if (!(leg.selectionId > 0 && leg.marketId > 0 && leg.price)) return;
+    const added = this.slip.toggle(leg);
+    this.notice = null;
+    if (added) this.receipts = [];
+    this.changed();
+    if (added && this.slip.legs.length === 1 && window.matchMedia("(max-width: 1000px)").matches) {
+      this.openDrawer(true);
+    }
+  }
+
+  private openDrawer(open: boolean): void {
+    document.body.classList.toggle("slip-open", open);
+    document.querySelector(".slip-toggle")?.setAttribute("aria-expanded", open ? "true" : "false");
+    if (open) this.aside.querySelector<HTMLElement>(".slip-close")?.focus();
+  }
+
+  // --- drawing ---
+
+  private price(price: string): string {
+    return displayOdds(price, this.options.format());
+  }
+
+  /** Redraw everything, keeping the keyboard focus where it was. */
+  render(): void {
+    const focused = document.activeElement as HTMLElement | null;
+    const focusId = focused !== null && this.body.contains(focused) ? focused.id : "";
+    const caret = focused instanceof HTMLInputElement ? focused.selectionStart : null;
+    this.body.replaceChildren(...this.draw());
+    this.refresh();
+    if (focusId) {
+      const again = document.getElementById(focusId);
+      again?.focus();
+      if (again instanceof HTMLInputElement && caret !== null) again.setSelectionRange(caret, caret);
+    }
+  }
+
+  private draw(): Node[] {
+    const slip = this.slip;
+    const count = String(slip.legs.length);
+    for (const id of ["slip-count", "slip-toggle-count"]) setText(document.getElementById(id), count);
+    this.aside.dataset.state = slip.legs.length === 0 ? "empty" : slip.mode;
+    const nodes: Node[] = [];
+    if (slip.legs.length === 0) {
+      nodes.push(h("p", { class: "slip-empty", text: "Click a price to add a selection." }));
+      nodes.push(...this.drawReceipts());
+      return nodes;
+    }
+    if (slip.legs.length >= 2) nodes.push(this.drawTabs());
+    nodes.push(h("ul", { class: "slip-legs" }, ...slip.legs.map((leg) => this.drawLeg(leg))));
+    if (slip.mode === "accumulator") nodes.push(this.drawAccumulator());
+    else if (slip.legs.length >= 2 && slip.sameEvent()) {
+      nodes.push(h("p", { class: "slip-hint", text: "Selections from one event can only be backed as singles." }));
+    }
+    nodes.push(
+      h(
+        "dl",
+        { class: "slip-summary" },
+        h("div", {}, h("dt", { text: "Total stake" }), h("dd", { class: "num", "data-total-stake": "" })),
+        h("div", {}, h("dt", { text: "Potential returns" }), h("dd", { class: "num", "data-total-return": "" })),
+      ),
+    );
+    const policy = h("select", { id: "slip-policy" });
+    for (const option of POLICIES) {
+      policy.append(h("option", { value: option.value, text: option.label, selected: option.value === slip.policy }));
+    }
+    policy.addEventListener("change", () => {
+      slip.setPolicy(policy.value as PricePolicy);
+      this.changed(false);
+    });
+    nodes.push(h("div", { class: "policy" }, h("label", { for: "slip-policy", text: "When prices change" }), policy));
+    nodes.push(h("div", { class: "slip-alert", role: "alert", "aria-live": "assertive" }));
+    const place = h("button", { type: "button", class: "button primary place", id: "slip-place" });
+    place.addEventListener("click", () => void this.placeClicked());
+    nodes.push(place);
+    const clear = h("button", { type: "button", class: "link slip-clear", text: "Remove all" });
+    clear.addEventListener("click", () => {
+      this.slip.clear();
+      this.notice = null;
+      this.changed();
+    });
+    nodes.push(clear);
+    nodes.push(...this.drawReceipts());
+    return nodes;
+  }
+
+  private drawTabs(): HTMLElement {
+    const tabs = h("div", { class: "slip-tabs", role: "group", "aria-label": "Bet type" });
+    const modes: ["singles" | "accumulator", string][] = [
+      ["singles", "Singles"],
+      ["accumulator", this.slip.legs.length === 2 ? "Double" : this.slip.legs.length === 3 ? "Treble" : "Accumulator"],
+    ];
+    for (const [mode, label] of modes) {
+      const disabled = mode === "accumulator" && !this.slip.accumulatorAllowed();
+      const tab = h("button", {
+        type: "button",
+        id: `slip-mode-${mode}`,
+        class: "slip-tab",
+        "aria-pressed": this.slip.mode === mode ? "true" : "false",
+        disabled,
+        title: disabled ? "Selections from one event cannot be combined" : null,
+        text: label,
+      });
+      tab.addEventListener("click", () => {
+        this.slip.setMode(mode);
+        this.notice = null;
+        this.changed();
+      });
+      tabs.append(tab);
+    }
+    return tabs;
+  }
+
+  private drawLeg(leg: SlipLeg): HTMLElement {
+    const remove = h("button", {
+      type: "button",
+      class: "icon-button leg-remove",
+      "aria-label": `Remove ${leg.selection}`,
+      text: "×",
+    });
+    remove.addEventListener("click", () => {
+      this.slip.remove(leg.selectionId);
+      this.notice = null;
+      this.changed();
+      document.getElementById("slip-place")?.focus();
+    });
+    const item = h(
+      "li",
+      { class: "slip-leg", "data-selection-id": leg.selectionId },
+      h(
+        "div",
+        { class: "leg-top" },
+        h("span", { class: "leg-selection", text: leg.selection }),
+        h("span", { class: "leg-was num", "aria-hidden": "true" }),
+        h("span", { class: "leg-price num", "data-leg-price": "" }),
+        remove,
+      ),
+      h("div", { class: "leg-market", text: `${leg.market} · ${leg.event}` }),
+      h("p", { class: "leg-notice", role: "status" }),
+    );
+    if (this.slip.mode === "singles") {
+      const id = `stake-${leg.selectionId}`;
+      const input = h("input", {
+        id,
+        class: "stake",
+        inputmode: "decimal",
+        autocomplete: "off",
+        placeholder: "0.00",
+        value: leg.stake,
+        "aria-describedby": `return-${leg.selectionId}`,
+      });
+      input.addEventListener("input", () => {
+        leg.stake = input.value;
+        this.notice = null;
+        this.changed(false);
+      });
+      item.append(
+        h(
+          "div",
+          { class: "leg-stake" },
+          h("label", { for: id, text: "Stake £" }),
+          input,
+          h("span", { class: "leg-return num", id: `return-${leg.selectionId}` }),
+        ),
+      );
+    }
+    return item;
+  }
+
+  private drawAccumulator(): HTMLElement {
+    const input = h("input", {
+      id: "acca-stake",
+      class: "stake",
+      inputmode: "decimal",
+      autocomplete: "off",
+      placeholder: "0.00",
+      value: this.slip.accaStake,
+    });
+    input.addEventListener("input", () => {
+      this.slip.accaStake = input.value;
+      this.notice = null;
+      this.changed(false);
+    });
+    return h(
+      "div",
+      { class: "acca" },
+      h(
+        "div",
+        { class: "acca-head" },
+        h("span", { class: "acca-title", text: `${this.slip.legs.length}-fold accumulator` }),
+        h("span", { class: "acca-odds num", "data-combined-odds": "" }),
+      ),
+      h("div", { class: "leg-stake" }, h("label", { for: "acca-stake", text: "Stake £" }), input),
+    );
+  }
+
+  private drawReceipts(): Node[] {
+    if (this.receipts.length === 0) return [];
+    const list = h("ul", { class: "slip-receipts", "aria-live": "polite" });
+    for (const { bet, names } of this.receipts) {
+      list.append(
+        h(
+          "li",
+          { class: "receipt", "data-bet-id": bet.id },
+          h("strong", { text: bet.kind === "accumulator" ? "Accumulator placed" : "Bet placed" }),
+          h("span", { class: "receipt-legs", text: names.join(", ") }),
+          h(
+            "span",
+            { class: "num" },
+            `Stake ${formatMoney(bet.stake)} @ ${this.price(bet.odds)} · Returns ${formatMoney(bet.potential_return)}`,
+          ),
+          h("span", { class: "receipt-ref", text: `Ref. #${bet.id}` }),
+        ),
+      );
+    }
+    const link = h("a", { href: "/my-bets/", class: "link", text: "View my bets" });
+    return [list, link];
+  }
+
+  /** Update the live parts in place: prices, notices, returns, the place button. */
+  refresh(): void {
+    const slip = this.slip;
+    for (const leg of slip.legs) {
+      const item = this.body.querySelector<HTMLElement>(`.slip-leg[data-selection-id="${leg.selectionId}"]`);
+      if (item === null) continue;
+      const changed = leg.price !== leg.seen;
+      item.dataset.state = leg.suspended ? "suspended" : changed ? "changed" : "open";
+      const priceNode = item.querySelector<HTMLElement>(".leg-price");
+      if (priceNode !== null) {
+        priceNode.dataset.price = leg.price;
+        setText(priceNode, this.price(leg.price));
+        const move = this.flashes.get(leg.selectionId);
+        if (move) {
+          priceNode.classList.remove("up", "down");
+          void priceNode.offsetWidth;
+          priceNode.classList.add(move);
+        }
+      }
+      setText(item.querySelector(".leg-was"), changed ? this.price(leg.seen) : "");
+      const notice = leg.suspended
+        ? "Suspended — this selection cannot be backed right now"
+        : changed
+          ? `Price changed from ${this.price(leg.seen)} to ${this.price(leg.price)}`
+          : "";
+      setText(item.querySelector(".leg-notice"), notice);
+      const ret = slip.singleReturn(leg);
+      setText(item.querySelector(".leg-return"), ret === null ? "" : `Returns ${formatMoney(ret)}`);
+    }
+    this.flashes.clear();
+    const odds = this.body.querySelector<HTMLElement>("[data-combined-odds]");
+    if (odds !== null) {
+      const combined = slip.combinedOdds() ?? "";
+      odds.dataset.combinedOdds = combined;
+      setText(odds, combined ? `@ ${this.price(combined)}` : "");
+    }
+    const totalStake = this.body.querySelector<HTMLElement>("[data-total-stake]");
+    const totalReturn = this.body.querySelector<HTMLElement>("[data-total-return]");
+    if (totalStake !== null) setText(totalStake, formatMoney(slip.totalStake()));
+    if (totalReturn !== null) {
+      totalReturn.dataset.totalReturn = slip.totalReturn();
+      setText(totalReturn, formatMoney(slip.totalReturn()));
+    }
+    this.refreshAction();
+  }
+
+  private refreshAction(): void {
+    const place = this.body.querySelector<HTMLButtonElement>("#slip-place");
+    const alert = this.body.querySelector<HTMLElement>(".slip-alert");
+    if (place === null || alert === null) return;
+    const blockers = this.slip.blockers();
+    const priceChanged = blockers.some((b) => b.code === "price_changed");
+    const suspended = blockers.find((b) => b.code === "suspended");
+    alert.replaceChildren();
+    alert.dataset.kind = "";
+    if (this.notice !== null) {
+      alert.dataset.kind = this.notice.kind;
+      alert.dataset.code = this.notice.code ?? "";
+      alert.append(h("p", { text: this.notice.text }));
+    } else if (suspended !== undefined) {
+      alert.dataset.kind = "error";
+      alert.dataset.code = "suspended";
+      alert.append(h("p", { text: `${suspended.message}. Remove it or wait for the market to reopen.` }));
+    } else if (priceChanged) {
+      alert.dataset.kind = "info";
+      alert.dataset.code = "price_changed";
+      alert.append(h("p", { text: "Prices have changed. Accept the new prices to place your bet." }));
+    }
+    place.dataset.action = "place";
+    if (!this.loggedIn) {
+      place.dataset.action = "login";
+      place.disabled = false;
+      setText(place, "Log in to place bets");
+    } else if (this.placing) {
+      place.disabled = true;
+      setText(place, "Placing…");
+    } else if (priceChanged && suspended === undefined) {
+      place.dataset.action = "accept";
+      place.disabled = false;
+      setText(place, "Accept price changes");
+    } else {
+      place.disabled = blockers.length > 0;
+      const stake = this.slip.totalStake();
+      setText(place, stake === "0.00" ? "Place bet" : `Place bet ${formatMoney(stake)}`);
+    }
+  }
+
+  // --- placing ---
+
+  private async placeClicked(): Promise<void> {
+    const place = this.body.querySelector<HTMLButtonElement>("#slip-place");
+    const action = place?.dataset.action;
+    if (action === "login") {
+      window.location.href = document.body.dataset.loginUrl ?? "/login/";
+      return;
+    }
+    if (action === "accept") {
+      this.slip.acceptChanges();
+      this.notice = null;
+      this.changed(false);
+      return;
+    }
+    if (this.placing || this.slip.blockers().length > 0) return;
+    const requests = this.slip.requests(idempotencyKey);
+    if (requests.length === 0) return;
+    this.placing = true;
+    this.notice = null;
+    this.refreshAction();
+    const placed: Receipt[] = [];
+    let failure: ApiError | null = null;
+    for (const request of requests) {
+      try {
+        const { bet } = await this.send(request.body);
+        placed.push({ bet, names: request.legs.map((id) => this.slip.leg(id)?.selection ?? "") });
+        if (this.slip.mode === "accumulator") this.slip.clear();
+        else for (const id of request.legs) this.slip.remove(id);
+      } catch (error) {
+        failure = error instanceof ApiError ? error : new ApiError(0, "unknown", "Something went wrong. Try again.");
+        if (failure.code === "price_changed" && failure.body?.selections) {
+          this.slip.priceRejected(failure.body.selections);
+        }
+        break;
+      }
+    }
+    this.placing = false;
+    this.receipts = placed;
+    this.notice = failure === null ? null : this.explain(failure);
+    if (placed.length > 0) moneyMoved();
+    this.changed();
+    if (placed.length > 0) this.body.querySelector<HTMLElement>(".receipt")?.focus();
+  }
+
+  /** POST the bet; a network failure is retried once with the same idempotency key. */
+  private async send(body: PlaceBetRequest): Promise<{ bet: Bet }> {
+    try {
+      return await api.placeBet(body);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 0) return api.placeBet(body);
+      throw error;
+    }
+  }
+
+  private explain(error: ApiError): Notice {
+    const texts: Record<string, string> = {
+      price_changed: `${error.message}. Accept the new price to place your bet.`,
+      insufficient_funds: "Your balance is too low for this stake.",
+      not_authenticated: "Your session has ended. Log in again to place bets.",
+      csrf_failed: "Your session has changed. Reload the page and try again.",
+    };
+    const text = texts[error.code] ?? `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
+    return { kind: "error", text: text.replace(/\.\.$/, "."), code: error.code };
+  }
+
+  /** Redraw prices after the odds format changed. */
+  reformat(): void {
+    this.render();
+  }
+}

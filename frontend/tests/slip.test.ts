@@ -1,0 +1,187 @@
+import { describe, expect, it } from "vitest";
+import { BetSlip, type NewLeg } from "../src/slip";
+
+function leg(selectionId: number, price: string, eventId = selectionId, marketId = selectionId * 10): NewLeg {
+  return {
+    selectionId,
+    marketId,
+    eventId,
+    selection: `Selection ${selectionId}`,
+    market: "Match result",
+    event: `Event ${eventId}`,
+    price,
+  };
+}
+
+let keys = 0;
+const newKey = () => `key-${++keys}`;
+
+describe("adding and removing selections", () => {
+  it("toggles a selection in and out", () => {
+    const slip = new BetSlip();
+    expect(slip.toggle(leg(1, "2.10"))).toBe(true);
+    expect(slip.has(1)).toBe(true);
+    expect(slip.toggle(leg(1, "2.10"))).toBe(false);
+    expect(slip.legs).toEqual([]);
+  });
+
+  it("builds an accumulator from a second selection of another event", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10"));
+    expect(slip.mode).toBe("singles");
+    slip.toggle(leg(2, "1.85"));
+    expect(slip.mode).toBe("accumulator");
+    expect(slip.combinedOdds()).toBe("3.89"); // 2.10 × 1.85 = 3.885, half up
+    slip.accaStake = "10";
+    expect(slip.accumulatorReturn()).toBe("38.85");
+  });
+
+  it("keeps singles when two selections share an event, and says why there is no accumulator", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10", 7));
+    slip.toggle(leg(2, "3.40", 7));
+    expect(slip.mode).toBe("singles");
+    expect(slip.accumulatorAllowed()).toBe(false);
+    slip.setMode("accumulator");
+    expect(slip.mode).toBe("singles");
+  });
+
+  it("falls back to singles when a leg is removed from a double", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "1.85"));
+    slip.remove(2);
+    expect(slip.mode).toBe("singles");
+  });
+});
+
+describe("returns", () => {
+  it("sums singles' stakes and returns with exact decimals", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "1.91", 2));
+    slip.setMode("singles");
+    slip.legs[0]!.stake = "0.10";
+    slip.legs[1]!.stake = "0.20";
+    expect(slip.totalStake()).toBe("0.30");
+    expect(slip.singleReturn(slip.legs[0]!)).toBe("0.21");
+    expect(slip.singleReturn(slip.legs[1]!)).toBe("0.38"); // 0.382 rounded down
+    expect(slip.totalReturn()).toBe("0.59");
+  });
+
+  it("shows no return for a stake that is not one", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10"));
+    slip.legs[0]!.stake = "1.234";
+    expect(slip.singleReturn(slip.legs[0]!)).toBeNull();
+    expect(slip.blockers().map((b) => b.code)).toEqual(["stake"]);
+  });
+});
+
+describe("price changes and the accept policy", () => {
+  function single(policy: "none" | "any" | "better"): BetSlip {
+    const slip = new BetSlip();
+    slip.policy = policy;
+    slip.toggle(leg(1, "2.50"));
+    slip.legs[0]!.stake = "5";
+    return slip;
+  }
+
+  it("asks the punter to accept any change under 'none'", () => {
+    const slip = single("none");
+    expect(slip.livePrice(1, "2.40", false)).toBe("down");
+    expect(slip.changedLegs()).toHaveLength(1);
+    expect(slip.blockers().map((b) => b.code)).toEqual(["price_changed"]);
+    slip.acceptChanges();
+    expect(slip.blockers()).toEqual([]);
+    expect(slip.requests(newKey)[0]!.body.selections).toEqual([{ selection_id: 1, price: "2.40" }]);
+  });
+
+  it("takes a higher price at once under 'better' but asks about a lower one", () => {
+    const slip = single("better");
+    expect(slip.livePrice(1, "2.75", false)).toBe("up");
+    expect(slip.changedLegs()).toEqual([]);
+    expect(slip.legs[0]!.seen).toBe("2.75");
+    slip.livePrice(1, "2.60", false);
+    expect(slip.changedLegs()).toHaveLength(1);
+    expect(slip.legs[0]!.seen).toBe("2.75");
+  });
+
+  it("takes every change at once under 'any'", () => {
+    const slip = single("any");
+    slip.livePrice(1, "2.20", false);
+    expect(slip.changedLegs()).toEqual([]);
+    expect(slip.requests(newKey)[0]!.body).toMatchObject({ price_policy: "any", selections: [{ price: "2.20" }] });
+  });
+
+  it("applies a newly chosen policy to the changes already showing", () => {
+    const slip = single("none");
+    slip.livePrice(1, "2.20", false);
+    slip.setPolicy("any");
+    expect(slip.changedLegs()).toEqual([]);
+  });
+
+  it("shows the server's new price after a price_changed refusal", () => {
+    const slip = single("none");
+    slip.priceRejected([{ selection_id: 1, price_seen: "2.50", price: "2.30" }]);
+    expect(slip.legs[0]).toMatchObject({ price: "2.30", seen: "2.50" });
+    expect(slip.blockers().map((b) => b.code)).toEqual(["price_changed"]);
+  });
+
+  it("blocks placement while a leg is suspended", () => {
+    const slip = single("any");
+    slip.livePrice(1, null, true);
+    expect(slip.blockers().map((b) => b.code)).toEqual(["suspended"]);
+    slip.livePrice(1, "2.50", false);
+    expect(slip.blockers()).toEqual([]);
+  });
+});
+
+describe("placement requests", () => {
+  it("sends one accumulator with the prices seen and a fresh idempotency key", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "1.85"));
+    slip.accaStake = "2.5";
+    const [first] = slip.requests(newKey);
+    const [second] = slip.requests(newKey);
+    expect(first!.body).toMatchObject({
+      v: 1,
+      stake: "2.50",
+      price_policy: "none",
+      selections: [
+        { selection_id: 1, price: "2.10" },
+        { selection_id: 2, price: "1.85" },
+      ],
+    });
+    expect(first!.body.idempotency_key).not.toBe(second!.body.idempotency_key);
+  });
+
+  it("sends one single per staked leg", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10", 1));
+    slip.toggle(leg(2, "1.85", 1));
+    slip.legs[1]!.stake = "3";
+    const requests = slip.requests(newKey);
+    expect(requests.map((r) => r.legs)).toEqual([[2]]);
+    expect(requests[0]!.body.stake).toBe("3.00");
+  });
+});
+
+describe("persistence", () => {
+  it("survives a round trip through JSON and rejects tampered legs", () => {
+    const slip = new BetSlip();
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "1.85"));
+    slip.accaStake = "4";
+    slip.policy = "better";
+    const back = BetSlip.fromJSON(JSON.parse(JSON.stringify(slip)));
+    expect(back.legs).toEqual(slip.legs);
+    expect(back.mode).toBe("accumulator");
+    expect(back.policy).toBe("better");
+    const bad = JSON.parse(JSON.stringify(slip)) as { legs: Record<string, unknown>[] };
+    bad.legs[0]!.price = "<img src=x>";
+    expect(BetSlip.fromJSON(bad).legs).toHaveLength(1);
+    expect(BetSlip.fromJSON("nonsense").legs).toEqual([]);
+  });
+});

@@ -1,0 +1,51 @@
+"""Browser-test helpers: the built frontend, logged-in pages, prices produced to Kafka."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONTEND = ROOT / "frontend"
+BUNDLE = ROOT / "odds" / "static" / "odds" / "dist" / "app.js"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def frontend_built() -> None:
+    """Build the bundle when it is missing or older than its sources (tests must run today's code)."""
+    sources = [*FRONTEND.joinpath("src").rglob("*.ts"), FRONTEND / "package.json"]
+    newest = max(path.stat().st_mtime for path in sources)
+    if not BUNDLE.exists() or BUNDLE.stat().st_mtime < newest:
+        subprocess.run(["npm", "run", "-s", "build"], cwd=FRONTEND, check=True, capture_output=True)
+
+
+@pytest.fixture
+def login(page: Page, asgi_server: str) -> Callable[..., object]:
+    """Log a user into the browser context through a real session (no form round trip)."""
+    from django.test import Client
+
+    def log_in(user: object) -> object:
+        client = Client()
+        client.force_login(user)  # type: ignore[arg-type]
+        session = client.cookies["sessionid"].value
+        page.context.add_cookies([{"name": "sessionid", "value": session, "url": asgi_server}])
+        return user
+
+    return log_in
+
+
+@pytest.fixture
+def publish(producer) -> Callable[..., None]:
+    """Produce price updates to the price topic and wait for the broker's acknowledgement."""
+    from reducers import topics
+
+    def send(*updates: object) -> None:
+        for update in updates:
+            producer.produce(topics.prices(), key=update.key(), value=update.encode())  # type: ignore[attr-defined]
+        assert producer.flush(10) == 0
+
+    return send
