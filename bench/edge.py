@@ -78,7 +78,7 @@ async def _client_main(
     from websockets.typing import Origin
 
     received = 0
-    latencies: list[float] = []
+    latencies: list[tuple[float, float, float, float, float]] = []  # event, produce, kafka, reducer, received
     started = time.time()
     measure_from = started + warmup
     stop_at = measure_from + duration
@@ -101,11 +101,13 @@ async def _client_main(
                 if raw.startswith('{"type":"markets"'):
                     items = json.loads(raw)["items"]
                     received += len(items)
-                    latencies.extend(now * 1000 - item["ts"]["reducer"] for item in items[:1])
+                    ts = items[0]["ts"]
+                    latencies.append((ts["event"], ts["produce"], ts["kafka"], ts["reducer"], now * 1000))
                 elif raw.startswith('{"type":"market"'):
                     received += 1
                     if received % 5 == 0:
-                        latencies.append(now * 1000 - json.loads(raw)["ts"]["reducer"])
+                        ts = json.loads(raw)["ts"]
+                        latencies.append((ts["event"], ts["produce"], ts["kafka"], ts["reducer"], now * 1000))
 
     results = await asyncio.gather(*(one(m) for m in watch_lists), return_exceptions=True)
     errors = [repr(r) for r in results if isinstance(r, BaseException)]
@@ -162,6 +164,66 @@ def publisher_process(namespace: str, markets: int, rate: float, seconds: float,
     out.put({"published": sent})
 
 
+def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
+    """The source for end-to-end runs: price updates produced to Kafka at a fixed rate."""
+    os.environ["SPORTSBOOK_NAMESPACE"] = namespace
+    from confluent_kafka import Producer
+
+    from reducers import topics
+    from reducers.schemas import PriceUpdate, SelectionPrice
+
+    producer = Producer(
+        {
+            "bootstrap.servers": os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
+            "acks": "all",
+            "enable.idempotence": True,
+            "linger.ms": 1,
+            "partitioner": "murmur2_random",
+        }
+    )
+    rng = random.Random(1)
+    seqs = [0] * (markets + 1)
+    tick = 0.005
+    sent = 0
+    budget = 0.0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t0 = time.monotonic()
+        budget += rate * tick
+        n = int(budget)
+        budget -= n
+        for _ in range(n):
+            m = rng.randint(1, markets)
+            seqs[m] += 1
+            now = int(time.time() * 1000)
+            price = Decimal(rng.randint(101, 900)) / 100
+            update = PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price),), now, now)
+            producer.produce(topics.prices(), key=update.key(), value=update.encode())
+        producer.poll(0)
+        sent += n
+        time.sleep(max(0.0, tick - (time.monotonic() - t0)))
+    producer.flush(30)
+    out.put({"published": sent})
+
+
+def _group_rss_mib(pid: int) -> float:
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
+def stage_split(samples: list[tuple[float, float, float, float, float]]) -> dict[str, float]:
+    """p50 of each stage: source → Kafka producer, → broker, → reducer applied, → client."""
+    names = ("event_to_produce", "produce_to_kafka", "kafka_to_reducer", "reducer_to_client")
+    return {
+        f"{name}_p50_ms": round(percentile([s[i + 1] - s[i] for s in samples], 0.5), 1) for i, name in enumerate(names)
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     namespace = os.environ.get("SPORTSBOOK_NAMESPACE") or f"bench{uuid.uuid4().hex[:6]}"
     port = free_port()
@@ -204,20 +266,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 p.start()
                 procs.append(p)
         time.sleep(min(5.0, args.warmup / 2))
-        pub = mp.Process(
-            target=publisher_process, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue)
-        )
+        source = kafka_feed_process if args.source == "kafka" else publisher_process
+        pub = mp.Process(target=source, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue))
         pub.start()
         results = [queue.get(timeout=args.warmup + args.duration + 120) for _ in range(len(procs) + 1)]
         for p in [*procs, pub]:
             p.join(30)
+        server_rss_mib = _group_rss_mib(server.pid)
     finally:
         for process in (server, relay):
             if process is not None:
                 os.killpg(process.pid, signal.SIGTERM)
                 process.wait(20)
     clients = [r for r in results if "received" in r]
-    latencies = [x for r in clients for x in r["latencies"]]
+    samples = [tuple(x) for r in clients for x in r["latencies"]]
+    origin = 0 if args.source == "kafka" else 3  # end to end from the source event, else from the reducer
+    latencies = [s[4] - s[origin] for s in samples]
     received = sum(r["received"] for r in clients)
     return {
         "server": args.server,
@@ -242,6 +306,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "max_ms": round(max(latencies, default=float("nan")), 1),
         "client_errors": sum(r["error_count"] for r in clients),
         "client_cpu_s": round(sum(r["cpu_s"] for r in clients), 1),
+        "source": args.source,
+        "server_rss_mib": round(server_rss_mib),
+        **(stage_split(samples) if args.source == "kafka" else {}),
     }
 
 
@@ -258,6 +325,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--client-procs", type=int, default=2)
     parser.add_argument("--batch", action="store_true", help="clients ask for one frame per tick")
+    parser.add_argument(
+        "--source",
+        choices=["redis", "kafka"],
+        default="redis",
+        help="redis: updates applied straight to Redis (the edge alone); kafka: produced to Kafka and "
+        "reduced by running reducers (end to end, latency from the source event)",
+    )
     return parser.parse_args(argv)
 
 

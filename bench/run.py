@@ -88,17 +88,22 @@ def bench_feed(*, records: int, runs: int) -> dict[str, Any]:
 # --- 2. reducers -----------------------------------------------------------------------------
 
 
+def produce_all(producer: Any, updates: list[PriceUpdate]) -> None:
+    for update in updates:
+        while True:
+            try:
+                producer.produce(topics.prices(), key=update.key(), value=update.encode())
+                break
+            except BufferError:
+                producer.poll(0.01)
+    producer.flush(120)
+
+
 def bench_reducers(*, mode: str, records: int) -> dict[str, Any]:
     with namespace() as ns:
         producer = producer_create()
-        for update in make_updates(records, 1000):
-            while True:
-                try:
-                    producer.produce(topics.prices(), key=update.key(), value=update.encode())
-                    break
-                except BufferError:
-                    producer.poll(0.01)
-        producer.flush(120)
+        updates = make_updates(records, 1000)
+        warmup = 2000  # the first batches pay for planning and starting Python workers: not measured
         client = redis.Redis.from_url(settings.REDIS_URL)
         env = {
             "SPORTSBOOK_NAMESPACE": ns,
@@ -121,7 +126,11 @@ def bench_reducers(*, mode: str, records: int) -> dict[str, Any]:
                     pipe.hget(keys.market_state(m), "seq")
                 return sum(int(s) for s in pipe.execute() if s is not None)
 
-            # Every progress report of the price query, by batch: rows in, time spent.
+            produce_all(producer, updates[:warmup])
+            wait_until(lambda: applied() >= warmup, timeout=300, what="the warm-up records")
+            warm = orjson.loads(client.get(keys.reducer_progress("prices")) or b'{"batchId": -1}')["batchId"]
+            produce_all(producer, updates[warmup:])
+            # Every progress report of the price query after the warm-up: rows in, time spent.
             batches: dict[int, tuple[int, int]] = {}
             deadline = time.monotonic() + 600
             while applied() < records:  # the last sequences of all markets add up to the record count
@@ -143,12 +152,14 @@ def bench_reducers(*, mode: str, records: int) -> dict[str, Any]:
                     progress["numInputRows"],
                     (progress.get("durationMs") or {}).get("triggerExecution", 0),
                 )
-            rows = sum(n for n, _ in batches.values())
-            busy_ms = sum(ms for n, ms in batches.values() if n)
+            measured = {b: v for b, v in batches.items() if b > warm}
+            rows = sum(n for n, _ in measured.values())
+            busy_ms = sum(ms for n, ms in measured.values() if n)
             return {
                 f"reducer_{mode}_updates_per_s": round(rows / (busy_ms / 1000)) if busy_ms else None,
                 f"reducer_{mode}_records": records,
-                f"reducer_{mode}_batches": len([b for b in batches.values() if b[0]]),
+                f"reducer_{mode}_batches": len([b for b in measured.values() if b[0]]),
+                f"reducer_{mode}_measured_rows": rows,
                 f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
             }
         finally:
@@ -208,6 +219,11 @@ TARGETS = [
     ("edge_p99_ms", "Edge (hub) p99 at that load", "ms", "<= 100"),
     ("edge_baseline_deliveries_per_s", "Plain Channels path (group_send), best run", "deliveries/s", None),
     ("edge_ratio", "Hub ÷ plain path, same run", "times", ">= 15"),
+    ("e2e_microbatch_p50_ms", "End to end, micro-batch, p50", "ms", None),
+    ("e2e_microbatch_p99_ms", "End to end, micro-batch, p99", "ms", "<= 500"),
+    ("e2e_realtime_p50_ms", "End to end, real-time mode, p50", "ms", "<= 20"),
+    ("e2e_realtime_p99_ms", "End to end, real-time mode, p99", "ms", "<= 100"),
+    ("stack_rss_gib", "Whole stack resident memory", "GiB", "<= 6"),
 ]
 
 
@@ -277,6 +293,79 @@ def write_markdown(results: dict[str, Any]) -> Path:
     return path
 
 
+# --- 4. end to end + 5. footprint ----------------------------------------------------------
+
+
+def service_rss_mib() -> dict[str, float]:
+    """Resident memory of the shared services, found by their process names."""
+    import psutil
+
+    totals: dict[str, float] = {"kafka": 0.0, "redis": 0.0, "postgres": 0.0}
+    for proc in psutil.process_iter(["name", "cmdline", "memory_info"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        rss = proc.info["memory_info"].rss if proc.info["memory_info"] else 0
+        if "kafka.Kafka" in cmd:
+            totals["kafka"] += rss
+        elif (proc.info["name"] or "").startswith("redis-server"):
+            totals["redis"] += rss
+        elif (proc.info["name"] or "") == "postgres":
+            totals["postgres"] += rss
+    return {k: round(v / 2**20) for k, v in totals.items()}
+
+
+def bench_e2e(*, mode: str, clients: int, rate: float, duration: float) -> dict[str, Any]:
+    with namespace() as ns:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        env = {
+            "SPORTSBOOK_NAMESPACE": ns,
+            "SPARK_TRIGGER_MODE": mode,
+            "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
+            "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
+            "SPARK_REALTIME_BATCH": "5 seconds",
+        }
+        reducer = Process(
+            python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-e2e-{mode}.log"
+        )
+        try:
+            wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
+            args = edge.parse(
+                [
+                    "--source",
+                    "kafka",
+                    "--clients",
+                    str(clients),
+                    "--markets",
+                    "20",
+                    "--universe",
+                    "1000",
+                    "--rate",
+                    str(rate),
+                    "--workers",
+                    "2",
+                    "--duration",
+                    str(duration),
+                    "--warmup",
+                    "8",
+                    "--batch",
+                ]
+            )
+            result = edge.run(args)
+            reducer_rss = reducer.rss_mib()
+        finally:
+            reducer.stop()
+    services = service_rss_mib()
+    out = {
+        f"e2e_{mode}_p50_ms": result["p50_ms"],
+        f"e2e_{mode}_p99_ms": result["p99_ms"],
+        f"e2e_{mode}_max_ms": result["max_ms"],
+        f"e2e_{mode}_deliveries_per_s": result["deliveries_per_s"],
+        f"e2e_{mode}_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
+        f"footprint_{mode}_mib": {"reducers": round(reducer_rss), "web": result["server_rss_mib"], **services},
+    }
+    out[f"stack_rss_gib_{mode}"] = round(sum(out[f"footprint_{mode}_mib"].values()) / 1024, 2)
+    return out
+
+
 def write(results: dict[str, Any], *, quick: bool) -> Path:
     folder = RESULTS / "quick" if quick else RESULTS
     folder.mkdir(parents=True, exist_ok=True)
@@ -293,7 +382,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="*", default=None, help="stages to run (feed reducers edge)")
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge"])
+    stages = set(args.only or ["feed", "reducers", "edge", "e2e"])
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -309,6 +398,19 @@ def main(argv: list[str] | None = None) -> None:
             results.update(
                 bench_reducers(mode=mode, records=5_000 if quick else (300_000 if mode == "microbatch" else 30_000))
             )
+    if "e2e" in stages:
+        for mode in ("microbatch", "realtime"):
+            log(f"end to end ({mode})")
+            results.update(
+                bench_e2e(
+                    mode=mode, clients=50 if quick else 1000, rate=200 if quick else 1000, duration=4 if quick else 15
+                )
+            )
+        results["e2e_realtime_p50_ms"] = results.get("e2e_realtime_p50_ms")
+        results["e2e_microbatch_p99_ms"] = results.get("e2e_microbatch_p99_ms")
+        results["stack_rss_gib"] = max(
+            results.get("stack_rss_gib_microbatch", 0), results.get("stack_rss_gib_realtime", 0)
+        )
     if "edge" in stages:
         log("edge: hub vs plain Channels")
         results.update(

@@ -108,9 +108,9 @@ class PriceBatchProcessor:
         into Python. Python re-validates both, so its validator stays the last word.
         """
         watermark = self._current_watermark()
-        batch.persist()
+        # Parsed and checked once, then read twice (rejects, then the winners).
+        flagged = with_validity(batch).persist()
         try:
-            flagged = with_validity(batch)
             suspects = flagged.where(~F.col("ok")).select("key", "value", "partition", "offset", "kafka_ts").collect()
             winners = (
                 flagged.where(F.col("ok"))
@@ -124,7 +124,7 @@ class PriceBatchProcessor:
                 .collect()
             )
         finally:
-            batch.unpersist()
+            flagged.unpersist()
         good, rejected = self._decode(suspects)
         checked, rejected_winners = self._decode([row["w"] for row in winners])
         merged_by_market = {int(row["market_id"]): int(row["merged"]) for row in winners}
