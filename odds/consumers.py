@@ -112,6 +112,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 else:
                     for payload in batch.values():
                         await self.send(text_data=payload)
+                if self.merged:
+                    # Older prices replaced before they were sent: say how many, never drop silently.
+                    await self.send(text_data=events.conflated(merged=self.merged))
+                    self.merged = 0
 
     async def _heartbeat(self) -> None:
         await self.send(text_data=events.heartbeat(ts=int(time.time() * 1000)))

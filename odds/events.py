@@ -28,6 +28,7 @@ ERROR = "error"
 ATTACHED = "attached"
 RESUMED = "resumed"
 HEARTBEAT = "heartbeat"
+CONFLATED = "conflated"
 
 
 def hello(*, user: str | None) -> str:
@@ -65,3 +66,8 @@ def heartbeat(*, ts: int) -> str:
 def markets_batch(*, items: Iterable[str]) -> str:
     """Several market frames in one websocket frame (clients that asked for ``batch``)."""
     return '{"type":"markets","items":[' + ",".join(items) + "]}"
+
+
+def conflated(*, merged: int) -> str:
+    """Market updates replaced by newer ones before this connection could be sent them."""
+    return orjson.dumps({"type": CONFLATED, "merged": merged}).decode()

@@ -118,3 +118,45 @@ async def test_plain_channel_layer_path_delivers_through_group_send(redis_client
         await communicator.disconnect()
     finally:
         relay_task.cancel()
+
+
+async def test_updates_replaced_while_queued_are_counted_not_dropped_silently(redis_client):
+    communicator = await connect()
+    await communicator.send_json_to({"type": "watch", "markets": [800_301], "batch": True})
+    await communicator.receive_json_from(timeout=5)
+    for seq in range(1, 6):
+        apply(redis_client, market_id=800_301, seq=seq, price=f"2.{seq}0")
+    received = []
+    while not any(f["type"] == "conflated" for f in received):
+        received.append(await communicator.receive_json_from(timeout=5))
+    markets = [f for f in received if f["type"] == "market"]
+    merged = sum(f["merged"] for f in received if f["type"] == "conflated")
+    assert markets[-1]["seq"] == 5, "the newest price is always sent"
+    assert len(markets) + merged == 5, "every update is either sent or counted as merged"
+    await communicator.disconnect()
+
+
+async def test_server_sends_heartbeats_on_a_quiet_connection(monkeypatch):
+    from odds import consumers
+
+    monkeypatch.setattr(consumers, "HEARTBEAT_S", 0.2)
+    communicator = await connect()
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "heartbeat"
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ({"type": "attach", "channel": "short"}, "bad_channel"),
+        ({"type": "attach", "channel": 12345}, "bad_channel"),
+        ({"type": "attach", "channel": "c" * 32, "last_seq": -1}, "bad_last_seq"),
+        ({"type": "attach", "channel": "c" * 32}, "not_your_channel"),
+    ],
+)
+async def test_bad_attach_gets_a_clear_error(redis_client, frame, code):
+    communicator = await connect()
+    await communicator.send_json_to(frame)
+    error = await communicator.receive_json_from(timeout=5)
+    assert (error["type"], error["code"]) == ("error", code)
+    await communicator.disconnect()
