@@ -66,6 +66,12 @@ export class SlipView {
     const toggle = document.querySelector<HTMLButtonElement>(".slip-toggle");
     toggle?.addEventListener("click", () => this.openDrawer(!document.body.classList.contains("slip-open")));
     this.aside.querySelector(".slip-close")?.addEventListener("click", () => this.openDrawer(false));
+    document.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape" && document.body.classList.contains("slip-open")) {
+        this.openDrawer(false);
+        toggle?.focus();
+      }
+    });
     window.addEventListener("storage", (ev) => {
       // Another tab changed the slip: follow it.
       if (ev.key !== SLIP_KEY) return;
@@ -353,7 +359,7 @@ export class SlipView {
       list.append(
         h(
           "li",
-          { class: "receipt", "data-bet-id": bet.id },
+          { class: "receipt", "data-bet-id": bet.id, tabindex: -1 },
           h("strong", { text: bet.kind === "accumulator" ? "Accumulator placed" : "Bet placed" }),
           h("span", { class: "receipt-legs", text: names.join(", ") }),
           h(
@@ -422,20 +428,21 @@ export class SlipView {
     const blockers = this.slip.blockers();
     const priceChanged = blockers.some((b) => b.code === "price_changed");
     const suspended = blockers.find((b) => b.code === "suspended");
-    alert.replaceChildren();
-    alert.dataset.kind = "";
+    let kind = "";
+    let code = "";
+    let text = "";
     if (this.notice !== null) {
-      alert.dataset.kind = this.notice.kind;
-      alert.dataset.code = this.notice.code ?? "";
-      alert.append(h("p", { text: this.notice.text }));
+      [kind, code, text] = [this.notice.kind, this.notice.code ?? "", this.notice.text];
     } else if (suspended !== undefined) {
-      alert.dataset.kind = "error";
-      alert.dataset.code = "suspended";
-      alert.append(h("p", { text: `${suspended.message}. Remove it or wait for the market to reopen.` }));
+      [kind, code, text] = ["error", "suspended", `${suspended.message}. Remove it or wait for the market to reopen.`];
     } else if (priceChanged) {
-      alert.dataset.kind = "info";
-      alert.dataset.code = "price_changed";
-      alert.append(h("p", { text: "Prices have changed. Accept the new prices to place your bet." }));
+      [kind, code, text] = ["info", "price_changed", "Prices have changed. Accept the new prices to place your bet."];
+    }
+    // Touch the live region only when its message changes, so it is announced once.
+    if (alert.dataset.kind !== kind || alert.dataset.code !== code || alert.textContent !== text) {
+      alert.dataset.kind = kind;
+      alert.dataset.code = code;
+      alert.replaceChildren(...(text ? [h("p", { text })] : []));
     }
     place.dataset.action = "place";
     if (!this.loggedIn) {
