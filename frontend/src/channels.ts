@@ -4,10 +4,32 @@
 // another (subscriptions are rate limited per user).
 import { ApiError, api, type StreamSpec } from "./api";
 import { readJSON, storage, writeJSON } from "./dom";
-import type { ChannelFrame, OddsClient } from "./protocol";
+import type { ChannelFrame, ChannelListener } from "./protocol";
 
 const DEBOUNCE_MS = 200;
 const RETRY_MS = 3000;
+
+/** The part of the websocket client a managed channel uses. */
+export interface ChannelHost {
+  attach(channelId: string, listener: ChannelListener, options?: { begun?: boolean }): void;
+  forget(channelId: string): void;
+}
+
+export interface ChannelDeps {
+  control: Pick<typeof api, "subscribe" | "change" | "unsubscribe">;
+  store: Storage | null;
+  setTimer: (fn: () => void, ms: number) => number;
+  clearTimer: (id: number) => void;
+}
+
+function browserDeps(): ChannelDeps {
+  return {
+    control: api,
+    store: storage("session"),
+    setTimer: (fn, ms) => window.setTimeout(fn, ms),
+    clearTimer: (id) => window.clearTimeout(id),
+  };
+}
 
 export class ManagedChannel {
   private channelId: string | null = null;
@@ -17,11 +39,12 @@ export class ManagedChannel {
   private timer: number | null = null;
 
   constructor(
-    private readonly client: OddsClient,
+    private readonly client: ChannelHost,
     private readonly storageKey: string,
     private readonly onFrame: (frame: ChannelFrame, replace: boolean) => void,
+    private readonly deps: ChannelDeps = browserDeps(),
   ) {
-    const saved = readJSON(storage("session"), storageKey) as { id?: unknown; key?: unknown } | null;
+    const saved = readJSON(deps.store, storageKey) as { id?: unknown; key?: unknown } | null;
     if (saved !== null && typeof saved.id === "string" && typeof saved.key === "string") {
       this.channelId = saved.id;
       this.sentKey = saved.key;
@@ -52,8 +75,8 @@ export class ManagedChannel {
   }
 
   private later(ms: number): void {
-    if (this.timer !== null) window.clearTimeout(this.timer);
-    this.timer = window.setTimeout(() => {
+    if (this.timer !== null) this.deps.clearTimer(this.timer);
+    this.timer = this.deps.setTimer(() => {
       this.timer = null;
       void this.sync();
     }, ms);
@@ -61,13 +84,14 @@ export class ManagedChannel {
 
   private save(): void {
     writeJSON(
-      storage("session"),
+      this.deps.store,
       this.storageKey,
       this.channelId === null ? null : { id: this.channelId, key: this.sentKey },
     );
   }
 
-  private async sync(): Promise<void> {
+  /** Bring the server in line with the wanted spec now (tests, and the debounce timer). */
+  async sync(): Promise<void> {
     if (this.busy) return;
     this.busy = true;
     try {
@@ -82,18 +106,18 @@ export class ManagedChannel {
           this.save();
           if (id !== null) {
             this.client.forget(id);
-            await api.unsubscribe(id).catch(() => undefined);
+            await this.deps.control.unsubscribe(id).catch(() => undefined);
           }
           continue;
         }
         if (this.channelId === null) {
-          const created = await api.subscribe(desired);
+          const created = await this.deps.control.subscribe(desired);
           this.channelId = created.channel;
           this.sentKey = key;
           this.save();
           this.client.attach(created.channel, this.listener());
         } else {
-          await api.change(this.channelId, desired);
+          await this.deps.control.change(this.channelId, desired);
           this.sentKey = key;
           this.save();
         }
