@@ -1,0 +1,247 @@
+"""Isolated stacks for the fault tests.
+
+A fault test that restarts a service runs its own Kafka and Redis on free loopback ports, with
+their data under the test's temporary directory (``SPORTSBOOK_VAR``), through the same service
+scripts operators use: the shared services on the default ports are never stopped. The
+processes under test (uvicorn, the Spark reducers, a Celery worker) are started as subprocesses
+pointed at that stack, each in its own session so that a SIGKILL takes its whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, wait_for
+
+
+def free_port(*, pair: bool = False) -> int:
+    """A free loopback port; with ``pair`` the next port is free as well (Kafka's controller)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if not pair:
+            return port
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
+def database_url_of_tests() -> str:
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+class Process:
+    """A subprocess in its own session, logging to ``log``; ``kill`` is a crash (SIGKILL)."""
+
+    def __init__(self, name: str, args: list[str], *, env: dict[str, str], log: Path) -> None:
+        self.name = name
+        self.args = args
+        self.env = env
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                self.args, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self, timeout: float = 30) -> None:
+        if not self.alive():
+            return
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(30)
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+
+
+class Stack:
+    """The environment of one isolated stack, and the processes started on it."""
+
+    def __init__(self, var: Path, *, kafka: str, redis: str, namespace: str) -> None:
+        self.var = var
+        self.kafka = kafka
+        self.redis = redis
+        self.namespace = namespace
+        self.processes: list[Process] = []
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {
+            **os.environ,
+            "SPORTSBOOK_VAR": str(self.var),
+            "SPORTSBOOK_NAMESPACE": self.namespace,
+            "KAFKA_BOOTSTRAP_SERVERS": self.kafka,
+            "REDIS_URL": self.redis,
+            "DATABASE_URL": database_url_of_tests(),
+            "PYTHONUNBUFFERED": "1",
+            **extra,
+        }
+        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        env.pop("CELERY_BROKER_URL", None)
+        return env
+
+    def service(self, name: str, action: str) -> None:
+        """``infra/bin/<name>.sh <action>`` against this stack's ports and data directory."""
+        result = subprocess.run(
+            [str(ROOT / "infra" / "bin" / f"{name}.sh"), action],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert result.returncode == 0, f"{name}.sh {action}: {result.stdout}{result.stderr}"
+
+    def process(self, name: str, args: list[str], **extra_env: str) -> Process:
+        handle = Process(name, args, env=self.env(**extra_env), log=self.var / "log" / f"{name}.log")
+        self.processes.append(handle)
+        return handle
+
+    def uvicorn(self, port: int) -> Process:
+        return self.process(
+            f"web-{port}",
+            [
+                str(ROOT / ".venv" / "bin" / "uvicorn"),
+                "webapp.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--ws",
+                "websockets",
+                "--lifespan",
+                "off",
+                "--no-access-log",
+            ],
+            DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+            DJANGO_CSRF_TRUSTED_ORIGINS=f"http://127.0.0.1:{port}",
+        )
+
+    def reducers(self, checkpoints: Path) -> Process:
+        return self.process(
+            "reducers",
+            [sys.executable, "-m", "spark.jobs.reducers"],
+            SPARK_TRIGGER_MODE="microbatch",
+            SPARK_MASTER="local[2]",
+            SPARK_CHECKPOINT_DIR=str(checkpoints),
+        )
+
+    def celery_worker(self) -> Process:
+        return self.process(
+            "worker",
+            [
+                str(ROOT / ".venv" / "bin" / "celery"),
+                "-A",
+                "webapp",
+                "worker",
+                "-l",
+                "INFO",
+                "--pool",
+                "solo",
+                "-n",
+                f"reliability-{uuid.uuid4().hex[:6]}@%h",
+            ],
+        )
+
+    def stop_processes(self) -> None:
+        for handle in reversed(self.processes):
+            handle.stop()
+
+
+def web_up(url: str) -> bool:
+    try:
+        urllib.request.urlopen(f"{url}/login/", timeout=2)  # noqa: S310 - loopback test server
+        return True
+    except OSError:
+        return False
+
+
+def wait_web(url: str, process: Process, timeout: float = 60) -> None:
+    def up() -> bool:
+        if not process.alive():
+            pytest.fail(f"{process.name} exited:\n{process.tail()}")
+        return web_up(url)
+
+    wait_for(up, timeout=timeout, interval=0.3, what=f"{process.name} to answer")
+
+
+@pytest.fixture(scope="module")
+def isolated(services, tmp_path_factory) -> Iterator[Stack]:
+    """Own Kafka and Redis for one test module, on free ports, stopped at the end."""
+    var = tmp_path_factory.mktemp("stack")
+    stack = Stack(
+        var,
+        kafka=f"127.0.0.1:{free_port(pair=True)}",
+        redis=f"redis://127.0.0.1:{free_port()}/0",
+        namespace=f"f{uuid.uuid4().hex[:8]}",
+    )
+    stack.service("kafka", "start")
+    stack.service("redis", "start")
+    try:
+        yield stack
+    finally:
+        stack.stop_processes()
+        stack.service("kafka", "stop")
+        stack.service("redis", "stop")
+
+
+@pytest.fixture
+def shared_namespace(services, monkeypatch, tmp_path) -> Iterator[Stack]:
+    """A fresh namespace (topics, keys, channels) on the shared Kafka and Redis, for tests that
+    crash only their own processes and never restart a service."""
+    from django.conf import settings
+
+    from odds.services.kafka import admin_client, topics_ensure
+    from reducers import topics
+
+    name = f"k{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
+    topics_ensure()
+    stack = Stack(
+        tmp_path,
+        kafka=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis=settings.REDIS_URL,
+        namespace=name,
+    )
+    (stack.var / "log").mkdir(parents=True, exist_ok=True)
+    try:
+        yield stack
+    finally:
+        stack.stop_processes()
+        admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
