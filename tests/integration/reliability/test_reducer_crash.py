@@ -47,7 +47,8 @@ class Feed(threading.Thread):
 
     def run(self) -> None:
         rng = random.Random(8)
-        seqs: dict[int, int] = defaultdict(int)
+        # Every market was primed with seq 1 before the channels began; the feed goes on from 2.
+        seqs: dict[int, int] = defaultdict(lambda: 1)
         while not self.stopped.is_set():
             market = rng.choice(MARKETS)
             seqs[market] += 1
@@ -98,9 +99,8 @@ def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_
     feed = Feed(producer, rate=150)
     try:
         loop.wait_ready(list(clients), timeout=90)
-        feed.last.update({m: (1, "2.00") for m in MARKETS})
+        feed.last.update(dict.fromkeys(MARKETS, (1, "2.00")))
         feed.start()
-        # The feed's sequences restart at 1 per market; seq 1 is already applied, so it begins at 2.
         for _ in range(2):
             time.sleep(6)
             reducers.kill()
