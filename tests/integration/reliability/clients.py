@@ -151,6 +151,7 @@ class ChannelClient(Client):
 
     def __init__(self, session: Session, markets: list[int]) -> None:
         super().__init__(session)
+        self.watch = markets
         self.spec = {"view": "markets", "markets": markets}
         self.channel: str | None = None
         self.frames: list[Frame] = []

@@ -116,7 +116,7 @@ def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_
             what="Redis to hold the last produced price of every market",
         )
         wait_for(
-            lambda: all(c.markets.get(m) == feed.last[m] for c in clients for m in c.spec["markets"]),
+            lambda: all(c.markets.get(m) == feed.last[m] for c in clients for m in c.watch),
             timeout=60,
             what="every client to hold the last price of each of its markets",
         )
