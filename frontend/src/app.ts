@@ -73,6 +73,11 @@ function boot(): void {
     onMarket: (state) => {
       renderMarket(state, fmt);
       slip?.market(state);
+      const latency = client.stats.latencyMs;
+      const indicator = document.getElementById("conn-status");
+      if (indicator !== null && latency !== null) {
+        indicator.title = `Latest price reached this page ${Math.max(0, latency)} ms after the reducer applied it`;
+      }
     },
     onStatus: connectionIndicator,
     control: { begin: async (channel, resync) => void (await api.begin(channel, resync)) },
