@@ -93,7 +93,7 @@ def test_database_down_during_bet_placement_is_a_503_and_moves_no_money(services
     from django.conf import settings
 
     db = settings.DATABASES["default"]
-    proxy = Proxy(free_port(), (db["HOST"], int(db["PORT"])))
+    proxy = Proxy(free_port(), (str(db["HOST"]), int(str(db["PORT"]))))
     proxy.open.set()
     proxy.start()
     stack = Stack(
