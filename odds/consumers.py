@@ -25,6 +25,7 @@ from reducers import keys
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
+STATUS_PREFIX = '{"type":"market.status"'
 
 _redis: aioredis.Redis | None = None
 
@@ -86,6 +87,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 task.add_done_callback(self.background.discard)
             else:
                 self.channel_frames.append(payload)
+        elif payload.startswith(STATUS_PREFIX):
+            # Suspensions and reopenings are never conflated away; they precede the market's state.
+            self.channel_frames.append(payload)
         else:
             if channel in self.pending:
                 self.merged += 1

@@ -84,6 +84,19 @@ def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None =
     }
 
 
+def status_change(*, state: dict[str, Any]) -> dict[str, Any]:
+    """The explicit message sent when a market's status differs from its previous one."""
+    return {
+        "type": "market.status",
+        "v": STATE_VERSION,
+        "market_id": state["market_id"],
+        "seq": state["seq"],
+        "status": state["status"],
+        "tradable": state["tradable"],
+        "ts": state["ts"],
+    }
+
+
 def encode_state(state: dict[str, Any]) -> bytes:
     return orjson.dumps(state)
 

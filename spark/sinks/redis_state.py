@@ -1,7 +1,9 @@
 """Redis sink for market state: idempotent apply, then publish, in one atomic script.
 
 Redis is written before anything is published, and an update whose sequence is not newer
-than the stored one is neither stored nor published, so replays are harmless.
+than the stored one is neither stored nor published, so replays are harmless. When a market's
+status changes (suspended, reopened, closed) an explicit status message goes out just before
+the new state.
 """
 
 from __future__ import annotations
@@ -13,14 +15,18 @@ from typing import Any
 import redis
 
 from reducers import keys
-from reducers.prices import Conflated, encode_state, market_state
+from reducers.prices import Conflated, encode_state, market_state, status_change
 
 APPLY_IF_NEWER = """
 local cur = redis.call('HGET', KEYS[1], 'seq')
 if cur and tonumber(cur) >= tonumber(ARGV[1]) then
   return 0
 end
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2])
+local previous = redis.call('HGET', KEYS[1], 'status')
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2], 'status', ARGV[4])
+if previous and previous ~= ARGV[4] then
+  redis.call('PUBLISH', ARGV[3], ARGV[5])
+end
 redis.call('PUBLISH', ARGV[3], ARGV[2])
 return 1
 """
@@ -54,7 +60,13 @@ class MarketStateSink:
             states.append(state)
             self._script(
                 keys=[keys.market_state(market_id)],
-                args=[item.update.seq, encode_state(state), keys.market_channel(market_id)],
+                args=[
+                    item.update.seq,
+                    encode_state(state),
+                    keys.market_channel(market_id),
+                    state["status"],
+                    encode_state(status_change(state=state)),
+                ],
                 client=pipe,
             )
         return {

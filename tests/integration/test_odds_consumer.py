@@ -126,7 +126,7 @@ async def test_updates_replaced_while_queued_are_counted_not_dropped_silently(re
     await communicator.receive_json_from(timeout=5)
     for seq in range(1, 6):
         apply(redis_client, market_id=800_301, seq=seq, price=f"2.{seq}0")
-    received = []
+    received: list[dict] = []
     while not any(f["type"] == "conflated" for f in received):
         received.append(await communicator.receive_json_from(timeout=5))
     markets = [f for f in received if f["type"] == "market"]
@@ -159,4 +159,20 @@ async def test_bad_attach_gets_a_clear_error(redis_client, frame, code):
     await communicator.send_json_to(frame)
     error = await communicator.receive_json_from(timeout=5)
     assert (error["type"], error["code"]) == ("error", code)
+    await communicator.disconnect()
+
+
+async def test_suspension_and_resumption_arrive_as_explicit_messages(redis_client):
+    communicator = await connect()
+    apply(redis_client, market_id=800_401, seq=1, price="2.00")
+    await communicator.send_json_to({"type": "watch", "markets": [800_401]})
+    await communicator.receive_json_from(timeout=5)
+    apply(redis_client, market_id=800_401, seq=2, price="2.00", status="suspended")
+    apply(redis_client, market_id=800_401, seq=3, price="2.10")
+    frames: list[dict] = []
+    while not any(f["type"] == "market" and f["seq"] == 3 for f in frames):
+        frames.append(await communicator.receive_json_from(timeout=5))
+    statuses = [(f["seq"], f["status"]) for f in frames if f["type"] == "market.status"]
+    assert statuses == [(2, "suspended"), (3, "open")], "status changes are never conflated away"
+    assert frames[-1]["status"] == "open"
     await communicator.disconnect()

@@ -59,3 +59,34 @@ def test_sql_accepts_only_what_python_accepts(spark):
         if verdicts[i]:
             assert python_accepts(raw), f"SQL accepted a record Python rejects: {raw[:120]!r}"
     assert [verdicts[0], verdicts[1], verdicts[2]] == [True, True, True], "valid records pass the SQL pre-filter"
+
+
+def test_the_sql_path_reduces_a_batch_like_the_python_path(spark, kafka_topics, redis_client):
+    """A large micro-batch goes through Spark SQL; the outcome equals the Python reduction."""
+    from django.conf import settings
+
+    from reducers import keys, topics
+    from spark.jobs.prices import PriceBatchProcessor
+    from spark.sinks.dead_letter import DeadLetterSink
+    from tests.factories import raw_price_update
+
+    market_a, market_b = 910_001, 910_002
+    values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
+    values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
+    values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
+    frame = spark.createDataFrame(
+        [(str(i).encode(), v, 0, i, 1_000 + i) for i, v in enumerate(values)],
+        "key binary, value binary, partition int, offset long, kafka_ts long",
+    )
+    processor = PriceBatchProcessor(
+        redis_client=redis_client,
+        dead_letters=DeadLetterSink(
+            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
+        ),
+    )
+    before = int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0)
+    stats = processor.process_batch(frame)
+    assert stats == {"records": 6, "rejected": 2, "markets": 2, "applied": 2, "frames": 0}
+    state = orjson.loads(redis_client.hget(keys.market_state(market_a), "state"))
+    assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "2.30")
+    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0) == before + 1
