@@ -76,3 +76,7 @@ logs:
 
 bench-quick: deps
 	@.venv/bin/python -m bench.run --quick
+
+.PHONY: soak
+soak: deps
+	@DURATION=$(or $(DURATION),600) CLIENTS=$(or $(CLIENTS),1000) RATE=$(or $(RATE),1000) $(BIN)/soak.sh

@@ -1,0 +1,202 @@
+"""Soak run: a steady price load and many websocket clients for a long time, watching for leaks.
+
+One uvicorn worker serves ``--clients`` websocket clients (two client processes), each watching
+20 of ``--markets`` markets, while a publisher applies ``--rate`` price updates a second through
+the reducers' Redis sink (``bench.edge``'s publisher and clients). Every ``--sample`` seconds the
+resident memory of each process (with its children) is recorded. The run reports, per process,
+the growth of memory from the first to the last third of the run (after warm-up), the clients'
+dropped connections, and the sizes of the subscription maps before and after.
+
+    python -m bench.soak --duration 600 --clients 1000 --rate 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mib(pid: int) -> float:
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        return sum(p.memory_info().rss for p in [root, *root.children(recursive=True)]) / 2**20
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
+def map_sizes(redis_url: str, namespace: str) -> dict[str, int]:
+    """Sizes of the subscription maps: market → channels, channel → markets, the channel index."""
+    import redis
+
+    os.environ["SPORTSBOOK_NAMESPACE"] = namespace
+    from reducers import keys
+
+    client = redis.Redis.from_url(redis_url)
+    market_sets = list(client.scan_iter(match=keys.market_channels(0).removesuffix("0") + "*", count=1000))
+    channel_sets = list(client.scan_iter(match=keys.channel_markets("") + "*", count=1000))
+    return {
+        "market_channels_members": sum(int(client.scard(k)) for k in market_sets),
+        "channel_markets_members": sum(int(client.scard(k)) for k in channel_sets),
+        "channels_index": int(client.zcard(keys.channels_index())),
+    }
+
+
+def growth(samples: list[float]) -> float:
+    """Percent change from the median of the first third of ``samples`` to that of the last third."""
+    third = max(1, len(samples) // 3)
+    first, last = statistics.median(samples[:third]), statistics.median(samples[-third:])
+    return round(100.0 * (last - first) / first, 2) if first else 0.0
+
+
+def run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
+    from bench.edge import SERVERS, client_process, publisher_process
+
+    namespace = f"soak{uuid.uuid4().hex[:6]}"
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    port = _free_port()
+    env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    server = subprocess.Popen(
+        SERVERS["uvicorn"](port, 1),
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    ctx = mp.get_context("spawn")
+    out: Any = ctx.Queue()
+    started = time.time()
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline or server.poll() is not None:
+                    raise RuntimeError("uvicorn did not start") from None
+                time.sleep(0.3)
+        before = map_sizes(redis_url, namespace)
+        rng = random.Random(7)
+        lists = [rng.sample(range(1, markets + 1), 20) for _ in range(clients)]
+        os.environ["SPORTSBOOK_NAMESPACE"] = namespace
+        total = warmup + duration
+        publisher = ctx.Process(target=publisher_process, args=(namespace, markets, rate, total + 5, out))
+        publisher.start()
+        url = f"ws://127.0.0.1:{port}/ws/odds/"
+        halves = [lists[: clients // 2], lists[clients // 2 :]]
+        client_procs = [
+            ctx.Process(target=client_process, args=(url, half, duration, warmup, False, out)) for half in halves
+        ]
+        for proc in client_procs:
+            proc.start()
+        pids: dict[str, int | None] = {"uvicorn": server.pid, "publisher": publisher.pid}
+        pids.update({f"clients-{i}": p.pid for i, p in enumerate(client_procs)})
+        memory: dict[str, list[float]] = {name: [] for name in pids}
+        next_report = time.time() + 30
+        results: list[dict[str, Any]] = []
+        expected = len(client_procs) + 1
+        # Read results as they come: a process that put on the queue exits only once it is read.
+        while len(results) < expected:
+            time.sleep(sample_s)
+            while not out.empty():
+                results.append(out.get())
+            if time.time() - started > total + 120:
+                raise RuntimeError("the soak clients did not finish")
+            if not warmup <= time.time() - started <= total:
+                continue
+            for name, pid in pids.items():
+                rss = _rss_mib(pid) if pid else 0.0
+                if rss:
+                    memory[name].append(round(rss, 1))
+            if time.time() >= next_report:
+                elapsed = time.time() - started - warmup
+                print(
+                    f"soak: {elapsed:5.0f}/{duration:.0f} s  uvicorn {memory['uvicorn'][-1]:.0f} MiB",
+                    flush=True,
+                )
+                next_report += 30
+        publisher.join(30)
+        time.sleep(1)
+        after = map_sizes(redis_url, namespace)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
+    client_results = [r for r in results if "received" in r]
+    published = sum(r.get("published", 0) for r in results)
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "duration_s": duration,
+        "clients": clients,
+        "rate_per_s": rate,
+        "published": published,
+        "received": sum(r["received"] for r in client_results),
+        "dropped_connections": sum(r["error_count"] for r in client_results),
+        "client_errors": [e for r in client_results for e in r["errors"]][:5],
+        "memory_growth_pct": {name: growth(values) for name, values in memory.items() if values},
+        "memory_mib": {name: [values[0], values[-1]] for name, values in memory.items() if values},
+        "samples": len(memory["uvicorn"]),
+        "maps_before": before,
+        "maps_after": after,
+    }
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=600.0, help="seconds measured (after warm-up)")
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=1000.0, help="price updates per second")
+    parser.add_argument("--markets", type=int, default=1000)
+    parser.add_argument("--sample", type=float, default=5.0, help="seconds between memory samples")
+    parser.add_argument("--warmup", type=float, default=15.0)
+    parser.add_argument("--tolerance", type=float, default=5.0, help="allowed memory growth, percent")
+    parser.add_argument("--out", type=Path, default=RESULTS / "soak.json")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse(argv)
+    result = run(
+        duration=args.duration,
+        clients=args.clients,
+        rate=args.rate,
+        markets=args.markets,
+        sample_s=args.sample,
+        warmup=args.warmup,
+    )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    # Client processes are the load generator (they keep every latency sample): not judged.
+    leaks = {k: v for k, v in result["memory_growth_pct"].items() if v > args.tolerance and not k.startswith("clients")}
+    failed = leaks or result["dropped_connections"] or result["maps_before"] != result["maps_after"]
+    print("soak: " + ("FAILED " + json.dumps(leaks) if failed else "passed"), flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
