@@ -45,6 +45,6 @@ def test_murmur2_partition_matches_librdkafkas_murmur2_random(twelve_partitions)
     assert placed == {m: market_partition(m, 12, partitioner="murmur2_random") for m in placed}
 
 
-def test_crc32_partition_matches_librdkafkas_default_partitioner(twelve_partitions):
-    placed = _placements(twelve_partitions, None)
+def test_crc32_partition_matches_librdkafkas_consistent_random(twelve_partitions):
+    placed = _placements(twelve_partitions, "consistent_random")
     assert placed == {m: market_partition(m, 12, partitioner="consistent_random") for m in placed}
