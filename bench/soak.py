@@ -72,6 +72,18 @@ def growth(samples: list[float]) -> float:
 
 
 def run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
+    """Run the soak in its own namespace; the caller's namespace is restored afterwards."""
+    previous = os.environ.get("SPORTSBOOK_NAMESPACE")
+    try:
+        return _run(duration=duration, clients=clients, rate=rate, markets=markets, sample_s=sample_s, warmup=warmup)
+    finally:
+        if previous is None:
+            os.environ.pop("SPORTSBOOK_NAMESPACE", None)
+        else:
+            os.environ["SPORTSBOOK_NAMESPACE"] = previous
+
+
+def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
     from bench.edge import SERVERS, client_process, publisher_process
 
     namespace = f"soak{uuid.uuid4().hex[:6]}"

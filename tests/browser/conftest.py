@@ -49,3 +49,48 @@ def publish(producer) -> Callable[..., None]:
         assert producer.flush(10) == 0
 
     return send
+
+
+@pytest.fixture(scope="session")
+def celery_worker(asgi_server):
+    """A real Celery worker on the test database and namespace (its queue is the session's own)."""
+    import os
+    import signal
+    import subprocess
+
+    from django.conf import settings
+
+    from tests.conftest import ROOT
+
+    db = settings.DATABASES["default"]
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "celery"),
+            "-A",
+            "webapp",
+            "worker",
+            "-l",
+            "WARNING",
+            "--concurrency",
+            "1",
+            "-n",
+            f"test-{os.environ['SPORTSBOOK_NAMESPACE']}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    yield process
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(20)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)

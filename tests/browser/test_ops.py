@@ -1,7 +1,11 @@
-"""Staff in a browser: a trader suspends a market and a punter's page shows it; the lag
-dashboard leaves OK while a reducer query is stopped with records waiting, and comes back."""
+"""Staff in a browser: a trader suspends a market and a punter's page shows it; a trader settles
+a market and the winner's balance rises; the lag dashboard leaves OK while a reducer query is
+stopped with records waiting, and comes back."""
 
 from __future__ import annotations
+
+import re
+from decimal import Decimal
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -12,12 +16,16 @@ from tests.factories import market_create, user_create
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _log_in(page: Page, base: str, username: str) -> None:
-    page.goto(f"{base}/login/?next=/trading/")
+def _log_in_as(page: Page, base: str, username: str, landing: str) -> None:
+    page.goto(f"{base}/login/?next={landing}")
     page.fill('input[name="username"]', username)
     page.fill('input[name="password"]', "pw-for-tests")
     page.locator('form [type="submit"]').last.click()
-    expect(page).to_have_url(f"{base}/trading/")
+    expect(page).to_have_url(f"{base}{landing}")
+
+
+def _log_in(page: Page, base: str, username: str) -> None:
+    _log_in_as(page, base, username, "/trading/")
 
 
 def test_trader_suspends_a_market_and_the_punters_page_shows_it(asgi_server, price_query, producer, browser):
@@ -70,3 +78,35 @@ def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
         )
     expect(card).to_have_attribute("data-status", "OK", timeout=120_000)
     page.context.close()
+
+
+def test_trader_settles_a_market_and_the_winners_balance_rises(asgi_server, price_query, celery_worker, browser):
+    from odds.services.bets import LegRequest, bet_place
+
+    staff = user_create(balance="0", staff=True)
+    punter_user = user_create(balance="100.00")
+    market = market_create(prices=("2.00", "3.40", "3.50"))
+    home = market.selections.order_by("display_order")[0]
+    placed = bet_place(
+        user=punter_user,
+        idempotency_key="settle-browser",
+        stake=Decimal("10.00"),
+        legs=[LegRequest(selection_id=home.id, price_seen=home.price)],
+    )
+    assert placed.bet.status == "accepted"
+
+    punter = browser.new_context().new_page()
+    _log_in_as(punter, asgi_server, punter_user.username, "/my-bets/")
+    expect(punter.locator("#wallet-balance")).to_have_text(re.compile(r"90\.00"), timeout=30_000)
+
+    trader = browser.new_context().new_page()
+    _log_in(trader, asgi_server, staff.username)
+    row = trader.locator(f'.market-row[data-market="{market.id}"]')
+    row.locator('select[name="winner"]').select_option(str(home.id))
+    row.locator('[data-action="result"]').click()
+
+    # Settled by the Celery worker: the stake back plus winnings, 10.00 at 2.00 → 20.00.
+    punter.reload()
+    expect(punter.locator("#wallet-balance")).to_have_text(re.compile(r"110\.00"), timeout=60_000)
+    punter.context.close()
+    trader.context.close()
