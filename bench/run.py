@@ -85,6 +85,20 @@ def bench_feed(*, records: int, runs: int) -> dict[str, Any]:
     return {"feed_records_per_s": round(median(rates)), "feed_runs": [round(r) for r in rates], "feed_records": records}
 
 
+def reducer_env(namespace: str, mode: str) -> dict[str, str]:
+    """The environment of a reducer process under benchmark."""
+    return {
+        "SPORTSBOOK_NAMESPACE": namespace,
+        "SPARK_TRIGGER_MODE": mode,
+        # Real-time mode needs a task slot per partition of the price topic plus the other queries.
+        "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
+        "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / namespace),
+        # PySpark's foreach writer receives a real-time batch's rows only when the batch ends
+        # (docs/performance.md), so the batch is kept short here.
+        "SPARK_REALTIME_BATCH": "5 seconds",
+    }
+
+
 # --- 2. reducers -----------------------------------------------------------------------------
 
 
@@ -105,15 +119,7 @@ def bench_reducers(*, mode: str, records: int) -> dict[str, Any]:
         updates = make_updates(records, 1000)
         warmup = 2000  # the first batches pay for planning and starting Python workers: not measured
         client = redis.Redis.from_url(settings.REDIS_URL)
-        env = {
-            "SPORTSBOOK_NAMESPACE": ns,
-            "SPARK_TRIGGER_MODE": mode,
-            "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
-            "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
-            # PySpark's foreach writer receives a real-time batch's rows only when the batch
-            # ends (docs/performance.md), so the batch is kept short here.
-            "SPARK_REALTIME_BATCH": "5 seconds",
-        }
+        env = reducer_env(ns, mode)
         reducer = Process(
             python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-reducers-{mode}.log"
         )
@@ -316,13 +322,7 @@ def service_rss_mib() -> dict[str, float]:
 def bench_e2e(*, mode: str, clients: int, rate: float, duration: float) -> dict[str, Any]:
     with namespace() as ns:
         client = redis.Redis.from_url(settings.REDIS_URL)
-        env = {
-            "SPORTSBOOK_NAMESPACE": ns,
-            "SPARK_TRIGGER_MODE": mode,
-            "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
-            "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
-            "SPARK_REALTIME_BATCH": "5 seconds",
-        }
+        env = reducer_env(ns, mode)
         reducer = Process(
             python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-e2e-{mode}.log"
         )

@@ -146,6 +146,21 @@ def price_update_from_json(obj: Any) -> PriceUpdate:
     )
 
 
+def json_record(raw: bytes | None, *, version: int) -> dict[str, Any]:
+    """A record's value decoded as a JSON object of the given schema version."""
+    if raw is None:
+        raise InvalidRecord("empty", "record has no value")
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
+    if not isinstance(obj, dict):
+        raise InvalidRecord("bad_json", "record must be a JSON object")
+    if obj.get("v") != version:
+        raise InvalidRecord("bad_version", f"expected v={version}, got {obj.get('v')!r}")
+    return obj
+
+
 def decode_price_update(raw: bytes | None) -> PriceUpdate:
     """Decode and validate one Kafka record value."""
     if raw is None:
@@ -217,14 +232,7 @@ def decode_market_definition(raw: bytes | None) -> MarketDefinition | None:
     """Decode a markets-topic value; ``None`` for a tombstone (the market was removed)."""
     if raw is None:
         return None
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
-    if not isinstance(obj, dict):
-        raise InvalidRecord("bad_json", "record must be a JSON object")
-    if obj.get("v") != MARKET_SCHEMA_VERSION:
-        raise InvalidRecord("bad_version", f"expected v={MARKET_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    obj = json_record(raw, version=MARKET_SCHEMA_VERSION)
     if obj.get("status") not in DEFINITION_STATUSES:
         raise InvalidRecord("bad_field", "status unknown")
     if obj.get("event_status") not in EVENT_STATUSES:
@@ -325,16 +333,7 @@ def parse_amount(raw: Any, name: str) -> Decimal:
 
 
 def decode_bet_event(raw: bytes | None) -> BetEvent:
-    if raw is None:
-        raise InvalidRecord("empty", "record has no value")
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
-    if not isinstance(obj, dict):
-        raise InvalidRecord("bad_json", "record must be a JSON object")
-    if obj.get("v") != BET_SCHEMA_VERSION:
-        raise InvalidRecord("bad_version", f"expected v={BET_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    obj = json_record(raw, version=BET_SCHEMA_VERSION)
     if obj.get("type") not in BET_EVENT_TYPES:
         raise InvalidRecord("bad_field", "type unknown")
     if not isinstance(obj.get("event_id"), str) or not obj["event_id"]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from reducers.schemas import InvalidRecord, MarketDefinition, parse_amount, parse_price
+from reducers.schemas import InvalidRecord, MarketDefinition, json_record, parse_amount, parse_price
 
 COMMAND_SCHEMA_VERSION = 1
 COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
@@ -200,16 +200,7 @@ class StreamCommand:
 
 
 def decode_command(raw: bytes | None) -> StreamCommand:
-    if raw is None:
-        raise InvalidRecord("empty", "record has no value")
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
-    if not isinstance(obj, dict):
-        raise InvalidRecord("bad_json", "record must be a JSON object")
-    if obj.get("v") != COMMAND_SCHEMA_VERSION:
-        raise InvalidRecord("bad_version", f"expected v={COMMAND_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    obj = json_record(raw, version=COMMAND_SCHEMA_VERSION)
     kind = obj.get("type")
     if kind not in COMMAND_TYPES:
         raise InvalidRecord("bad_field", "type unknown", field="type")
