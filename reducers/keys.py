@@ -150,3 +150,8 @@ def browser_latency() -> str:
 def digest_sent(*, week: str, user_id: int) -> str:
     """Cache marker: the weekly digest of that ISO week went to that user."""
     return f"{namespace()}:digest:{week}:{user_id}"
+
+
+def celery_prefix(of_namespace: str | None = None) -> str:
+    """Prefix of every Celery key on the broker, so stacks sharing one Redis keep their own queues."""
+    return f"{of_namespace or namespace()}:celery:"

@@ -1,12 +1,13 @@
 from celery.schedules import crontab
 
+from reducers import keys
 from webapp.settings.env import env
 from webapp.settings.redis import REDIS_URL
 
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", REDIS_URL.rsplit("/", 1)[0] + "/1")
 # Queues carry the namespace, so stacks (or a test session beside a stack) sharing one Redis
 # never take each other's tasks.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{env('SPORTSBOOK_NAMESPACE', 'sb')}:celery:"}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": keys.celery_prefix()}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

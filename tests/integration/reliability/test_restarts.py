@@ -274,6 +274,7 @@ def test_celery_worker_crash_tasks_queued_meanwhile_run_when_it_returns(stack):
 
     client = redis_lib.Redis.from_url(stack.redis)
     sender = Celery("reliability", broker=stack.redis.rsplit("/", 1)[0] + "/1")
+    sender.conf.broker_transport_options = {"global_keyprefix": keys.celery_prefix(stack.namespace)}
     worker = stack.celery_worker()
     worker.start()
     try:
