@@ -260,7 +260,8 @@ def write_markdown(results: dict[str, Any]) -> Path:
     lines = [
         "# Performance",
         "",
-        "Written by `make bench` (`bench/run.py`); every figure below is from its last full run.",
+        "Written by `make bench` (`bench/run.py`) from its last run; stages run: "
+        f"{', '.join(results.get('stages', [])) or 'all'} (the others are marked not measured).",
         "Everything runs co-located on one machine: Kafka, Redis, PostgreSQL, Spark, the ASGI workers",
         "and the load clients, which compete for the same cores.",
         "",
