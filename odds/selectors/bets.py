@@ -91,6 +91,7 @@ def wallets_unreconciled() -> list[tuple[Wallet, Decimal]]:
     """Wallets whose running balance differs from their ledger, with the ledger's figure."""
     found = []
     for wallet in wallets_with_ledger_balance().order_by("id"):
+        # Annotated by wallets_with_ledger_balance(); the type checker cannot see annotations.
         ledger = wallet.ledger_credits - wallet.ledger_debits  # type: ignore[attr-defined]
         if ledger != wallet.balance:
             found.append((wallet, ledger))

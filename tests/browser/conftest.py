@@ -7,7 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from playwright.sync_api import Page
+
+from reducers.schemas import PriceUpdate
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
@@ -24,13 +27,13 @@ def frontend_built() -> None:
 
 
 @pytest.fixture
-def login(page: Page, asgi_server: str) -> Callable[..., object]:
+def login(page: Page, asgi_server: str) -> Callable[..., User]:
     """Log a user into the browser context through a real session (no form round trip)."""
     from django.test import Client
 
-    def log_in(user: object) -> object:
+    def log_in(user: User) -> User:
         client = Client()
-        client.force_login(user)  # type: ignore[arg-type]
+        client.force_login(user)
         session = client.cookies["sessionid"].value
         page.context.add_cookies([{"name": "sessionid", "value": session, "url": asgi_server}])
         return user
@@ -43,9 +46,9 @@ def publish(producer) -> Callable[..., None]:
     """Produce price updates to the price topic and wait for the broker's acknowledgement."""
     from reducers import topics
 
-    def send(*updates: object) -> None:
+    def send(*updates: PriceUpdate) -> None:
         for update in updates:
-            producer.produce(topics.prices(), key=update.key(), value=update.encode())  # type: ignore[attr-defined]
+            producer.produce(topics.prices(), key=update.key(), value=update.encode())
         assert producer.flush(10) == 0
 
     return send

@@ -18,6 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
+# A script run from anywhere: the project root joins the path before the project's imports.
 from odds.formatting import decimal_text, decimal_to_american, decimal_to_fractional  # noqa: E402
 from reducers.betting import combined_odds, potential_return  # noqa: E402
 

@@ -44,7 +44,7 @@ class Session:
             headers={"Cookie": self.cookie, "X-CSRFToken": self.csrf, "Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=15) as response:  # noqa: S310
+            with urllib.request.urlopen(request, timeout=15) as response:  # noqa: S310 - loopback test server
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as error:
             raw = error.read()
