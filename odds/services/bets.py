@@ -23,7 +23,7 @@ from odds.models import Bet, BetLeg, LedgerEntry, Selection
 from odds.selectors.bets import bet_cash_out_quote
 from odds.selectors.prices import Quote, redis_shared, selection_quotes
 from odds.services.outbox import outbox_enqueue
-from odds.services.wallet import ledger_post, wallet_lock
+from odds.services.wallet import ledger_post, stake_release, wallet_lock
 from reducers import betting, keys, schemas, topics
 
 log = logging.getLogger(__name__)
@@ -293,14 +293,7 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal) -> Bet:
             raise CashOutRejected(
                 code="quote_changed", message=f"the cash-out quote moved from {quote_seen} to {quote}", quote=quote
             )
-        ledger_post(
-            wallet=wallet,
-            kind=Kind.STAKE_RELEASE,
-            debit=Account.BETS_HELD,
-            credit=Account.HOUSE,
-            amount=bet.stake,
-            bet=bet,
-        )
+        stake_release(wallet=wallet, bet=bet)
         ledger_post(
             wallet=wallet, kind=Kind.CASH_OUT, debit=Account.HOUSE, credit=Account.WALLET, amount=quote, bet=bet
         )

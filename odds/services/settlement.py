@@ -10,7 +10,7 @@ from django.utils import timezone
 from odds.models import Bet, BetLeg, LedgerEntry, Market, Selection, Wallet
 from odds.services.bets import bet_event_enqueue
 from odds.services.markets import market_settled_mark
-from odds.services.wallet import ledger_post
+from odds.services.wallet import ledger_post, stake_release
 from reducers import betting
 
 Account = LedgerEntry.Account
@@ -49,14 +49,7 @@ def bet_settle(*, bet_id: int) -> Bet:
                 bet=bet,
             )
         else:
-            ledger_post(
-                wallet=wallet,
-                kind=Kind.STAKE_RELEASE,
-                debit=Account.BETS_HELD,
-                credit=Account.HOUSE,
-                amount=bet.stake,
-                bet=bet,
-            )
+            stake_release(wallet=wallet, bet=bet)
             if payout > 0:
                 ledger_post(
                     wallet=wallet, kind=Kind.PAYOUT, debit=Account.HOUSE, credit=Account.WALLET, amount=payout, bet=bet

@@ -68,6 +68,13 @@ def ledger_post(
     )
 
 
+def stake_release(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
+    """The bet's held stake goes to the house: the first posting of every win, loss or cash-out."""
+    return ledger_post(
+        wallet=wallet, kind=Kind.STAKE_RELEASE, debit=Account.BETS_HELD, credit=Account.HOUSE, amount=bet.stake, bet=bet
+    )
+
+
 def wallet_deposit(*, user: User, amount: Decimal, reference: str) -> LedgerEntry:
     """Credit the wallet from outside the platform. Idempotent on ``reference`` (e.g. a payment id)."""
     if not reference:
