@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -129,38 +130,48 @@ def client_process(
     asyncio.run(_client_main(url, watch_lists, duration, warmup, batch, out))
 
 
-def publisher_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
-    os.environ["SPORTSBOOK_NAMESPACE"] = namespace
-    import redis
+def paced_updates(markets: int, rate: float, seconds: float) -> Iterator[list[Any]]:
+    """Ticks of random price updates over ``markets`` at ``rate`` a second, for ``seconds``.
 
-    from reducers.prices import conflate
+    Each tick yields its updates (per-market sequences increase by one) and sleeps out the rest
+    of the tick, so the caller's own work counts against it.
+    """
     from reducers.schemas import PriceUpdate, SelectionPrice
-    from spark.sinks.redis_state import MarketStateSink
 
-    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    sink = MarketStateSink(client)
     rng = random.Random(1)
     seqs = [0] * (markets + 1)
     tick = 0.005
-    sent = 0
     budget = 0.0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        t0 = time.monotonic()
+        started = time.monotonic()
         budget += rate * tick
         n = int(budget)
         budget -= n
-        batch = []
         now = int(time.time() * 1000)
+        batch = []
         for _ in range(n):
             m = rng.randint(1, markets)
             seqs[m] += 1
             price = Decimal(rng.randint(101, 900)) / 100
-            update = PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price),), now, now)
-            batch.append((update, now))
-        sink.apply(conflate(batch))
-        sent += n
-        time.sleep(max(0.0, tick - (time.monotonic() - t0)))
+            batch.append(PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price),), now, now))
+        yield batch
+        time.sleep(max(0.0, tick - (time.monotonic() - started)))
+
+
+def publisher_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
+    """The source for edge runs: updates applied through the reducers' Redis sink."""
+    os.environ["SPORTSBOOK_NAMESPACE"] = namespace
+    import redis
+
+    from reducers.prices import conflate
+    from spark.sinks.redis_state import MarketStateSink
+
+    sink = MarketStateSink(redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
+    sent = 0
+    for batch in paced_updates(markets, rate, seconds):
+        sink.apply(conflate([(update, update.produce_ts) for update in batch]))
+        sent += len(batch)
     out.put({"published": sent})
 
 
@@ -170,7 +181,6 @@ def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float
     from confluent_kafka import Producer
 
     from reducers import topics
-    from reducers.schemas import PriceUpdate, SelectionPrice
 
     producer = Producer(
         {
@@ -181,27 +191,12 @@ def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float
             "partitioner": "murmur2_random",
         }
     )
-    rng = random.Random(1)
-    seqs = [0] * (markets + 1)
-    tick = 0.005
     sent = 0
-    budget = 0.0
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        t0 = time.monotonic()
-        budget += rate * tick
-        n = int(budget)
-        budget -= n
-        for _ in range(n):
-            m = rng.randint(1, markets)
-            seqs[m] += 1
-            now = int(time.time() * 1000)
-            price = Decimal(rng.randint(101, 900)) / 100
-            update = PriceUpdate(m, seqs[m], "open", (SelectionPrice(1, price),), now, now)
+    for batch in paced_updates(markets, rate, seconds):
+        for update in batch:
             producer.produce(topics.prices(), key=update.key(), value=update.encode())
         producer.poll(0)
-        sent += n
-        time.sleep(max(0.0, tick - (time.monotonic() - t0)))
+        sent += len(batch)
     producer.flush(30)
     out.put({"published": sent})
 
