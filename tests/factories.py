@@ -10,7 +10,7 @@ from itertools import count
 from django.utils import timezone
 
 from odds.models import Competition, Event, Market, Selection, Sport
-from reducers.schemas import PriceUpdate, SelectionPrice
+from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice
 
 _ids = count(1)
 
@@ -53,6 +53,51 @@ def raw_price_update(
         event_ts=now,
         produce_ts=now,
     )
+
+
+def definition_build(market_id: int, *, status: str = "open", version: int = 1) -> MarketDefinition:
+    """A market definition for a market that exists only as an id (no catalogue row)."""
+    now = int(time.time() * 1000)
+    return MarketDefinition(
+        market_id=market_id,
+        version=version,
+        event_id=market_id,
+        sport="football",
+        competition="Test League",
+        event_name=f"Event {market_id}",
+        kind="match_winner",
+        name="Match winner",
+        status=status,
+        event_status="scheduled",
+        starts_at=now + 3_600_000,
+        selections=((1, "Home"), (2, "Away")),
+        ts=now,
+    )
+
+
+def definitions_write(redis_client, *definitions: MarketDefinition) -> None:
+    """Write definitions into the markets table with the markets query's own code, as if they had
+    come from the compacted markets topic. The price reducer applies prices of known markets only,
+    so a test that produces prices defines their markets first, as the feed and traders do."""
+    from spark.jobs.markets import MarketTableProcessor
+
+    rows = [
+        {"key": definition.key(), "value": definition.encode(), "partition": 0, "offset": offset}
+        for offset, definition in enumerate(definitions)
+    ]
+    MarketTableProcessor(redis_client=redis_client).apply_rows(rows)
+
+
+def market_ids_define(redis_client, *market_ids: int) -> None:
+    """Put markets that exist only as ids into the markets table, open."""
+    definitions_write(redis_client, *(definition_build(market_id) for market_id in market_ids))
+
+
+def markets_define(redis_client, *markets: Market) -> None:
+    """Put catalogue markets into the markets table as the outbox relay and markets query would."""
+    from odds.services.markets import market_definition
+
+    definitions_write(redis_client, *(market_definition(market=market) for market in markets))
 
 
 def user_create(*, balance: str = "100.00", staff: bool = False):

@@ -42,11 +42,15 @@ def login(page: Page, asgi_server: str) -> Callable[..., User]:
 
 
 @pytest.fixture
-def publish(producer) -> Callable[..., None]:
-    """Produce price updates to the price topic and wait for the broker's acknowledgement."""
+def publish(producer, redis_client) -> Callable[..., None]:
+    """Produce price updates to the price topic and wait for the broker's acknowledgement; their
+    markets are put in the markets table first, as the feed's definitions precede its prices."""
+    from odds.models import Market
     from reducers import topics
+    from tests.factories import markets_define
 
     def send(*updates: PriceUpdate) -> None:
+        markets_define(redis_client, *Market.objects.filter(id__in={update.market_id for update in updates}))
         for update in updates:
             producer.produce(topics.prices(), key=update.key(), value=update.encode())
         assert producer.flush(10) == 0

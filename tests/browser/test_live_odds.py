@@ -6,13 +6,16 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from reducers import topics
-from tests.factories import market_create, price_update
+from tests.factories import market_create, markets_define, price_update
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_price_produced_to_kafka_appears_on_the_event_page(asgi_server, price_query, producer, page: Page):
+def test_price_produced_to_kafka_appears_on_the_event_page(
+    asgi_server, price_query, producer, redis_client, page: Page
+):
     market = market_create(prices=("2.10", "3.40", "3.50"))
+    markets_define(redis_client, market)
     home = market.selections.order_by("display_order")[0]
 
     page.goto(f"{asgi_server}/event/{market.event_id}/")
@@ -27,8 +30,11 @@ def test_price_produced_to_kafka_appears_on_the_event_page(asgi_server, price_qu
     expect(odds).to_have_text("4.20", timeout=30_000)
 
 
-def test_market_suspended_at_the_source_is_shown_suspended(asgi_server, price_query, producer, page: Page):
+def test_market_suspended_at_the_source_is_shown_suspended(
+    asgi_server, price_query, producer, redis_client, page: Page
+):
     market = market_create(prices=("1.90", "3.60", "4.00"))
+    markets_define(redis_client, market)
     home = market.selections.order_by("display_order")[0]
     page.goto(f"{asgi_server}/event/{market.event_id}/")
     expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")

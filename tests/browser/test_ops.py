@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from reducers import topics
-from tests.factories import market_create, user_create
+from tests.factories import market_create, markets_define, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -28,9 +28,12 @@ def _log_in(page: Page, base: str, username: str) -> None:
     _log_in_as(page, base, username, "/trading/")
 
 
-def test_trader_suspends_a_market_and_the_punters_page_shows_it(asgi_server, price_query, producer, browser):
+def test_trader_suspends_a_market_and_the_punters_page_shows_it(
+    asgi_server, price_query, producer, redis_client, browser
+):
     staff = user_create(balance="0", staff=True)
     market = market_create(prices=("2.10", "3.40", "3.50"))
+    markets_define(redis_client, market)
 
     punter = browser.new_context().new_page()
     punter.goto(f"{asgi_server}/event/{market.event_id}/")
@@ -80,12 +83,15 @@ def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
     page.context.close()
 
 
-def test_trader_settles_a_market_and_the_winners_balance_rises(asgi_server, price_query, celery_worker, browser):
+def test_trader_settles_a_market_and_the_winners_balance_rises(
+    asgi_server, price_query, celery_worker, redis_client, browser
+):
     from odds.services.bets import LegRequest, bet_place
 
     staff = user_create(balance="0", staff=True)
     punter_user = user_create(balance="100.00")
     market = market_create(prices=("2.00", "3.40", "3.50"))
+    markets_define(redis_client, market)
     home = market.selections.order_by("display_order")[0]
     placed = bet_place(
         user=punter_user,

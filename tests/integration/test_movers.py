@@ -9,7 +9,7 @@ import pytest
 from reducers import keys, topics
 from reducers.schemas import PriceUpdate
 from tests.conftest import wait_for
-from tests.factories import raw_price_update
+from tests.factories import market_ids_define, raw_price_update
 
 pytestmark = pytest.mark.integration
 
@@ -33,6 +33,7 @@ def test_movement_is_ranked_per_event_time_window_and_late_records_are_counted(
     query = reducers_running["movers"]
     wait_for(lambda: query.lastProgress is not None, what="movers query running")
     market_id = 500_001
+    market_ids_define(redis_client, market_id)
     now = int(time.time() * 1000)
     window_start = now - now % 60_000
     produce_at(producer, raw_price_update(market_id=market_id, seq=1, prices=((1, "2.00"), (2, "1.80"))), now)

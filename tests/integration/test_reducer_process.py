@@ -24,7 +24,7 @@ import redis as redis_lib
 
 from reducers import keys, topics
 from tests.conftest import ROOT, wait_for
-from tests.factories import raw_price_update
+from tests.factories import market_ids_define, raw_price_update
 
 pytestmark = pytest.mark.integration
 
@@ -152,6 +152,7 @@ def stored(client: redis_lib.Redis, market_id: int) -> tuple[int, str] | None:
 def test_killing_the_reducers_mid_stream_loses_nothing_and_no_sequence_goes_backwards(
     namespace, reducer, producer, redis_client
 ):
+    market_ids_define(redis_client, *MARKETS)
     process = reducer("microbatch")
     process.start()
     wait_for(lambda: redis_client.get(keys.heartbeat("reducers")), timeout=120, what="reducers running")
@@ -183,6 +184,7 @@ def test_killing_the_reducers_mid_stream_loses_nothing_and_no_sequence_goes_back
 
 
 def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, producer, redis_client):
+    market_ids_define(redis_client, MARKETS[0])
     process = reducer("realtime")
     process.start()
     wait_for(lambda: redis_client.get(keys.heartbeat("reducers")), timeout=120, what="reducers running")

@@ -8,7 +8,7 @@ from django.test import Client
 
 from reducers import keys, topics
 from tests.conftest import wait_for
-from tests.factories import raw_price_update
+from tests.factories import market_ids_define, raw_price_update
 from webapp.asgi import application
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -71,6 +71,7 @@ async def test_subscribe_attach_begin_streams_image_then_deltas_and_resumes_afte
     django_user_model, reducers_running, producer, redis_client
 ):
     market_id = 300_001
+    market_ids_define(redis_client, market_id)
     price(producer, market_id, 1, "2.00")
     wait_for(lambda: redis_client.hget(keys.market_state(market_id), "seq") == b"1", what="first price")
     client = logged_in(django_user_model, "punter")
@@ -112,6 +113,7 @@ async def test_resume_from_too_far_back_gets_a_resync_image(
     django_user_model, reducers_running, producer, redis_client
 ):
     market_id = 300_011
+    market_ids_define(redis_client, market_id)
     client = logged_in(django_user_model, "returner")
     channel = client.post(
         "/api/streams", {"view": "markets", "markets": [market_id]}, content_type="application/json"

@@ -15,7 +15,7 @@ from reducers import keys, topics
 from reducers.schemas import MarketDefinition
 from reducers.subscriptions import StreamCommand, spec_from_json
 from tests.conftest import wait_for
-from tests.factories import raw_price_update
+from tests.factories import market_ids_define, raw_price_update
 
 pytestmark = pytest.mark.integration
 
@@ -90,6 +90,7 @@ def new_channel() -> str:
 
 def test_begin_stream_sends_the_image_then_deltas_without_gaps(reducers_running, producer, redis_client):
     market_a, market_b = 700_001, 700_002
+    market_ids_define(redis_client, market_a, market_b)
     price(producer, market_a, 1, "2.00", "1.90")
     wait_for(lambda: stored_seq(redis_client, market_a) == 1, what="first price applied")
 
@@ -132,6 +133,7 @@ def test_begin_stream_sends_the_image_then_deltas_without_gaps(reducers_running,
 
 def test_slip_view_carries_combined_odds_and_potential_return(reducers_running, producer, redis_client):
     market_a, market_b = 700_011, 700_012
+    market_ids_define(redis_client, market_a, market_b)
     price(producer, market_a, 1, "2.00", "1.80")
     price(producer, market_b, 1, "1.50", "2.50")
     wait_for(lambda: stored_seq(redis_client, market_b) == 1, what="prices applied")
@@ -216,6 +218,7 @@ def test_tombstone_removes_the_market_from_the_table(reducers_running, producer,
 
 
 def test_processed_offsets_are_committed_to_the_reducer_consumer_group(reducers_running, producer, redis_client):
+    market_ids_define(redis_client, 700_061)
     price(producer, 700_061, 1, "2.00", "1.80")
     wait_for(lambda: stored_seq(redis_client, 700_061) == 1, what="price applied")
     consumer = Consumer(

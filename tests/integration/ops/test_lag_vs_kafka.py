@@ -11,7 +11,7 @@ from django.conf import settings
 
 from reducers import topics
 from tests.conftest import wait_for
-from tests.factories import market_create, price_update
+from tests.factories import market_create, markets_define, price_update
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -42,6 +42,7 @@ def test_dashboard_and_metrics_lag_match_the_consumer_group(price_query, produce
     from odds.services.metrics import reducer_lag
 
     markets = [market_create() for _ in range(6)]
+    markets_define(redis_client, *markets)
     for seq in (1, 2, 3):
         for market in markets:
             update = price_update(market, seq=seq, prices=("2.10", "3.40", "3.50"))

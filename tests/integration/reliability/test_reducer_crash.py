@@ -24,7 +24,7 @@ import redis as redis_lib
 
 from reducers import keys, topics
 from tests.conftest import wait_for
-from tests.factories import raw_price_update, user_create
+from tests.factories import market_ids_define, raw_price_update, user_create
 from tests.integration.reliability.clients import ChannelClient, Loop, session_for
 from tests.integration.reliability.conftest import free_port, wait_web
 
@@ -75,6 +75,7 @@ def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_
 
     stack = shared_namespace
     client = redis_lib.Redis.from_url(stack.redis)
+    market_ids_define(client, *MARKETS)
     reducers = stack.reducers(tmp_path / "checkpoints")
     reducers.start()
     port = free_port()
