@@ -82,6 +82,12 @@ def market_definition(market_id: int) -> str:
     return f"{namespace()}:mktdef:{market_id}"
 
 
+def unknown_market_price(market_id: int) -> str:
+    """Hash with an expiry: the newest price (``seq``, ``value``, ``merged``, ``kafka_ts``) of a market
+    the markets table did not know, applied by the markets query when the definition arrives."""
+    return f"{namespace()}:unkmkt:{market_id}"
+
+
 def market_definitions_index() -> str:
     """Set: ids of every market present in the markets table."""
     return f"{namespace()}:mktdefs"

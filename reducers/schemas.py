@@ -19,6 +19,21 @@ MAX_PRICE = Decimal("1000")
 MAX_SELECTIONS = 64
 MAX_RECORD_BYTES = 16 * 1024
 
+# Why a price record went to the dead-letter topic: its ``reason`` header and its field in the
+# dead-letter counter. The decoder below raises every reason but the last; the price reducer
+# adds ``unknown_market`` for a valid price whose market the markets table does not know.
+UNKNOWN_MARKET = "unknown_market"
+PRICE_DEAD_LETTER_REASONS = (
+    "empty",
+    "too_large",
+    "bad_json",
+    "bad_version",
+    "bad_field",
+    "bad_price",
+    "price_out_of_range",
+    UNKNOWN_MARKET,
+)
+
 MARKET_STATUSES = ("open", "suspended", "closed")
 SELECTION_STATUSES = ("active", "suspended", "removed")
 SOURCES = ("feed", "trader", "replay")

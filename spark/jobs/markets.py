@@ -4,6 +4,10 @@ Each record is a market definition keyed by market id (the newest version wins) 
 that removes the market. After every batch — and on a timer, because "starting within 60
 minutes" changes as time passes — every query channel is resolved again: markets that start
 matching join its view, markets that stop matching leave it.
+
+A price that reached the price reducer before its market's definition reached this table was
+dead-lettered and its newest snapshot kept (``MarketStateSink.keep_unknown``); once the
+definition is written here, that price is applied and fanned out like any other.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import keys, topics
 from reducers.schemas import InvalidRecord, decode_market_definition
 from spark.sinks.channels import ChannelStore
+from spark.sinks.redis_state import MarketStateSink
 from spark.sources import env, kafka_stream
 
 log = logging.getLogger("spark.jobs.markets")
@@ -29,9 +34,11 @@ class MarketTableProcessor:
     def __init__(self, *, redis_client: redis.Redis) -> None:
         self._redis = redis_client
         self._channels = ChannelStore(redis_client)
+        self._prices = MarketStateSink(redis_client)
 
     def apply_rows(self, rows: list[Any]) -> dict[str, int]:
         counts = {"upserted": 0, "removed": 0, "stale": 0, "rejected": 0}
+        defined: list[int] = []
         for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
             try:
                 market_id = int(row["key"])
@@ -51,6 +58,9 @@ class MarketTableProcessor:
                 pipe.execute()
                 counts["removed"] += 1
                 continue
+            # A stale definition still releases a kept price: the batch may be a replay after a
+            # crash between writing the definition and applying the price.
+            defined.append(market_id)
             stored = self._redis.hget(key, "version")
             if stored is not None and int(stored) >= definition.version:
                 counts["stale"] += 1
@@ -63,7 +73,21 @@ class MarketTableProcessor:
             pipe.sadd(keys.market_definitions_index(), market_id)
             pipe.execute()
             counts["upserted"] += 1
+        counts["kept_prices_applied"] = self._apply_kept_prices(defined)
         return counts
+
+    def _apply_kept_prices(self, market_ids: list[int]) -> int:
+        """Apply the prices kept while these markets were unknown; read only after their
+        definitions were written, so a price kept at any earlier moment is found."""
+        items = self._prices.kept_prices(market_ids)
+        if not items:
+            return 0
+        applied = self._prices.apply(items)
+        self._channels.fan_out(applied)
+        # Forgotten only once applied: a crash before this line replays the batch, which applies
+        # the kept price again (harmless: apply-if-newer).
+        self._prices.discard_kept([item.update.market_id for item in items])
+        return len(applied)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         counts = self.apply_rows(batch.collect())

@@ -6,11 +6,16 @@ Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
   update per market and applied with one pipelined Redis round trip.
 * ``realtime``: Spark's real-time mode with a ``foreach`` writer; each record is applied as it
   arrives. Every Kafka partition needs its own task slot, so ``local[N]`` needs N ≥ partitions.
+
+In both, a price of a market absent from the markets table is dead-lettered as ``unknown_market``
+and neither stored nor published; the market's newest such price is kept for the markets query,
+which applies it when the definition arrives (docs/architecture.md, "Prices of unknown markets").
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -19,7 +24,7 @@ from pyspark.sql import functions as F
 
 from reducers import keys, topics
 from reducers.prices import Conflated, conflate, merge_conflated
-from reducers.schemas import InvalidRecord, PriceUpdate, decode_price_update
+from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
 from reducers.windows import advance_watermark, parse_duration_ms
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink
@@ -31,7 +36,12 @@ log = logging.getLogger("spark.jobs.prices")
 
 QUERY_NAME = "prices"
 SQL_PATH_MIN_RECORDS = int(env("SPARK_SQL_PATH_MIN_RECORDS", "2000"))
+# How long the newest price of a market the markets table does not know waits for its definition.
+UNKNOWN_MARKET_KEEP_S = int(env("SPARK_UNKNOWN_MARKET_KEEP_S", "600"))
 COMPONENT = "reducers"
+
+# A validated price, its Kafka timestamp (ms) and the raw row it came from.
+Decoded = tuple[PriceUpdate, int, Any]
 
 
 def read_prices(spark: SparkSession, *, bootstrap: str, mode: str, starting_offsets: str = "earliest") -> DataFrame:
@@ -61,32 +71,77 @@ class PriceBatchProcessor:
         self._last_records = 0
         self._delay_ms = parse_duration_ms(env("MOVERS_WATERMARK", "30 seconds"))
 
-    def _decode(self, rows: list[Any]) -> tuple[list[tuple[PriceUpdate, int]], dict[str, int]]:
+    def _dead_letter(self, rejects: list[tuple[Any, str, str]]) -> None:
+        """Send each (row, reason, detail) to the dead-letter topic and count it by reason."""
+        if not rejects:
+            return
+        counts: dict[str, int] = {}
+        for row, reason, detail in rejects:
+            counts[reason] = counts.get(reason, 0) + 1
+            self._dead_letters.send(
+                key=row["key"],
+                value=row["value"],
+                reason=reason,
+                detail=detail,
+                origin=f"{topics.prices()}/{row['partition']}/{row['offset']}",
+            )
+        self._dead_letters.flush()
+        pipe = self._redis.pipeline(transaction=False)
+        for reason, count in counts.items():
+            pipe.hincrby(keys.counter("dead_letters"), reason, count)
+        pipe.execute()
+
+    def _decode(self, rows: list[Any]) -> tuple[list[Decoded], int]:
         """Validate rows in Python; dead-letter the rejected ones with their reason."""
-        good: list[tuple[PriceUpdate, int]] = []
-        rejected: dict[str, int] = {}
+        good: list[Decoded] = []
+        rejects: list[tuple[Any, str, str]] = []
         for row in rows:
             try:
-                good.append((decode_price_update(row["value"]), int(row["kafka_ts"])))
+                good.append((decode_price_update(row["value"]), int(row["kafka_ts"]), row))
             except InvalidRecord as exc:
-                rejected[exc.reason] = rejected.get(exc.reason, 0) + 1
-                self._dead_letters.send(
-                    key=row["key"],
-                    value=row["value"],
-                    reason=exc.reason,
-                    detail=exc.detail,
-                    origin=f"{topics.prices()}/{row['partition']}/{row['offset']}",
-                )
-        if rejected:
-            self._dead_letters.flush()
-            pipe = self._redis.pipeline(transaction=False)
-            for reason, count in rejected.items():
-                pipe.hincrby(keys.counter("dead_letters"), reason, count)
-            pipe.execute()
-        return good, rejected
+                rejects.append((row, exc.reason, exc.detail))
+        self._dead_letter(rejects)
+        return good, len(rejects)
 
-    def _apply(self, items: list[Conflated], *, records: int, rejected: int) -> dict[str, int]:
-        applied = self._sink.apply(items)
+    def _admit(
+        self, items: list[Conflated], *, rows_of: Callable[[set[int]], list[Any]]
+    ) -> tuple[list[Conflated], list[str | None], int]:
+        """Keep prices of markets the markets table does not know out of the state.
+
+        Every record of such a market (``rows_of`` finds them) is dead-lettered as
+        ``unknown_market``; the market's newest price is kept for the markets query, which
+        applies it if the definition arrives within ``UNKNOWN_MARKET_KEEP_S``. Returns the items
+        to apply, their table statuses (one round trip, reused by the sink) and the number of
+        records dead-lettered.
+        """
+        statuses = self._sink.table_statuses([item.update.market_id for item in items])
+        absent = [item for item, status in zip(items, statuses, strict=True) if status is None]
+        if not absent:
+            return items, statuses, 0
+        # A definition written since the lookup is seen by the keeping script, which then returns
+        # its status instead of keeping the price.
+        now_known = {
+            item.update.market_id: status
+            for item, status in zip(absent, self._sink.keep_unknown(absent, ttl_s=UNKNOWN_MARKET_KEEP_S), strict=True)
+        }
+        kept = {market_id for market_id, status in now_known.items() if status is None}
+        admitted = [
+            (item, status if status is not None else now_known[item.update.market_id])
+            for item, status in zip(items, statuses, strict=True)
+            if item.update.market_id not in kept
+        ]
+        rows = rows_of(kept) if kept else []
+        detail = (
+            f"no definition in the markets table; the market's newest price is applied if its "
+            f"definition arrives within {UNKNOWN_MARKET_KEEP_S} s"
+        )
+        self._dead_letter([(row, UNKNOWN_MARKET, detail) for row in rows])
+        return [item for item, _ in admitted], [status for _, status in admitted], len(rows)
+
+    def _apply(
+        self, items: list[Conflated], *, statuses: list[str | None], records: int, rejected: int
+    ) -> dict[str, int]:
+        applied = self._sink.apply(items, table_statuses=statuses)
         frames = self._channels.fan_out(applied)
         return {
             "records": records,
@@ -99,48 +154,67 @@ class PriceBatchProcessor:
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
         """Reduce raw rows entirely in Python (real-time mode, and small batches)."""
         good, rejected = self._decode(rows)
-        self._count_late([u.event_ts for u, _ in good])
-        return self._apply(conflate(good), records=len(rows), rejected=sum(rejected.values()))
+        self._count_late([update.event_ts for update, _, _ in good])
+        items, statuses, unknown = self._admit(
+            conflate((update, ts) for update, ts, _ in good),
+            rows_of=lambda ids: [row for update, _, row in good if update.market_id in ids],
+        )
+        return self._apply(items, statuses=statuses, records=len(rows), rejected=rejected + unknown)
 
     def process_batch(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch: Spark validates and conflates, Python applies.
 
         Spark SQL keeps, per market, only the newest record that passes validation (and counts
         the records folded into it); only those, and the records SQL does not accept, cross
-        into Python. Python re-validates both, so its validator stays the last word.
+        into Python. Python re-validates both, so its validator stays the last word. The
+        records of markets the markets table does not know are read back from Spark to be
+        dead-lettered.
         """
         watermark = self._current_watermark()
-        # Parsed and checked once, then read twice (rejects, then the winners).
+        columns = ("key", "value", "partition", "offset", "kafka_ts")
+        # Parsed and checked once, then read two or three times (rejects, winners, unknown markets).
         flagged = with_validity(batch).persist()
         try:
-            suspects = flagged.where(~F.col("ok")).select("key", "value", "partition", "offset", "kafka_ts").collect()
+            suspects = flagged.where(~F.col("ok")).select(*columns).collect()
             winners = (
                 flagged.where(F.col("ok"))
                 .groupBy(F.col("r.market_id").alias("market_id"))
                 .agg(
-                    F.max_by(F.struct("key", "value", "partition", "offset", "kafka_ts"), F.col("r.seq")).alias("w"),
+                    F.max_by(F.struct(*columns), F.col("r.seq")).alias("w"),
                     F.count(F.lit(1)).alias("merged"),
                     F.max("r.event_ts").alias("newest_event"),
                     F.sum(F.when(F.col("r.event_ts") < F.lit(watermark), 1).otherwise(0)).alias("late"),
                 )
                 .collect()
             )
+            good, rejected = self._decode(suspects)
+            checked, rejected_winners = self._decode([row["w"] for row in winners])
+            merged_by_market = {int(row["market_id"]): int(row["merged"]) for row in winners}
+            from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts, _ in checked]
+
+            def rows_of(market_ids: set[int]) -> list[Any]:
+                accepted_by_sql = (
+                    flagged.where(F.col("ok") & F.col("r.market_id").isin(sorted(market_ids)))
+                    .select(*columns)
+                    .collect()
+                )
+                return accepted_by_sql + [row for update, _, row in good if update.market_id in market_ids]
+
+            items, statuses, unknown = self._admit(
+                merge_conflated(from_sql, conflate((update, ts) for update, ts, _ in good)), rows_of=rows_of
+            )
         finally:
             flagged.unpersist()
-        good, rejected = self._decode(suspects)
-        checked, rejected_winners = self._decode([row["w"] for row in winners])
-        merged_by_market = {int(row["market_id"]): int(row["merged"]) for row in winners}
-        from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts in checked]
         self._record_late(
             late=sum(int(row["late"]) for row in winners),
             newest=[int(row["newest_event"]) for row in winners],
-            python_side=[u.event_ts for u, _ in good],
+            python_side=[update.event_ts for update, _, _ in good],
         )
-        records = len(suspects) + sum(merged_by_market.values())
         return self._apply(
-            merge_conflated(from_sql, conflate(good)),
-            records=records,
-            rejected=sum(rejected.values()) + sum(rejected_winners.values()),
+            items,
+            statuses=statuses,
+            records=len(suspects) + sum(merged_by_market.values()),
+            rejected=rejected + rejected_winners + unknown,
         )
 
     def _current_watermark(self) -> int:

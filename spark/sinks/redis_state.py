@@ -4,6 +4,10 @@ Redis is written before anything is published, and an update whose sequence is n
 than the stored one is neither stored nor published, so replays are harmless. When a market's
 status changes (suspended, reopened, closed) an explicit status message goes out just before
 the new state.
+
+The sink applies whatever it is given; the price reducer first keeps prices of markets the
+markets table does not know out of it (``keep_unknown``), and the markets query applies the kept
+price when the market's definition arrives (``kept_prices``, ``discard_kept``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import redis
 
 from reducers import keys
 from reducers.prices import Conflated, encode_state, market_state, status_change
+from reducers.schemas import decode_price_update
 
 APPLY_IF_NEWER = """
 local cur = redis.call('HGET', KEYS[1], 'seq')
@@ -31,6 +36,23 @@ redis.call('PUBLISH', ARGV[3], ARGV[2])
 return 1
 """
 
+# Checked against the markets table and kept in one script: a definition the markets query
+# writes meanwhile is either seen here (the status is returned and the price is applied at once)
+# or written before the markets query reads the kept price back (and applies it then).
+KEEP_IF_UNKNOWN = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status then
+  return status
+end
+local cur = redis.call('HGET', KEYS[2], 'seq')
+if not cur or tonumber(cur) < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[2], 'seq', ARGV[1], 'value', ARGV[2], 'kafka_ts', ARGV[3])
+end
+redis.call('HINCRBY', KEYS[2], 'merged', ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return false
+"""
+
 
 class MarketStateSink:
     """Applies conflated price updates to Redis with one pipelined round trip per batch."""
@@ -38,6 +60,7 @@ class MarketStateSink:
     def __init__(self, client: redis.Redis) -> None:
         self._client = client
         self._script = client.register_script(APPLY_IF_NEWER)
+        self._keep = client.register_script(KEEP_IF_UNKNOWN)
 
     def table_statuses(self, market_ids: Sequence[int]) -> list[str | None]:
         """Each market's status in the markets table (``None`` when the table has no entry)."""
@@ -46,15 +69,22 @@ class MarketStateSink:
             pipe.hget(keys.market_definition(market_id), "status")
         return [raw.decode() if raw is not None else None for raw in pipe.execute()]
 
-    def apply(self, items: Sequence[Conflated]) -> dict[int, dict[str, Any]]:
-        """Apply the items; return the states that were newer than the stored ones, by market."""
+    def apply(
+        self, items: Sequence[Conflated], *, table_statuses: Sequence[str | None] | None = None
+    ) -> dict[int, dict[str, Any]]:
+        """Apply the items; return the states that were newer than the stored ones, by market.
+
+        ``table_statuses`` are the items' statuses in the markets table when the caller has just
+        read them; otherwise they are read here.
+        """
         if not items:
             return {}
         now = int(time.time() * 1000)
-        statuses = self.table_statuses([item.update.market_id for item in items])
+        if table_statuses is None:
+            table_statuses = self.table_statuses([item.update.market_id for item in items])
         pipe = self._client.pipeline(transaction=False)
         states = []
-        for item, table_status in zip(items, statuses, strict=True):
+        for item, table_status in zip(items, table_statuses, strict=True):
             market_id = item.update.market_id
             state = market_state(item=item, reducer_ts=now, table_status=table_status)
             states.append(state)
@@ -72,3 +102,36 @@ class MarketStateSink:
         return {
             state["market_id"]: state for state, applied in zip(states, pipe.execute(), strict=True) if int(applied)
         }
+
+    def keep_unknown(self, items: Sequence[Conflated], *, ttl_s: int) -> list[str | None]:
+        """Keep each item whose market the markets table does not know, for ``ttl_s`` seconds.
+
+        Per market only the highest sequence is kept (a price is a full snapshot of the book).
+        Returns, per item, ``None`` when it was kept, or the table's status when the market's
+        definition arrived since the caller looked it up (the item was not kept).
+        """
+        pipe = self._client.pipeline(transaction=False)
+        for item in items:
+            market_id = item.update.market_id
+            self._keep(
+                keys=[keys.market_definition(market_id), keys.unknown_market_price(market_id)],
+                args=[item.update.seq, item.update.encode(), item.kafka_ts, item.merged, ttl_s],
+                client=pipe,
+            )
+        return [raw.decode() if raw is not None else None for raw in pipe.execute()]
+
+    def kept_prices(self, market_ids: Sequence[int]) -> list[Conflated]:
+        """The kept price of each of the markets that has one."""
+        pipe = self._client.pipeline(transaction=False)
+        for market_id in market_ids:
+            pipe.hgetall(keys.unknown_market_price(market_id))
+        return [
+            Conflated(decode_price_update(kept[b"value"]), int(kept[b"merged"]), int(kept[b"kafka_ts"]))
+            for kept in pipe.execute()
+            if kept
+        ]
+
+    def discard_kept(self, market_ids: Sequence[int]) -> None:
+        """Forget the markets' kept prices (once applied)."""
+        if market_ids:
+            self._client.delete(*(keys.unknown_market_price(market_id) for market_id in market_ids))

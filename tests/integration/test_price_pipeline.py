@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import orjson
 import pytest
 from confluent_kafka import Consumer
@@ -9,7 +11,7 @@ from django.conf import settings
 
 from reducers import keys, topics
 from tests.conftest import wait_for
-from tests.factories import raw_price_update
+from tests.factories import definition_build, market_ids_define, raw_price_update
 
 pytestmark = pytest.mark.integration
 
@@ -19,8 +21,30 @@ def stored_seq(redis_client, market_id: int) -> int | None:
     return int(raw) if raw is not None else None
 
 
+def dead_letter_of(value: bytes):
+    """The dead-letter record carrying ``value`` (other tests dead-letter records too)."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
+            "group.id": f"dlq-test-{uuid.uuid4().hex}",
+            "auto.offset.reset": "earliest",
+        }
+    )
+    consumer.subscribe([topics.prices_dead_letter()])
+
+    def found():
+        message = consumer.poll(0.5)
+        return message if message is not None and message.error() is None and message.value() == value else None
+
+    try:
+        return wait_for(found, what="the dead letter")
+    finally:
+        consumer.close()
+
+
 def test_produced_prices_reach_redis_state_and_pubsub(price_query, producer, redis_client):
     market_id = 900_001
+    market_ids_define(redis_client, market_id)
     pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
     pubsub.subscribe(keys.market_channel(market_id))
     for seq, price in ((1, "2.00"), (2, "2.10"), (3, "2.20")):
@@ -44,6 +68,7 @@ def test_produced_prices_reach_redis_state_and_pubsub(price_query, producer, red
 
 def test_replayed_and_older_updates_change_nothing(price_query, producer, redis_client):
     market_id = 900_002
+    market_ids_define(redis_client, market_id, market_id + 1)
     newest = raw_price_update(market_id=market_id, seq=5, prices=((1, "3.00"),))
     producer.produce(topics.prices(), key=newest.key(), value=newest.encode())
     producer.flush(10)
@@ -64,22 +89,83 @@ def test_replayed_and_older_updates_change_nothing(price_query, producer, redis_
 
 def test_malformed_record_goes_to_dead_letter_topic_while_good_ones_flow(price_query, producer, redis_client):
     market_id = 900_010
+    market_ids_define(redis_client, market_id)
     producer.produce(topics.prices(), key=b"900010", value=b'{"v":1,"market_id":"oops"')
     good = raw_price_update(market_id=market_id, seq=1, prices=((1, "4.00"),))
     producer.produce(topics.prices(), key=good.key(), value=good.encode())
     producer.flush(10)
     wait_for(lambda: stored_seq(redis_client, market_id) == 1, what="good record applied")
 
-    consumer = Consumer(
-        {"bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS, "group.id": "dlq-test", "auto.offset.reset": "earliest"}
-    )
-    consumer.subscribe([topics.prices_dead_letter()])
-    try:
-        message = wait_for(lambda: consumer.poll(0.5), what="dead letter")
-        assert message.error() is None
-        headers = dict(message.headers())
-        assert headers["reason"] == b"bad_json"
-        assert message.value() == b'{"v":1,"market_id":"oops"'
-    finally:
-        consumer.close()
+    headers = dict(dead_letter_of(b'{"v":1,"market_id":"oops"').headers())
+    assert headers["reason"] == b"bad_json"
     assert int(redis_client.hget(keys.counter("dead_letters"), "bad_json")) >= 1
+
+
+def test_a_price_for_an_unknown_market_is_dead_lettered_and_never_stored_or_published(
+    price_query, producer, redis_client
+):
+    unknown, known = 900_020, 900_021
+    market_ids_define(redis_client, known)
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(keys.market_channel(unknown))
+    before = int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0)
+    stray = raw_price_update(market_id=unknown, seq=1, prices=((1, "2.00"),))
+    producer.produce(topics.prices(), key=stray.key(), value=stray.encode())
+    producer.flush(10)
+    after = raw_price_update(market_id=known, seq=1, prices=((1, "3.00"),))
+    producer.produce(topics.prices(), key=after.key(), value=after.encode())
+    producer.flush(10)
+    wait_for(lambda: stored_seq(redis_client, known) == 1, what="the next price applied: the stream continues")
+
+    headers = dict(dead_letter_of(stray.encode()).headers())
+    assert headers["reason"] == b"unknown_market"
+    assert headers["origin"].startswith(f"{topics.prices()}/".encode())
+    assert int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0) >= before + 1
+    assert not redis_client.exists(keys.market_state(unknown))
+    assert pubsub.get_message(timeout=1.0) is None, "nothing published for the unknown market"
+
+
+def test_a_price_that_arrives_before_its_definition_is_applied_when_the_definition_arrives(
+    price_query, producer, redis_client
+):
+    market_id = 900_030
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(keys.market_channel(market_id))
+    first = raw_price_update(market_id=market_id, seq=1, prices=((1, "2.40"),))
+    producer.produce(topics.prices(), key=first.key(), value=first.encode())
+    producer.flush(10)
+    assert dict(dead_letter_of(first.encode()).headers())["reason"] == b"unknown_market"
+    assert not redis_client.exists(keys.market_state(market_id))
+
+    definition = definition_build(market_id)
+    producer.produce(topics.markets(), key=definition.key(), value=definition.encode())
+    producer.flush(10)
+
+    wait_for(lambda: stored_seq(redis_client, market_id) == 1, what="the first price applied with its definition")
+    message = wait_for(lambda: pubsub.get_message(timeout=0.5), what="the first price published")
+    assert orjson.loads(message["data"])["selections"][0]["price"] == "2.40"
+    assert not redis_client.exists(keys.unknown_market_price(market_id))
+
+
+def test_a_definition_written_just_after_the_reducer_looked_is_not_missed(kafka_topics, redis_client, monkeypatch):
+    from spark.jobs.prices import PriceBatchProcessor
+    from spark.sinks.dead_letter import DeadLetterSink
+
+    market_id = 900_040
+    processor = PriceBatchProcessor(
+        redis_client=redis_client,
+        dead_letters=DeadLetterSink(
+            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
+        ),
+    )
+    market_ids_define(redis_client, market_id)
+    # The reducer's lookup ran before the markets query wrote the definition above.
+    monkeypatch.setattr(processor._sink, "table_statuses", lambda market_ids: [None] * len(market_ids))
+    update = raw_price_update(market_id=market_id, seq=1, prices=((1, "5.00"),))
+    row = {"key": update.key(), "value": update.encode(), "partition": 0, "offset": 0, "kafka_ts": 1}
+
+    stats = processor.process_rows([row])
+
+    assert (stats["rejected"], stats["applied"]) == (0, 1)
+    assert stored_seq(redis_client, market_id) == 1
+    assert not redis_client.exists(keys.unknown_market_price(market_id))

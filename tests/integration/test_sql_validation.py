@@ -61,19 +61,14 @@ def test_sql_accepts_only_what_python_accepts(spark):
     assert [verdicts[0], verdicts[1], verdicts[2]] == [True, True, True], "valid records pass the SQL pre-filter"
 
 
-def test_the_sql_path_reduces_a_batch_like_the_python_path(spark, kafka_topics, redis_client):
-    """A large micro-batch goes through Spark SQL; the outcome equals the Python reduction."""
+def reduce_in_sql(spark, redis_client, values: list[bytes]) -> dict[str, int]:
+    """Reduce the records as one micro-batch through the Spark SQL path of the price reducer."""
     from django.conf import settings
 
-    from reducers import keys, topics
+    from reducers import topics
     from spark.jobs.prices import PriceBatchProcessor
     from spark.sinks.dead_letter import DeadLetterSink
-    from tests.factories import raw_price_update
 
-    market_a, market_b = 910_001, 910_002
-    values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
-    values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
-    values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
     frame = spark.createDataFrame(
         [(str(i).encode(), v, 0, i, 1_000 + i) for i, v in enumerate(values)],
         "key binary, value binary, partition int, offset long, kafka_ts long",
@@ -84,9 +79,43 @@ def test_the_sql_path_reduces_a_batch_like_the_python_path(spark, kafka_topics, 
             bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
         ),
     )
+    return processor.process_batch(frame)
+
+
+def test_the_sql_path_reduces_a_batch_like_the_python_path(spark, kafka_topics, redis_client):
+    """A large micro-batch goes through Spark SQL; the outcome equals the Python reduction."""
+    from reducers import keys
+    from tests.factories import market_ids_define, raw_price_update
+
+    market_a, market_b = 910_001, 910_002
+    market_ids_define(redis_client, market_a, market_b)
+    values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
+    values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
+    values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
     before = int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0)
-    stats = processor.process_batch(frame)
+    stats = reduce_in_sql(spark, redis_client, values)
     assert stats == {"records": 6, "rejected": 2, "markets": 2, "applied": 2, "frames": 0}
     state = orjson.loads(redis_client.hget(keys.market_state(market_a), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "2.30")
     assert int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0) == before + 1
+
+
+def test_the_sql_path_dead_letters_every_record_of_an_unknown_market_and_keeps_its_newest(
+    spark, kafka_topics, redis_client
+):
+    from reducers import keys
+    from tests.factories import market_ids_define, raw_price_update
+
+    unknown, known = 910_011, 910_012
+    market_ids_define(redis_client, known)
+    values = [raw_price_update(market_id=unknown, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (2, 3, 1)]
+    values += [raw_price_update(market_id=known, seq=1, prices=((1, "4.00"),)).encode()]
+    before = int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0)
+
+    stats = reduce_in_sql(spark, redis_client, values)
+
+    assert stats == {"records": 4, "rejected": 3, "markets": 1, "applied": 1, "frames": 0}
+    assert int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0) == before + 3
+    assert not redis_client.exists(keys.market_state(unknown))
+    kept = redis_client.hgetall(keys.unknown_market_price(unknown))
+    assert (int(kept[b"seq"]), int(kept[b"merged"])) == (3, 3)

@@ -3,7 +3,13 @@ from decimal import Decimal
 import orjson
 import pytest
 
-from reducers.schemas import InvalidRecord, PriceUpdate, SelectionPrice, decode_price_update
+from reducers.schemas import (
+    PRICE_DEAD_LETTER_REASONS,
+    InvalidRecord,
+    PriceUpdate,
+    SelectionPrice,
+    decode_price_update,
+)
 
 
 def record(**overrides) -> bytes:
@@ -67,3 +73,4 @@ def test_invalid_record_is_rejected_with_reason(raw, reason):
     with pytest.raises(InvalidRecord) as info:
         decode_price_update(raw)
     assert info.value.reason == reason
+    assert reason in PRICE_DEAD_LETTER_REASONS, "every reason is listed with the others"
