@@ -169,3 +169,18 @@ def test_a_definition_written_just_after_the_reducer_looked_is_not_missed(kafka_
     assert (stats["rejected"], stats["applied"]) == (0, 1)
     assert stored_seq(redis_client, market_id) == 1
     assert not redis_client.exists(keys.unknown_market_price(market_id))
+
+
+def test_the_real_time_writer_dead_letters_a_price_for_an_unknown_market(kafka_topics, redis_client):
+    from spark.jobs.prices import PriceRowWriter
+
+    market_id = 900_050
+    update = raw_price_update(market_id=market_id, seq=1, prices=((1, "6.00"),))
+    writer = PriceRowWriter(redis_url=settings.REDIS_URL, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS)
+    writer.open(partition_id=0, epoch_id=0)
+    writer.process({"key": update.key(), "value": update.encode(), "partition": 0, "offset": 7, "kafka_ts": 1})
+    writer.close(None)
+
+    headers = dict(dead_letter_of(update.encode()).headers())
+    assert headers["reason"] == b"unknown_market"
+    assert not redis_client.exists(keys.market_state(market_id))
