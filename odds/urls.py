@@ -1,7 +1,8 @@
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from odds.api import streams
+from odds.api.http import api_not_found
 from odds.views import health, pages
 
 urlpatterns = [
@@ -26,3 +27,7 @@ urlpatterns += [
 
 # Trader and operator pages and APIs (staff only), and /metrics.
 urlpatterns += [path("", include("odds.views.ops"))]
+
+# Last: any other path under the JSON APIs (a bet or market id that is not a number included) is a
+# 404 in JSON, not Django's HTML page.
+urlpatterns += [re_path(r"^(?:api|trading/api|ops/api)/", api_not_found, name="api-not-found")]

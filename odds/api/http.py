@@ -52,8 +52,18 @@ class _JsonCsrf(CsrfViewMiddleware):
 _csrf = _JsonCsrf(lambda request: HttpResponse())
 
 
+def api_not_found(request: HttpRequest) -> HttpResponse:
+    """Any path of the JSON APIs that no route matches (a bet id that is not a number included)."""
+    return error_response(ApiError(404, "not_found", f"no API endpoint at {request.path[:200]}"))
+
+
 def json_body(request: HttpRequest) -> Any:
-    """The request body parsed as JSON; numbers with a fraction become ``Decimal``, never float."""
+    """The request body parsed as JSON; numbers with a fraction become ``Decimal``, never float.
+
+    Refused with a 400: what is not JSON (``NaN`` and ``Infinity`` included), nesting too deep
+    for the parser, integers too long to convert, and values the platform could not store or
+    send on (see ``_storable``).
+    """
     try:
         body = request.body
     except RequestDataTooBig as exc:
@@ -62,9 +72,54 @@ def json_body(request: HttpRequest) -> Any:
     if not body:
         raise ApiError(400, "bad_json", "the request body must be a JSON object")
     try:
-        return json.loads(body, parse_float=Decimal)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        parsed = json.loads(body, parse_float=Decimal, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        # ValueError beyond JSONDecodeError: NaN or Infinity, or an integer of more than 4300
+        # digits (Python refuses to convert those).
         raise ApiError(400, "bad_json", f"the request body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ApiError(400, "bad_json", "the request body is nested too deeply") from exc
+    _storable(parsed)
+    return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
+
+
+def _storable(value: Any) -> None:
+    """Refuse integers outside 64 bits (ids are PostgreSQL bigints; orjson and the Kafka records
+    encode 64 bits) and strings with a lone surrogate (``"\\ud800"`` is valid JSON but not
+    Unicode text: it cannot be written as UTF-8). ``field`` names the first value at fault."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                _text(key, where)
+                stack.append((inner, f"{where}.{key}" if where else key))
+        elif isinstance(item, list):
+            stack.extend((inner, f"{where}[{index}]") for index, inner in enumerate(item))
+        elif isinstance(item, str):
+            _text(item, where)
+        elif isinstance(item, int) and not isinstance(item, bool) and not MIN_INT <= item <= MAX_INT:
+            raise ApiError(400, "invalid", f"integers must be within {MIN_INT}..{MAX_INT}", field=_field(where))
+
+
+def _text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ApiError(
+            400, "bad_json", "a string holds a lone surrogate escape (not Unicode text)", field=_field(where)
+        ) from exc
+
+
+def _field(where: str) -> str:
+    return where[:200] or "body"
 
 
 def api_view(*, methods: tuple[str, ...]) -> Callable[[View], View]:

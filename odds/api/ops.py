@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
@@ -15,6 +16,7 @@ from odds.models import Market
 from odds.selectors.ops import channels_active, liability_top, market_settlement_progress, metrics_history
 from odds.services.metrics import browser_latency_record, latency_watch_markets, metrics_snapshot
 from odds.services.ops import channel_end
+from odds.services.streams import StreamError
 
 View = Callable[..., HttpResponse]
 BROWSER_SAMPLES_PER_POST = 500
@@ -65,7 +67,8 @@ def ops_latency(request: HttpRequest) -> HttpResponse:
 
 
 def _is_ms(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= float(value) <= 600_000
+    # The JSON edge reads 12.5 as Decimal (never float), so a fractional sample is a Decimal here.
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool) and 0 <= float(value) <= 600_000
 
 
 @staff_api(methods=("GET",))
@@ -80,7 +83,11 @@ def trading_channels(request: HttpRequest) -> HttpResponse:
 
 @staff_api(methods=("POST",))
 def trading_channel_end(request: HttpRequest, channel_id: str) -> HttpResponse:
-    if not channel_end(channel_id=channel_id, by=request.user):
+    try:
+        ended = channel_end(channel_id=channel_id, by=request.user)
+    except StreamError as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from exc
+    if not ended:
         raise ApiError(404, "no_such_channel", "no such live channel")
     return json_response({"v": 1, "channel": channel_id, "ended": True}, status=202)
 

@@ -6,9 +6,10 @@ JSON numbers, which are read exactly as decimals, never through float.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -18,6 +19,7 @@ from odds.models import Bet, LedgerEntry, Wallet
 from odds.services.bets import LegRequest
 
 API_VERSION = 1
+DECIMAL_MAX_LENGTH = 32
 
 
 class ApiError(Exception):
@@ -63,24 +65,34 @@ def _object(raw: Any, name: str) -> dict[str, Any]:
 
 
 def _version(body: dict[str, Any]) -> None:
-    if "v" in body and body["v"] != API_VERSION:
-        raise invalid("v", f"unsupported version {body['v']!r}; this server speaks v{API_VERSION}")
+    version = body.get("v", API_VERSION)
+    if isinstance(version, bool) or version != API_VERSION:
+        raise invalid("v", f"unsupported version {str(version)[:20]!r}; this server speaks v{API_VERSION}")
+
+
+# Digits with an optional fraction, ASCII only: Decimal() would also take " 1e3 ", "1_000", "+5"
+# and other scripts' digits, none of which a client means as money.
+DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?", re.ASCII)
 
 
 def _decimal(raw: Any, name: str, *, places: int) -> Decimal:
+    """A decimal string (``"10.00"``) or a JSON number, with at most ``places`` decimal places;
+    ranges are the services' business. Returned with exactly ``places`` places when not huge."""
     if raw is None:
         raise invalid(name, "is required", code="required")
     if isinstance(raw, bool) or not isinstance(raw, (str, int, Decimal)):
         raise invalid(name, 'must be a decimal string such as "10.00"')
-    try:
-        value = Decimal(raw) if not isinstance(raw, Decimal) else raw
-    except InvalidOperation as exc:
-        raise invalid(name, f"{str(raw)[:20]!r} is not a number") from exc
+    if isinstance(raw, str) and (len(raw) > DECIMAL_MAX_LENGTH or not DECIMAL_TEXT.fullmatch(raw)):
+        raise invalid(name, f'must be a decimal string such as "10.00" (digits, at most {DECIMAL_MAX_LENGTH})')
+    value = raw if isinstance(raw, Decimal) else Decimal(raw)
     if not value.is_finite():
         raise invalid(name, "must be a finite number")
     exponent = value.as_tuple().exponent
     if isinstance(exponent, int) and exponent < -places:
         raise invalid(name, f"at most {places} decimal places")
+    if value.adjusted() < 20:
+        # 1E+1 from a JSON number is 10.00 on the way back out, not "1E+1".
+        value = value.quantize(Decimal(1).scaleb(-places))
     return value
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 from django.http import HttpRequest, HttpResponse
 
 from odds.api.http import api_view, json_body, json_response
 from odds.api.schemas import ApiError
+from odds.services.bets import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import SubscriptionSpec, spec_from_json
@@ -13,9 +16,28 @@ from reducers.subscriptions import SubscriptionSpec, spec_from_json
 
 def _spec(request: HttpRequest) -> SubscriptionSpec:
     try:
-        return spec_from_json(json_body(request))
+        spec = spec_from_json(json_body(request))
     except InvalidRecord as exc:
         raise ApiError(400, "invalid", exc.detail or exc.reason, field=exc.field) from exc
+    _spec_bounded(spec)
+    return spec
+
+
+def _spec_bounded(spec: SubscriptionSpec) -> None:
+    """Slips and bets no bet placement would take are refused here: the reducers compute their
+    odds and cash-out values to the penny, and an accumulator of dozens of long prices, or a
+    claimed bet of 1E+30, has more digits than a decimal context holds (the reducer would fail)."""
+    if len(spec.slip) > MAX_LEGS:
+        raise ApiError(400, "invalid", f"a slip has at most {MAX_LEGS} legs", field="slip")
+    for index, bet in enumerate(spec.bets):
+        legs = len(bet.legs)
+        if not 1 <= legs <= MAX_LEGS or bet.stake > MAX_STAKE:
+            message = f"a bet has 1 to {MAX_LEGS} legs and a stake of at most {MAX_STAKE}"
+            raise ApiError(400, "invalid", message, field=f"bets[{index}]")
+        # Not betting.potential_return: rounding that to the penny is what fails on huge values.
+        if bet.stake * math.prod(price for _, _, price in bet.legs) > MAX_RETURN:
+            message = f"a bet's potential return is at most {MAX_RETURN}"
+            raise ApiError(400, "invalid", message, field=f"bets[{index}]")
 
 
 def _user_id(request: HttpRequest) -> int:

@@ -1,10 +1,11 @@
 from django.urls import path
 
-from odds.api import views
+from odds.api import openapi, views
 
 app_name = "api"
 
 urlpatterns = [
+    path("openapi.json", openapi.openapi_json, name="openapi"),
     path("bets", views.bets, name="bets"),
     path("bets/<int:bet_id>/cash-out", views.bet_cash_out_view, name="bet-cash-out"),
     path("wallet", views.wallet, name="wallet"),
