@@ -151,7 +151,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self.batch_frames = True
             await self._watch(message.get("markets"))
         elif kind == events.UNWATCH:
-            ids = self._market_ids(message.get("markets")) or []
+            ids = self._market_ids(message.get("markets"))
+            if ids is None:
+                await self._error("bad_markets", "markets must be a list of market ids")
+                return
             await get_hub().remove(self, [keys.market_channel(m) for m in ids])
             self.watched.difference_update(ids)
         elif kind == events.ATTACH:
