@@ -14,9 +14,10 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, RawPostDataException
+from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -57,6 +58,13 @@ def api_not_found(request: HttpRequest) -> HttpResponse:
     return error_response(ApiError(404, "not_found", f"no API endpoint at {request.path[:200]}"))
 
 
+SEND_JSON = "the body cannot be read as JSON: send it with Content-Type: application/json"
+
+
+def _too_large() -> ApiError:
+    return ApiError(413, "body_too_large", f"the request body exceeds {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes")
+
+
 def json_body(request: HttpRequest) -> Any:
     """The request body parsed as JSON; numbers with a fraction become ``Decimal``, never float.
 
@@ -67,8 +75,10 @@ def json_body(request: HttpRequest) -> Any:
     try:
         body = request.body
     except RequestDataTooBig as exc:
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        raise ApiError(413, "body_too_large", f"the request body exceeds {limit} bytes") from exc
+        raise _too_large() from exc
+    except RawPostDataException as exc:
+        # A multipart form body, already read as a form by the CSRF check.
+        raise ApiError(400, "bad_json", SEND_JSON) from exc
     if not body:
         raise ApiError(400, "bad_json", "the request body must be a JSON object")
     try:
@@ -151,7 +161,14 @@ def api_view(*, methods: tuple[str, ...]) -> Callable[[View], View]:
                 response = error_response(ApiError(401, "not_authenticated", "log in first"))
                 response["WWW-Authenticate"] = 'Session realm="sportsbook"'
                 return response
-            rejected = _csrf.process_view(request, view, args, kwargs)
+            try:
+                # The CSRF check reads a form body for its token field: a body sent as a form that
+                # cannot be parsed is refused here, in JSON, not by Django's HTML 400 page.
+                rejected = _csrf.process_view(request, view, args, kwargs)
+            except RequestDataTooBig:
+                return error_response(_too_large())
+            except (MultiPartParserError, BadRequest, SuspiciousOperation) as exc:
+                return error_response(ApiError(400, "bad_json", f"{SEND_JSON} ({exc})"))
             if rejected is not None:
                 return rejected
             try:

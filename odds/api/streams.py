@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
@@ -15,12 +16,29 @@ from reducers.subscriptions import SubscriptionSpec, spec_from_json
 
 
 def _spec(request: HttpRequest) -> SubscriptionSpec:
+    body = json_body(request)
+    _spec_lists(body)
     try:
-        spec = spec_from_json(json_body(request))
+        spec = spec_from_json(body)
     except InvalidRecord as exc:
         raise ApiError(400, "invalid", exc.detail or exc.reason, field=exc.field) from exc
     _spec_bounded(spec)
     return spec
+
+
+def _spec_lists(raw: Any) -> None:
+    """The lists of a spec are lists: the spec reader takes any empty value (``{}``, ``0``, ``""``)
+    for an empty list and skips a claimed bet's legs that are not objects, which the API's
+    description does not allow."""
+    if not isinstance(raw, dict):
+        return
+    for name in ("slip", "bets"):
+        if raw.get(name) is not None and not isinstance(raw[name], list):
+            raise ApiError(400, "invalid", f"{name} must be a list", field=name)
+    for index, bet in enumerate(raw.get("bets") or ()):
+        legs = bet.get("legs") if isinstance(bet, dict) else None
+        if isinstance(legs, list) and not all(isinstance(leg, dict) for leg in legs):
+            raise ApiError(400, "invalid", "each leg is an object", field=f"bets[{index}].legs")
 
 
 def _spec_bounded(spec: SubscriptionSpec) -> None:

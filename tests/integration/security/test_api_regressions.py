@@ -8,6 +8,9 @@ import json
 import pytest
 import redis
 from django.conf import settings
+from django.http import HttpRequest
+from django.middleware.csrf import get_token
+from django.test import Client
 
 from odds.models import Bet, Wallet
 from odds.services import streams as stream_service
@@ -110,3 +113,37 @@ def test_a_stake_sent_as_a_json_number_with_an_exponent_is_answered_as_money(pun
     response = _post(logged_in(punter), "/api/bets", body)
     assert response.status_code == 201, response.content
     assert response.json()["bet"]["stake"] == "10.00"
+
+
+def _with_csrf_token(user) -> tuple[Client, dict[str, str]]:
+    """A client that enforces CSRF like a browser, with a valid token to send in the header."""
+    client = logged_in(user, csrf=True)
+    request = HttpRequest()
+    masked = get_token(request)
+    client.cookies[settings.CSRF_COOKIE_NAME] = request.META["CSRF_COOKIE"]
+    return client, {"X-CSRFToken": masked}
+
+
+def test_a_multipart_content_type_without_a_boundary_is_a_400_in_json(punter):
+    client, headers = _with_csrf_token(punter)
+    response = client.post("/api/bets", data=b"{}", content_type="multipart/form-data", headers=headers)
+    _refused(response, 400, "bad_json")
+
+
+def test_a_form_body_where_json_is_expected_is_a_400_in_json(punter):
+    client, headers = _with_csrf_token(punter)
+    response = client.post("/api/bets", {"stake": "1.00"}, headers=headers)
+    _refused(response, 400, "bad_json")
+    assert not Bet.objects.filter(user=punter).exists()
+
+
+@pytest.mark.parametrize(("name", "value"), [("bets", {}), ("slip", 0), ("slip", "")])
+def test_a_list_of_a_spec_given_as_something_else_is_refused(punter, kafka_topics, name, value):
+    body = json.dumps({"view": "markets", "markets": [42], name: value})
+    _refused(_post(logged_in(punter), "/api/streams", body), 400, "invalid", name)
+
+
+def test_a_claimed_bet_leg_that_is_not_an_object_is_refused(punter, kafka_topics):
+    legs = [1, {"selection_id": 1, "market_id": 1, "price": "2.00"}]
+    body = json.dumps({"view": "bets", "bets": [{"bet_id": 1, "stake": "1.00", "legs": legs}]})
+    _refused(_post(logged_in(punter), "/api/streams", body), 400, "invalid", "bets[0].legs")
