@@ -138,3 +138,39 @@ def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interva
             return value
         time.sleep(interval)
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+def markets_define(producer: Any, redis_client: Any, count: int, *, timeout: float = 120) -> None:
+    """Publish definitions of markets 1..count to the markets topic, as the feed does before its
+    first prices, and wait until the reducers' markets table holds them all (prices of markets
+    the table does not know are dead-lettered)."""
+    from reducers import keys, topics
+    from reducers.schemas import MarketDefinition
+
+    now = int(time.time() * 1000)
+    for market_id in range(1, count + 1):
+        definition = MarketDefinition(
+            market_id=market_id,
+            version=1,
+            event_id=market_id,
+            sport="football",
+            competition="Benchmark League",
+            event_name=f"Benchmark {market_id}",
+            kind="match_winner",
+            name="Match winner",
+            status="open",
+            event_status="scheduled",
+            starts_at=now + 3_600_000,
+            selections=((1, "Home"), (2, "Away")),
+            ts=now,
+        )
+        producer.produce(topics.markets(), key=definition.key(), value=definition.encode())
+    producer.flush(30)
+
+    def defined() -> bool:
+        pipe = redis_client.pipeline(transaction=False)
+        for market_id in range(1, count + 1):
+            pipe.exists(keys.market_definition(market_id))
+        return all(pipe.execute())
+
+    wait_until(defined, timeout=timeout, what=f"the markets table to hold {count} benchmark markets")

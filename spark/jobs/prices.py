@@ -4,12 +4,9 @@ Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
 
 * ``microbatch`` (default): ``foreachBatch``; each batch is validated, conflated to the newest
   update per market and applied with one pipelined Redis round trip.
-* ``realtime``: Spark's real-time mode with a ``foreach`` writer; each record is applied as it
-  arrives. Every Kafka partition needs its own task slot, so ``local[N]`` needs N ≥ partitions.
-
-In both, a price of a market absent from the markets table is dead-lettered as ``unknown_market``
-and neither stored nor published; the market's newest such price is kept for the markets query,
-which applies it when the definition arrives (docs/architecture.md, "Prices of unknown markets").
+* ``realtime``: Spark's real-time mode; an Arrow UDF reduces each record as it is read (see
+  ``price_apply_udf``). Every Kafka partition needs its own task slot, so ``local[N]`` needs
+  N ≥ partitions.
 """
 
 from __future__ import annotations
@@ -18,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import pandas as pd
 import redis
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -252,27 +250,86 @@ class PriceBatchProcessor:
             log.info("batch %s: %s", batch_id, stats)
 
 
-class PriceRowWriter:
-    """Real-time mode writer: applies each record as it arrives (runs on executors)."""
+# Session settings when the price query runs in real-time mode (the other queries use no Python
+# UDFs, so these change nothing for them). Why each is needed: docs/architecture.md, "Real-time mode".
+REALTIME_SQL_CONF = {
+    # Hand each record to Python as its own Arrow batch instead of waiting for a full one.
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "1",
+    # Flush the JVM → Python stream after every small write instead of every 64 KiB.
+    "spark.sql.execution.pandas.udf.buffer.size": "64",
+    # Spark's real-time allowlist does not yet list Arrow Python UDFs (ArrowEvalPythonExec);
+    # the query is stateless and its effects idempotent, which is what the allowlist protects.
+    "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
+}
 
-    def __init__(self, *, redis_url: str, bootstrap: str) -> None:
-        self._redis_url = redis_url
-        self._bootstrap = bootstrap
-        self._processor: PriceBatchProcessor | None = None
+_row_processors: dict[tuple[str, str, str], PriceBatchProcessor] = {}
 
-    def open(self, partition_id: int, epoch_id: int) -> bool:
-        self._processor = PriceBatchProcessor(
-            redis_client=redis.Redis.from_url(self._redis_url),
-            dead_letters=DeadLetterSink(bootstrap_servers=self._bootstrap, topic=topics.prices_dead_letter()),
+
+def _row_processor(redis_url: str, bootstrap: str) -> PriceBatchProcessor:
+    """One reducer per Python worker process (workers are reused between batches)."""
+    key = (redis_url, bootstrap, topics.namespace())
+    if key not in _row_processors:
+        _row_processors[key] = PriceBatchProcessor(
+            redis_client=redis.Redis.from_url(redis_url),
+            dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
         )
-        return True
+    return _row_processors[key]
 
-    def process(self, row: Any) -> None:
-        assert self._processor is not None
-        self._processor.process_rows([row])
 
-    def close(self, error: BaseException | None) -> None:
-        self._processor = None
+def reduce_records(
+    redis_url: str,
+    bootstrap: str,
+    key: pd.Series,
+    value: pd.Series,
+    partition: pd.Series,
+    offset: pd.Series,
+    ts: pd.Series,
+) -> pd.Series:
+    """Reduce the records of one Arrow batch; the first element says how many were applied."""
+    rows = [
+        {"key": k, "value": v, "partition": int(p), "offset": int(o), "kafka_ts": int(t)}
+        for k, v, p, o, t in zip(key, value, partition, offset, ts, strict=True)
+    ]
+    stats = _row_processor(redis_url, bootstrap).process_rows(rows)
+    return pd.Series([stats["applied"]] + [0] * (len(rows) - 1), dtype="int32")
+
+
+def price_apply_udf(*, redis_url: str, bootstrap: str) -> Callable[..., Any]:
+    """An Arrow UDF that reduces the records it is given and returns how many it applied.
+
+    In real-time mode Spark hands a Python ``foreach`` writer its rows through a pickler whose
+    batches double in size, so rows arrive seconds late; an Arrow UDF with one record per batch
+    receives each record as it is read. The UDF's effect is the reducer's (validate, apply if
+    newer, publish), which is idempotent, so a replayed record changes nothing.
+    """
+    from pyspark.sql.types import IntegerType
+
+    def apply(key: pd.Series, value: pd.Series, partition: pd.Series, offset: pd.Series, ts: pd.Series) -> pd.Series:
+        return reduce_records(redis_url, bootstrap, key, value, partition, offset, ts)
+
+    return F.pandas_udf(apply, IntegerType())  # type: ignore[call-overload]  # a plain function is accepted at run time
+
+
+def start_realtime(spark: SparkSession, *, source: DataFrame, redis_url: str, bootstrap: str, checkpoint_dir: str):
+    """The price query in real-time mode: each record reduced in Python as it is read."""
+    reduce_record = price_apply_udf(redis_url=redis_url, bootstrap=bootstrap)
+    applied = source.select(
+        reduce_record(F.col("key"), F.col("value"), F.col("partition"), F.col("offset"), F.col("kafka_ts")).alias(
+            "applied"
+        )
+    )
+    unset = [name for name, value in REALTIME_SQL_CONF.items() if spark.conf.get(name, None) != value]
+    if unset:
+        raise RuntimeError(f"real-time mode needs the session built with REALTIME_SQL_CONF; not set: {unset}")
+    return (
+        applied.writeStream.queryName(QUERY_NAME)
+        .option("checkpointLocation", checkpoint_dir)
+        .format("noop")
+        .outputMode("update")
+        # realTime is missing from PySpark's type overloads of trigger(); passed by name.
+        .trigger(**{"realTime": env("SPARK_REALTIME_BATCH", "5 minutes")})
+        .start()
+    )
 
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str, mode: str):
@@ -280,12 +337,8 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     source = read_prices(spark, bootstrap=bootstrap, mode=mode)
     writer = source.writeStream.queryName(QUERY_NAME).option("checkpointLocation", checkpoint_dir)
     if mode == "realtime":
-        return (
-            writer.foreach(PriceRowWriter(redis_url=redis_url, bootstrap=bootstrap))
-            .outputMode("update")
-            # realTime is missing from PySpark's type overloads of trigger(); passed by name.
-            .trigger(**{"realTime": env("SPARK_REALTIME_BATCH", "5 minutes")})
-            .start()
+        return start_realtime(
+            spark, source=source, redis_url=redis_url, bootstrap=bootstrap, checkpoint_dir=checkpoint_dir
         )
     if mode != "microbatch":
         raise ValueError(f"SPARK_TRIGGER_MODE must be microbatch or realtime, got {mode!r}")

@@ -51,7 +51,7 @@ def main() -> None:
     redis_url = env("REDIS_URL", "redis://127.0.0.1:6379/0")
     mode = env("SPARK_TRIGGER_MODE", "microbatch")
     checkpoint_root = Path(env("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints")))
-    spark = build_session("sportsbook-reducers")
+    spark = build_session("sportsbook-reducers", extra=prices.REALTIME_SQL_CONF if mode == "realtime" else None)
     client = redis.Redis.from_url(redis_url)
     spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))
     queries = start_all(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode)

@@ -171,15 +171,24 @@ def test_a_definition_written_just_after_the_reducer_looked_is_not_missed(kafka_
     assert not redis_client.exists(keys.unknown_market_price(market_id))
 
 
-def test_the_real_time_writer_dead_letters_a_price_for_an_unknown_market(kafka_topics, redis_client):
-    from spark.jobs.prices import PriceRowWriter
+def test_the_real_time_reducer_dead_letters_a_price_for_an_unknown_market(kafka_topics, redis_client):
+    import pandas as pd
+
+    from spark.jobs.prices import reduce_records
 
     market_id = 900_050
     update = raw_price_update(market_id=market_id, seq=1, prices=((1, "6.00"),))
-    writer = PriceRowWriter(redis_url=settings.REDIS_URL, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS)
-    writer.open(partition_id=0, epoch_id=0)
-    writer.process({"key": update.key(), "value": update.encode(), "partition": 0, "offset": 7, "kafka_ts": 1})
-    writer.close(None)
+    applied = reduce_records(
+        settings.REDIS_URL,
+        settings.KAFKA_BOOTSTRAP_SERVERS,
+        pd.Series([update.key()]),
+        pd.Series([update.encode()]),
+        pd.Series([0]),
+        pd.Series([7]),
+        pd.Series([1]),
+    )
+
+    assert applied.tolist() == [0]
 
     headers = dict(dead_letter_of(update.encode()).headers())
     assert headers["reason"] == b"unknown_market"
