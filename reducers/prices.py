@@ -84,6 +84,18 @@ def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None =
     }
 
 
+def restated(
+    *, state: dict[str, Any], price_status: str, table_status: str | None, reducer_ts: int
+) -> dict[str, Any] | None:
+    """The stored state with its status re-derived from a changed markets table, or ``None`` when
+    the status stays the same. Same sequence and prices; clients take a state of the same
+    sequence when its status differs (docs/protocol.md)."""
+    status = effective_status(price_status=price_status, table_status=table_status)
+    if status == state.get("status"):
+        return None
+    return {**state, "status": status, "tradable": status == "open", "ts": {**state["ts"], "reducer": reducer_ts}}
+
+
 def status_change(*, state: dict[str, Any]) -> dict[str, Any]:
     """The explicit message sent when a market's status differs from its previous one."""
     return {

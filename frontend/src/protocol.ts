@@ -71,10 +71,17 @@ export type ServerFrame =
 export class MarketBook {
   private readonly markets = new Map<number, MarketState>();
 
-  /** Apply a market state; returns the previous state when the new one is newer, else null. */
+  /**
+   * Apply a market state; returns the previous state when the new one is newer, else null. A state
+   * of the same sequence is newer when its status differs: the markets table changed the status
+   * (a trader reopened the market) after that price was applied.
+   */
   apply(state: MarketState): { previous: MarketState | undefined } | null {
     const current = this.markets.get(state.market_id);
-    if (current !== undefined && current.seq >= state.seq) return null;
+    if (current !== undefined) {
+      const restated = current.seq === state.seq && current.status !== state.status;
+      if (current.seq > state.seq || (current.seq === state.seq && !restated)) return null;
+    }
     this.markets.set(state.market_id, state);
     return { previous: current };
   }

@@ -121,6 +121,15 @@ describe("MarketBook", () => {
     expect(book.apply(market(1, 6, "2.10"))?.previous?.seq).toBe(5);
     expect(book.get(1)?.selections[0]?.price).toBe("2.10");
   });
+
+  it("takes a state of the same sequence whose status the markets table changed", () => {
+    const book = new MarketBook();
+    book.apply({ ...market(1, 5), status: "suspended", tradable: false });
+    expect(book.apply(market(1, 5))?.previous?.status).toBe("suspended");
+    expect(book.get(1)?.tradable).toBe(true);
+    expect(book.apply(market(1, 5))).toBeNull();
+    expect(book.apply({ ...market(1, 4), status: "suspended", tradable: false })).toBeNull();
+  });
 });
 
 describe("OddsClient: public prices", () => {

@@ -39,6 +39,7 @@ class MarketTableProcessor:
     def apply_rows(self, rows: list[Any]) -> dict[str, int]:
         counts = {"upserted": 0, "removed": 0, "stale": 0, "rejected": 0}
         defined: list[int] = []
+        status_changed: list[int] = []
         for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
             try:
                 market_id = int(row["key"])
@@ -56,15 +57,18 @@ class MarketTableProcessor:
                 pipe.hset(key, mapping={"status": "closed", "removed": 1})
                 pipe.srem(keys.market_definitions_index(), market_id)
                 pipe.execute()
+                status_changed.append(market_id)
                 counts["removed"] += 1
                 continue
             # A stale definition still releases a kept price: the batch may be a replay after a
             # crash between writing the definition and applying the price.
             defined.append(market_id)
-            stored = self._redis.hget(key, "version")
+            stored, stored_status = self._redis.hmget(key, "version", "status")
             if stored is not None and int(stored) >= definition.version:
                 counts["stale"] += 1
                 continue
+            if stored_status is None or stored_status.decode() != definition.status:
+                status_changed.append(market_id)
             pipe = self._redis.pipeline(transaction=True)
             pipe.delete(key)
             pipe.hset(
@@ -74,6 +78,10 @@ class MarketTableProcessor:
             pipe.execute()
             counts["upserted"] += 1
         counts["kept_prices_applied"] = self._apply_kept_prices(defined)
+        # A price applied before this row changed carries the old row's verdict: re-derive it.
+        restated = self._prices.restatus(status_changed)
+        self._channels.fan_out(restated)
+        counts["restated"] = len(restated)
         return counts
 
     def _apply_kept_prices(self, market_ids: list[int]) -> int:

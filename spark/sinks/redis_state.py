@@ -16,10 +16,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 import redis
 
 from reducers import keys
-from reducers.prices import Conflated, encode_state, market_state, status_change
+from reducers.prices import Conflated, encode_state, market_state, restated, status_change
 from reducers.schemas import decode_price_update
 
 APPLY_IF_NEWER = """
@@ -28,11 +29,28 @@ if cur and tonumber(cur) >= tonumber(ARGV[1]) then
   return 0
 end
 local previous = redis.call('HGET', KEYS[1], 'status')
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2], 'status', ARGV[4])
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2], 'status', ARGV[4], 'price_status', ARGV[6])
 if previous and previous ~= ARGV[4] then
   redis.call('PUBLISH', ARGV[3], ARGV[5])
 end
 redis.call('PUBLISH', ARGV[3], ARGV[2])
+return 1
+"""
+
+# A market's status re-derived after its row in the markets table changed (a trader reopened it,
+# say, after the reopening price had already been applied under the old row). Same sequence, same
+# prices, new status; only if no newer price was applied meanwhile and the status really changes.
+RESTATUS = """
+local cur = redis.call('HGET', KEYS[1], 'seq')
+if not cur or cur ~= ARGV[1] then
+  return 0
+end
+if redis.call('HGET', KEYS[1], 'status') == ARGV[3] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[2], 'status', ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+redis.call('PUBLISH', ARGV[4], ARGV[2])
 return 1
 """
 
@@ -61,6 +79,7 @@ class MarketStateSink:
         self._client = client
         self._script = client.register_script(APPLY_IF_NEWER)
         self._keep = client.register_script(KEEP_IF_UNKNOWN)
+        self._restatus = client.register_script(RESTATUS)
 
     def table_statuses(self, market_ids: Sequence[int]) -> list[str | None]:
         """Each market's status in the markets table (``None`` when the table has no entry)."""
@@ -95,6 +114,47 @@ class MarketStateSink:
                     encode_state(state),
                     keys.market_channel(market_id),
                     state["status"],
+                    encode_state(status_change(state=state)),
+                    item.update.status,
+                ],
+                client=pipe,
+            )
+        return {
+            state["market_id"]: state for state, applied in zip(states, pipe.execute(), strict=True) if int(applied)
+        }
+
+    def restatus(self, market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Re-derive the stored state of markets whose row in the markets table just changed;
+        return the states whose status changed (published with a status message, like a price)."""
+        if not market_ids:
+            return {}
+        pipe = self._client.pipeline(transaction=False)
+        for market_id in market_ids:
+            pipe.hmget(keys.market_state(market_id), "seq", "state", "price_status")
+        stored = pipe.execute()
+        table = self.table_statuses(market_ids)
+        now = int(time.time() * 1000)
+        pipe = self._client.pipeline(transaction=False)
+        states = []
+        for market_id, (seq, raw_state, price_status), table_status in zip(market_ids, stored, table, strict=True):
+            if seq is None or raw_state is None or price_status is None:
+                continue  # no price yet (or stored before the feed's own status was kept)
+            state = restated(
+                state=orjson.loads(raw_state),
+                price_status=price_status.decode(),
+                table_status=table_status,
+                reducer_ts=now,
+            )
+            if state is None:
+                continue
+            states.append(state)
+            self._restatus(
+                keys=[keys.market_state(market_id)],
+                args=[
+                    seq,
+                    encode_state(state),
+                    state["status"],
+                    keys.market_channel(market_id),
                     encode_state(status_change(state=state)),
                 ],
                 client=pipe,

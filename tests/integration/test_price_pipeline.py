@@ -11,7 +11,7 @@ from django.conf import settings
 
 from reducers import keys, topics
 from tests.conftest import wait_for
-from tests.factories import definition_build, market_ids_define, raw_price_update
+from tests.factories import definition_build, definitions_write, market_ids_define, raw_price_update
 
 pytestmark = pytest.mark.integration
 
@@ -193,3 +193,40 @@ def test_the_real_time_reducer_dead_letters_a_price_for_an_unknown_market(kafka_
     headers = dict(dead_letter_of(update.encode()).headers())
     assert headers["reason"] == b"unknown_market"
     assert not redis_client.exists(keys.market_state(market_id))
+
+
+def test_a_reopened_market_opens_when_the_markets_table_catches_up(price_query, producer, redis_client):
+    """A trader's reopening price can be applied while the markets table still says suspended
+    (the definition travels through the outbox and the markets query); when the table catches
+    up, the stored state is re-derived and published — not left suspended until the next price."""
+
+    market_id = 900_060
+    definitions_write(redis_client, definition_build(market_id, status="suspended", version=2))
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(keys.market_channel(market_id))
+    reopening = raw_price_update(market_id=market_id, seq=3, prices=((1, "2.50"),), status="open")
+    producer.produce(topics.prices(), key=reopening.key(), value=reopening.encode())
+    producer.flush(10)
+    wait_for(lambda: stored_seq(redis_client, market_id) == 3, what="the reopening price applied")
+    assert redis_client.hget(keys.market_state(market_id), "status") == b"suspended"
+
+    definitions_write(redis_client, definition_build(market_id, status="open", version=3))
+
+    state = orjson.loads(redis_client.hget(keys.market_state(market_id), "state"))
+    assert (state["seq"], state["status"], state["tradable"]) == (3, "open", True)
+    assert state["selections"][0]["price"] == "2.50"
+    published = []
+
+    def reopened() -> bool:
+        message = pubsub.get_message(timeout=0.5)
+        if message is not None:
+            published.append(orjson.loads(message["data"]))
+        return any(m["type"] == "market" and m["status"] == "open" for m in published)
+
+    wait_for(reopened, what="the reopened state published")
+    kinds = [(m["type"], m["status"]) for m in published]
+    assert kinds.index(("market.status", "open")) < kinds.index(("market", "open"))
+
+    # Replaying the same definition changes nothing and publishes nothing more.
+    definitions_write(redis_client, definition_build(market_id, status="open", version=3))
+    assert pubsub.get_message(timeout=1) is None

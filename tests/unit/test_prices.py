@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from reducers.prices import conflate, is_newer, market_state
+from reducers.prices import conflate, is_newer, market_state, restated
 from reducers.schemas import PriceUpdate, SelectionPrice
 
 
@@ -54,3 +54,24 @@ def test_merging_conflations_keeps_the_newest_and_adds_the_counts():
     merged = {c.update.market_id: c for c in merge_conflated(a, b)}
     assert (merged[1].update.seq, merged[1].merged, merged[1].kafka_ts) == (7, 5, 12)
     assert (merged[2].update.seq, merged[2].merged) == (1, 1)
+
+
+def test_restated_takes_the_markets_tables_new_verdict_and_keeps_the_price():
+
+    state = {"market_id": 1, "seq": 7, "status": "suspended", "tradable": False, "selections": [], "ts": {"reducer": 1}}
+    reopened = restated(state=state, price_status="open", table_status="open", reducer_ts=5)
+    assert reopened is not None
+    assert (reopened["seq"], reopened["status"], reopened["tradable"], reopened["ts"]["reducer"]) == (
+        7,
+        "open",
+        True,
+        5,
+    )
+    # The table no longer suspends it, but the feed itself had suspended the market: stays suspended.
+    assert restated(state=state, price_status="suspended", table_status="open", reducer_ts=5) is None
+    assert restated(state={**state, "status": "open"}, price_status="open", table_status="closed", reducer_ts=5) == {
+        **state,
+        "status": "closed",
+        "tradable": False,
+        "ts": {"reducer": 5},
+    }
