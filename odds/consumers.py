@@ -187,7 +187,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if settings.ODDS_EDGE == "channel_layer":
                 for market_id in ids:
                     await self.channel_layer.group_add(market_group(market_id), self.channel_name)
-            else:
+            elif ids:
+                # Never "add nothing": the hub's reader would start on a pub-sub that has no
+                # connection yet and die with a RuntimeError (found by the property tests).
                 await get_hub().add(self, [keys.market_channel(m) for m in ids])
             self.watched.update(ids)
             pipe = _client().pipeline(transaction=False)

@@ -11,6 +11,7 @@ ledger as before) and an accepted channel spec reads back as itself.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections import Counter
@@ -25,6 +26,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from odds import consumers
+from odds.hub import Hub
 from odds.models import Bet, LedgerEntry, Wallet
 from reducers.subscriptions import spec_from_json
 from tests.factories import market_create
@@ -171,6 +174,22 @@ async def test_any_json_value_gets_the_documented_answer_and_the_socket_stays_us
 @hypothesis_settings(max_examples=WS_EXAMPLES, parent=PROPERTY_SETTINGS)
 async def test_known_types_with_random_fields_get_the_documented_answer(redis_client, message):
     await _answer_of(json.dumps(message))
+
+
+async def test_watching_no_markets_leaves_the_hub_reader_running(redis_client, monkeypatch):
+    """Regression: ``{"type": "watch", "markets": []}`` as a process's first subscription started
+    the hub's reader on a pub-sub without a connection; the reader task died with a RuntimeError."""
+    hub = Hub(settings.REDIS_URL)
+    monkeypatch.setattr(consumers, "get_hub", lambda: hub)
+    communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[ORIGIN])
+    assert (await communicator.connect())[0]
+    await communicator.receive_json_from(timeout=5)
+    await communicator.send_json_to({"type": "watch", "markets": []})
+    assert (await communicator.receive_json_from(timeout=5)) == {"type": "image", "v": 1, "markets": []}
+    await asyncio.sleep(0.2)
+    reader = hub._reader  # the task is the hub's own; no public view of its health exists
+    assert reader is None or not reader.done(), reader.exception()
+    await communicator.disconnect()
 
 
 # --- REST bodies ------------------------------------------------------------------------------
