@@ -253,8 +253,9 @@ class PriceBatchProcessor:
 # Session settings when the price query runs in real-time mode (the other queries use no Python
 # UDFs, so these change nothing for them). Why each is needed: docs/architecture.md, "Real-time mode".
 REALTIME_SQL_CONF = {
-    # Hand each record to Python as its own Arrow batch instead of waiting for a full one.
-    "spark.sql.execution.arrow.maxRecordsPerBatch": "1",
+    # Hand each record to Python as its own Arrow batch instead of waiting for a full one. More
+    # records per batch trade latency (a batch waits until it is full) for throughput.
+    "spark.sql.execution.arrow.maxRecordsPerBatch": env("SPARK_REALTIME_RECORDS_PER_BATCH", "1"),
     # Flush the JVM → Python stream after every small write instead of every 64 KiB.
     "spark.sql.execution.pandas.udf.buffer.size": "64",
     # Spark's real-time allowlist does not yet list Arrow Python UDFs (ArrowEvalPythonExec);
