@@ -6,6 +6,9 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   edge      deliveries/s and latency of the hub edge vs the plain Channels path, same run
   e2e       source event → websocket frame, p50/p99/max, split by stage, both trigger modes
   footprint resident memory of every component during the end-to-end run
+  suspend   a trader's suspension from the price topic to a punter's websocket (bench/suspend.py)
+  bets      bet placement latency at a steady rate under stream load (bench/bets.py)
+  up        `make up` to a healthy /healthz
 
 Writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
 table in docs/performance.md. `--quick` (used by `make test` as a smoke test) runs every stage
@@ -248,6 +251,8 @@ TARGETS = [
     ("e2e_microbatch_p99_ms", "End to end, micro-batch, p99", "ms", "<= 500"),
     ("e2e_realtime_p50_ms", "End to end, real-time mode, p50", "ms", "<= 20"),
     ("e2e_realtime_p99_ms", "End to end, real-time mode, p99", "ms", "<= 100"),
+    ("suspend_p50_ms", "Trader suspension → punter's websocket, p50", "ms", None),
+    ("suspend_max_ms", "Trader suspension → punter's websocket, slowest", "ms", "<= 1,000"),
     ("bet_p50_ms", "Bet placement p50 under stream load", "ms", None),
     ("bet_p99_ms", "Bet placement p99 under stream load", "ms", "<= 50"),
     ("stack_rss_gib", "Whole stack resident memory", "GiB", "<= 6"),
@@ -444,10 +449,12 @@ def write(results: dict[str, Any], *, quick: bool) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small and fast: a smoke test of every stage")
-    parser.add_argument("--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge bets up)")
+    parser.add_argument(
+        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge suspend bets up)"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "e2e", "bets", "up"])
+    stages = set(args.only or ["feed", "reducers", "edge", "e2e", "suspend", "bets", "up"])
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -481,6 +488,11 @@ def main(argv: list[str] | None = None) -> None:
         results.update(
             bench_edge(clients=[50] if quick else [100, 1000], duration=3 if quick else 10, runs=1 if quick else 3)
         )
+    if "suspend" in stages:
+        from bench.suspend import bench_suspend
+
+        log("trader suspension → websocket")
+        results.update(bench_suspend(count=6 if quick else 20))
     if "bets" in stages:
         from bench.bets import bench_bets
 

@@ -1,0 +1,163 @@
+"""How long a suspension takes to reach a punter's screen.
+
+A trader's suspension travels like any price: a snapshot with status ``suspended`` on the price
+topic, the price reducer, Redis state and pub-sub, the edge, the websocket. This stage runs the
+reducers as `make up` does (micro-batch, ``local[4]``) beside a feed of ``feed_rate`` updates/s
+over other markets, connects one websocket client watching the markets it suspends, and times
+each suspension and reopening from the moment it is produced to Kafka to the moment the client
+receives the ``market.status`` message.
+
+    python -m bench.suspend --count 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from decimal import Decimal
+from typing import Any
+
+from bench.common import ROOT, Process, free_port, markets_define, median, namespace, percentile, python, wait_until
+
+WATCHED = list(range(1, 11))  # suspended and reopened in turn; the feed never touches them
+FEED_MARKETS = 200
+
+
+def _feed(producer: Any, rate: float, stop: threading.Event) -> None:
+    """Background prices for markets the client does not watch, at ``rate`` a second."""
+    from reducers import topics
+    from reducers.schemas import PriceUpdate, SelectionPrice
+
+    seqs: dict[int, int] = {}
+    n = 0
+    while not stop.is_set():
+        market = len(WATCHED) + 1 + n % (FEED_MARKETS - len(WATCHED))
+        seqs[market] = seqs.get(market, 0) + 1
+        now = int(time.time() * 1000)
+        price = Decimal(150 + n % 300) / 100
+        update = PriceUpdate(market, seqs[market], "open", (SelectionPrice(1, price),), now, now)
+        producer.produce(topics.prices(), key=update.key(), value=update.encode())
+        producer.poll(0)
+        n += 1
+        stop.wait(1 / rate)
+
+
+async def _time_suspensions(url: str, producer: Any, count: int) -> list[float]:
+    import websockets
+    from websockets.typing import Origin
+
+    from reducers import topics
+    from reducers.schemas import PriceUpdate, SelectionPrice
+
+    seqs = dict.fromkeys(WATCHED, 0)
+    latencies: list[float] = []
+    async with websockets.connect(url, origin=Origin("http://127.0.0.1"), compression=None) as ws:
+        await ws.send(json.dumps({"type": "watch", "markets": WATCHED}))
+        status = dict.fromkeys(WATCHED, "open")
+        # Every watched market opens first, so each timed update below changes its status.
+        for market in WATCHED:
+            seqs[market] += 1
+            now = int(time.time() * 1000)
+            opening = PriceUpdate(market, seqs[market], "open", (SelectionPrice(1, Decimal("2.00")),), now, now)
+            producer.produce(topics.prices(), key=opening.key(), value=opening.encode())
+        producer.flush(10)
+        await asyncio.sleep(5)
+        for i in range(count):
+            market = WATCHED[i % len(WATCHED)]
+            status[market] = "suspended" if status[market] == "open" else "open"
+            seqs[market] += 1
+            now = int(time.time() * 1000)
+            update = PriceUpdate(market, seqs[market], status[market], (SelectionPrice(1, Decimal("2.00")),), now, now)
+            sent = time.perf_counter()
+            producer.produce(topics.prices(), key=update.key(), value=update.encode())
+            producer.flush(10)
+            deadline = sent + 30
+            while True:
+                raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, deadline - time.perf_counter()))
+                if not isinstance(raw, str) or not raw.startswith('{"type":"market.status"'):
+                    continue
+                message = json.loads(raw)
+                if message["market_id"] == market and message["status"] == status[market]:
+                    latencies.append((time.perf_counter() - sent) * 1000)
+                    break
+            await asyncio.sleep(0.5)
+    return latencies
+
+
+def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
+    import redis
+    from django.conf import settings
+
+    from bench.edge import SERVERS
+    from odds.services.kafka import producer_create
+    from reducers import keys
+
+    with namespace() as ns:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        env = {
+            "SPORTSBOOK_NAMESPACE": ns,
+            "SPARK_TRIGGER_MODE": "microbatch",
+            "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
+        }
+        reducer = Process(python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / "bench-suspend.log")
+        port = free_port()
+        server = subprocess.Popen(
+            SERVERS["uvicorn"](port, 2),
+            cwd=ROOT,
+            env={**os.environ, "SPORTSBOOK_NAMESPACE": ns, "ODDS_EDGE": "hub"},
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        stop = threading.Event()
+        feed: threading.Thread | None = None
+        try:
+            wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
+            producer = producer_create()
+            markets_define(producer, client, FEED_MARKETS)
+            wait_until(lambda: _listening(port), timeout=30, what="uvicorn to listen")
+            feed = threading.Thread(target=_feed, args=(producer_create(), feed_rate, stop), daemon=True)
+            feed.start()
+            latencies = asyncio.run(_time_suspensions(f"ws://127.0.0.1:{port}/ws/odds/", producer, count))
+        finally:
+            stop.set()
+            if feed is not None:
+                feed.join(5)
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(20)
+            reducer.stop()
+    return {
+        "suspend_p50_ms": round(median(latencies), 1),
+        "suspend_p90_ms": round(percentile(latencies, 0.9), 1),
+        "suspend_max_ms": round(max(latencies), 1),
+        "suspend_count": len(latencies),
+        "suspend_feed_rate": feed_rate,
+    }
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--feed-rate", type=float, default=50)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    import django
+
+    django.setup()
+    print(json.dumps(bench_suspend(count=args.count, feed_rate=args.feed_rate), indent=2))
+
+
+if __name__ == "__main__":
+    main()
