@@ -1,0 +1,750 @@
+"""Bet placement under load: ``POST /api/bets`` latency at a steady bet rate while the price stream runs.
+
+The real app is served by uvicorn (two workers) in a fresh namespace. ``punters`` benchmark
+punters (wallets funded through the ledger, logged in by server-side sessions, so no password
+hashing in the loop) place single bets of 1.00 on "Benchmark" markets with the ``any`` price
+policy. Two client processes send the bets open-loop: bet ``i`` leaves at ``start + i / rate``
+whatever happened to the bets before it, on keep-alive connections, and its latency runs from
+the send to the last byte of the response. Bets in the first ``warmup`` seconds are not counted.
+
+Meanwhile the stream runs at full load through the same server: ``bench.edge``'s websocket
+clients (``stream_clients``, each watching 20 of ``universe`` markets, one frame per tick) and a publisher
+applying ``stream_rate`` price updates a second through the reducers' Redis sink. The benchmark
+markets are part of that universe: their prices move with their own selections, which the
+``any`` policy accepts.
+
+Everything the run creates in PostgreSQL (punters, wallets, ledger, bets, sessions, outbox rows,
+events) is deleted at the end, and left-overs of an interrupted run at the start; one run at a
+time holds an advisory lock. Run:
+
+    .venv/bin/python -m bench.bets --rate 200 --duration 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import http.client
+import json
+import math
+import multiprocessing as mp
+import os
+import queue
+import random
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote
+
+from bench.common import ROOT, free_port, percentile, wait_until
+from bench.edge import SERVERS, client_process, paced_updates
+
+PUNTER_PREFIX = "bench-punter-"
+COMPETITION = "Benchmark Bets"
+EVENTS = 10
+PRICES = ("2.10", "3.40", "3.50")
+FUNDS = Decimal("1000.00")
+STAKE = "1.00"
+P99_TARGET_MS = 50.0
+CLIENT_PROCS = 2
+WORKERS = 2
+# Fixed: the id of the advisory lock that lets one bets benchmark run at a time per database.
+LOCK_ID = 0xBE7_5BE7
+# Leave room under the per-punter limit: bets of one punter are evenly spaced, but fixed windows
+# can still catch one more than the average.
+LIMIT_SHARE = 0.75
+# Bets in flight per client process before sends wait, and how long after its last send a
+# client waits for the answers still due.
+MAX_THREADS = 256
+DRAIN_S = 30.0
+
+
+def log(message: str) -> None:
+    print(f"[bench.bets {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """What a run bets with: one (session, CSRF token) per punter, the selections with their
+    starting prices, and each benchmark market's selection ids (for the stream)."""
+
+    credentials: list[tuple[str, str]]
+    legs: list[tuple[int, str]]
+    books: dict[int, list[int]]
+    session_keys: list[str]
+
+
+# --- the clients ---------------------------------------------------------------------------
+
+
+def _bet_body(*, run_id: str, index: int, leg: tuple[int, str]) -> bytes:
+    return json.dumps(
+        {
+            "v": 1,
+            "idempotency_key": f"{run_id}-{index}",
+            "stake": STAKE,
+            "price_policy": "any",
+            "selections": [{"selection_id": leg[0], "price": leg[1]}],
+        }
+    ).encode()
+
+
+def _error_code(payload: bytes) -> str:
+    try:
+        return str(json.loads(payload)["error"]["code"])
+    except (ValueError, KeyError, TypeError):
+        return "unreadable"
+
+
+def bet_client_process(
+    *,
+    port: int,
+    cookies: tuple[str, str, str],
+    credentials: list[tuple[str, str]],
+    legs: list[tuple[int, str]],
+    run_id: str,
+    start_at: float,
+    rate: float,
+    total: int,
+    first: int,
+    step: int,
+    max_threads: int,
+    drain_s: float,
+    out: Any,
+) -> None:
+    """Send bets ``first``, ``first + step``, … below ``total``, bet ``i`` at ``start_at + i / rate``
+    (epoch seconds), each on a keep-alive connection of a thread that is idle then.
+
+    The pool grows whenever every thread is waiting for a response (up to ``max_threads``), so a
+    slow server delays no send until that many bets are in flight. Bets still unanswered
+    ``drain_s`` after the last send are left out. Puts ``{"bets": [(i, send lag ms, latency ms,
+    status, error code)], "cpu_s", "threads"}`` on ``out``; status 0 is no response (the code
+    names the exception).
+    """
+    session_cookie, csrf_cookie, csrf_header = cookies
+    jobs: queue.Queue[tuple[int, float] | None] = queue.Queue()
+    results: list[tuple[int, float, float, int, str]] = []
+    idle = threading.Semaphore(0)
+
+    def work() -> None:
+        connection: http.client.HTTPConnection | None = None
+        idle.release()
+        while (job := jobs.get()) is not None:
+            index, due = job
+            session, token = credentials[index % len(credentials)]
+            # Each punter moves through the selections, not always the same one.
+            leg = legs[(index // len(credentials) + index) % len(legs)]
+            body = _bet_body(run_id=run_id, index=index, leg=leg)
+            headers = {
+                "Content-Type": "application/json",
+                "Cookie": f"{session_cookie}={session}; {csrf_cookie}={token}",
+                csrf_header: token,
+            }
+            sent = time.perf_counter()
+            try:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                connection.request("POST", "/api/bets", body=body, headers=headers)
+                response = connection.getresponse()
+                payload = response.read()
+                status, code = response.status, "" if response.status < 300 else _error_code(payload)
+                if response.will_close:
+                    connection.close()
+                    connection = None
+            except (OSError, http.client.HTTPException) as exc:
+                if connection is not None:
+                    connection.close()
+                connection = None
+                status, code = 0, type(exc).__name__
+            done = time.perf_counter()
+            results.append((index, (sent - due) * 1000, (done - sent) * 1000, status, code))
+            idle.release()
+        if connection is not None:
+            connection.close()
+
+    pool: list[threading.Thread] = []
+
+    def hand_over(job: tuple[int, float]) -> None:
+        """Give the job to an idle thread: a new one while the pool may grow, else the next free."""
+        if not idle.acquire(blocking=False):
+            if len(pool) < max_threads:
+                pool.append(threading.Thread(target=work, daemon=True))
+                pool[-1].start()
+            idle.acquire()
+        jobs.put(job)
+
+    # The schedule in this process's monotonic clock, from the shared wall-clock start.
+    origin = time.perf_counter() + (start_at - time.time())
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    for index in range(first, total, step):
+        due = origin + index / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        hand_over((index, due))
+    for _ in pool:
+        jobs.put(None)
+    deadline = time.monotonic() + drain_s
+    for thread in pool:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out.put({"bets": list(results), "cpu_s": cpu_s, "threads": len(pool)})
+
+
+def stream_process(
+    namespace: str, slots: list[int], books: dict[int, list[int]], rate: float, seconds: float, out: Any
+) -> None:
+    """``bench.edge``'s paced updates over ``slots`` (market ids), applied through the reducers'
+    Redis sink; an update that falls on a benchmark market carries that market's selections."""
+    os.environ["SPORTSBOOK_NAMESPACE"] = namespace
+    import redis
+
+    from reducers.prices import conflate
+    from reducers.schemas import SelectionPrice
+    from spark.sinks.redis_state import MarketStateSink
+
+    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    sink = MarketStateSink(client)
+    published = 0
+    for batch in paced_updates(len(slots), rate, seconds):
+        placed = []
+        for update in batch:
+            market_id = slots[update.market_id - 1]
+            selections = books.get(market_id)
+            if selections is None:
+                placed.append(dataclasses.replace(update, market_id=market_id))
+                continue
+            base = update.selections[0].price
+            book = tuple(SelectionPrice(s, base + Decimal("0.25") * n) for n, s in enumerate(selections))
+            # The benchmark market's first state (sequence 1) was written before the stream.
+            placed.append(dataclasses.replace(update, market_id=market_id, seq=update.seq + 1, selections=book))
+        sink.apply(conflate([(update, update.produce_ts) for update in placed]))
+        published += len(placed)
+    out.put({"published": published})
+
+
+# --- the fixture ---------------------------------------------------------------------------
+
+
+def _django_setup() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+
+
+def _migrate_if_needed() -> None:
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        log("applying migrations")
+        call_command("migrate", interactive=False, verbosity=0)
+
+
+def _database_url() -> str:
+    """The database this process uses, for the server (a test session's database included)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    credentials = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
+    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@contextlib.contextmanager
+def _exclusive() -> Iterator[None]:
+    """Hold the advisory lock of the bets benchmark on its own connection (closing it releases
+    the lock), so that the left-overs removed at the start are never another run's live rows."""
+    import psycopg
+    from django.db import connection
+
+    db = connection.settings_dict
+    with psycopg.connect(
+        dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"], host=db["HOST"], port=db["PORT"], autocommit=True
+    ) as lock:
+        row = lock.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_ID]).fetchone()
+        if not (row and row[0]):
+            log("waiting for another bets benchmark to finish")
+            lock.execute("SET lock_timeout = '600s'")
+            lock.execute("SELECT pg_advisory_lock(%s)", [LOCK_ID])
+        yield
+
+
+def fixture_remove(*, namespace: str | None = None) -> None:
+    """Delete the benchmark punters with their wallets, ledger and bets, the benchmark events,
+    and the outbox rows of the bets (this run's namespace, or any bets benchmark's left-overs)."""
+    from django.contrib.auth.models import User
+    from django.db.models import ProtectedError
+
+    from odds.models import Bet, Event, LedgerEntry, Market, OutboxMessage, Selection, Wallet
+
+    users = User.objects.filter(username__startswith=PUNTER_PREFIX)
+    LedgerEntry.objects.filter(wallet__user__in=users).delete()
+    Bet.objects.filter(user__in=users).delete()
+    Wallet.objects.filter(user__in=users).delete()
+    users.delete()
+    if namespace is not None:
+        OutboxMessage.objects.filter(topic__startswith=f"{namespace}.").delete()
+    else:
+        # bench.common.namespace() names are bench + 6 hex digits; only this benchmark writes bets there.
+        OutboxMessage.objects.filter(topic__regex=r"^bench[0-9a-f]{6}\.bets\.").delete()
+    for event in Event.objects.filter(competition__name=COMPETITION):
+        try:
+            Selection.objects.filter(market__event=event).delete()
+            Market.objects.filter(event=event).delete()
+            event.delete()
+        except ProtectedError:
+            log(f"kept {event}: someone else's bet is on it")
+
+
+def fixture_create(*, punters: int) -> Fixture:
+    """Benchmark events (one 1X2 market each), funded punters and their sessions."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.models import User
+    from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH
+    from django.utils import timezone
+    from django.utils.crypto import get_random_string
+
+    from odds.models import Competition, Event, Market, Selection, Sport
+    from odds.services.wallet import wallet_deposit
+
+    sport, _ = Sport.objects.get_or_create(slug="football", defaults={"name": "Football"})
+    competition, _ = Competition.objects.get_or_create(sport=sport, name=COMPETITION)
+    # Far from kick-off, so that no lifecycle job suspends the markets during the run.
+    starts_at = timezone.now() + timedelta(days=30)
+    legs: list[tuple[int, str]] = []
+    books: dict[int, list[int]] = {}
+    for n in range(1, EVENTS + 1):
+        event = Event.objects.create(
+            competition=competition, home=f"Benchmark Home {n}", away=f"Benchmark Away {n}", starts_at=starts_at
+        )
+        market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result")
+        selections = Selection.objects.bulk_create(
+            Selection(market=market, name=name, price=Decimal(price), display_order=i)
+            for i, (name, price) in enumerate(zip(("Home", "Draw", "Away"), PRICES, strict=True))
+        )
+        books[market.id] = [s.id for s in selections]
+        legs += [(s.id, str(s.price)) for s in selections]
+
+    # An unusable password costs no hashing; the punters log in by session only.
+    users = User.objects.bulk_create(
+        User(username=f"{PUNTER_PREFIX}{n:05d}", password=make_password(None)) for n in range(punters)
+    )
+    store_class = import_module(settings.SESSION_ENGINE).SessionStore
+    backend = settings.AUTHENTICATION_BACKENDS[0]
+    credentials, session_keys = [], []
+    for user in users:
+        wallet_deposit(user=user, amount=FUNDS, reference=f"bench-bets-{user.username}")
+        store = store_class()
+        store[SESSION_KEY] = str(user.pk)
+        store[BACKEND_SESSION_KEY] = backend
+        store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        store.set_expiry(3600)  # a session left by an interrupted run lapses within the hour
+        store.create()
+        session_keys.append(store.session_key)
+        credentials.append((store.session_key, get_random_string(CSRF_SECRET_LENGTH, CSRF_ALLOWED_CHARS)))
+    return Fixture(credentials=credentials, legs=legs, books=books, session_keys=session_keys)
+
+
+def sessions_remove(session_keys: list[str]) -> None:
+    from importlib import import_module
+
+    from django.conf import settings
+
+    store_class = import_module(settings.SESSION_ENGINE).SessionStore
+    for key in session_keys:
+        store_class(session_key=key).delete()
+
+
+def markets_publish(books: dict[int, list[int]]) -> None:
+    """Put the benchmark markets in the markets table and their first prices in the live state,
+    as the markets query and the price reducer would."""
+    import redis
+    from django.conf import settings
+
+    from odds.models import Market
+    from odds.services.markets import market_definition
+    from reducers.prices import conflate
+    from reducers.schemas import PriceUpdate, SelectionPrice
+    from spark.jobs.markets import MarketTableProcessor
+    from spark.sinks.redis_state import MarketStateSink
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    markets = Market.objects.select_related("event__competition__sport").filter(id__in=list(books))
+    definitions = [market_definition(market=market) for market in markets]
+    rows = [{"key": d.key(), "value": d.encode(), "partition": 0, "offset": n} for n, d in enumerate(definitions)]
+    MarketTableProcessor(redis_client=client).apply_rows(rows)
+    now = int(time.time() * 1000)
+    updates = [
+        PriceUpdate(
+            market_id,
+            1,
+            "open",
+            tuple(SelectionPrice(s, Decimal(p)) for s, p in zip(selections, PRICES, strict=True)),
+            now,
+            now,
+        )
+        for market_id, selections in books.items()
+    ]
+    MarketStateSink(client).apply(conflate([(update, now) for update in updates]))
+
+
+# --- measuring -----------------------------------------------------------------------------
+
+
+def _cpu_by_role(*, server: int, clients: list[int]) -> dict[str, float]:
+    """CPU seconds so far: the whole machine (busy), the server (with its workers), the run's
+    client processes, PostgreSQL and Redis."""
+    import psutil
+
+    def used(proc: psutil.Process) -> float:
+        try:
+            times = proc.cpu_times()
+            return times.user + times.system
+        except psutil.Error:
+            return 0.0
+
+    def group(pid: int) -> float:
+        try:
+            root = psutil.Process(pid)
+            return sum(used(p) for p in [root, *root.children(recursive=True)])
+        except psutil.Error:
+            return 0.0
+
+    postgres = redis = 0.0
+    for proc in psutil.process_iter(["name"]):
+        name = proc.info["name"] or ""
+        if name == "postgres":
+            postgres += used(proc)
+        elif name.startswith("redis-server"):
+            redis += used(proc)
+    machine = psutil.cpu_times()
+    return {
+        "busy": sum(machine) - machine.idle - getattr(machine, "iowait", 0.0),
+        "server": group(server),
+        "clients": sum(group(pid) for pid in clients),
+        "postgres": postgres,
+        "redis": redis,
+    }
+
+
+def _machine_load(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, Any]:
+    spent = {k: round(after[k] - before[k], 1) for k in before}
+    cpus = os.cpu_count() or 1
+    return {
+        "cpus": cpus,
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+        "busy_pct": round(100 * spent["busy"] / (cpus * seconds), 1),
+        # Over the measured window. "others" is whatever else ran: Kafka, other people's tests
+        # and stacks; PostgreSQL and Redis include the work this run asked of them.
+        "cpu_s": {
+            "server": spent["server"],
+            "clients": spent["clients"],
+            "postgres": spent["postgres"],
+            "redis": spent["redis"],
+            "others": round(max(0.0, spent["busy"] - sum(v for k, v in spent.items() if k != "busy")), 1),
+        },
+    }
+
+
+def _server_start(port: int, namespace: str) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "SPORTSBOOK_NAMESPACE": namespace,
+        "ODDS_EDGE": "hub",
+        "DATABASE_URL": _database_url(),
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the test session; the server runs as in production
+    # Debug mode records every query of a request; measure without it unless the caller asks.
+    env.setdefault("DJANGO_DEBUG", "false")
+    logs = ROOT / "var" / "log"
+    logs.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        SERVERS["uvicorn"](port, WORKERS),
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=(logs / "bench-bets-uvicorn.log").open("ab"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def _server_ready(port: int, cookies: tuple[str, str, str], credentials: tuple[str, str]) -> bool:
+    """The API answers a logged-in punter (``GET /api/wallet``)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    try:
+        connection.request("GET", "/api/wallet", headers={"Cookie": f"{cookies[0]}={credentials[0]}"})
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+def _server_stop(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(10)
+
+
+def _cookie_names() -> tuple[str, str, str]:
+    from django.conf import settings
+
+    header = settings.CSRF_HEADER_NAME.removeprefix("HTTP_").replace("_", "-")
+    return settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME, header
+
+
+def _bets_summary(
+    bets: list[tuple[int, float, float, int, str]], *, rate: float, warmup: float, duration: float
+) -> dict[str, Any]:
+    """Latency of the accepted bets scheduled in the measured window; rates of the bets sent and
+    answered within it (offsets from the start of the schedule, in ms)."""
+    first, end = math.ceil(warmup * rate), math.ceil((warmup + duration) * rate)
+    window = (warmup * 1000, (warmup + duration) * 1000)
+    scheduled = [b for b in bets if first <= b[0] < end]
+    accepted = [b for b in scheduled if b[3] == 201]
+    sent_at = [b[0] / rate * 1000 + b[1] for b in bets]
+    done_at = [t + b[2] for t, b in zip(sent_at, bets, strict=True)]
+    return {
+        "bet_p50_ms": round(percentile([b[2] for b in accepted], 0.5), 1),
+        "bet_p99_ms": round(percentile([b[2] for b in accepted], 0.99), 1),
+        "bet_max_ms": round(max((b[2] for b in accepted), default=float("nan")), 1),
+        "bet_p99_target_ms": P99_TARGET_MS,
+        # From the time the bet was due to its response: the latency above plus any wait in the
+        # client (see bet_send_lag_*), what a punter would have seen.
+        "bet_p99_from_schedule_ms": round(percentile([b[1] + b[2] for b in accepted], 0.99), 1),
+        "bet_rate_offered": rate,
+        "bet_rate_sent_per_s": round(sum(window[0] <= t < window[1] for t in sent_at) / duration, 1),
+        "bet_rate_accepted_per_s": round(
+            sum(window[0] <= t < window[1] for t, b in zip(done_at, bets, strict=True) if b[3] == 201) / duration, 1
+        ),
+        "bets_scheduled": end - first,
+        "bets_accepted": len(accepted),
+        "bets_unanswered": (end - first) - len(scheduled),
+        "bet_errors": dict(Counter(str(b[3]) for b in scheduled if not 200 <= b[3] < 300)),
+        "bet_rejections": dict(Counter(b[4] for b in scheduled if b[4])),
+        # How late the clients sent bets against the schedule: more than a few ms means every
+        # connection was waiting for a response (or the client was starved of CPU).
+        "bet_send_lag_p99_ms": round(percentile([b[1] for b in scheduled], 0.99), 1),
+        "bet_send_lag_max_ms": round(max((b[1] for b in scheduled), default=float("nan")), 1),
+    }
+
+
+def _stream_summary(results: list[dict[str, Any]], *, stream: dict[str, Any], duration: float) -> dict[str, Any]:
+    clients = [r for r in results if "received" in r]
+    # Reducer timestamp to arrival at the websocket client.
+    latencies = [s[4] - s[3] for r in clients for s in r["latencies"]]
+    return {
+        "published": sum(r["published"] for r in results if "published" in r),
+        "expected_per_s": round(stream["clients"] * stream["markets_per_client"] / stream["universe"] * stream["rate"]),
+        "deliveries_per_s": round(sum(r["received"] for r in clients) / duration),
+        "p50_ms": round(percentile(latencies, 0.5), 1),
+        "p99_ms": round(percentile(latencies, 0.99), 1),
+        "client_errors": sum(r["error_count"] for r in clients),
+        "client_cpu_s": round(sum(r["cpu_s"] for r in clients), 1),
+    }
+
+
+def bench_bets(
+    *,
+    rate: float = 200,
+    duration: float = 20,
+    warmup: float = 5,
+    stream_rate: float = 1000,
+    punters: int = 300,
+    stream_clients: int = 200,
+    universe: int = 1000,
+) -> dict[str, Any]:
+    """Measure bet placement at ``rate`` bets/s for ``duration`` s (after ``warmup`` s) with
+    ``punters`` punters, while ``stream_clients`` websocket clients each watch 20 of ``universe``
+    markets that move at ``stream_rate`` updates/s.
+
+    Returns the latency of accepted bets (``bet_p50_ms``, ``bet_p99_ms``, ``bet_max_ms``), the
+    offered and accepted rates, ``bet_errors`` by HTTP status (0: no response),
+    ``bet_rejections`` by error code, the bet clients' CPU seconds, the stream that ran
+    (``stream``), the server's CPU and the machine's load over the measured window.
+    """
+    _django_setup()
+    from bench.common import namespace as fresh_namespace
+    from odds.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
+
+    per_window = rate * PLACE_WINDOW_S / punters
+    if per_window > PLACE_LIMIT * LIMIT_SHARE:
+        needed = math.ceil(rate * PLACE_WINDOW_S / (PLACE_LIMIT * LIMIT_SHARE))
+        raise ValueError(
+            f"{punters} punters would each place {per_window:.1f} bets per {PLACE_WINDOW_S} s "
+            f"(limit {PLACE_LIMIT}): use at least {needed}"
+        )
+    markets_per_client = min(20, universe)
+    if universe < EVENTS:
+        raise ValueError(f"the stream's universe must hold the {EVENTS} benchmark markets")
+    _migrate_if_needed()
+    with _exclusive(), fresh_namespace() as namespace:
+        fixture_remove()
+        log(f"creating {punters} punters and {EVENTS} benchmark markets")
+        fixture: Fixture | None = None
+        try:
+            fixture = fixture_create(punters=punters)
+            markets_publish(fixture.books)
+            return _measure(
+                fixture,
+                namespace=namespace,
+                rate=rate,
+                duration=duration,
+                warmup=warmup,
+                stream={
+                    "clients": stream_clients,
+                    "markets_per_client": markets_per_client,
+                    "universe": universe,
+                    "rate": stream_rate,
+                },
+            )
+        finally:
+            if fixture is not None:
+                sessions_remove(fixture.session_keys)
+            fixture_remove(namespace=namespace)
+
+
+def _measure(
+    fixture: Fixture, *, namespace: str, rate: float, duration: float, warmup: float, stream: dict[str, Any]
+) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    out: Any = ctx.Queue()
+    port = free_port()
+    cookies = _cookie_names()
+    server = _server_start(port, namespace)
+    procs: list[Any] = []
+    try:
+        wait_until(
+            lambda: server.poll() is not None or _server_ready(port, cookies, fixture.credentials[0]),
+            timeout=90,
+            interval=0.5,
+            what="uvicorn to answer the API",
+        )
+        if server.poll() is not None:
+            raise RuntimeError(f"uvicorn exited with {server.returncode}: see var/log/bench-bets-uvicorn.log")
+        rng = random.Random(3)
+        bench_ids = sorted(fixture.books)
+        others = (m for m in range(1, 10**9) if m not in fixture.books)
+        slots = bench_ids + [next(others) for _ in range(stream["universe"] - len(bench_ids))]
+        watch = [rng.sample(slots, stream["markets_per_client"]) for _ in range(stream["clients"])]
+        # The bets start once every client process has had time to start and connect.
+        lead = 4.0
+        start_at = time.time() + lead
+        url = f"ws://127.0.0.1:{port}/ws/odds/"
+        per = max(1, math.ceil(len(watch) / CLIENT_PROCS))
+        for chunk in (watch[i : i + per] for i in range(0, len(watch), per)):
+            procs.append(ctx.Process(target=client_process, args=(url, chunk, duration, lead + warmup, True, out)))
+        seconds = lead + warmup + duration + 1
+        procs.append(
+            ctx.Process(target=stream_process, args=(namespace, slots, fixture.books, stream["rate"], seconds, out))
+        )
+        total = math.ceil((warmup + duration) * rate)
+        run_id = uuid.uuid4().hex[:12]
+        for first in range(CLIENT_PROCS):
+            kwargs = {
+                "port": port,
+                "cookies": cookies,
+                "credentials": fixture.credentials,
+                "legs": fixture.legs,
+                "run_id": run_id,
+                "start_at": start_at,
+                "rate": rate,
+                "total": total,
+                "first": first,
+                "step": CLIENT_PROCS,
+                "max_threads": MAX_THREADS,
+                "drain_s": DRAIN_S,
+                "out": out,
+            }
+            procs.append(ctx.Process(target=bet_client_process, kwargs=kwargs))
+        for proc in procs:
+            proc.start()
+        clients = [p.pid for p in procs]
+        log(f"{stream['clients']} websocket clients, stream {stream['rate']:g}/s, bets {rate:g}/s from {start_at:.0f}")
+        window_from = start_at + warmup
+        time.sleep(max(0.0, window_from - time.time()))
+        before = _cpu_by_role(server=server.pid, clients=clients)
+        while (left := window_from + duration - time.time()) > 0:
+            log(f"measuring: {left:4.0f} s left")
+            time.sleep(min(5.0, left))
+        after = _cpu_by_role(server=server.pid, clients=clients)
+        machine = _machine_load(before, after, duration)
+        results = [out.get(timeout=warmup + duration + 120) for _ in procs]
+        for proc in procs:
+            proc.join(30)
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        _server_stop(server)
+    bets = [b for r in results if "bets" in r for b in r["bets"]]
+    return {
+        **_bets_summary(bets, rate=rate, warmup=warmup, duration=duration),
+        "bet_client_cpu_s": round(sum(r["cpu_s"] for r in results if "bets" in r), 1),
+        "bet_client_procs": CLIENT_PROCS,
+        "bet_client_connections": sum(r["threads"] for r in results if "bets" in r),
+        "punters": len(fixture.credentials),
+        "bench_markets": len(fixture.books),
+        "duration_s": duration,
+        "warmup_s": warmup,
+        "server": {
+            "kind": "uvicorn",
+            "workers": WORKERS,
+            "debug": os.environ.get("DJANGO_DEBUG", "false"),
+            "cpu_s": machine["cpu_s"]["server"],
+        },
+        "stream": {
+            **stream,
+            "batch": True,
+            "source": "redis sink",
+            **_stream_summary(results, stream=stream, duration=duration),
+        },
+        "machine": machine,
+    }
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate", type=float, default=200, help="bets per second, all clients together")
+    parser.add_argument("--duration", type=float, default=20, help="seconds measured")
+    parser.add_argument("--warmup", type=float, default=5, help="seconds of bets before the measurement")
+    parser.add_argument("--stream-rate", type=float, default=1000, help="price updates per second")
+    parser.add_argument("--stream-clients", type=int, default=200, help="websocket clients, 20 markets each")
+    parser.add_argument("--universe", type=int, default=1000, help="markets the stream moves")
+    parser.add_argument("--punters", type=int, default=300)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    # The options are named after bench_bets's keywords.
+    print(json.dumps(bench_bets(**vars(parse(argv))), indent=2))
+
+
+if __name__ == "__main__":
+    main()

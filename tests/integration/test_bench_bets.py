@@ -1,0 +1,57 @@
+"""The bets benchmark, small: bets are placed through the real server while a small stream runs,
+the result names every figure, and the run leaves no rows behind. No speed assertion."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.bets import COMPETITION, PUNTER_PREFIX, bench_bets
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+FIGURES = {
+    "bet_p50_ms",
+    "bet_p99_ms",
+    "bet_max_ms",
+    "bet_rate_offered",
+    "bet_rate_accepted_per_s",
+    "bet_errors",
+    "bet_client_cpu_s",
+    "bet_rejections",
+    "stream",
+}
+
+
+@pytest.fixture(scope="module")
+def result(services, django_db_setup, django_db_blocker) -> dict[str, Any]:
+    """One small run on the test session's database (the server is pointed at it too)."""
+    with django_db_blocker.unblock():
+        return bench_bets(rate=20, duration=3, warmup=1, punters=20, stream_rate=100, stream_clients=10)
+
+
+def test_result_names_every_figure(result):
+    assert result.keys() >= FIGURES
+    assert result["stream"].keys() >= {"clients", "rate", "published", "deliveries_per_s"}
+
+
+def test_bets_are_accepted_without_server_errors(result):
+    assert result["bet_rate_accepted_per_s"] > 0
+    assert not [status for status in result["bet_errors"] if status.startswith("5") or status == "0"]
+    assert result["bet_p50_ms"] <= result["bet_p99_ms"] <= result["bet_max_ms"]
+
+
+def test_stream_ran_beside_the_bets(result):
+    assert result["stream"]["published"] > 0
+    assert result["stream"]["client_errors"] == 0
+
+
+@pytest.mark.django_db
+def test_run_leaves_no_punters_or_events_behind(result):
+    from django.contrib.auth.models import User
+
+    from odds.models import Event
+
+    assert not User.objects.filter(username__startswith=PUNTER_PREFIX).exists()
+    assert not Event.objects.filter(competition__name=COMPETITION).exists()
