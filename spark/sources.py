@@ -23,6 +23,9 @@ def kafka_stream(
         .option("subscribe", topic)
         .option("startingOffsets", starting_offsets)
         .option("failOnDataLoss", "false")
+        # A task's consumer reads a fixed offset range; an empty fetch of what lies beyond it must
+        # not hold the next batch's read for the broker's default 500 ms wait.
+        .option("kafka.fetch.max.wait.ms", env("SPARK_KAFKA_FETCH_MAX_WAIT_MS", "10"))
     )
     if max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))

@@ -12,6 +12,7 @@ Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -241,10 +242,15 @@ class PriceBatchProcessor:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         # A few records cost less collected straight to Python (one Spark job) than validated
         # and conflated in SQL (two); the previous batch's size predicts this one's.
+        started = time.perf_counter()
         if self._last_records < SQL_PATH_MIN_RECORDS:
-            stats = self.process_rows(batch.collect())
+            rows = batch.collect()
+            collected = time.perf_counter()
+            stats = self.process_rows(rows)
+            stats["collect_ms"] = round((collected - started) * 1000)
         else:
             stats = self.process_batch(batch)
+        stats["ms"] = round((time.perf_counter() - started) * 1000)
         self._last_records = stats["records"]
         if stats["records"]:
             log.info("batch %s: %s", batch_id, stats)
