@@ -42,18 +42,23 @@ class Hub:
         return self._pubsub
 
     async def add(self, listener: Listener, channels: Iterable[str]) -> None:
-        """Start delivering the channels' messages to the listener."""
+        """Start delivering the channels' messages to the listener; no channels is a no-op."""
+        names = list(channels)
+        if not names:
+            return
         async with self._lock:
             pubsub = self._connection()
             new = []
-            for name in channels:
+            for name in names:
                 key = name.encode()
                 if not self._listeners[key]:
                     new.append(name)
                 self._listeners[key].add(listener)
             if new:
                 await pubsub.subscribe(*new)
-            if self._reader is None or self._reader.done():
+            # A pub-sub has its connection only from its first subscribe on: a reader started
+            # before that dies at once ("pubsub connection not set").
+            if pubsub.connection is not None and (self._reader is None or self._reader.done()):
                 self._reader = asyncio.create_task(self._read(pubsub), name="hub-reader")
 
     async def remove(self, listener: Listener, channels: Iterable[str]) -> None:

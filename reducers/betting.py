@@ -1,30 +1,106 @@
-"""Bet maths on Decimals: combined odds, returns, cash-out. Shared by the API and the reducers."""
+"""Bet maths on Decimals: combined odds, returns, cash-out. Shared by the API and the reducers.
+
+Every result is exact to the penny: the arithmetic runs in its own decimal contexts, sized for
+the largest bet any caller can pass (see ``PRECISION``), never in the thread's default context
+of 28 digits. The only rounding is the documented one to two places; an amount beyond the
+bound raises ``BetMathsError`` rather than being rounded anywhere else.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
+from decimal import (
+    MAX_EMAX,
+    MIN_EMIN,
+    ROUND_DOWN,
+    ROUND_HALF_UP,
+    Context,
+    Decimal,
+    DecimalException,
+    DivisionByZero,
+    Inexact,
+    InvalidOperation,
+    Overflow,
+    localcontext,
+)
+
+from reducers.schemas import MAX_PRICE
+from reducers.subscriptions import MAX_STAKE
 
 PENNY = Decimal("0.01")
 ODDS_PLACES = Decimal("0.01")
 # The book keeps this share of a cash-out's fair value (the cash-out margin).
 CASH_OUT_MARGIN = Decimal("0.05")
+# The longest accumulator the maths is sized for; bet placement takes as many legs
+# (odds.services.bets.MAX_LEGS, checked by tests/unit/test_bet_maths.py).
+MAX_LEGS = 20
+
+
+def _coefficient(amount: Decimal) -> int:
+    """The integer digits of ``amount`` written to two places: 1000 → 100000."""
+    return int(amount.scaleb(2))
+
+
+# Digits of the exact product of the largest stake and MAX_LEGS of the largest prices, each at
+# two places: 100000.00 * 1000.00 ** 20 has the coefficient 10**7 * (10**5)**20 = 10**107, so 108
+# digits. Every product of prices the schemas admit (at most two places, at most MAX_PRICE) is
+# exact in this context, and so is every return of a stake in pennies up to MAX_STAKE (the slip's;
+# a placed bet's is smaller). The default context (28 digits) failed at ten legs of 500.00.
+PRECISION = len(str(_coefficient(MAX_STAKE) * _coefficient(MAX_PRICE) ** MAX_LEGS))
+
+# Products of prices must be exact: a result that would need rounding is an error.
+_EXACT = Context(
+    prec=PRECISION,
+    rounding=ROUND_DOWN,
+    Emax=MAX_EMAX,
+    Emin=MIN_EMIN,
+    traps=[InvalidOperation, DivisionByZero, Overflow, Inexact],
+)
+# The rounding to two places happens here, and so may one operation just before a round-down to
+# the penny (a stake with sub-penny digits times the prices, a cash-out's division): truncating
+# toward zero at ``PRECISION`` digits and then to the penny gives the penny of the exact value,
+# since the first cut is the finer one. A quantize needing more digits than that still raises.
+_ROUNDED = _EXACT.copy()
+_ROUNDED.traps[Inexact] = False
+
+
+class BetMathsError(ArithmeticError):
+    """An amount the maths cannot compute exactly to the penny (more digits than ``PRECISION``,
+    or not a finite number): callers report it instead of showing a guess."""
+
+
+def _product(prices: Iterable[Decimal]) -> Decimal:
+    """The exact product of the prices (run inside ``_EXACT``)."""
+    result = Decimal(1)
+    for price in prices:
+        if not price.is_finite():
+            raise BetMathsError(f"not a finite price: {price}")
+        result *= price
+    return result
 
 
 def combined_odds(prices: Iterable[Decimal]) -> Decimal:
-    """Accumulator odds: the product of the legs' decimal prices, to two places."""
-    result = Decimal(1)
-    for price in prices:
-        result *= price
-    return result.quantize(ODDS_PLACES, rounding=ROUND_HALF_UP)
+    """Accumulator odds: the product of the legs' decimal prices, to two places (half up)."""
+    try:
+        with localcontext(_EXACT):
+            odds = _product(prices)
+        with localcontext(_ROUNDED):
+            return odds.quantize(ODDS_PLACES, rounding=ROUND_HALF_UP)
+    except DecimalException as exc:
+        raise BetMathsError(f"combined odds not exact: {exc!r}") from exc
 
 
 def potential_return(*, stake: Decimal, prices: Iterable[Decimal]) -> Decimal:
     """Stake times the product of the prices, rounded down to the penny (never overpay)."""
-    result = stake
-    for price in prices:
-        result *= price
-    return result.quantize(PENNY, rounding=ROUND_DOWN)
+    if not stake.is_finite():
+        raise BetMathsError(f"not a finite stake: {stake}")
+    try:
+        with localcontext(_EXACT):
+            odds = _product(prices)
+        with localcontext(_ROUNDED):
+            return (stake * odds).quantize(PENNY, rounding=ROUND_DOWN)
+    except DecimalException as exc:
+        raise BetMathsError(f"potential return not exact: {exc!r}") from exc
 
 
 def cash_out_value(*, stake: Decimal, accepted: Iterable[Decimal], current: Iterable[Decimal]) -> Decimal:
@@ -35,11 +111,15 @@ def cash_out_value(*, stake: Decimal, accepted: Iterable[Decimal], current: Iter
     result is rounded down to the penny and is never negative.
     """
     ret = potential_return(stake=stake, prices=accepted)
-    live = Decimal(1)
-    for price in current:
-        live *= price
-    value = ret / live * (Decimal(1) - CASH_OUT_MARGIN)
-    return max(Decimal(0), value.quantize(PENNY, rounding=ROUND_DOWN))
+    try:
+        with localcontext(_EXACT):
+            live = _product(current)
+            kept = ret * (Decimal(1) - CASH_OUT_MARGIN)
+        with localcontext(_ROUNDED):
+            value = (kept / live).quantize(PENNY, rounding=ROUND_DOWN)
+    except DecimalException as exc:
+        raise BetMathsError(f"cash-out value not exact: {exc!r}") from exc
+    return value if value > 0 else Decimal("0.00")
 
 
 # --- acceptance, settlement and cash-out of whole bets (plain data in, plain data out) ---

@@ -3,19 +3,34 @@
 A market state is the document the price reducer stores and publishes (see
 ``reducers.prices.market_state``). Views never hold floats: prices and money are Decimal
 strings on the wire.
+
+A view never fails its channel's fan-out, which publishes many channels in one micro-batch: a
+slip or bet whose amounts cannot be computed exactly carries an ``error`` (``TOO_LARGE``), and a
+summary that cannot be computed at all is left out of the frame, which then carries the error.
 """
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from typing import Any
 
 import orjson
 
-from reducers.betting import cash_out_value, combined_odds, potential_return
+from reducers.betting import BetMathsError, cash_out_value, combined_odds, potential_return
 from reducers.subscriptions import SubscriptionSpec
 
+log = logging.getLogger(__name__)
+
 VIEW_VERSION = 1
+# ``error.code`` of a slip, a bet or a frame: the amounts are beyond the exact bet maths
+# (reducers.betting.PRECISION), or the view's market states could not be read.
+TOO_LARGE = "too_large"
+VIEW_FAILED = "view_failed"
+
+
+def _error(code: str, message: str) -> dict[str, str]:
+    return {"code": code, "message": message}
 
 
 def _selection(states: dict[int, dict[str, Any]], market_id: int, selection_id: int) -> dict[str, Any] | None:
@@ -38,6 +53,8 @@ def slip_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> d
 
     A leg whose market has no state yet, or is suspended, blocks placement (``placeable``).
     Legs from the same event make an accumulator invalid; the API enforces that on placement.
+    A slip whose odds or return cannot be computed exactly is not placeable and carries an
+    ``error`` (``too_large``) in place of ``combined_odds`` and ``potential_return``.
     """
     legs = []
     prices: list[Decimal] = []
@@ -59,15 +76,21 @@ def slip_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> d
         )
     summary: dict[str, Any] = {"legs": legs, "placeable": placeable and bool(legs)}
     if len(prices) == len(spec.slip) and prices:
-        odds = combined_odds(prices)
-        summary["combined_odds"] = str(odds)
-        if spec.stake is not None:
-            summary["potential_return"] = str(potential_return(stake=spec.stake, prices=prices))
+        try:
+            amounts = {"combined_odds": str(combined_odds(prices))}
+            if spec.stake is not None:
+                amounts["potential_return"] = str(potential_return(stake=spec.stake, prices=prices))
+        except BetMathsError:
+            summary["placeable"] = False
+            summary["error"] = _error(TOO_LARGE, "the slip's odds or return are too large to compute exactly")
+        else:
+            summary.update(amounts)
     return summary
 
 
 def bets_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Cash-out value of each open bet at the live prices; unavailable while a leg is suspended."""
+    """Cash-out value of each open bet at the live prices; unavailable (``null``) while a leg is
+    suspended, and also, with an ``error`` (``too_large``), when it cannot be computed exactly."""
     out = []
     for bet in spec.bets:
         current = []
@@ -78,12 +101,15 @@ def bets_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> l
                 available = False
                 break
             current.append(Decimal(selection["price"]))
-        value = (
-            cash_out_value(stake=bet.stake, accepted=[p for _, _, p in bet.legs], current=current)
-            if available
-            else None
-        )
-        out.append({"bet_id": bet.bet_id, "cash_out": str(value) if value is not None else None})
+        entry: dict[str, Any] = {"bet_id": bet.bet_id, "cash_out": None}
+        if available:
+            try:
+                value = cash_out_value(stake=bet.stake, accepted=[p for _, _, p in bet.legs], current=current)
+            except BetMathsError:
+                entry["error"] = _error(TOO_LARGE, "the bet's cash-out value is too large to compute exactly")
+            else:
+                entry["cash_out"] = str(value)
+        out.append(entry)
     return out
 
 
@@ -107,6 +133,8 @@ def view_frame(
     """A channel frame without its sequence number (the publishing script stamps it).
 
     ``kind`` is ``image`` (every market of the channel) or ``delta`` (the markets that changed).
+    Never raises for the view's data: a summary that cannot be computed (a market state it
+    cannot read) is left out and the frame carries ``error`` (``view_failed``) instead.
     """
     frame: dict[str, Any] = {
         "type": f"view.{kind}",
@@ -116,7 +144,13 @@ def view_frame(
     }
     if resync:
         frame["resync"] = True
-    summary = view_summary(spec, states)
-    if summary is not None:
-        frame.update(summary)
+    try:
+        summary = view_summary(spec, states)
+    except (ArithmeticError, LookupError, TypeError, ValueError):
+        # One channel's bad data must not fail the micro-batch that fans out to every channel.
+        log.exception("channel %s: %s view not computed", channel_id, spec.view)
+        frame["error"] = _error(VIEW_FAILED, f"the {spec.view} view could not be computed")
+    else:
+        if summary is not None:
+            frame.update(summary)
     return orjson.dumps(frame)

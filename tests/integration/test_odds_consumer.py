@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
 
+from odds.hub import Hub
+from reducers import keys
 from reducers.prices import conflate
 from spark.sinks.redis_state import MarketStateSink
 from tests.factories import raw_price_update
@@ -176,3 +180,37 @@ async def test_suspension_and_resumption_arrive_as_explicit_messages(redis_clien
     assert statuses == [(2, "suspended"), (3, "open")], "status changes are never conflated away"
     assert frames[-1]["status"] == "open"
     await communicator.disconnect()
+
+
+class _Inbox:
+    """A hub listener that keeps what it is handed."""
+
+    def __init__(self) -> None:
+        self.messages: asyncio.Queue[tuple[bytes, str]] = asyncio.Queue()
+
+    def deliver(self, channel: bytes, payload: str) -> None:
+        self.messages.put_nowait((channel, payload))
+
+
+async def test_a_hub_asked_for_no_channels_starts_no_reader_and_delivers_once_asked(redis_client):
+    """Regression: ``Hub.add`` with no channels, as a process's first call, started the reader on
+    a pub-sub without a connection; the task died at once (RuntimeError: pubsub connection not set)."""
+    hub = Hub(settings.REDIS_URL)
+    inbox = _Inbox()
+    await hub.add(inbox, [])
+    await asyncio.sleep(0.1)
+    # The reader is the hub's own task; no public view of its health exists.
+    assert hub._reader is None or not hub._reader.done()
+    channel = keys.market_channel(800_501)
+    await hub.add(inbox, [channel])
+    reader = hub._reader
+    assert reader is not None
+    try:
+        while redis_client.pubsub_numsub(channel) != [(channel.encode(), 1)]:
+            await asyncio.sleep(0.01)  # the subscribe is sent; the server takes it in its own time
+        redis_client.publish(channel, "hello")
+        assert await asyncio.wait_for(inbox.messages.get(), timeout=5) == (channel.encode(), "hello")
+        assert not reader.done()
+    finally:
+        await hub.remove(inbox, [channel])
+        reader.cancel()

@@ -2,7 +2,19 @@ from decimal import Decimal
 
 import pytest
 
-from reducers.betting import cash_out_offer, price_acceptable, settle_outcome
+from odds.services import bets
+from reducers import schemas, subscriptions
+from reducers.betting import (
+    MAX_LEGS,
+    PRECISION,
+    BetMathsError,
+    cash_out_offer,
+    cash_out_value,
+    combined_odds,
+    potential_return,
+    price_acceptable,
+    settle_outcome,
+)
 
 D = Decimal
 
@@ -80,3 +92,58 @@ def test_cash_out_offer_counts_won_legs_as_settled():
     # Won leg at 2.00 banks the double; the open leg 1.50 trades at 1.50: fair 30 / 1.5 = 20 → 19.00.
     offer = cash_out_offer(stake=D("10.00"), legs=[("won", D("2.00"), None), ("undecided", D("1.50"), D("1.50"))])
     assert offer == D("19.00")
+
+
+# --- exactness: the bet maths runs in a context of PRECISION digits, not the default 28 ---
+
+
+def test_the_maths_is_sized_for_every_bet_the_api_takes():
+    assert bets.MAX_LEGS == MAX_LEGS
+    assert bets.MAX_STAKE <= subscriptions.MAX_STAKE
+    # 100000.00 * 1000.00 ** 20: a coefficient of 10 ** 107.
+    assert PRECISION == len(str(int(subscriptions.MAX_STAKE * 100) * int(schemas.MAX_PRICE * 100) ** MAX_LEGS)) == 108
+
+
+def test_the_longest_accumulator_at_the_longest_prices_is_exact():
+    legs = [D("1000.00")] * MAX_LEGS
+    assert combined_odds(legs) == D(10**60)
+    assert potential_return(stake=subscriptions.MAX_STAKE, prices=legs) == D(10**65)
+    assert str(potential_return(stake=subscriptions.MAX_STAKE, prices=legs)) == "1" + "0" * 65 + ".00"
+
+
+def test_a_worst_case_return_with_every_digit_significant_is_exact():
+    legs = [D("999.99")] * MAX_LEGS
+    pennies = 9_999_999 * 99_999**MAX_LEGS // 10**40  # the exact value is in units of 10 ** -42
+    assert str(potential_return(stake=D("99999.99"), prices=legs)) == f"{pennies // 100}.{pennies % 100:02d}"
+    odds = (99_999**MAX_LEGS + 5 * 10**37) // 10**38  # half up from units of 10 ** -40
+    assert str(combined_odds(legs)) == f"{odds // 100}.{odds % 100:02d}"
+
+
+def test_a_stake_with_sub_penny_digits_gets_the_penny_of_the_exact_return():
+    # 40 significant digits of stake times 20 long prices: more digits than PRECISION, truncated
+    # only past the penny. Exact: stake * 99999 ** 20 in units of 10 ** -(35 + 40).
+    stake = "12345." + "6" * 35
+    exact = int(stake.replace(".", "")) * 99_999**MAX_LEGS
+    pennies = exact // 10 ** (35 + 40 - 2)
+    returned = potential_return(stake=D(stake), prices=[D("999.99")] * MAX_LEGS)
+    assert str(returned) == f"{pennies // 100}.{pennies % 100:02d}"
+
+
+def test_a_cash_out_is_rounded_down_from_the_exact_fair_value():
+    # 10.00 at 3.00 is 30.00; less 5 % is 28.50; at live 7.00 that is 4.0714… → 4.07.
+    assert cash_out_value(stake=D("10.00"), accepted=[D("3.00")], current=[D("7.00")]) == D("4.07")
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda: combined_odds([D("999.99")] * 30),
+        lambda: potential_return(stake=D("10.00"), prices=[D("999.99")] * 30),
+        lambda: potential_return(stake=D("1E+200"), prices=[D("2.00")]),
+        lambda: potential_return(stake=D("NaN"), prices=[D("2.00")]),
+        lambda: cash_out_value(stake=D("10.00"), accepted=[D("2.00")], current=[D("999.99")] * 30),
+    ],
+)
+def test_amounts_beyond_the_exact_maths_raise_bet_maths_error(compute):
+    with pytest.raises(BetMathsError):
+        compute()
