@@ -34,7 +34,7 @@ Kind = LedgerEntry.Kind
 MIN_STAKE = Decimal("0.10")
 MAX_STAKE = Decimal("10000.00")
 MAX_RETURN = Decimal("250000.00")
-MAX_LEGS = 20
+MAX_LEGS = betting.MAX_LEGS
 MAX_KEY_LENGTH = 64
 # Placement attempts per punter per fixed window; far above what a person clicks, low enough
 # that a script hammering the wallet lock is turned away before it reaches the database.
