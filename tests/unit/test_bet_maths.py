@@ -98,7 +98,6 @@ def test_cash_out_offer_counts_won_legs_as_settled():
 
 
 def test_the_maths_is_sized_for_every_bet_the_api_takes():
-    assert bets.MAX_LEGS == MAX_LEGS
     assert bets.MAX_STAKE <= subscriptions.MAX_STAKE
     # 100000.00 * 1000.00 ** 20: a coefficient of 10 ** 107.
     assert PRECISION == len(str(int(subscriptions.MAX_STAKE * 100) * int(schemas.MAX_PRICE * 100) ** MAX_LEGS)) == 108
