@@ -13,10 +13,11 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from odds.models import Bet, BetLeg, LedgerEntry, Selection
@@ -200,6 +201,22 @@ def bet_event_enqueue(*, bet: Bet, type: str) -> None:
     outbox_enqueue(topic=topics.bets(), key=event.key(), value=event.encode())
 
 
+def _cents(price: Decimal) -> Decimal:
+    return price.quantize(betting.ODDS_PLACES, rounding=ROUND_HALF_UP)
+
+
+def _legs_prefetched(bet: Bet, legs: list[BetLeg]) -> None:
+    """Let ``bet.legs.all()`` answer from the legs just written, as ``prefetch_related`` would.
+
+    The legs carry their selections with market and event (``_selections_load``), so the outbox
+    event and the API response are built without reading back what this transaction wrote.
+    """
+    queryset = bet.legs.all()
+    queryset._result_cache = legs
+    # The cache prefetch_related fills; django-stubs does not declare it.
+    bet._prefetched_objects_cache = {"legs": queryset}  # type: ignore[attr-defined]
+
+
 def bet_place(
     *,
     user: User,
@@ -219,7 +236,11 @@ def bet_place(
     fingerprint = _fingerprint(stake=stake, legs=legs, price_policy=price_policy)
     with transaction.atomic():
         wallet = wallet_lock(user=user)
-        existing = Bet.objects.filter(user=user, idempotency_key=idempotency_key).first()
+        existing = (
+            Bet.objects.filter(user=user, idempotency_key=idempotency_key)
+            .prefetch_related(Prefetch("legs", queryset=BetLeg.objects.select_related("selection__market__event")))
+            .first()
+        )
         if existing is not None:
             if existing.request_fingerprint != fingerprint:
                 raise BetInvalid(
@@ -253,18 +274,21 @@ def bet_place(
             reject_code=code,
             reject_message=message,
         )
-        BetLeg.objects.bulk_create(
+        bet_legs = BetLeg.objects.bulk_create(
             BetLeg(
                 bet=bet,
                 selection=selection,
                 market_id=selection.market_id,
                 event_id=selection.market.event_id,
-                price=quotes[selection.id].price,
-                price_seen=leg.price_seen,
+                # Rounded as the numeric(7, 2) columns round, so the legs kept in memory for the
+                # event and the response equal the rows written.
+                price=_cents(quotes[selection.id].price),
+                price_seen=_cents(leg.price_seen),
                 position=position,
             )
             for position, (leg, selection) in enumerate(zip(legs, selections, strict=True))
         )
+        _legs_prefetched(bet, bet_legs)
         if not code:
             ledger_post(
                 wallet=wallet, kind=Kind.STAKE, debit=Account.WALLET, credit=Account.BETS_HELD, amount=stake, bet=bet

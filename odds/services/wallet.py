@@ -28,7 +28,12 @@ def wallet_lock(*, user: User) -> Wallet:
     Everything that moves a punter's money locks the wallet first and the bet second, so that
     concurrent bets, cash-outs and settlements of one punter queue up instead of deadlocking.
     """
-    wallet_get_or_create(user=user)
+    # One locking read on the hot path; ``get`` (unlike ``first``) drops the model's ordering by
+    # username, whose join would lock the user's row as well. Creation is the rare first bet.
+    try:
+        return Wallet.objects.select_for_update().get(user=user)
+    except Wallet.DoesNotExist:
+        wallet_get_or_create(user=user)
     return Wallet.objects.select_for_update().get(user=user)
 
 
