@@ -140,15 +140,16 @@ def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interva
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
-def markets_define(producer: Any, redis_client: Any, count: int, *, timeout: float = 120) -> None:
-    """Publish definitions of markets 1..count to the markets topic, as the feed does before its
+def markets_define(producer: Any, redis_client: Any, count: int, *, first: int = 1, timeout: float = 120) -> None:
+    """Publish definitions of ``count`` markets from ``first`` on to the markets topic, as the feed does before its
     first prices, and wait until the reducers' markets table holds them all (prices of markets
     the table does not know are dead-lettered)."""
     from reducers import keys, topics
     from reducers.schemas import MarketDefinition
 
     now = int(time.time() * 1000)
-    for market_id in range(1, count + 1):
+    ids = range(first, first + count)
+    for market_id in ids:
         definition = MarketDefinition(
             market_id=market_id,
             version=1,
@@ -169,7 +170,7 @@ def markets_define(producer: Any, redis_client: Any, count: int, *, timeout: flo
 
     def defined() -> bool:
         pipe = redis_client.pipeline(transaction=False)
-        for market_id in range(1, count + 1):
+        for market_id in ids:
             pipe.exists(keys.market_definition(market_id))
         return all(pipe.execute())
 

@@ -26,11 +26,11 @@ from typing import Any
 
 from bench.common import ROOT, Process, free_port, markets_define, median, namespace, percentile, python, wait_until
 
-WATCHED = list(range(1, 11))  # suspended and reopened in turn; the feed never touches them
-FEED_MARKETS = 200
+WATCHED_COUNT = 10  # markets suspended and reopened in turn; the feed never touches them
+FEED_MARKETS = 190  # the feed's markets, after the watched ones
 
 
-def _feed(producer: Any, rate: float, stop: threading.Event) -> None:
+def _feed(producer: Any, rate: float, first: int, stop: threading.Event) -> None:
     """Background prices for markets the client does not watch, at ``rate`` a second."""
     from reducers import topics
     from reducers.schemas import PriceUpdate, SelectionPrice
@@ -38,7 +38,7 @@ def _feed(producer: Any, rate: float, stop: threading.Event) -> None:
     seqs: dict[int, int] = {}
     n = 0
     while not stop.is_set():
-        market = len(WATCHED) + 1 + n % (FEED_MARKETS - len(WATCHED))
+        market = first + n % FEED_MARKETS
         seqs[market] = seqs.get(market, 0) + 1
         now = int(time.time() * 1000)
         price = Decimal(150 + n % 300) / 100
@@ -49,28 +49,32 @@ def _feed(producer: Any, rate: float, stop: threading.Event) -> None:
         stop.wait(1 / rate)
 
 
-async def _time_suspensions(url: str, producer: Any, count: int) -> list[float]:
+async def _time_suspensions(url: str, producer: Any, count: int, watched: list[int]) -> list[float]:
     import websockets
     from websockets.typing import Origin
 
     from reducers import topics
     from reducers.schemas import PriceUpdate, SelectionPrice
 
-    seqs = dict.fromkeys(WATCHED, 0)
+    seqs = dict.fromkeys(watched, 0)
     latencies: list[float] = []
     async with websockets.connect(url, origin=Origin("http://127.0.0.1"), compression=None) as ws:
-        await ws.send(json.dumps({"type": "watch", "markets": WATCHED}))
-        status = dict.fromkeys(WATCHED, "open")
+        await ws.send(json.dumps({"type": "watch", "markets": watched}))
+        status = dict.fromkeys(watched, "open")
         # Every watched market opens first, so each timed update below changes its status.
-        for market in WATCHED:
+        for market in watched:
             seqs[market] += 1
             now = int(time.time() * 1000)
             opening = PriceUpdate(market, seqs[market], "open", (SelectionPrice(1, Decimal("2.00")),), now, now)
             producer.produce(topics.prices(), key=opening.key(), value=opening.encode())
         producer.flush(10)
-        await asyncio.sleep(5)
+        opened: set[int] = set()
+        while len(opened) < len(watched):  # each watched market's opening state has arrived
+            raw = await asyncio.wait_for(ws.recv(), timeout=60)
+            if isinstance(raw, str) and raw.startswith('{"type":"market"'):
+                opened.add(json.loads(raw)["market_id"])
         for i in range(count):
-            market = WATCHED[i % len(WATCHED)]
+            market = watched[i % len(watched)]
             status[market] = "suspended" if status[market] == "open" else "open"
             seqs[market] += 1
             now = int(time.time() * 1000)
@@ -91,12 +95,54 @@ async def _time_suspensions(url: str, producer: Any, count: int) -> list[float]:
     return latencies
 
 
-def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
+def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> dict[str, Any]:
+    """Time ``count`` suspensions and reopenings through the reducers already running in ``ns``,
+    on markets from ``first`` on (defined here), beside a feed of ``feed_rate`` updates/s."""
     import redis
     from django.conf import settings
 
     from bench.edge import SERVERS
     from odds.services.kafka import producer_create
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    watched = list(range(first, first + WATCHED_COUNT))
+    producer = producer_create()
+    markets_define(producer, client, WATCHED_COUNT + FEED_MARKETS, first=first)
+    port = free_port()
+    server = subprocess.Popen(
+        SERVERS["uvicorn"](port, 2),
+        cwd=ROOT,
+        env={**os.environ, "SPORTSBOOK_NAMESPACE": ns, "ODDS_EDGE": "hub"},
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    stop = threading.Event()
+    feed = threading.Thread(target=_feed, args=(producer_create(), feed_rate, first + WATCHED_COUNT, stop), daemon=True)
+    try:
+        wait_until(lambda: _listening(port), timeout=30, what="uvicorn to listen")
+        feed.start()
+        latencies = asyncio.run(_time_suspensions(f"ws://127.0.0.1:{port}/ws/odds/", producer, count, watched))
+    finally:
+        stop.set()
+        if feed.is_alive():
+            feed.join(5)
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+    return {
+        "suspend_p50_ms": round(median(latencies), 1),
+        "suspend_p90_ms": round(percentile(latencies, 0.9), 1),
+        "suspend_max_ms": round(max(latencies), 1),
+        "suspend_count": len(latencies),
+        "suspend_feed_rate": feed_rate,
+    }
+
+
+def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
+    """The stage on its own: reducers as `make up` runs them, in a fresh namespace."""
+    import redis
+    from django.conf import settings
+
     from reducers import keys
 
     with namespace() as ns:
@@ -107,39 +153,11 @@ def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
             "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
         }
         reducer = Process(python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / "bench-suspend.log")
-        port = free_port()
-        server = subprocess.Popen(
-            SERVERS["uvicorn"](port, 2),
-            cwd=ROOT,
-            env={**os.environ, "SPORTSBOOK_NAMESPACE": ns, "ODDS_EDGE": "hub"},
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        stop = threading.Event()
-        feed: threading.Thread | None = None
         try:
             wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
-            producer = producer_create()
-            markets_define(producer, client, FEED_MARKETS)
-            wait_until(lambda: _listening(port), timeout=30, what="uvicorn to listen")
-            feed = threading.Thread(target=_feed, args=(producer_create(), feed_rate, stop), daemon=True)
-            feed.start()
-            latencies = asyncio.run(_time_suspensions(f"ws://127.0.0.1:{port}/ws/odds/", producer, count))
+            return time_suspensions(ns, count=count, feed_rate=feed_rate, first=1)
         finally:
-            stop.set()
-            if feed is not None:
-                feed.join(5)
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(20)
             reducer.stop()
-    return {
-        "suspend_p50_ms": round(median(latencies), 1),
-        "suspend_p90_ms": round(percentile(latencies, 0.9), 1),
-        "suspend_max_ms": round(max(latencies), 1),
-        "suspend_count": len(latencies),
-        "suspend_feed_rate": feed_rate,
-    }
 
 
 def _listening(port: int) -> bool:

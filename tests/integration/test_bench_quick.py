@@ -1,0 +1,60 @@
+"""`make bench --quick` as a smoke test: every stage runs end to end and reports its figures.
+
+Nothing here judges speed (that is `make bench` and docs/performance.md); it checks that each
+stage measured something and wrote the keys the results file promises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIRED = (
+    "machine",
+    "date",
+    "e2e_realtime_p50_ms",
+    "e2e_realtime_p99_ms",
+    "e2e_microbatch_p99_ms",
+    "edge_deliveries_per_s",
+    "edge_p99_ms",
+    "edge_baseline_deliveries_per_s",
+    "reducer_microbatch_updates_per_s",
+    "reducer_realtime_updates_per_s",
+    "feed_records_per_s",
+    "bet_p50_ms",
+    "bet_p99_ms",
+    "stack_rss_gib",
+    "up_to_healthy_s",
+)
+MEASURED = tuple(k for k in REQUIRED if k not in ("machine", "date", "up_to_healthy_s"))
+
+
+@pytest.mark.timeout(600)
+def test_quick_benchmark_runs_every_stage_and_writes_every_key():
+    started = datetime.now(UTC).replace(microsecond=0)
+    env = {k: v for k, v in os.environ.items() if k not in ("SPORTSBOOK_NAMESPACE", "DJANGO_ALLOW_ASYNC_UNSAFE")}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=560
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    results = json.loads((ROOT / "bench" / "results" / "quick" / "latest.json").read_text())
+    assert datetime.fromisoformat(results["date"]) >= started
+    assert results["quick"] is True
+    missing = [k for k in REQUIRED if k not in results]
+    assert not missing, f"results lack {missing}"
+    unmeasured = [k for k in MEASURED if not (isinstance(results[k], (int, float)) and math.isfinite(results[k]))]
+    assert not unmeasured, f"stages measured nothing for {unmeasured}"
+    assert all(results[k] > 0 for k in MEASURED)
+    assert results["machine"]["cpus"] >= 1
+    assert results["bet_errors"] == {} or not any(str(code).startswith("5") for code in results["bet_errors"])
