@@ -416,7 +416,9 @@ def bench_e2e(
 ) -> dict[str, Any]:
     with namespace() as ns:
         client = redis.Redis.from_url(settings.REDIS_URL)
-        env = reducer_env(ns, mode)
+        # Real-time mode at this load: 8 records per Arrow batch (a batch fills in about 0.1 s
+        # per partition at 1,000 updates/s over 12 partitions); one per batch cannot keep up.
+        env = reducer_env(ns, mode, records_per_arrow_batch=8 if rate >= 1000 else 1)
         reducer = Process(
             python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-e2e-{mode}.log"
         )
@@ -461,6 +463,7 @@ def bench_e2e(
         f"e2e_{mode}_deliveries_per_s": result["deliveries_per_s"],
         f"e2e_{mode}_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
         f"footprint_{mode}_mib": {"reducers": round(reducer_rss), "web": result["server_rss_mib"], **services},
+        f"e2e_{mode}_records_per_arrow_batch": int(env["SPARK_REALTIME_RECORDS_PER_BATCH"]),
     }
     out[f"stack_rss_gib_{mode}"] = round(sum(out[f"footprint_{mode}_mib"].values()) / 1024, 2)
     return {**out, **suspend}
@@ -496,6 +499,9 @@ def write(results: dict[str, Any], *, quick: bool) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small and fast: a smoke test of every stage")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep the last full run's figures for the stages not run (with --only)"
+    )
     parser.add_argument(
         "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge suspend bets up)"
     )
@@ -560,6 +566,10 @@ def main(argv: list[str] | None = None) -> None:
     elif quick:
         results.update({"up_to_healthy_s": None, "up_note": "not measured in --quick"})
     results["stages"] = sorted(stages)
+    if args.merge and not quick and (RESULTS / "latest.json").exists():
+        earlier = json.loads((RESULTS / "latest.json").read_text())
+        results = {**earlier, **results, "stages": sorted(set(earlier.get("stages", [])) | stages)}
+        results["merged_from"] = earlier["date"]
     results["bench_seconds"] = round(time.perf_counter() - started)
     path = write(results, quick=quick)
     log(f"results: {path}")
