@@ -21,8 +21,17 @@ def locmem_email(settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 
-def test_sampling_task_keeps_one_sample_per_slot(kafka_topics, redis_client):
+def test_sampling_task_keeps_one_sample_per_slot(kafka_topics, redis_client, monkeypatch):
+    import time as clock
+    from types import SimpleNamespace
+
+    from odds.services import metrics_history
+
     MetricSample.objects.all().delete()
+    # Both runs in one slot: the middle of the current one, however slow the first run is.
+    interval = metrics_history.sample_interval_s()
+    frozen = (clock.time() // interval + 0.5) * interval
+    monkeypatch.setattr(metrics_history, "time", SimpleNamespace(time=lambda: frozen))
     metrics_sample.delay()
     metrics_sample.delay()
     sample = MetricSample.objects.get()
