@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import orjson
 import pytest
-from confluent_kafka import Consumer
+from confluent_kafka import OFFSET_BEGINNING, Consumer
 from django.conf import settings
 
 from reducers import keys, topics
@@ -21,16 +22,26 @@ def stored_seq(redis_client, market_id: int) -> int | None:
     return int(raw) if raw is not None else None
 
 
-def dead_letter_of(value: bytes):
-    """The dead-letter record carrying ``value`` (other tests dead-letter records too)."""
+def dead_letter_of(value: bytes, *, within_s: float = 300):
+    """The dead-letter record carrying ``value``, among those of the last ``within_s`` seconds
+    (other tests dead-letter records too; the partitions are assigned, not joined as a group)."""
+    from confluent_kafka import TopicPartition
+
     consumer = Consumer(
         {
             "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
             "group.id": f"dlq-test-{uuid.uuid4().hex}",
-            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
         }
     )
-    consumer.subscribe([topics.prices_dead_letter()])
+    metadata = consumer.list_topics(topics.prices_dead_letter(), timeout=10).topics[topics.prices_dead_letter()]
+    since_ms = int((time.time() - within_s) * 1000)
+    starts = consumer.offsets_for_times(
+        [TopicPartition(topics.prices_dead_letter(), p, since_ms) for p in metadata.partitions], timeout=10
+    )
+    consumer.assign(
+        [TopicPartition(t.topic, t.partition, t.offset if t.offset >= 0 else OFFSET_BEGINNING) for t in starts]
+    )
 
     def found():
         message = consumer.poll(0.5)
