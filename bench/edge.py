@@ -79,13 +79,14 @@ async def _client_main(
     from websockets.typing import Origin
 
     received = 0
+    merged = 0  # updates the server replaced by newer ones for a slow client (`conflated` frames)
     latencies: list[tuple[float, float, float, float, float]] = []  # event, produce, kafka, reducer, received
     started = time.time()
     measure_from = started + warmup
     stop_at = measure_from + duration
 
     async def one(markets: list[int]) -> None:
-        nonlocal received
+        nonlocal received, merged
         async with websockets.connect(url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None) as ws:
             await ws.send(json.dumps({"type": "watch", "markets": markets, "batch": batch}))
             while True:
@@ -109,6 +110,8 @@ async def _client_main(
                     if received % 5 == 0:
                         ts = json.loads(raw)["ts"]
                         latencies.append((ts["event"], ts["produce"], ts["kafka"], ts["reducer"], now * 1000))
+                elif raw.startswith('{"type":"conflated"'):
+                    merged += int(json.loads(raw)["merged"])
 
     results = await asyncio.gather(*(one(m) for m in watch_lists), return_exceptions=True)
     errors = [repr(r) for r in results if isinstance(r, BaseException)]
@@ -116,6 +119,7 @@ async def _client_main(
     out.put(
         {
             "received": received,
+            "merged": merged,
             "latencies": latencies,
             "errors": errors[:3],
             "error_count": len(errors),

@@ -18,10 +18,13 @@ small and fast, asserts nothing about speed, and writes only under bench/results
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -50,13 +53,13 @@ def log(message: str) -> None:
     print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def make_updates(count: int, markets: int) -> list[PriceUpdate]:
-
+def make_updates(count: int, markets: int, *, first: int = 1) -> list[PriceUpdate]:
+    """``count`` price updates over ``markets`` markets from ``first`` on, sequences from 1."""
     now = int(time.time() * 1000)
-    seqs = [0] * (markets + 1)
+    seqs = [0] * (first + markets)
     out = []
     for i in range(count):
-        m = 1 + i % markets
+        m = first + i % markets
         seqs[m] += 1
         price = Decimal(101 + (i * 7919) % 800) / 100
         out.append(
@@ -89,7 +92,9 @@ def bench_feed(*, records: int, runs: int) -> dict[str, Any]:
     return {"feed_records_per_s": round(median(rates)), "feed_runs": [round(r) for r in rates], "feed_records": records}
 
 
-def reducer_env(namespace: str, mode: str, *, records_per_arrow_batch: int = 1) -> dict[str, str]:
+def reducer_env(
+    namespace: str, mode: str, *, records_per_arrow_batch: int = 1, realtime_batch: str = "30 seconds"
+) -> dict[str, str]:
     """The environment of a reducer process under benchmark."""
     return {
         "SPORTSBOOK_NAMESPACE": namespace,
@@ -97,7 +102,9 @@ def reducer_env(namespace: str, mode: str, *, records_per_arrow_batch: int = 1) 
         # Real-time mode needs a task slot per partition of the price topic plus the other queries.
         "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
         "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / namespace),
-        "SPARK_REALTIME_BATCH": "30 seconds",
+        # Real-time mode: the length of a real-time batch. The last record a partition has read
+        # waits for the next record or the batch's end (one-record lookahead).
+        "SPARK_REALTIME_BATCH": realtime_batch,
         # Real-time mode: records per Arrow batch handed to the Python reducer (1: lowest latency).
         "SPARK_REALTIME_RECORDS_PER_BATCH": str(records_per_arrow_batch),
     }
@@ -117,96 +124,126 @@ def produce_all(producer: Any, updates: list[PriceUpdate]) -> None:
     producer.flush(120)
 
 
-def bench_reducers(*, mode: str, records: int) -> dict[str, Any]:
+@dataclass
+class Reducers:
+    """A reducer process under benchmark, in a namespace of its own."""
+
+    mode: str
+    namespace: str
+    env: dict[str, str]
+    process: Process
+    client: Any
+    producer: Any
+
+
+@contextlib.contextmanager
+def reducers_running(
+    mode: str, *, records_per_arrow_batch: int, log_name: str, define: bool = True, realtime_batch: str = "30 seconds"
+) -> Iterator[Reducers]:
+    """Start the reducers in a fresh namespace and wait for them; with ``define``, define markets
+    1 to 1000 (the end-to-end run's). They are stopped on the way out."""
     with namespace() as ns:
-        producer = producer_create()
-        updates = make_updates(records, 1000)
-        # The first batches pay for planning, code generation and starting Python workers: not
-        # measured. Micro-batch warms both of its paths: a small batch (Python), then a large one
-        # (Spark SQL validates and conflates).
-        warmups = [2000, 20_000] if mode == "microbatch" and records > 30_000 else [2000]
-        warmup = sum(warmups)
         client = redis.Redis.from_url(settings.REDIS_URL)
-        # Real-time throughput is measured with 64 records per Arrow batch (latency: 1, in e2e);
-        # a --quick backlog is too small to fill them.
-        env = reducer_env(ns, mode, records_per_arrow_batch=64 if mode == "realtime" and records >= 30_000 else 1)
-        reducer = Process(
-            python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-reducers-{mode}.log"
-        )
+        env = reducer_env(ns, mode, records_per_arrow_batch=records_per_arrow_batch, realtime_batch=realtime_batch)
+        reducer = Process(python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / log_name)
         try:
             wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
-            markets_define(producer, client, 1000)
-
-            def applied() -> int:
-                pipe = client.pipeline(transaction=False)
-                for m in range(1, 1001):
-                    pipe.hget(keys.market_state(m), "seq")
-                return sum(int(s) for s in pipe.execute() if s is not None)
-
-            done = 0
-            for size in warmups:
-                produce_all(producer, updates[done : done + size])
-                done += size
-                target = done
-                wait_until(lambda: applied() >= target, timeout=300, what="the warm-up records")  # noqa: B023  # called before the loop moves on
-            warm = orjson.loads(client.get(keys.reducer_progress("prices")) or b'{"batchId": -1}')["batchId"]
-            drain_started = time.perf_counter()
-            produce_all(producer, updates[warmup:])
-            # Every progress report of the price query after the warm-up: rows in, time spent.
-            batches: dict[int, tuple[int, int]] = {}
-            deadline = time.monotonic() + 600
-            # Real-time mode hands Python full Arrow batches only; the last partial batch of each
-            # partition waits for the end of the real-time batch. The rate is taken at 90 %.
-            ninety = warmup + 0.9 * (records - warmup)
-            ninety_s: float | None = None
-            while (done_now := applied()) < records:  # the last sequences of all markets add up to the record count
-                if ninety_s is None and done_now >= ninety:
-                    ninety_s = time.perf_counter() - drain_started
-                raw = client.get(keys.reducer_progress("prices"))
-                if raw:
-                    progress = orjson.loads(raw)
-                    batches[progress["batchId"]] = (
-                        progress["numInputRows"],
-                        (progress.get("durationMs") or {}).get("triggerExecution", 0),
-                    )
-                if time.monotonic() > deadline:
-                    raise TimeoutError("reducers did not apply every update within 600 s")
-                time.sleep(0.02)
-            drain_s = time.perf_counter() - drain_started
-            ninety_s = ninety_s or drain_s
-            time.sleep(1.5)
-            raw = client.get(keys.reducer_progress("prices"))
-            if raw:
-                progress = orjson.loads(raw)
-                batches[progress["batchId"]] = (
-                    progress["numInputRows"],
-                    (progress.get("durationMs") or {}).get("triggerExecution", 0),
-                )
-            measured = {b: v for b, v in batches.items() if b > warm}
-            rows = sum(n for n, _ in measured.values())
-            busy_ms = sum(ms for n, ms in measured.values() if n)
-            # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
-            # between batches to leave out (a batch lasts its whole checkpoint interval), so its
-            # rate is the backlog over the wall-clock time to apply all of it.
-            busy_rate = round(rows / (busy_ms / 1000)) if busy_ms else None
-            drain_rate = round((records - warmup) / drain_s)
-            ninety_rate = round(0.9 * (records - warmup) / ninety_s)
-            return {
-                f"reducer_{mode}_updates_per_s": ninety_rate if mode == "realtime" else busy_rate,
-                f"reducer_{mode}_first_90pct_updates_per_s": ninety_rate,
-                f"reducer_{mode}_drain_updates_per_s": drain_rate,
-                f"reducer_{mode}_records": records,
-                f"reducer_{mode}_batches": len([b for b in measured.values() if b[0]]),
-                f"reducer_{mode}_measured_rows": rows,
-                f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
-                **(
-                    {"reducer_realtime_records_per_arrow_batch": env["SPARK_REALTIME_RECORDS_PER_BATCH"]}
-                    if mode == "realtime"
-                    else {}
-                ),
-            }
+            producer = producer_create()
+            if define:
+                markets_define(producer, client, 1000)
+            yield Reducers(mode, ns, env, reducer, client, producer)
         finally:
             reducer.stop()
+
+
+def note_progress(client: Any, batches: dict[int, tuple[int, int]]) -> None:
+    """Record the price query's last progress report: batch id → (rows in, milliseconds)."""
+    raw = client.get(keys.reducer_progress("prices"))
+    if raw:
+        progress = orjson.loads(raw)
+        batches[progress["batchId"]] = (
+            progress["numInputRows"],
+            (progress.get("durationMs") or {}).get("triggerExecution", 0),
+        )
+
+
+def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) -> dict[str, Any]:
+    """Updates/s the reducers apply from a backlog on the price topic. ``running``: reducers
+    already started (--quick shares one process per mode with the end-to-end stage); its
+    markets from 3001 on are used, so the end-to-end run's markets 1 to 1000 stay untouched."""
+    if running is None:
+        # Real-time throughput is measured with 64 records per Arrow batch (latency: 1, in e2e);
+        # a --quick backlog is too small to fill them.
+        per_batch = 64 if mode == "realtime" and records >= 30_000 else 1
+        log_name = f"bench-reducers-{mode}.log"
+        with reducers_running(mode, records_per_arrow_batch=per_batch, log_name=log_name, define=False) as new:
+            return bench_reducers(mode=mode, records=records, running=new)
+    first = 3001
+    client, producer, env, reducer = running.client, running.producer, running.env, running.process
+    markets_define(producer, client, 1000, first=first)
+    updates = make_updates(records, 1000, first=first)
+    # The first batches pay for planning, code generation and starting Python workers: not
+    # measured. Micro-batch warms both of its paths: a small batch (Python), then a large one
+    # (Spark SQL validates and conflates).
+    warmups = [2000, 20_000] if mode == "microbatch" and records > 30_000 else [2000]
+    warmup = sum(warmups)
+
+    def applied() -> int:
+        pipe = client.pipeline(transaction=False)
+        for m in range(first, first + 1000):
+            pipe.hget(keys.market_state(m), "seq")
+        return sum(int(s) for s in pipe.execute() if s is not None)
+
+    done = 0
+    for size in warmups:
+        produce_all(producer, updates[done : done + size])
+        done += size
+        target = done
+        wait_until(lambda: applied() >= target, timeout=300, what="the warm-up records")  # noqa: B023  # called before the loop moves on
+    warm = orjson.loads(client.get(keys.reducer_progress("prices")) or b'{"batchId": -1}')["batchId"]
+    drain_started = time.perf_counter()
+    produce_all(producer, updates[warmup:])
+    # Every progress report of the price query after the warm-up: rows in, time spent.
+    batches: dict[int, tuple[int, int]] = {}
+    deadline = time.monotonic() + 600
+    # Real-time mode hands Python full Arrow batches only; the last partial batch of each
+    # partition waits for the end of the real-time batch. The rate is taken at 90 %.
+    ninety = warmup + 0.9 * (records - warmup)
+    ninety_s: float | None = None
+    while (done_now := applied()) < records:  # the last sequences of all markets add up to the record count
+        if ninety_s is None and done_now >= ninety:
+            ninety_s = time.perf_counter() - drain_started
+        note_progress(client, batches)
+        if time.monotonic() > deadline:
+            raise TimeoutError("reducers did not apply every update within 600 s")
+        time.sleep(0.02)
+    drain_s = time.perf_counter() - drain_started
+    ninety_s = ninety_s or drain_s
+    time.sleep(1.5)
+    note_progress(client, batches)
+    measured = {b: v for b, v in batches.items() if b > warm}
+    rows = sum(n for n, _ in measured.values())
+    busy_ms = sum(ms for n, ms in measured.values() if n)
+    # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
+    # between batches to leave out (a batch lasts its whole checkpoint interval), so its
+    # rate is the backlog over the wall-clock time to apply all of it.
+    busy_rate = round(rows / (busy_ms / 1000)) if busy_ms else None
+    drain_rate = round((records - warmup) / drain_s)
+    ninety_rate = round(0.9 * (records - warmup) / ninety_s)
+    return {
+        f"reducer_{mode}_updates_per_s": ninety_rate if mode == "realtime" else busy_rate,
+        f"reducer_{mode}_first_90pct_updates_per_s": ninety_rate,
+        f"reducer_{mode}_drain_updates_per_s": drain_rate,
+        f"reducer_{mode}_records": records,
+        f"reducer_{mode}_batches": len([b for b in measured.values() if b[0]]),
+        f"reducer_{mode}_measured_rows": rows,
+        f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
+        **(
+            {"reducer_realtime_records_per_arrow_batch": env["SPARK_REALTIME_RECORDS_PER_BATCH"]}
+            if mode == "realtime"
+            else {}
+        ),
+    }
 
 
 # --- 3. edge ---------------------------------------------------------------------------------
@@ -412,49 +449,59 @@ def warm_up_prices(producer: Any, client: Any, *, first: int = 5001, count: int 
 
 
 def bench_e2e(
-    *, mode: str, clients: int, rate: float, duration: float, warmup: float = 8, suspensions: int = 0
+    *,
+    mode: str,
+    clients: int,
+    rate: float,
+    duration: float,
+    warmup: float = 8,
+    suspensions: int = 0,
+    running: Reducers | None = None,
 ) -> dict[str, Any]:
-    with namespace() as ns:
-        client = redis.Redis.from_url(settings.REDIS_URL)
+    """Source event → websocket frame through Kafka, the reducers, Redis and the edge.
+    ``running``: reducers already started with markets 1 to 1000 defined (--quick)."""
+    if running is None:
         # Real-time mode at this load: 8 records per Arrow batch (a batch fills in about 0.1 s
         # per partition at 1,000 updates/s over 12 partitions); one per batch cannot keep up.
-        env = reducer_env(ns, mode, records_per_arrow_batch=8 if rate >= 1000 else 1)
-        reducer = Process(
-            python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / f"bench-e2e-{mode}.log"
-        )
-        try:
-            wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
-            producer = producer_create()
-            markets_define(producer, client, 1000)
-            warm_up_prices(producer, client)
-            args = edge.parse(
-                [
-                    "--source",
-                    "kafka",
-                    "--clients",
-                    str(clients),
-                    "--markets",
-                    "20",
-                    "--universe",
-                    "1000",
-                    "--rate",
-                    str(rate),
-                    "--workers",
-                    "2",
-                    "--duration",
-                    str(duration),
-                    "--warmup",
-                    str(warmup),
-                    "--batch",
-                ]
+        per_batch = 8 if rate >= 1000 else 1
+        with reducers_running(mode, records_per_arrow_batch=per_batch, log_name=f"bench-e2e-{mode}.log") as new:
+            return bench_e2e(
+                mode=mode,
+                clients=clients,
+                rate=rate,
+                duration=duration,
+                warmup=warmup,
+                suspensions=suspensions,
+                running=new,
             )
-            result = edge.run(args)
-            reducer_rss = reducer.rss_mib()
-            # A trader's suspension is timed through the micro-batch reducers `make up` runs,
-            # once this run's load has drained, on markets of its own (1001 on).
-            suspend = time_suspensions(ns, count=suspensions, feed_rate=50, first=1001) if suspensions else {}
-        finally:
-            reducer.stop()
+    client, producer, env, reducer = running.client, running.producer, running.env, running.process
+    warm_up_prices(producer, client)
+    args = edge.parse(
+        [
+            "--source",
+            "kafka",
+            "--clients",
+            str(clients),
+            "--markets",
+            "20",
+            "--universe",
+            "1000",
+            "--rate",
+            str(rate),
+            "--workers",
+            "2",
+            "--duration",
+            str(duration),
+            "--warmup",
+            str(warmup),
+            "--batch",
+        ]
+    )
+    result = edge.run(args)
+    reducer_rss = reducer.rss_mib()
+    # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this
+    # run's load has drained, on markets of its own (1001 on).
+    suspend = time_suspensions(running.namespace, count=suspensions, feed_rate=50, first=1001) if suspensions else {}
     services = service_rss_mib()
     out = {
         f"e2e_{mode}_p50_ms": result["p50_ms"],
@@ -514,28 +561,54 @@ def main(argv: list[str] | None = None) -> None:
         "quick": quick,
     }
     started = time.perf_counter()
+    stage_seconds: dict[str, float] = {}
+    results["stage_seconds"] = stage_seconds
+    mark = time.perf_counter()
+
+    def lap(stage: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        stage_seconds[stage] = round(now - mark, 1)
+        mark = now
+
     if "feed" in stages:
         log("feed → Kafka")
         results.update(bench_feed(records=20_000 if quick else 300_000, runs=1 if quick else 3))
-    if "reducers" in stages:
-        for mode in ("microbatch", "realtime"):
+        lap("feed")
+    # --quick runs the reducer and end-to-end stages of a mode in one reducer process: starting
+    # Spark is most of a quick run's time. A full run starts one per stage (their settings differ).
+    shared = quick and {"reducers", "e2e"} <= stages
+    for mode in ("microbatch", "realtime"):
+        e2e_args: dict[str, Any] = {
+            "mode": mode,
+            "clients": 50 if quick else 1000,
+            "rate": 200 if quick else 1000,
+            "duration": 4 if quick else 15,
+            "warmup": 4 if quick else 8,
+            "suspensions": (4 if quick else 20) if mode == "microbatch" and "suspend" in stages else 0,
+        }
+        records = 3_000 if quick else (300_000 if mode == "microbatch" else 30_000)
+        if shared:
+            # Short real-time batches: a quick backlog's last records wait for the end of one.
+            with reducers_running(
+                mode, records_per_arrow_batch=1, log_name=f"bench-quick-{mode}.log", realtime_batch="5 seconds"
+            ) as running:
+                log(f"reducers ({mode})")
+                results.update(bench_reducers(mode=mode, records=records, running=running))
+                lap(f"reducers_{mode}")
+                log(f"end to end ({mode})")
+                results.update(bench_e2e(**e2e_args, running=running))
+                lap(f"e2e_{mode}")
+            continue
+        if "reducers" in stages:
             log(f"reducers ({mode})")
-            results.update(
-                bench_reducers(mode=mode, records=3_000 if quick else (300_000 if mode == "microbatch" else 30_000))
-            )
-    if "e2e" in stages:
-        for mode in ("microbatch", "realtime"):
+            results.update(bench_reducers(mode=mode, records=records))
+            lap(f"reducers_{mode}")
+        if "e2e" in stages:
             log(f"end to end ({mode})")
-            results.update(
-                bench_e2e(
-                    mode=mode,
-                    clients=50 if quick else 1000,
-                    rate=200 if quick else 1000,
-                    duration=4 if quick else 15,
-                    warmup=4 if quick else 8,
-                    suspensions=(4 if quick else 20) if mode == "microbatch" and "suspend" in stages else 0,
-                )
-            )
+            results.update(bench_e2e(**e2e_args))
+            lap(f"e2e_{mode}")
+    if "e2e" in stages:
         results["e2e_realtime_p50_ms"] = results.get("e2e_realtime_p50_ms")
         results["e2e_microbatch_p99_ms"] = results.get("e2e_microbatch_p99_ms")
         results["stack_rss_gib"] = max(
@@ -546,11 +619,13 @@ def main(argv: list[str] | None = None) -> None:
         results.update(
             bench_edge(clients=[50] if quick else [100, 1000], duration=3 if quick else 10, runs=1 if quick else 3)
         )
+        lap("edge")
     if "suspend" in stages and "e2e" not in stages:
         from bench.suspend import bench_suspend
 
         log("trader suspension → websocket")
         results.update(bench_suspend(count=6 if quick else 20))
+        lap("suspend")
     if "bets" in stages:
         from bench.bets import bench_bets
 
@@ -560,9 +635,11 @@ def main(argv: list[str] | None = None) -> None:
             if quick
             else bench_bets()
         )
+        lap("bets")
     if "up" in stages and not quick:
         log("make up → healthy")
         results.update(bench_up())
+        lap("up")
     elif quick:
         results.update({"up_to_healthy_s": None, "up_note": "not measured in --quick"})
     results["stages"] = sorted(stages)

@@ -5,7 +5,9 @@ One uvicorn worker serves ``--clients`` websocket clients (two client processes)
 the reducers' Redis sink (``bench.edge``'s publisher and clients). Every ``--sample`` seconds the
 resident memory of each process (with its children) is recorded. The run reports, per process,
 the growth of memory from the first to the last third of the run (after warm-up), the clients'
-dropped connections, and the sizes of the subscription maps before and after.
+dropped connections, the updates merged for clients that fell behind, and the subscription maps:
+the Redis maps of the control API before and after, and the hub's pub-sub subscriptions at every
+sample (flat while the clients are connected) and after they have gone.
 
     python -m bench.soak --duration 600 --clients 1000 --rate 1000
 """
@@ -61,7 +63,16 @@ def map_sizes(redis_url: str, namespace: str) -> dict[str, int]:
         "market_channels_members": sum(int(client.scard(k)) for k in market_sets),
         "channel_markets_members": sum(int(client.scard(k)) for k in channel_sets),
         "channels_index": int(client.zcard(keys.channels_index())),
+        # The edge's own map: the market channels its hub holds subscribed in Redis.
+        "hub_subscriptions": hub_subscriptions(client),
     }
+
+
+def hub_subscriptions(client: Any) -> int:
+    """Market pub-sub channels with a subscriber (the hub subscribes once per market per process)."""
+    from reducers import keys
+
+    return len(client.pubsub_channels(keys.market_channel_pattern()))
 
 
 def growth(samples: list[float]) -> float:
@@ -129,6 +140,10 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
         pids: dict[str, int | None] = {"uvicorn": server.pid, "publisher": publisher.pid}
         pids.update({f"clients-{i}": p.pid for i, p in enumerate(client_procs)})
         memory: dict[str, list[float]] = {name: [] for name in pids}
+        import redis
+
+        redis_client = redis.Redis.from_url(redis_url)
+        subscribed: list[int] = []  # the hub's subscriptions at each sample
         next_report = time.time() + 30
         results: list[dict[str, Any]] = []
         expected = len(client_procs) + 1
@@ -145,6 +160,8 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
                 rss = _rss_mib(pid) if pid else 0.0
                 if rss:
                     memory[name].append(round(rss, 1))
+            if time.time() - started <= total - 2 * sample_s:  # every client still connected
+                subscribed.append(hub_subscriptions(redis_client))
             if time.time() >= next_report:
                 elapsed = time.time() - started - warmup
                 print(
@@ -160,13 +177,20 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
         server.wait(30)
     client_results = [r for r in results if "received" in r]
     published = sum(r.get("published", 0) for r in results)
+    received = sum(r["received"] for r in client_results)
     return {
         "date": time.strftime("%Y-%m-%d %H:%M:%S"),
         "duration_s": duration,
         "clients": clients,
         "rate_per_s": rate,
         "published": published,
-        "received": sum(r["received"] for r in client_results),
+        "published_per_s": round(published / (total + 5)),
+        "received": received,
+        "received_per_s": round(received / duration),
+        # Updates the edge merged into newer ones for clients that fell behind (each announced
+        # to the client in a `conflated` frame): counted, never silently dropped.
+        "merged": sum(r.get("merged", 0) for r in client_results),
+        "hub_subscriptions_during": [min(subscribed), max(subscribed)] if subscribed else [],
         "dropped_connections": sum(r["error_count"] for r in client_results),
         "client_errors": [e for r in client_results for e in r["errors"]][:5],
         "memory_growth_pct": {name: growth(values) for name, values in memory.items() if values},
@@ -205,7 +229,14 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps(result, indent=2))
     # Client processes are the load generator (they keep every latency sample): not judged.
     leaks = {k: v for k, v in result["memory_growth_pct"].items() if v > args.tolerance and not k.startswith("clients")}
-    failed = leaks or result["dropped_connections"] or result["maps_before"] != result["maps_after"]
+    during = result["hub_subscriptions_during"]
+    # Maps: back to where they were once every client has gone, and flat while they were connected.
+    failed = (
+        leaks
+        or result["dropped_connections"]
+        or result["maps_before"] != result["maps_after"]
+        or (during and during[0] != during[1])
+    )
     print("soak: " + ("FAILED " + json.dumps(leaks) if failed else "passed"), flush=True)
     sys.exit(1 if failed else 0)
 

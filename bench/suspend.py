@@ -47,6 +47,7 @@ def _feed(producer: Any, rate: float, first: int, stop: threading.Event) -> None
         producer.poll(0)
         n += 1
         stop.wait(1 / rate)
+    producer.flush(5)
 
 
 async def _time_suspensions(url: str, producer: Any, count: int, watched: list[int]) -> list[float]:

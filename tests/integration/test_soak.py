@@ -5,7 +5,9 @@ clients on one uvicorn worker. No timed speed assertion: only leaks and drops.
   tolerance suited to one minute (10 %; the long soak holds 5 %);
 - no dropped connection;
 - the subscription maps (market → channels, channel → markets, the channel index) end the size
-  they started.
+  they started;
+- the hub's Redis subscriptions stay flat while the clients are connected (one per watched
+  market) and are all gone once they have left.
 """
 
 from __future__ import annotations
@@ -26,4 +28,7 @@ def test_short_soak_keeps_memory_flat_and_drops_no_connection(services):
         pct = result["memory_growth_pct"][name]
         assert pct <= 10, f"{name} memory grew {pct} %: {result['memory_mib'][name]}"
     assert result["maps_after"] == result["maps_before"]
+    assert result["maps_after"]["hub_subscriptions"] == 0
+    low, high = result["hub_subscriptions_during"]
+    assert low == high > 0, f"the hub's subscriptions moved during the run: {low} to {high}"
     assert result["received"] > 0
