@@ -109,13 +109,18 @@ class MoversSink:
 
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
-    stream = kafka_stream(spark, topic=topics.prices(), bootstrap=bootstrap, starting_offsets="latest")
+    # One task reads every partition of the price topic for this query: its batches (a stateful
+    # aggregation, about a second each on two cores) then take one core, not all, and the price
+    # query's batches beside them stay short. SPARK_MOVERS_TASKS raises it where cores allow.
+    stream = kafka_stream(spark, topic=topics.prices(), bootstrap=bootstrap, starting_offsets="latest").coalesce(
+        int(env("SPARK_MOVERS_TASKS", "1"))
+    )
     return (
         movements(stream, window=env("MOVERS_WINDOW", "1 minute"), watermark=env("MOVERS_WATERMARK", "30 seconds"))
         .writeStream.queryName(QUERY_NAME)
         .outputMode("update")
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(MoversSink(redis_client=redis.Redis.from_url(redis_url)))
-        .trigger(processingTime=env("SPARK_MOVERS_TRIGGER", "5 seconds"))
+        .trigger(processingTime=env("SPARK_MOVERS_TRIGGER", "10 seconds"))
         .start()
     )

@@ -54,3 +54,9 @@ def test_movement_is_ranked_per_event_time_window_and_late_records_are_counted(
         what="the late record counted",
     )
     assert redis_client.zscore(keys.movers(window_start - 15 * 60_000), str(market_id)) is None
+
+
+def test_the_movers_query_reads_the_price_topic_with_one_task(reducers_running):
+    # Its stateful batches then take one core, and the price query's batches beside them stay short.
+    plan = reducers_running["movers"]._jsq.streamingQuery().logicalPlan().toString()
+    assert "Repartition 1, false" in plan

@@ -244,3 +244,21 @@ def test_a_reopened_market_opens_when_the_markets_table_catches_up(price_query, 
     # Replaying the same definition changes nothing and publishes nothing more.
     definitions_write(redis_client, definition_build(market_id, status="open", version=3))
     assert pubsub.get_message(timeout=1) is None
+
+
+def test_the_micro_batch_price_query_logs_its_progress_in_the_background(price_query):
+    # Offset and commit logs written asynchronously: the next batch does not wait for them.
+    execution = price_query._jsq.streamingQuery().getClass().getSimpleName()
+    assert execution == "AsyncProgressTrackingMicroBatchExecution"
+
+
+def test_asynchronous_progress_tracking_is_on_by_default_and_can_be_turned_off(monkeypatch):
+    from spark.jobs.prices import async_progress_options
+
+    monkeypatch.delenv("SPARK_ASYNC_PROGRESS", raising=False)
+    monkeypatch.setenv("SPARK_ASYNC_PROGRESS_INTERVAL_MS", "500")
+    options = async_progress_options()
+    assert options["asyncProgressTrackingEnabled"] == "true"
+    assert options["asyncProgressTrackingCheckpointIntervalMs"] == "500"
+    monkeypatch.setenv("SPARK_ASYNC_PROGRESS", "false")
+    assert async_progress_options() == {}
