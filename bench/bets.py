@@ -729,7 +729,7 @@ def _measure(
             "source": "redis sink",
             **_stream_summary(results, stream=stream, duration=duration),
         },
-        "machine": machine,
+        "machine_load": machine,
     }
 
 
