@@ -73,21 +73,48 @@ def percentile(values: list[float], p: float) -> float:
 
 
 async def _client_main(
-    url: str, watch_lists: list[list[int]], duration: float, warmup: float, batch: bool, out: Any
+    url: str,
+    watch_lists: list[list[int]],
+    duration: float,
+    warmup: float,
+    batch: bool,
+    out: Any,
+    ramp_s: float = 0.0,
+    open_attempts: int = 1,
 ) -> None:
+    """Websocket clients, one per watch list, counting what arrives after ``warmup`` for
+    ``duration`` seconds. ``ramp_s`` spreads their connects over that many seconds; a handshake
+    that fails is tried again up to ``open_attempts`` times in all, with backoff, as a browser's
+    client does (each retry is counted)."""
     import websockets
     from websockets.typing import Origin
 
     received = 0
+    open_retries = 0  # handshakes that failed and were tried again
     merged = 0  # updates the server replaced by newer ones for a slow client (`conflated` frames)
     latencies: list[tuple[float, float, float, float, float]] = []  # event, produce, kafka, reducer, received
     started = time.time()
     measure_from = started + warmup
     stop_at = measure_from + duration
 
-    async def one(markets: list[int]) -> None:
+    async def opened(delay: float) -> Any:
+        nonlocal open_retries
+        await asyncio.sleep(delay)
+        for attempt in range(open_attempts):
+            try:
+                return await websockets.connect(
+                    url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None
+                )
+            except (TimeoutError, OSError, websockets.InvalidHandshake):
+                if attempt + 1 == open_attempts:
+                    raise
+                open_retries += 1
+                await asyncio.sleep(0.5 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    async def one(markets: list[int], delay: float) -> None:
         nonlocal received, merged
-        async with websockets.connect(url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None) as ws:
+        async with await opened(delay) as ws:
             await ws.send(json.dumps({"type": "watch", "markets": markets, "batch": batch}))
             while True:
                 remaining = stop_at - time.time()
@@ -113,13 +140,15 @@ async def _client_main(
                 elif raw.startswith('{"type":"conflated"'):
                     merged += int(json.loads(raw)["merged"])
 
-    results = await asyncio.gather(*(one(m) for m in watch_lists), return_exceptions=True)
+    step = ramp_s / max(1, len(watch_lists))
+    results = await asyncio.gather(*(one(m, i * step) for i, m in enumerate(watch_lists)), return_exceptions=True)
     errors = [repr(r) for r in results if isinstance(r, BaseException)]
     usage = resource.getrusage(resource.RUSAGE_SELF)
     out.put(
         {
             "received": received,
             "merged": merged,
+            "open_retries": open_retries,
             "latencies": latencies,
             "errors": errors[:3],
             "error_count": len(errors),
@@ -128,10 +157,9 @@ async def _client_main(
     )
 
 
-def client_process(
-    url: str, watch_lists: list[list[int]], duration: float, warmup: float, batch: bool, out: Any
-) -> None:
-    asyncio.run(_client_main(url, watch_lists, duration, warmup, batch, out))
+def client_process(*args: Any) -> None:
+    """A process of websocket clients: ``_client_main``'s arguments, in its order."""
+    asyncio.run(_client_main(*args))
 
 
 def paced_updates(markets: int, rate: float, seconds: float) -> Iterator[list[Any]]:

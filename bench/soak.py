@@ -2,7 +2,9 @@
 
 One uvicorn worker serves ``--clients`` websocket clients (two client processes), each watching
 20 of ``--markets`` markets, while a publisher applies ``--rate`` price updates a second through
-the reducers' Redis sink (``bench.edge``'s publisher and clients). Every ``--sample`` seconds the
+the reducers' Redis sink (``bench.edge``'s publisher and clients). The clients connect over the
+first half of the warm-up and retry a failed handshake (counted as ``open_retries``); a
+connection that fails to open after four attempts, or closes once open, is a drop. Every ``--sample`` seconds the
 resident memory of each process (with its children) is recorded. The run reports, per process,
 the growth of memory from the first to the last third of the run (after warm-up), the clients'
 dropped connections, the updates merged for clients that fell behind, and the subscription maps:
@@ -133,7 +135,11 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
         url = f"ws://127.0.0.1:{port}/ws/odds/"
         halves = [lists[: clients // 2], lists[clients // 2 :]]
         client_procs = [
-            ctx.Process(target=client_process, args=(url, half, duration, warmup, False, out)) for half in halves
+            # Clients arrive over the first half of the warm-up, not all in the same instant, and
+            # retry a failed handshake as the browser client does; a connection that closes once
+            # open is a drop.
+            ctx.Process(target=client_process, args=(url, half, duration, warmup, False, out, warmup / 2, 4))
+            for half in halves
         ]
         for proc in client_procs:
             proc.start()
@@ -191,6 +197,7 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
         # to the client in a `conflated` frame): counted, never silently dropped.
         "merged": sum(r.get("merged", 0) for r in client_results),
         "hub_subscriptions_during": [min(subscribed), max(subscribed)] if subscribed else [],
+        "open_retries": sum(r.get("open_retries", 0) for r in client_results),
         "dropped_connections": sum(r["error_count"] for r in client_results),
         "client_errors": [e for r in client_results for e in r["errors"]][:5],
         "memory_growth_pct": {name: growth(values) for name, values in memory.items() if values},

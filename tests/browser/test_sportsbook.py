@@ -19,8 +19,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 LIVE = 30_000  # ms: the first price through a cold Spark query can take a while
 # Trader suspension to the page, end to end. The edge and the browser take tens of milliseconds
-# and are held to a second; the Spark micro-batch reducer, sharing two cores with Chromium and
-# the other queries in the test session, takes 1-2 s of it here.
+# and are held to a second; the Spark micro-batch reducer takes most of the rest. The bound here
+# is loose because the test session shares two cores with Chromium and every other test service;
+# the figure that counts is `make bench`'s suspension stage (docs/performance.md).
 SUSPEND_BUDGET_MS = float(os.environ.get("SUSPEND_BUDGET_MS", "5000"))
 
 
