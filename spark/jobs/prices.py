@@ -369,9 +369,8 @@ def async_progress_options() -> dict[str, str]:
     which the reducer's effects tolerate (a record at or below a market's sequence changes
     nothing). Spark checks the sink against a list that leaves out ``foreachBatch`` because a
     ``foreachBatch`` sink may rely on batch ids for exactly-once; this one does not, so the
-    check is overridden. ``SPARK_ASYNC_PROGRESS=false`` turns it off; on an existing checkpoint,
-    first run at least two batches with ``SPARK_ASYNC_PROGRESS_INTERVAL_MS=0`` so that the last
-    batches are all logged (Spark's own procedure for turning the feature off).
+    check is overridden. ``SPARK_ASYNC_PROGRESS=false`` turns it off; a query restarted without
+    it on a checkpoint written with it resumes from the last logged batch (tried with Spark 4.x).
     """
     if env("SPARK_ASYNC_PROGRESS", "true").lower() not in ("1", "true", "yes"):
         return {}
