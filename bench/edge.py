@@ -100,17 +100,18 @@ async def _client_main(
     async def opened(delay: float) -> Any:
         nonlocal open_retries
         await asyncio.sleep(delay)
-        for attempt in range(open_attempts):
+        attempt = 1
+        while True:
             try:
                 return await websockets.connect(
                     url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None
                 )
             except (TimeoutError, OSError, websockets.InvalidHandshake):
-                if attempt + 1 == open_attempts:
+                if attempt >= open_attempts:
                     raise
                 open_retries += 1
-                await asyncio.sleep(0.5 * 2**attempt)
-        raise AssertionError("unreachable")
+                await asyncio.sleep(0.5 * 2 ** (attempt - 1))
+                attempt += 1
 
     async def one(markets: list[int], delay: float) -> None:
         nonlocal received, merged

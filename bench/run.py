@@ -23,7 +23,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -128,7 +128,6 @@ def produce_all(producer: Any, updates: list[PriceUpdate]) -> None:
 class Reducers:
     """A reducer process under benchmark, in a namespace of its own."""
 
-    mode: str
     namespace: str
     env: dict[str, str]
     process: Process
@@ -151,7 +150,7 @@ def reducers_running(
             producer = producer_create()
             if define:
                 markets_define(producer, client, 1000)
-            yield Reducers(mode, ns, env, reducer, client, producer)
+            yield Reducers(ns, env, reducer, client, producer)
         finally:
             reducer.stop()
 
@@ -171,13 +170,20 @@ def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) 
     """Updates/s the reducers apply from a backlog on the price topic. ``running``: reducers
     already started (--quick shares one process per mode with the end-to-end stage); its
     markets from 3001 on are used, so the end-to-end run's markets 1 to 1000 stay untouched."""
-    if running is None:
-        # Real-time throughput is measured with 64 records per Arrow batch (latency: 1, in e2e);
-        # a --quick backlog is too small to fill them.
-        per_batch = 64 if mode == "realtime" and records >= 30_000 else 1
-        log_name = f"bench-reducers-{mode}.log"
-        with reducers_running(mode, records_per_arrow_batch=per_batch, log_name=log_name, define=False) as new:
-            return bench_reducers(mode=mode, records=records, running=new)
+    with contextlib.ExitStack() as stack:
+        if running is None:
+            # Real-time throughput is measured with 64 records per Arrow batch (latency: 1, in
+            # e2e); a --quick backlog is too small to fill them.
+            per_batch = 64 if mode == "realtime" and records >= 30_000 else 1
+            running = stack.enter_context(
+                reducers_running(
+                    mode, records_per_arrow_batch=per_batch, log_name=f"bench-reducers-{mode}.log", define=False
+                )
+            )
+        return _measure_reducers(running, mode=mode, records=records)
+
+
+def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str, Any]:
     first = 3001
     client, producer, env, reducer = running.client, running.producer, running.env, running.process
     markets_define(producer, client, 1000, first=first)
@@ -194,12 +200,14 @@ def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) 
             pipe.hget(keys.market_state(m), "seq")
         return sum(int(s) for s in pipe.execute() if s is not None)
 
+    def applied_at_least(target: int) -> Callable[[], bool]:
+        return lambda: applied() >= target
+
     done = 0
     for size in warmups:
         produce_all(producer, updates[done : done + size])
         done += size
-        target = done
-        wait_until(lambda: applied() >= target, timeout=300, what="the warm-up records")  # noqa: B023  # called before the loop moves on
+        wait_until(applied_at_least(done), timeout=300, what="the warm-up records")
     warm = orjson.loads(client.get(keys.reducer_progress("prices")) or b'{"batchId": -1}')["batchId"]
     drain_started = time.perf_counter()
     produce_all(producer, updates[warmup:])
@@ -460,20 +468,22 @@ def bench_e2e(
 ) -> dict[str, Any]:
     """Source event → websocket frame through Kafka, the reducers, Redis and the edge.
     ``running``: reducers already started with markets 1 to 1000 defined (--quick)."""
-    if running is None:
-        # Real-time mode at this load: 8 records per Arrow batch (a batch fills in about 0.1 s
-        # per partition at 1,000 updates/s over 12 partitions); one per batch cannot keep up.
-        per_batch = 8 if rate >= 1000 else 1
-        with reducers_running(mode, records_per_arrow_batch=per_batch, log_name=f"bench-e2e-{mode}.log") as new:
-            return bench_e2e(
-                mode=mode,
-                clients=clients,
-                rate=rate,
-                duration=duration,
-                warmup=warmup,
-                suspensions=suspensions,
-                running=new,
+    with contextlib.ExitStack() as stack:
+        if running is None:
+            # Real-time mode at this load: 8 records per Arrow batch (a batch fills in about 0.1 s
+            # per partition at 1,000 updates/s over 12 partitions); one per batch cannot keep up.
+            per_batch = 8 if rate >= 1000 else 1
+            running = stack.enter_context(
+                reducers_running(mode, records_per_arrow_batch=per_batch, log_name=f"bench-e2e-{mode}.log")
             )
+        return _measure_e2e(
+            running, mode=mode, clients=clients, rate=rate, duration=duration, warmup=warmup, suspensions=suspensions
+        )
+
+
+def _measure_e2e(
+    running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
+) -> dict[str, Any]:
     client, producer, env, reducer = running.client, running.producer, running.env, running.process
     warm_up_prices(producer, client)
     args = edge.parse(
@@ -560,10 +570,9 @@ def main(argv: list[str] | None = None) -> None:
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "quick": quick,
     }
-    started = time.perf_counter()
+    started = mark = time.perf_counter()
     stage_seconds: dict[str, float] = {}
     results["stage_seconds"] = stage_seconds
-    mark = time.perf_counter()
 
     def lap(stage: str) -> None:
         nonlocal mark

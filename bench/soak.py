@@ -4,12 +4,13 @@ One uvicorn worker serves ``--clients`` websocket clients (two client processes)
 20 of ``--markets`` markets, while a publisher applies ``--rate`` price updates a second through
 the reducers' Redis sink (``bench.edge``'s publisher and clients). The clients connect over the
 first half of the warm-up and retry a failed handshake (counted as ``open_retries``); a
-connection that fails to open after four attempts, or closes once open, is a drop. Every ``--sample`` seconds the
-resident memory of each process (with its children) is recorded. The run reports, per process,
-the growth of memory from the first to the last third of the run (after warm-up), the clients'
-dropped connections, the updates merged for clients that fell behind, and the subscription maps:
-the Redis maps of the control API before and after, and the hub's pub-sub subscriptions at every
-sample (flat while the clients are connected) and after they have gone.
+connection that fails to open after four attempts, or closes once open, is a drop. Every
+``--sample`` seconds the resident memory of each process (with its children) is recorded. The
+run reports, per process, the growth of memory from the first to the last third of the run
+(after warm-up), the clients' dropped connections, the updates merged for clients that fell
+behind, and the subscription maps: the Redis maps of the control API before and after, and the
+hub's pub-sub subscriptions at every sample (flat while the clients are connected) and after
+they have gone.
 
     python -m bench.soak --duration 600 --clients 1000 --rate 1000
 """
@@ -97,6 +98,8 @@ def run(*, duration: float, clients: int, rate: float, markets: int, sample_s: f
 
 
 def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
+    import redis
+
     from bench.edge import SERVERS, client_process, publisher_process
 
     namespace = f"soak{uuid.uuid4().hex[:6]}"
@@ -146,8 +149,6 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
         pids: dict[str, int | None] = {"uvicorn": server.pid, "publisher": publisher.pid}
         pids.update({f"clients-{i}": p.pid for i, p in enumerate(client_procs)})
         memory: dict[str, list[float]] = {name: [] for name in pids}
-        import redis
-
         redis_client = redis.Redis.from_url(redis_url)
         subscribed: list[int] = []  # the hub's subscriptions at each sample
         next_report = time.time() + 30

@@ -7,7 +7,7 @@ import uuid
 
 import orjson
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from django.conf import settings
 
 from reducers import keys, topics
@@ -25,8 +25,6 @@ def stored_seq(redis_client, market_id: int) -> int | None:
 def dead_letter_of(value: bytes, *, within_s: float = 300):
     """The dead-letter record carrying ``value``, among those of the last ``within_s`` seconds
     (other tests dead-letter records too; the partitions are assigned, not joined as a group)."""
-    from confluent_kafka import TopicPartition
-
     consumer = Consumer(
         {
             "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
