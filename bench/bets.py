@@ -385,16 +385,19 @@ def markets_publish(books: dict[int, list[int]]) -> None:
 
     from odds.models import Market
     from odds.services.markets import market_definition
+    from reducers import topics
     from reducers.prices import conflate
     from reducers.schemas import PriceUpdate, SelectionPrice
     from spark.jobs.markets import MarketTableProcessor
+    from spark.sinks.dead_letter import dead_letter_sink
     from spark.sinks.redis_state import MarketStateSink
 
     client = redis.Redis.from_url(settings.REDIS_URL)
     markets = Market.objects.select_related("event__competition__sport").filter(id__in=list(books))
     definitions = [market_definition(market=market) for market in markets]
     rows = [{"key": d.key(), "value": d.encode(), "partition": 0, "offset": n} for n, d in enumerate(definitions)]
-    MarketTableProcessor(redis_client=client).apply_rows(rows)
+    sink = dead_letter_sink(bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, source_topic=topics.markets())
+    MarketTableProcessor(redis_client=client, dead_letters=sink).apply_rows(rows)
     now = int(time.time() * 1000)
     updates = [
         PriceUpdate(

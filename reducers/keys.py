@@ -161,3 +161,9 @@ def digest_sent(*, week: str, user_id: int) -> str:
 def celery_prefix(of_namespace: str | None = None) -> str:
     """Prefix of every Celery key on the broker, so stacks sharing one Redis keep their own queues."""
     return f"{of_namespace or namespace()}:celery:"
+
+
+def reducer_queries() -> str:
+    """Hash: reducer query name → JSON of its supervision state (``state``, ``restarts``,
+    ``last_error``, ``since``), written by the reducer process that runs the queries."""
+    return f"{namespace()}:reducers:queries"

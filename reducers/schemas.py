@@ -192,6 +192,8 @@ def decode_price_update(raw: bytes | None) -> PriceUpdate:
 # --- market definitions (compacted topic; a tombstone — null value — removes the market) ---
 
 MARKET_SCHEMA_VERSION = 1
+# Market ids are PostgreSQL bigints: at most 19 digits.
+MARKET_KEY_MAX_DIGITS = 19
 DEFINITION_STATUSES = ("open", "suspended", "closed", "settled")
 EVENT_STATUSES = ("scheduled", "in_play", "finished", "cancelled")
 
@@ -255,6 +257,8 @@ def decode_market_definition(raw: bytes | None) -> MarketDefinition | None:
     selections = obj.get("selections")
     if not isinstance(selections, list):
         raise InvalidRecord("bad_field", "selections must be a list")
+    if not all(isinstance(s, dict) for s in selections):
+        raise InvalidRecord("bad_field", "selections must be objects")
     for name in ("sport", "competition", "event_name", "kind", "name"):
         if not isinstance(obj.get(name), str):
             raise InvalidRecord("bad_field", f"{name} must be a string")
@@ -275,10 +279,30 @@ def decode_market_definition(raw: bytes | None) -> MarketDefinition | None:
     )
 
 
+def decode_market_row(key: bytes | None, value: bytes | None) -> tuple[int, MarketDefinition | None]:
+    """A markets-topic record as (market id, definition or ``None`` for a tombstone).
+
+    The key is the market id in ASCII digits and must agree with the definition's own id: a
+    record keyed by one market but describing another would be compacted under the wrong key.
+    """
+    if key is None or not 0 < len(key) <= MARKET_KEY_MAX_DIGITS or not key.isdigit() or not key.isascii():
+        raise InvalidRecord("bad_key", "the key must be the market id in digits")
+    market_id = int(key)
+    if market_id < 1:
+        raise InvalidRecord("bad_key", "the market id must be positive")
+    definition = decode_market_definition(value)
+    if definition is not None and definition.market_id != market_id:
+        raise InvalidRecord("bad_key", f"key {market_id} names another market than the record's {definition.market_id}")
+    return market_id, definition
+
+
 # --- bet events (bets topic, keyed by bet id) ---
 
 BET_SCHEMA_VERSION = 1
 BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled")
+BET_EVENT_ID_MAX_CHARS = 64
+# A bet's stake or potential return; far above any bet the book takes, far below 2**63 pence.
+MAX_BET_EVENT_AMOUNT = Decimal("1000000000000")
 
 
 @dataclass(frozen=True)
@@ -347,12 +371,24 @@ def parse_amount(raw: Any, name: str) -> Decimal:
     return value
 
 
+def _bet_amount(obj: dict[str, Any], name: str) -> Decimal:
+    """An amount of a bet event: pence exactly, and small enough that liability in pence stays
+    within a 64-bit counter however many bets add up."""
+    amount = parse_amount(obj.get(name), name)
+    if amount > MAX_BET_EVENT_AMOUNT:
+        raise InvalidRecord("bad_field", f"{name} must be at most {MAX_BET_EVENT_AMOUNT}", field=name)
+    exponent = amount.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < -2:
+        raise InvalidRecord("bad_field", f"{name} must be in pence (two decimal places)", field=name)
+    return amount
+
+
 def decode_bet_event(raw: bytes | None) -> BetEvent:
     obj = json_record(raw, version=BET_SCHEMA_VERSION)
     if obj.get("type") not in BET_EVENT_TYPES:
         raise InvalidRecord("bad_field", "type unknown")
-    if not isinstance(obj.get("event_id"), str) or not obj["event_id"]:
-        raise InvalidRecord("bad_field", "event_id must be a string")
+    if not isinstance(obj.get("event_id"), str) or not 0 < len(obj["event_id"]) <= BET_EVENT_ID_MAX_CHARS:
+        raise InvalidRecord("bad_field", f"event_id must be a string of at most {BET_EVENT_ID_MAX_CHARS} characters")
     raw_legs = obj.get("legs")
     if not isinstance(raw_legs, list) or not raw_legs:
         raise InvalidRecord("bad_field", "legs must be a non-empty list")
@@ -373,8 +409,8 @@ def decode_bet_event(raw: bytes | None) -> BetEvent:
         type=obj["type"],
         bet_id=_positive_int(obj, "bet_id"),
         user_id=_positive_int(obj, "user_id"),
-        stake=parse_amount(obj.get("stake"), "stake"),
-        potential_return=parse_amount(obj.get("potential_return"), "potential_return"),
+        stake=_bet_amount(obj, "stake"),
+        potential_return=_bet_amount(obj, "potential_return"),
         legs=tuple(legs),
         ts=_positive_int(obj, "ts"),
     )

@@ -207,14 +207,21 @@ def decode_command(raw: bytes | None) -> StreamCommand:
     channel = obj.get("channel_id")
     if not isinstance(channel, str) or not 16 <= len(channel) <= 64:
         raise InvalidRecord("bad_field", "channel_id must be a channel id", field="channel_id")
-    spec = spec_from_json(obj["spec"]) if kind in ("subscribe", "change") else None
+    spec = None
+    if kind in ("subscribe", "change"):
+        if obj.get("spec") is None:
+            raise InvalidRecord("missing_field", f"a {kind} command needs its spec", field="spec")
+        spec = spec_from_json(obj["spec"])
+    resync = obj.get("resync", False)
+    if not isinstance(resync, bool):
+        raise InvalidRecord("bad_field", "resync must be true or false", field="resync")
     return StreamCommand(
         type=kind,
         channel_id=channel,
         user_id=_id(obj, "user_id"),
         spec=spec,
         ts=_id(obj, "ts"),
-        resync=bool(obj.get("resync", False)),
+        resync=resync,
     )
 
 

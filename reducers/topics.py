@@ -49,9 +49,19 @@ def commands() -> str:
     return f"{namespace()}.commands.v1"
 
 
+def commands_dead_letter() -> str:
+    """Commands the reducers could not decode or apply, with the reason in a header."""
+    return f"{namespace()}.commands.dlq.v1"
+
+
 def markets() -> str:
     """Compacted table of market definitions and status; a tombstone removes a market."""
     return f"{namespace()}.markets.v1"
+
+
+def markets_dead_letter() -> str:
+    """Market-table records the reducers could not decode or apply, with the reason in a header."""
+    return f"{namespace()}.markets.dlq.v1"
 
 
 def bets() -> str:
@@ -60,7 +70,18 @@ def bets() -> str:
 
 
 def bets_dead_letter() -> str:
+    """Bet events the liability reducer could not decode or apply, with the reason in a header."""
     return f"{namespace()}.bets.dlq.v1"
+
+
+def dead_letter_of(topic: str) -> str:
+    """The dead-letter topic of a topic the reducers read."""
+    return {
+        prices(): prices_dead_letter(),
+        commands(): commands_dead_letter(),
+        markets(): markets_dead_letter(),
+        bets(): bets_dead_letter(),
+    }[topic]
 
 
 def reducer_group(query: str) -> str:
@@ -76,7 +97,9 @@ def all_topics() -> list[TopicSpec]:
         TopicSpec(prices(), data_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(prices_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(commands(), command_partitions, retention_ms=24 * 3600 * 1000),
+        TopicSpec(commands_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(markets(), data_partitions, compacted=True),
+        TopicSpec(markets_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(bets(), data_partitions, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(bets_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
     ]

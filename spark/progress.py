@@ -68,7 +68,9 @@ class RedisProgressListener(StreamingQueryListener):
         self._beat()
 
     def onQueryTerminated(self, event) -> None:
-        self._client.delete(keys.heartbeat(self._component))
+        # One query stopping is not the process stopping: the supervisor restarts it and shows
+        # its state; the heartbeat ages out if the whole process is gone.
+        pass
 
     def _commit(self, name: str, end: dict[str, dict[int, int]]) -> None:
         if not self._bootstrap or not end:

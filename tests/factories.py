@@ -79,13 +79,18 @@ def definitions_write(redis_client, *definitions: MarketDefinition) -> None:
     """Write definitions into the markets table with the markets query's own code, as if they had
     come from the compacted markets topic. The price reducer applies prices of known markets only,
     so a test that produces prices defines their markets first, as the feed and traders do."""
+    from django.conf import settings
+
+    from reducers import topics
     from spark.jobs.markets import MarketTableProcessor
+    from spark.sinks.dead_letter import dead_letter_sink
 
     rows = [
         {"key": definition.key(), "value": definition.encode(), "partition": 0, "offset": offset}
         for offset, definition in enumerate(definitions)
     ]
-    MarketTableProcessor(redis_client=redis_client).apply_rows(rows)
+    sink = dead_letter_sink(bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, source_topic=topics.markets())
+    MarketTableProcessor(redis_client=redis_client, dead_letters=sink).apply_rows(rows)
 
 
 def market_ids_define(redis_client, *market_ids: int) -> None:

@@ -5,6 +5,7 @@ import "uplot/dist/uPlot.min.css";
 import {
   appendPoint,
   column,
+  describeRun,
   formatAgo,
   formatBytes,
   formatCount,
@@ -103,6 +104,8 @@ function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
       `· processed ${q.processed_rate.toFixed(1)}/s · batch ${Math.round(q.batch_ms)} ms · state ${formatCount(q.state_rows ?? 0)} rows ` +
       `· last report ${reported}`;
     card.append(facts);
+    const run = el("p", { class: `run run-${q.run?.state ?? "unknown"}`, "data-role": "run" }, describeRun(q.run, snapshot.ts));
+    card.append(run);
     const table = el("table", { class: "grid partitions" });
     const headRow = el("tr");
     for (const h of ["partition", "committed", "log end", "lag", "lag s", "status", "why"]) headRow.append(el("th", {}, h));

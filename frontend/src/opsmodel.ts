@@ -14,6 +14,16 @@ export interface PartitionLag {
   reason: string;
 }
 
+export interface QueryRun {
+  state: "running" | "restarting" | "stopped";
+  restarts: number;
+  failures: number;
+  last_error: string | null;
+  last_failure_ms: number | null;
+  since_ms: number;
+  next_start_ms: number | null;
+}
+
 export interface QueryLag {
   group: string;
   status: Status;
@@ -25,6 +35,7 @@ export interface QueryLag {
   batch_ms: number;
   state_rows?: number;
   reported_ms: number | null;
+  run?: QueryRun | null;
   partitions: PartitionLag[];
 }
 
@@ -134,4 +145,16 @@ export function frameLatency(frame: unknown, now: number): { e2e: number; ws: nu
   const ws = now - ts.reducer;
   if (e2e < 0 || e2e > 600_000 || ws < 0 || ws > 600_000) return null;
   return { e2e, ws };
+}
+
+/** One line on a query's supervision: its state, its restarts and its last error. */
+export function describeRun(run: QueryRun | null | undefined, now: number): string {
+  if (!run) return "no supervision report";
+  const restarts = run.restarts === 1 ? "1 restart" : `${run.restarts} restarts`;
+  const parts = [run.state, restarts];
+  if (run.state === "restarting" && run.next_start_ms) {
+    parts.push(`next try in ${Math.max(0, Math.ceil((run.next_start_ms - now) / 1000))} s`);
+  }
+  if (run.last_error) parts.push(`last error: ${run.last_error}`);
+  return parts.join(" · ");
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { appendPoint, column, formatAgo, formatCount, frameLatency, type History, rangeMs, type Snapshot, snapshotSeries } from "../src/opsmodel";
+import { appendPoint, column, describeRun, formatAgo, formatCount, frameLatency, type History, rangeMs, type Snapshot, snapshotSeries } from "../src/opsmodel";
 
 const snapshot: Snapshot = {
   ts: 1000,
@@ -59,5 +59,23 @@ describe("frameLatency", () => {
   it("ignores frames without times or with impossible ones", () => {
     expect(frameLatency({ type: "market" }, 200)).toBeNull();
     expect(frameLatency({ ts: { event: 300, reducer: 150 } }, 200)).toBeNull();
+  });
+});
+
+describe("describeRun", () => {
+  const base = { restarts: 0, failures: 0, last_error: null, last_failure_ms: null, since_ms: 0, next_start_ms: null };
+
+  it("says when a query has no supervision report", () => {
+    expect(describeRun(undefined, 0)).toBe("no supervision report");
+  });
+
+  it("shows a restarting query's countdown and its last error", () => {
+    const run = { ...base, state: "restarting" as const, restarts: 2, failures: 3, last_error: "boom", next_start_ms: 4_500 };
+    expect(describeRun(run, 1_000)).toBe("restarting · 2 restarts · next try in 4 s · last error: boom");
+  });
+
+  it("keeps the last error of a query running again", () => {
+    const run = { ...base, state: "running" as const, restarts: 1, last_error: "Redis down" };
+    expect(describeRun(run, 0)).toBe("running · 1 restart · last error: Redis down");
   });
 });

@@ -6,12 +6,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import redis
 from django.conf import settings
 from django.db import connection
 
 from odds.services.kafka import admin_client
 from reducers import keys, topics
+from reducers.supervision import RUNNING
 
 HEARTBEAT_MAX_AGE_S = 30
 
@@ -54,8 +56,26 @@ def _heartbeat(component: str, what: str) -> dict[str, Any]:
     return {"ok": True, "age_s": round(age, 1)}
 
 
+def reducer_query_runs() -> dict[str, dict[str, Any]]:
+    """Each reducer query's supervision state as the reducer process last wrote it."""
+    raw = _redis().hgetall(keys.reducer_queries())
+    return {name.decode(): orjson.loads(value) for name, value in sorted(raw.items())}
+
+
 def _check_reducers() -> dict[str, Any]:
-    return _heartbeat("reducers", "streaming-query progress")
+    result = _heartbeat("reducers", "streaming-query progress")
+    runs = reducer_query_runs()
+    if runs:
+        result["queries"] = {
+            name: {"state": run["state"], "restarts": run["restarts"], "last_error": run["last_error"]}
+            for name, run in runs.items()
+        }
+        down = [name for name, run in runs.items() if run["state"] != RUNNING]
+        if down and result["ok"]:
+            first = runs[down[0]]
+            result["ok"] = False
+            result["error"] = f"queries not running: {', '.join(down)} ({first['state']}: {first['last_error']})"[:300]
+    return result
 
 
 def _check_celery() -> dict[str, Any]:

@@ -27,6 +27,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
 
+from odds.services.health import reducer_query_runs
 from odds.services.kafka import admin_client
 from reducers import burrow, keys, topics
 
@@ -190,6 +191,7 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
     parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in QUERY_TOPICS.items()}
     ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
     progress_raw = dict(zip(QUERY_TOPICS, client.mget([keys.reducer_progress(q) for q in QUERY_TOPICS]), strict=True))
+    runs = reducer_query_runs()
     result: dict[str, Any] = {}
     for query, parts in parts_of.items():
         group = topics.reducer_group(query)
@@ -228,6 +230,8 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
             "lag": sum(p["lag"] for p in partitions),
             "lag_seconds": max((p["lag_seconds"] for p in partitions), default=0.0),
             **figures,
+            # Supervision: running or restarting, restarts, last error (None before any report).
+            "run": runs.get(query),
             "partitions": partitions,
         }
     return result

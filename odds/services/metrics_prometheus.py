@@ -20,6 +20,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "sportsbook_reducer_processed_rows_per_second": ("gauge", "Processing rate of the query's latest batch."),
     "sportsbook_reducer_batch_duration_seconds": ("gauge", "Duration of the query's latest trigger."),
     "sportsbook_reducer_state_rows": ("gauge", "Rows held in the query's state store."),
+    "sportsbook_reducer_query_up": ("gauge", "1 while the reducer query runs, 0 while it waits to be restarted."),
+    "sportsbook_reducer_query_restarts_total": ("counter", "Times the reducer query was restarted after it failed."),
     "sportsbook_latency_milliseconds": ("gauge", "Latency percentiles per stage over recent samples."),
     "sportsbook_websockets": ("gauge", "Websockets connected, per ASGI worker."),
     "sportsbook_dead_letters_total": ("counter", "Records sent to a dead-letter topic, by reason."),
@@ -65,6 +67,10 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
         yield "sportsbook_reducer_processed_rows_per_second", labels, q.get("processed_rate", 0.0)
         yield "sportsbook_reducer_batch_duration_seconds", labels, q.get("batch_ms", 0.0) / 1000
         yield "sportsbook_reducer_state_rows", labels, q.get("state_rows", 0.0)
+        run = q.get("run")
+        if run is not None:
+            yield "sportsbook_reducer_query_up", labels, int(run["state"] == "running")
+            yield "sportsbook_reducer_query_restarts_total", labels, run["restarts"]
     for stage, figures in sorted(snapshot.get("latency", {}).items()):
         for point in ("p50", "p90", "p99"):
             quantile = str(int(point[1:]) / 100)

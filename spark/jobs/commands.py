@@ -13,10 +13,12 @@ import redis
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import decode_command
+from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
+from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
 from spark.sources import env, kafka_stream
 
 log = logging.getLogger("spark.jobs.commands")
@@ -24,20 +26,34 @@ QUERY_NAME = "commands"
 
 
 class CommandBatchProcessor:
-    def __init__(self, *, redis_client: redis.Redis) -> None:
+    """Applies a batch of commands in order; a command that cannot be decoded or applied is a
+    dead letter, and the commands after it are applied as usual."""
+
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
         self._redis = redis_client
         self._channels = ChannelStore(redis_client)
+        self._dead_letters = dead_letters
 
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
         outcomes: dict[str, int] = {}
+        rejects = Rejects(
+            sink=self._dead_letters, redis_client=self._redis, source_topic=topics.commands(), counter_prefix="command_"
+        )
         for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
+            outcome = "rejected"
             try:
-                outcome = self._channels.apply_command(decode_command(row["value"]))
+                command = decode_command(row["value"])
             except InvalidRecord as exc:
-                log.warning("rejected command at %s/%s: %s", row["partition"], row["offset"], exc)
-                self._redis.hincrby(keys.counter("dead_letters"), f"command_{exc.reason}", 1)
-                outcome = "rejected"
+                rejects.add(row, exc.reason, exc.detail)
+            except Exception as exc:  # anything else a record can raise is that record's fault
+                rejects.add(row, *failure_of(exc, stage="decode"))
+            else:
+                try:
+                    outcome = self._channels.apply_command(command)
+                except Exception as exc:
+                    rejects.add(row, *failure_of(exc, stage="apply"))
             outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        rejects.flush()
         return outcomes
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
@@ -47,7 +63,10 @@ class CommandBatchProcessor:
 
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
-    processor = CommandBatchProcessor(redis_client=redis.Redis.from_url(redis_url))
+    processor = CommandBatchProcessor(
+        redis_client=redis.Redis.from_url(redis_url),
+        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.commands()),
+    )
     return (
         kafka_stream(spark, topic=topics.commands(), bootstrap=bootstrap, starting_offsets="latest")
         .writeStream.queryName(QUERY_NAME)

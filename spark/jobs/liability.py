@@ -16,7 +16,8 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import keys, topics
 from reducers.liability import liability_deltas
 from reducers.schemas import InvalidRecord, decode_bet_event
-from spark.sinks.dead_letter import DeadLetterSink
+from spark.faults import failure_of
+from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
 from spark.sources import env, kafka_stream
 
 log = logging.getLogger("spark.jobs.liability")
@@ -44,23 +45,23 @@ class LiabilityProcessor:
 
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
         counts = {"applied": 0, "duplicates": 0, "rejected": 0}
+        rejects = Rejects(
+            sink=self._dead_letters, redis_client=self._redis, source_topic=topics.bets(), counter_prefix="bet_"
+        )
         pipe = self._redis.pipeline(transaction=False)
-        pending = 0
+        queued: list[Any] = []
         for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
             try:
                 event = decode_bet_event(row["value"])
+                deltas = liability_deltas(event)
             except InvalidRecord as exc:
                 counts["rejected"] += 1
-                self._dead_letters.send(
-                    key=row["key"],
-                    value=row["value"],
-                    reason=exc.reason,
-                    detail=exc.detail,
-                    origin=f"{topics.bets()}/{row['partition']}/{row['offset']}",
-                )
-                self._redis.hincrby(keys.counter("dead_letters"), f"bet_{exc.reason}", 1)
+                rejects.add(row, exc.reason, exc.detail)
                 continue
-            deltas = liability_deltas(event)
+            except Exception as exc:  # anything else a record can raise is that record's fault
+                counts["rejected"] += 1
+                rejects.add(row, *failure_of(exc, stage="decode"))
+                continue
             args: list[Any] = [SEEN_TTL_S]
             for delta in deltas:
                 args.extend([delta.pence, delta.bets, delta.selection_id])
@@ -73,12 +74,16 @@ class LiabilityProcessor:
                 args=args,
                 client=pipe,
             )
-            pending += 1
-        if pending:
-            for applied in pipe.execute():
-                counts["applied" if int(applied) else "duplicates"] += 1
-        if counts["rejected"]:
-            self._dead_letters.flush()
+            queued.append(row)
+        if queued:
+            # Each script's reply on its own: one record's error reply must not fail the others.
+            for row, applied in zip(queued, pipe.execute(raise_on_error=False), strict=True):
+                if isinstance(applied, Exception):
+                    counts["rejected"] += 1
+                    rejects.add(row, *failure_of(applied, stage="apply"))
+                else:
+                    counts["applied" if int(applied) else "duplicates"] += 1
+        rejects.flush()
         return counts
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
@@ -90,7 +95,7 @@ class LiabilityProcessor:
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = LiabilityProcessor(
         redis_client=redis.Redis.from_url(redis_url),
-        dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.bets_dead_letter()),
+        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.bets()),
     )
     return (
         kafka_stream(spark, topic=topics.bets(), bootstrap=bootstrap, starting_offsets="earliest")

@@ -21,8 +21,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
-from reducers.schemas import InvalidRecord, decode_market_definition
+from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_row
+from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
+from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
 from spark.sinks.redis_state import MarketStateSink
 from spark.sources import env, kafka_stream
 
@@ -31,58 +33,76 @@ QUERY_NAME = "markets"
 
 
 class MarketTableProcessor:
-    def __init__(self, *, redis_client: redis.Redis) -> None:
+    """Applies a batch of the markets topic; a record that cannot be decoded or applied is a
+    dead letter, and the records after it are applied as usual."""
+
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
         self._redis = redis_client
         self._channels = ChannelStore(redis_client)
         self._prices = MarketStateSink(redis_client)
+        self._dead_letters = dead_letters
 
     def apply_rows(self, rows: list[Any]) -> dict[str, int]:
         counts = {"upserted": 0, "removed": 0, "stale": 0, "rejected": 0}
         defined: list[int] = []
         status_changed: list[int] = []
+        rejects = Rejects(
+            sink=self._dead_letters, redis_client=self._redis, source_topic=topics.markets(), counter_prefix="market_"
+        )
         for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
             try:
-                market_id = int(row["key"])
-                definition = decode_market_definition(row["value"])
-            except (InvalidRecord, TypeError, ValueError) as exc:
-                log.warning("rejected market record at %s/%s: %s", row["partition"], row["offset"], exc)
-                self._redis.hincrby(keys.counter("dead_letters"), "market_record", 1)
+                market_id, definition = decode_market_row(row["key"], row["value"])
+            except InvalidRecord as exc:
+                rejects.add(row, exc.reason, exc.detail)
                 counts["rejected"] += 1
                 continue
-            key = keys.market_definition(market_id)
-            if definition is None:
-                # Tombstone: the market is gone; keep a closed marker so late prices are not tradable.
-                pipe = self._redis.pipeline(transaction=True)
-                pipe.delete(key)
-                pipe.hset(key, mapping={"status": "closed", "removed": 1})
-                pipe.srem(keys.market_definitions_index(), market_id)
-                pipe.execute()
-                status_changed.append(market_id)
-                counts["removed"] += 1
+            except Exception as exc:  # anything else a record can raise is that record's fault
+                rejects.add(row, *failure_of(exc, stage="decode"))
+                counts["rejected"] += 1
                 continue
-            # A stale definition still releases a kept price: the batch may be a replay after a
-            # crash between writing the definition and applying the price.
-            defined.append(market_id)
-            stored, stored_status = self._redis.hmget(key, "version", "status")
-            if stored is not None and int(stored) >= definition.version:
-                counts["stale"] += 1
+            try:
+                outcome = self._apply_one(market_id, definition)
+            except Exception as exc:
+                rejects.add(row, *failure_of(exc, stage="apply"))
+                counts["rejected"] += 1
                 continue
-            if stored_status is None or stored_status.decode() != definition.status:
+            counts["upserted" if outcome == "status_changed" else outcome] += 1
+            if outcome != "removed":
+                # A stale definition still releases a kept price: the batch may be a replay after
+                # a crash between writing the definition and applying the price.
+                defined.append(market_id)
+            if outcome in ("removed", "status_changed"):
                 status_changed.append(market_id)
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.delete(key)
-            pipe.hset(
-                key, mapping={"version": definition.version, "status": definition.status, "def": definition.encode()}
-            )
-            pipe.sadd(keys.market_definitions_index(), market_id)
-            pipe.execute()
-            counts["upserted"] += 1
+        rejects.flush()
         counts["kept_prices_applied"] = self._apply_kept_prices(defined)
         # A price applied before this row changed carries the old row's verdict: re-derive it.
         restated = self._prices.restatus(status_changed)
         self._channels.fan_out(restated)
         counts["restated"] = len(restated)
         return counts
+
+    def _apply_one(self, market_id: int, definition: MarketDefinition | None) -> str:
+        """Write one record into the table: "removed", "stale", "upserted" or "status_changed"."""
+        key = keys.market_definition(market_id)
+        if definition is None:
+            # Tombstone: the market is gone; keep a closed marker so late prices are not tradable.
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.delete(key)
+            pipe.hset(key, mapping={"status": "closed", "removed": 1})
+            pipe.srem(keys.market_definitions_index(), market_id)
+            pipe.execute()
+            return "removed"
+        stored, stored_status = self._redis.hmget(key, "version", "status")
+        if stored is not None and int(stored) >= definition.version:
+            return "stale"
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.delete(key)
+        pipe.hset(key, mapping={"version": definition.version, "status": definition.status, "def": definition.encode()})
+        pipe.sadd(keys.market_definitions_index(), market_id)
+        pipe.execute()
+        if stored_status is None or stored_status.decode() != definition.status:
+            return "status_changed"
+        return "upserted"
 
     def _apply_kept_prices(self, market_ids: list[int]) -> int:
         """Apply the prices kept while these markets were unknown; read only after their
@@ -121,7 +141,10 @@ class QueryRefresher(threading.Thread):
 
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
-    processor = MarketTableProcessor(redis_client=redis.Redis.from_url(redis_url))
+    processor = MarketTableProcessor(
+        redis_client=redis.Redis.from_url(redis_url),
+        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.markets()),
+    )
     return (
         kafka_stream(spark, topic=topics.markets(), bootstrap=bootstrap, starting_offsets="earliest")
         .writeStream.queryName(QUERY_NAME)

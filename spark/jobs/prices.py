@@ -25,8 +25,9 @@ from reducers import keys, topics
 from reducers.prices import Conflated, conflate, merge_conflated
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
 from reducers.windows import advance_watermark, parse_duration_ms
+from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
-from spark.sinks.dead_letter import DeadLetterSink
+from spark.sinks.dead_letter import DeadLetterSink, Rejects
 from spark.sinks.redis_state import MarketStateSink
 from spark.sources import env, kafka_stream
 from spark.validation import with_validity
@@ -72,23 +73,10 @@ class PriceBatchProcessor:
 
     def _dead_letter(self, rejects: list[tuple[Any, str, str]]) -> None:
         """Send each (row, reason, detail) to the dead-letter topic and count it by reason."""
-        if not rejects:
-            return
-        counts: dict[str, int] = {}
+        batch = Rejects(sink=self._dead_letters, redis_client=self._redis, source_topic=topics.prices())
         for row, reason, detail in rejects:
-            counts[reason] = counts.get(reason, 0) + 1
-            self._dead_letters.send(
-                key=row["key"],
-                value=row["value"],
-                reason=reason,
-                detail=detail,
-                origin=f"{topics.prices()}/{row['partition']}/{row['offset']}",
-            )
-        self._dead_letters.flush()
-        pipe = self._redis.pipeline(transaction=False)
-        for reason, count in counts.items():
-            pipe.hincrby(keys.counter("dead_letters"), reason, count)
-        pipe.execute()
+            batch.add(row, reason, detail)
+        batch.flush()
 
     def _decode(self, rows: list[Any]) -> tuple[list[Decoded], int]:
         """Validate rows in Python; dead-letter the rejected ones with their reason."""
@@ -99,6 +87,8 @@ class PriceBatchProcessor:
                 good.append((decode_price_update(row["value"]), int(row["kafka_ts"]), row))
             except InvalidRecord as exc:
                 rejects.append((row, exc.reason, exc.detail))
+            except Exception as exc:  # anything else a record can raise is that record's fault
+                rejects.append((row, *failure_of(exc, stage="decode")))
         self._dead_letter(rejects)
         return good, len(rejects)
 

@@ -3,21 +3,38 @@
 ``python -m spark.jobs.reducers`` is what `make up` runs. Each query has its own checkpoint
 under ``SPARK_CHECKPOINT_DIR/<namespace>-<query>``; a restart resumes every query from its
 checkpoint and every subscription from Redis.
+
+A query that stops with an error is restarted alone, from its checkpoint, with a backoff
+(``QuerySupervisor``); the other queries run on. Every query's state (running, restarting,
+restarts, last error) is in Redis for /healthz and the lag dashboard.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 import redis
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from reducers import topics
+from reducers import keys, topics
+from reducers.supervision import (
+    Backoff,
+    QueryRun,
+    restart_due,
+    run_failed,
+    run_restarted,
+    run_started,
+    run_steady,
+    run_stopped,
+)
 from spark.jobs import commands, liability, markets, movers, prices
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
@@ -26,23 +43,140 @@ from spark.sources import env
 
 log = logging.getLogger("spark.jobs.reducers")
 COMPONENT = "reducers"
+POLL_S = 0.5
+
+Starter = Callable[[], StreamingQuery]
+
+
+def starters(
+    spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_root: Path, mode: str
+) -> dict[str, Starter]:
+    """Query name → a function that starts that query (again) from its checkpoint."""
+
+    def checkpoint(name: str) -> str:
+        return str(checkpoint_root / f"{topics.namespace()}-{name}")
+
+    common: dict[str, Any] = {"bootstrap": bootstrap, "redis_url": redis_url}
+    return {
+        markets.QUERY_NAME: lambda: markets.start(spark, **common, checkpoint_dir=checkpoint("markets")),
+        commands.QUERY_NAME: lambda: commands.start(spark, **common, checkpoint_dir=checkpoint("commands")),
+        liability.QUERY_NAME: lambda: liability.start(spark, **common, checkpoint_dir=checkpoint("liability")),
+        movers.QUERY_NAME: lambda: movers.start(spark, **common, checkpoint_dir=checkpoint("movers")),
+        prices.QUERY_NAME: lambda: prices.start(
+            spark, **common, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
+        ),
+    }
 
 
 def start_all(
     spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_root: Path, mode: str
 ) -> list[StreamingQuery]:
-    def checkpoint(name: str) -> str:
-        return str(checkpoint_root / f"{topics.namespace()}-{name}")
+    found = starters(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode)
+    return [start() for start in found.values()]
 
-    return [
-        markets.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("markets")),
-        commands.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("commands")),
-        liability.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("liability")),
-        movers.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint("movers")),
-        prices.start(
-            spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
-        ),
-    ]
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _error_text(query: StreamingQuery) -> str:
+    exc = query.exception()
+    if exc is None:
+        return "stopped without an error"
+    # The first line names the failure; the JVM stack trace after it is in the process log.
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class QuerySupervisor:
+    """Runs a set of queries and restarts any one that stops, alone and with a backoff.
+
+    ``poll`` is one step of supervision (the process calls it every ``POLL_S``); each query's
+    ``QueryRun`` is written to the ``reducer_queries`` hash whenever it changes.
+    """
+
+    def __init__(
+        self, *, starters: Mapping[str, Starter], redis_client: redis.Redis, backoff: Backoff | None = None
+    ) -> None:
+        self._starters = dict(starters)
+        self._redis = redis_client
+        self._backoff = backoff or Backoff()
+        self.queries: dict[str, StreamingQuery | None] = {}
+        self.runs: dict[str, QueryRun] = {}
+        self._stopping = threading.Event()
+
+    def start(self) -> None:
+        now = _now_ms()
+        for name, start in self._starters.items():
+            self.queries[name] = start()
+            self.runs[name] = run_started(QueryRun(), now_ms=now)
+        self._publish(self.runs)
+
+    def poll(self, *, now_ms: int | None = None) -> None:
+        now = now_ms if now_ms is not None else _now_ms()
+        changed: dict[str, QueryRun] = {}
+        for name, start in self._starters.items():
+            if self._stopping.is_set():
+                return
+            run = self.runs[name]
+            query = self.queries.get(name)
+            if query is not None and query.isActive:
+                steady = run_steady(run, now_ms=now, backoff=self._backoff)
+                if steady != run:
+                    changed[name] = steady
+                continue
+            if query is not None:
+                # It stopped: the other queries run on while this one waits out its backoff.
+                error = _error_text(query)
+                run = run_failed(run, error=error, now_ms=now, backoff=self._backoff)
+                log.error(
+                    "query %s stopped (%d in a row): %s; restarting in %.1f s",
+                    name,
+                    run.failures,
+                    error,
+                    ((run.next_start_ms or now) - now) / 1000,
+                )
+                self.queries[name] = None
+                changed[name] = run
+            if restart_due(run, now_ms=now):
+                try:
+                    self.queries[name] = start()
+                except Exception as exc:  # a restart that fails is one more failure, not the end
+                    log.exception("query %s could not be restarted", name)
+                    run = run_failed(run, error=f"restart failed: {exc}", now_ms=now, backoff=self._backoff)
+                else:
+                    run = run_restarted(run, now_ms=now)
+                    log.info("query %s restarted (restart %d)", name, run.restarts)
+                changed[name] = run
+        if changed:
+            self.runs.update(changed)
+            self._publish(changed)
+
+    def stop(self) -> None:
+        """Stop every query (no restarts from now on)."""
+        self._stopping.set()
+        for query in self.queries.values():
+            if query is not None and query.isActive:
+                query.stop()
+        now = _now_ms()
+        stopped = {name: run_stopped(run, now_ms=now) for name, run in self.runs.items()}
+        self.runs.update(stopped)
+        self._publish(stopped)
+
+    def _publish(self, runs: Mapping[str, QueryRun]) -> None:
+        try:
+            self._redis.hset(keys.reducer_queries(), mapping={n: orjson.dumps(r.to_json()) for n, r in runs.items()})
+        except redis.RedisError as exc:
+            # Redis down is shown by /healthz's own check; supervision carries on without it.
+            log.warning("query states not written: %s", exc)
+
+
+def backoff_from_env() -> Backoff:
+    return Backoff(
+        base_s=float(env("SPARK_QUERY_RESTART_BASE_S", "1")),
+        cap_s=float(env("SPARK_QUERY_RESTART_MAX_S", "60")),
+        stable_s=float(env("SPARK_QUERY_STABLE_S", "60")),
+    )
 
 
 def main() -> None:
@@ -54,26 +188,27 @@ def main() -> None:
     spark = build_session("sportsbook-reducers", extra=prices.REALTIME_SQL_CONF if mode == "realtime" else None)
     client = redis.Redis.from_url(redis_url)
     spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))
-    queries = start_all(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode)
+    supervisor = QuerySupervisor(
+        starters=starters(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode),
+        redis_client=client,
+        backoff=backoff_from_env(),
+    )
+    supervisor.start()
     refresher = QueryRefresher(redis_client=client, interval_s=float(env("QUERY_REFRESH_SECONDS", "10")))
     refresher.start()
-    log.info("reducers running: %s (price path in %s mode)", ", ".join(q.name for q in queries), mode)
+    log.info("reducers running: %s (price path in %s mode)", ", ".join(supervisor.queries), mode)
+    stop_requested = threading.Event()
 
     def stop(signum: int, frame: Any) -> None:
         log.info("signal %s: stopping", signum)
-        refresher.stopped.set()
-        for query in queries:
-            query.stop()
+        stop_requested.set()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    while all(q.isActive for q in queries):
-        time.sleep(0.5)
-    for query in queries:
-        if query.isActive:
-            query.stop()
-        elif query.exception() is not None:
-            log.error("query %s failed: %s", query.name, query.exception())
+    while not stop_requested.wait(POLL_S):
+        supervisor.poll()
+    refresher.stopped.set()
+    supervisor.stop()
     spark.stop()
 
 

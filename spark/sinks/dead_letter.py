@@ -1,8 +1,22 @@
-"""Dead-letter sink: records that failed validation, with the reason in headers."""
+"""Dead-letter sink: records a reducer cannot decode or apply, with the reason in headers.
+
+Every topic a reducer reads has a dead-letter topic (``reducers.topics.dead_letter_of``). A
+dead letter keeps the record's key and value unchanged and carries three headers: ``reason``
+(a short code), ``detail`` (words) and ``origin`` (``topic/partition/offset``), so an operator
+can find, fix and re-produce it. Each is also counted in Redis by reason for the dashboard.
+"""
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+import redis
 from confluent_kafka import Producer
+
+from reducers import keys, topics
+
+log = logging.getLogger("spark.sinks.dead_letter")
 
 
 class DeadLetterSink:
@@ -31,3 +45,57 @@ class DeadLetterSink:
         remaining = self._producer.flush(timeout)
         if remaining:
             raise RuntimeError(f"{remaining} dead-letter records not acknowledged within {timeout}s")
+
+
+class Rejects:
+    """The dead letters of one batch of one source topic.
+
+    ``add`` collects a rejected row; ``flush`` sends them all, waits for the broker's
+    acknowledgement (a batch whose dead letters are not stored fails and is replayed, so nothing
+    is lost) and adds them to the ``dead_letters`` counter as ``<prefix><reason>``.
+    """
+
+    def __init__(
+        self, *, sink: DeadLetterSink, redis_client: redis.Redis, source_topic: str, counter_prefix: str = ""
+    ) -> None:
+        self._sink = sink
+        self._redis = redis_client
+        self._source = source_topic
+        self._prefix = counter_prefix
+        self._rows: list[tuple[Any, str, str]] = []
+
+    def add(self, row: Any, reason: str, detail: str) -> None:
+        log.warning(
+            "dead letter from %s/%s/%s: %s %s", self._source, row["partition"], row["offset"], reason, detail[:200]
+        )
+        self._rows.append((row, reason, detail))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def flush(self) -> dict[str, int]:
+        """Send and count the collected rows; returns the count per reason."""
+        if not self._rows:
+            return {}
+        counts: dict[str, int] = {}
+        for row, reason, detail in self._rows:
+            counts[reason] = counts.get(reason, 0) + 1
+            self._sink.send(
+                key=row["key"],
+                value=row["value"],
+                reason=reason,
+                detail=detail,
+                origin=f"{self._source}/{row['partition']}/{row['offset']}",
+            )
+        self._sink.flush()
+        pipe = self._redis.pipeline(transaction=False)
+        for reason, count in counts.items():
+            pipe.hincrby(keys.counter("dead_letters"), f"{self._prefix}{reason}", count)
+        pipe.execute()
+        self._rows = []
+        return counts
+
+
+def dead_letter_sink(*, bootstrap: str, source_topic: str) -> DeadLetterSink:
+    """The sink of the dead-letter topic of ``source_topic``."""
+    return DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.dead_letter_of(source_topic))
