@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import time
-import uuid
-
 import orjson
 import pytest
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from django.conf import settings
 
 from reducers import keys, topics
 from tests.conftest import wait_for
 from tests.factories import definition_build, definitions_write, market_ids_define, raw_price_update
+from tests.integration.dead_letters import dead_letter_of
 
 pytestmark = pytest.mark.integration
 
@@ -20,38 +17,6 @@ pytestmark = pytest.mark.integration
 def stored_seq(redis_client, market_id: int) -> int | None:
     raw = redis_client.hget(keys.market_state(market_id), "seq")
     return int(raw) if raw is not None else None
-
-
-def dead_letter_of(value: bytes, *, within_s: float = 300):
-    """The dead-letter record carrying ``value``, among those of the last ``within_s`` seconds
-    (other tests dead-letter records too; the partitions are assigned, not joined as a group)."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": f"dlq-test-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-        }
-    )
-    metadata = consumer.list_topics(topics.prices_dead_letter(), timeout=10).topics[topics.prices_dead_letter()]
-    since_ms = int((time.time() - within_s) * 1000)
-    starts = consumer.offsets_for_times(
-        [TopicPartition(topics.prices_dead_letter(), p, since_ms) for p in metadata.partitions], timeout=10
-    )
-    consumer.assign(
-        [TopicPartition(t.topic, t.partition, t.offset if t.offset >= 0 else OFFSET_BEGINNING) for t in starts]
-    )
-
-    def found():
-        # Everything that has arrived, not one record per poll: other tests' dead letters come first.
-        for message in consumer.consume(1000, timeout=0.5):
-            if message.error() is None and message.value() == value:
-                return message
-        return None
-
-    try:
-        return wait_for(found, what="the dead letter")
-    finally:
-        consumer.close()
 
 
 def test_produced_prices_reach_redis_state_and_pubsub(price_query, producer, redis_client):
