@@ -83,9 +83,22 @@ def _error_text(query: StreamingQuery) -> str:
     exc = query.exception()
     if exc is None:
         return "stopped without an error"
-    # The first line names the failure; the JVM stack trace after it is in the process log.
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return error_summary(str(exc)) or type(exc).__name__
+
+
+def error_summary(text: str) -> str:
+    """The line of a query's error that names the failure: for an error raised in Python (a
+    ``foreachBatch`` function), the exception line that ends its traceback; otherwise the first
+    line. The whole error, with the JVM stack, is in the process log."""
+    lines = text.strip().splitlines()
+    for at, line in enumerate(lines):
+        if "Traceback (most recent call last)" in line:
+            # The traceback's frames are indented; the first line after them that is not is the
+            # exception itself.
+            for after in lines[at + 1 :]:
+                if after.strip() and not after.startswith((" ", "\t")):
+                    return after.strip()
+    return lines[0].strip() if lines else ""
 
 
 class QuerySupervisor:

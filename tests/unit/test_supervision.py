@@ -81,3 +81,18 @@ def test_an_error_raised_by_what_a_record_holds_makes_it_a_dead_letter(exc):
     assert reason == "apply_failed"
     assert type(exc).__name__ in detail
     assert failure_of(exc, stage="decode")[0] == "undecodable"
+
+
+def test_a_query_error_raised_in_python_is_summed_up_by_its_exception_line():
+    from spark.jobs.reducers import error_summary
+
+    text = (
+        "An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):\n"
+        '  File "/app/spark/jobs/commands.py", line 40, in __call__\n'
+        "    outcome = self._channels.apply_command(command)\n"
+        "KeyError: 'spec'\n"
+        "\n"
+        "\tat org.apache.spark.sql.execution.streaming.sources.PythonForeachBatchHelper$.callForeachBatch\n"
+    )
+    assert error_summary(text) == "KeyError: 'spec'"
+    assert error_summary("[STREAM_FAILED] Query terminated\n\tat org.apache") == "[STREAM_FAILED] Query terminated"
