@@ -205,3 +205,31 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     producer.flush(10)
     wait_for(lambda: stored(redis_client, MARKETS[0]) == (3, "2.30"), timeout=90, what="real-time price applied")
     wait_for(lambda: redis_client.hget(keys.counter("dead_letters"), "bad_field"), what="dead letter counted")
+
+
+def test_a_subscribe_command_without_its_spec_stops_no_reducer(namespace, reducer, producer, redis_client):
+    from tests.integration.dead_letters import dead_letter_of
+
+    market_ids_define(redis_client, MARKETS[0])
+    process = reducer("microbatch")
+    process.start()
+    # The command query reads from the latest offset it found at its first batch.
+    wait_for(lambda: redis_client.get(keys.reducer_progress("commands")), timeout=120, what="commands query running")
+    channel = "p" * 24
+    poison = orjson.dumps({"v": 1, "type": "subscribe", "channel_id": channel, "user_id": 1, "ts": 1})
+    producer.produce(topics.commands(), key=channel.encode(), value=poison)
+    producer.flush(10)
+    headers = dict(dead_letter_of(poison, source=topics.commands()).headers())
+    assert headers["reason"] == b"missing_field"
+
+    update = raw_price_update(market_id=MARKETS[0], seq=1, prices=((1, "2.50"),))
+    producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    producer.flush(10)
+    wait_for(lambda: stored(redis_client, MARKETS[0]) == (1, "2.50"), timeout=90, what="prices still applied")
+    assert process.process is not None
+    assert process.process.poll() is None, "the reducer process exited"
+    runs = {k.decode(): orjson.loads(v) for k, v in redis_client.hgetall(keys.reducer_queries()).items()}
+    assert {name: run["state"] for name, run in runs.items()} == dict.fromkeys(
+        ("markets", "commands", "liability", "movers", "prices"), "running"
+    )
+    assert all(run["restarts"] == 0 for run in runs.values())
