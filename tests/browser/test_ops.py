@@ -83,6 +83,40 @@ def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
     page.context.close()
 
 
+def test_lag_dashboard_shows_a_query_waiting_to_be_restarted_with_its_error(
+    asgi_server, kafka_topics, redis_client, browser
+):
+    import time
+
+    import orjson
+
+    from reducers import keys
+    from reducers.supervision import Backoff, QueryRun, run_failed, run_restarted, run_started
+
+    now = int(time.time() * 1000)
+    failed = run_failed(
+        run_started(QueryRun(), now_ms=now), error="ConnectionError: Redis", now_ms=now, backoff=Backoff()
+    )
+    back = run_restarted(failed, now_ms=now)
+    redis_client.hset(
+        keys.reducer_queries(),
+        mapping={"liability": orjson.dumps(failed.to_json()), "prices": orjson.dumps(back.to_json())},
+    )
+    try:
+        staff = user_create(balance="0", staff=True)
+        page = browser.new_context().new_page()
+        _log_in(page, asgi_server, staff.username)
+        page.goto(f"{asgi_server}/ops/lag")
+        run = page.locator('[data-query="liability"] [data-role="run"]')
+        expect(run).to_contain_text("restarting · 0 restarts", timeout=30_000)
+        expect(run).to_contain_text("last error: ConnectionError: Redis")
+        expect(run).to_have_class(re.compile(r"run-restarting"))
+        expect(page.locator('[data-query="prices"] [data-role="run"]')).to_contain_text("running · 1 restart")
+        page.context.close()
+    finally:
+        redis_client.delete(keys.reducer_queries())
+
+
 def test_trader_settles_a_market_and_the_winners_balance_rises(
     asgi_server, price_query, celery_worker, redis_client, browser
 ):
