@@ -245,3 +245,14 @@ def shared_namespace(services, monkeypatch, tmp_path) -> Iterator[Stack]:
     finally:
         stack.stop_processes()
         admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
+
+
+@pytest.fixture(scope="module")
+def stack(isolated: Stack) -> Iterator[Stack]:
+    """The isolated stack with its topics, and this process's keys and topics named for it."""
+    subprocess.run(
+        [sys.executable, "manage.py", "create_topics"], cwd=ROOT, env=isolated.env(), check=True, capture_output=True
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPORTSBOOK_NAMESPACE", isolated.namespace)
+        yield isolated

@@ -31,7 +31,7 @@ import redis as redis_lib
 from confluent_kafka import Consumer, TopicPartition
 
 from reducers import keys, topics
-from tests.conftest import ROOT, wait_for
+from tests.conftest import wait_for
 from tests.factories import user_create
 from tests.integration.reliability.clients import Loop, WatchClient, session_for
 from tests.integration.reliability.conftest import Process, Stack, free_port, wait_web
@@ -39,20 +39,6 @@ from tests.integration.reliability.conftest import Process, Stack, free_port, wa
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 
 MARKETS = list(range(1, 41))
-
-
-@pytest.fixture(scope="module")
-def stack(isolated: Stack) -> Iterator[Stack]:
-    """The isolated stack with its topics, and this process's keys and topics named for it."""
-    import subprocess
-    import sys
-
-    subprocess.run(
-        [sys.executable, "manage.py", "create_topics"], cwd=ROOT, env=isolated.env(), check=True, capture_output=True
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SPORTSBOOK_NAMESPACE", isolated.namespace)
-        yield isolated
 
 
 @pytest.fixture(scope="module")
