@@ -10,6 +10,8 @@ from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from odds.api.http import error_response, query_ids
+from odds.api.schemas import ApiError
 from odds.models import Competition, Event
 from odds.selectors.catalogue import (
     competition_get,
@@ -85,10 +87,13 @@ def my_bets(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def events_live(request: HttpRequest) -> JsonResponse:
+def events_live(request: HttpRequest) -> HttpResponse:
     """``GET /live/events?ids=1,2,3``: status, score and clock of each event, which the price
     stream does not carry."""
-    ids = [int(part) for part in request.GET.get("ids", "").split(",")[:MAX_LIVE_EVENTS] if part.isdigit()]
+    try:
+        ids = query_ids(request, name="ids", limit=MAX_LIVE_EVENTS)
+    except ApiError as error:
+        return error_response(error)
     response = JsonResponse({"v": 1, "events": event_scores(event_ids=ids)})
     response["Cache-Control"] = "no-store"
     return response
