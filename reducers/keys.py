@@ -161,3 +161,9 @@ def digest_sent(*, week: str, user_id: int) -> str:
 def celery_prefix(of_namespace: str | None = None) -> str:
     """Prefix of every Celery key on the broker, so stacks sharing one Redis keep their own queues."""
     return f"{of_namespace or namespace()}:celery:"
+
+
+def login_failures(scope: str, who: str) -> str:
+    """Counter with an expiry: failed logins for one username (hashed) or one client address,
+    within the throttling window that began with the first of them."""
+    return f"{namespace()}:loginfail:{scope}:{who}"
