@@ -5,8 +5,12 @@ non-ASCII digits, negative, empty or longer than a bigint in query strings and p
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from odds.models import Bet, LedgerEntry, Wallet
 from tests.factories import market_create
@@ -149,3 +153,37 @@ def test_an_api_path_with_an_id_that_cannot_exist_is_a_404_in_json(staff, url):
     )
     assert response.status_code == 404, response.content[:300]
     assert response.json()["error"]["code"] == "not_found"
+
+
+# Any JSON number literal: sign, up to 80 digits, a fraction, an exponent up to 30 digits long.
+number_literals = st.builds(
+    lambda sign, digits, fraction, exponent: f"{sign}{digits}{fraction}{exponent}",
+    st.sampled_from(["", "-"]),
+    st.from_regex(r"\A(0|[1-9][0-9]{0,79})\Z"),
+    st.sampled_from([""]) | st.from_regex(r"\A\.[0-9]{1,40}\Z"),
+    st.sampled_from([""]) | st.from_regex(r"\A[eE][+-]?[0-9]{1,30}\Z"),
+)
+DOCUMENTED_400 = {"number_out_of_range", "invalid", "required", "bad_json"} | {
+    "stake_too_low",
+    "stake_too_high",
+    "return_too_high",
+    "unknown_selection",
+}
+
+
+@given(number=number_literals, endpoint=st.sampled_from(sorted(_bodies(1, "0"))))
+@hypothesis_settings(
+    max_examples=int(os.environ.get("NUMBER_PROPERTY_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_any_json_number_in_any_json_endpoint_is_answered_without_a_server_error(staff, kafka_topics, number, endpoint):
+    method, url, body = _bodies(1, number)[endpoint]
+    response = _send(logged_in(staff), method, url, body)
+    assert response.status_code < 500, (endpoint, number, response.content[:300])
+    assert response["Content-Type"] == "application/json"
+    if response.status_code >= 400:
+        error = response.json()["error"]
+        assert error["message"]
+        if response.status_code == 400:
+            assert error["code"] in DOCUMENTED_400, (endpoint, number, error)
