@@ -89,6 +89,8 @@ async def _client_main(
     import websockets
     from websockets.typing import Origin
 
+    # The page origin of the server itself: the handshake checks scheme, host and port.
+    page_origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]
     received = 0
     open_retries = 0  # handshakes that failed and were tried again
     merged = 0  # updates the server replaced by newer ones for a slow client (`conflated` frames)
@@ -103,9 +105,7 @@ async def _client_main(
         attempt = 1
         while True:
             try:
-                return await websockets.connect(
-                    url, origin=Origin("http://127.0.0.1"), max_queue=None, compression=None
-                )
+                return await websockets.connect(url, origin=Origin(page_origin), max_queue=None, compression=None)
             except (TimeoutError, OSError, websockets.InvalidHandshake):
                 if attempt >= open_attempts:
                     raise

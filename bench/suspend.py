@@ -59,7 +59,9 @@ async def _time_suspensions(url: str, producer: Any, count: int, watched: list[i
 
     seqs = dict.fromkeys(watched, 0)
     latencies: list[float] = []
-    async with websockets.connect(url, origin=Origin("http://127.0.0.1"), compression=None) as ws:
+    # The page origin of the server itself: the handshake checks scheme, host and port.
+    page_origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]
+    async with websockets.connect(url, origin=Origin(page_origin), compression=None) as ws:
         await ws.send(json.dumps({"type": "watch", "markets": watched}))
         status = dict.fromkeys(watched, "open")
         # Every watched market opens first, so each timed update below changes its status.

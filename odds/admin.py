@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from odds.api.http import id_from_text
 from odds.models import (
     Bet,
     BetLeg,
@@ -41,7 +42,21 @@ from odds.services.markets import (
 from odds.services.outbox import outbox_drain
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class IdCheckedAdmin(admin.ModelAdmin):
+    """Actions run only on a selection of ids: a selected value that is not an id (a form edited
+    by hand) is refused with a message before the query, which would fail on it."""
+
+    def response_action(
+        self, request: HttpRequest, queryset: QuerySet[Any], *args: Any, **kwargs: Any
+    ) -> HttpResponse | None:
+        selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        if any(id_from_text(text=value) is None for value in selected):
+            self.message_user(request, "The selection is not a list of row ids; nothing was changed.", messages.ERROR)
+            return None
+        return super().response_action(request, queryset, *args, **kwargs)
+
+
+class ReadOnlyAdmin(IdCheckedAdmin):
     """Rows written only by services (ledger, outbox, bets): viewable, never edited by hand."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -55,20 +70,20 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Sport)
-class SportAdmin(admin.ModelAdmin):
+class SportAdmin(IdCheckedAdmin):
     list_display = ("name", "slug", "display_order")
     search_fields = ("name",)
 
 
 @admin.register(Competition)
-class CompetitionAdmin(admin.ModelAdmin):
+class CompetitionAdmin(IdCheckedAdmin):
     list_display = ("name", "sport", "country")
     list_filter = ("sport",)
     search_fields = ("name",)
 
 
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(IdCheckedAdmin):
     list_display = ("__str__", "competition", "starts_at", "status", "home_score", "away_score", "clock")
     list_filter = ("status", "competition__sport", "competition")
     search_fields = ("home", "away", "competition__name")
@@ -119,7 +134,7 @@ class SettleForm(forms.Form):
 
 
 @admin.register(Market)
-class MarketAdmin(admin.ModelAdmin):
+class MarketAdmin(IdCheckedAdmin):
     list_display = ("__str__", "kind", "status", "version", "event_status", "starts_at")
     list_filter = ("status", "kind", "event__status", "event__competition__sport")
     search_fields = ("name", "event__home", "event__away", "event__competition__name")
@@ -178,7 +193,7 @@ class MarketAdmin(admin.ModelAdmin):
 
 
 @admin.register(Selection)
-class SelectionAdmin(admin.ModelAdmin):
+class SelectionAdmin(IdCheckedAdmin):
     list_display = ("name", "market", "price", "status", "result")
     list_filter = ("status", "result", "market__kind", "market__status")
     search_fields = ("name", "market__name", "market__event__home", "market__event__away")

@@ -14,7 +14,7 @@ urlpatterns = [
     path("api/streams/<str:channel_id>/begin", streams.stream_begin_view, name="stream-begin"),
     path("api/streams/<str:channel_id>", streams.stream_detail, name="stream"),
     path("api/", include("odds.api.urls")),
-    path("login/", auth_views.LoginView.as_view(template_name="odds/login.html"), name="login"),
+    path("login/", pages.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
 

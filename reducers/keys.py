@@ -167,3 +167,9 @@ def reducer_queries() -> str:
     """Hash: reducer query name → JSON of its supervision state (``state``, ``restarts``,
     ``last_error``, ``since``), written by the reducer process that runs the queries."""
     return f"{namespace()}:reducers:queries"
+
+
+def login_failures(scope: str, who: str) -> str:
+    """Counter with an expiry: failed logins for one username (hashed) or one client address,
+    within the throttling window that began with the first of them."""
+    return f"{namespace()}:loginfail:{scope}:{who}"

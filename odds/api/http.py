@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.conf import settings
@@ -69,8 +70,10 @@ def json_body(request: HttpRequest) -> Any:
     """The request body parsed as JSON; numbers with a fraction become ``Decimal``, never float.
 
     Refused with a 400: what is not JSON (``NaN`` and ``Infinity`` included), nesting too deep
-    for the parser, integers too long to convert, and values the platform could not store or
-    send on (see ``_storable``).
+    for the parser, integers too long to convert, numbers with a fraction or an exponent beyond
+    the bounds of ``JSON_NUMBER_MAX_CHARS`` / ``JSON_NUMBER_MAX_EXPONENT``
+    (``number_out_of_range``), and values the platform could not store or send on (see
+    ``_storable``).
     """
     try:
         body = request.body
@@ -82,7 +85,7 @@ def json_body(request: HttpRequest) -> Any:
     if not body:
         raise ApiError(400, "bad_json", "the request body must be a JSON object")
     try:
-        parsed = json.loads(body, parse_float=Decimal, parse_constant=_no_constant)
+        parsed = json.loads(body, parse_float=_number, parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
         # ValueError beyond JSONDecodeError: NaN or Infinity, or an integer of more than 4300
         # digits (Python refuses to convert those).
@@ -97,13 +100,37 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _OutOfRange:
+    """A JSON number too long or of too large an exponent to read: kept in place of its value,
+    so that ``_storable`` can name the field that holds it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _number(text: str) -> Decimal | _OutOfRange:
+    """A JSON number with a fraction or an exponent, as an exact Decimal. ``1E+99999999999999999999``
+    is beyond what Decimal can hold at all, and ``1e400`` beyond what any arithmetic of the
+    platform takes (rounding it to the penny fails): both are refused before anything computes."""
+    if len(text) > settings.JSON_NUMBER_MAX_CHARS:
+        return _OutOfRange(text)
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return _OutOfRange(text)
+    if value and abs(value.adjusted()) > settings.JSON_NUMBER_MAX_EXPONENT:
+        return _OutOfRange(text)
+    return value
+
+
 MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 
 
 def _storable(value: Any) -> None:
     """Refuse integers outside 64 bits (ids are PostgreSQL bigints; orjson and the Kafka records
-    encode 64 bits) and strings with a lone surrogate (``"\\ud800"`` is valid JSON but not
-    Unicode text: it cannot be written as UTF-8). ``field`` names the first value at fault."""
+    encode 64 bits), numbers ``_number`` could not read, and strings with a lone surrogate
+    (``"\\ud800"`` is valid JSON but not Unicode text: it cannot be written as UTF-8). ``field``
+    names the first value at fault."""
     stack: list[tuple[Any, str]] = [(value, "")]
     while stack:
         item, where = stack.pop()
@@ -117,6 +144,57 @@ def _storable(value: Any) -> None:
             _text(item, where)
         elif isinstance(item, int) and not isinstance(item, bool) and not MIN_INT <= item <= MAX_INT:
             raise ApiError(400, "invalid", f"integers must be within {MIN_INT}..{MAX_INT}", field=_field(where))
+        elif isinstance(item, _OutOfRange):
+            raise _out_of_range(item.text, where)
+
+
+def _out_of_range(text: str, where: str) -> ApiError:
+    shown = text if len(text) <= 24 else f"{text[:24]}…"
+    message = (
+        f"the number {shown} is out of range: a number has at most {settings.JSON_NUMBER_MAX_CHARS} characters"
+        f" and an exponent of at most ±{settings.JSON_NUMBER_MAX_EXPONENT} in scientific notation"
+    )
+    return ApiError(400, "number_out_of_range", message, field=_field(where))
+
+
+# A positive id as a client writes it: ASCII digits only (int() would also read Arabic-Indic or
+# fullwidth digits as 12), no sign, no leading zero, at most 19 digits (a PostgreSQL bigint).
+ID_TEXT = re.compile(r"[1-9][0-9]{0,18}", re.ASCII)
+
+
+def id_from_text(*, text: str) -> int | None:
+    """The positive 64-bit integer ``text`` spells in ASCII digits, or None for anything else."""
+    if not ID_TEXT.fullmatch(text):
+        return None
+    value = int(text)
+    return value if value <= MAX_INT else None
+
+
+def query_ids(request: HttpRequest, *, name: str, limit: int) -> list[int]:
+    """The comma-separated ids of query parameter ``name`` (at most ``limit`` are read); 400
+    naming ``name`` when it is missing or empty or any of them is not a positive id."""
+    raw = request.GET.get(name, "")
+    if not raw:
+        raise ApiError(400, "required", f"{name} is required: positive ids separated by commas", field=name)
+    ids = []
+    for index, part in enumerate(raw.split(",")[:limit]):
+        value = id_from_text(text=part)
+        if value is None:
+            message = f"each of {name} is a positive whole number in ASCII digits up to {MAX_INT}, separated by commas"
+            raise ApiError(400, "invalid", message, field=f"{name}[{index}]")
+        ids.append(value)
+    return ids
+
+
+def query_int(request: HttpRequest, *, name: str, default: int, low: int, high: int) -> int:
+    """Query parameter ``name`` as a whole number in ASCII digits between ``low`` and ``high``."""
+    raw = request.GET.get(name)
+    if raw is None:
+        return default
+    value = id_from_text(text=raw) if len(raw) <= 19 else None
+    if value is None or not low <= value <= high:
+        raise ApiError(400, "invalid", f"a whole number between {low} and {high}", field=name)
+    return value
 
 
 def _text(text: str, where: str) -> None:

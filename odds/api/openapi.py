@@ -103,7 +103,7 @@ def _error(description: str, *codes: str, extra: dict[str, JsonSchema] | None = 
     return _json(description, _error_schema(codes, extra=extra))
 
 
-BODY_ERRORS = ("bad_json", "invalid", "required")
+BODY_ERRORS = ("bad_json", "invalid", "required", "number_out_of_range")
 UNAUTHENTICATED = _json(
     "Not logged in.",
     _error_schema(("not_authenticated",)),
@@ -484,7 +484,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
     status_answer = _object(
         {"v": VERSION, "channel": {"type": "string"}, "status": {"type": "string"}}, required=("v", "channel", "status")
     )
-    spec_errors = _error("The body is not JSON or the spec is invalid (`field` names the part).", "bad_json", "invalid")
+    spec_errors = _error("The body is not JSON or the spec is invalid (`field` names the part).", *BODY_ERRORS)
     return {
         "/api/streams": {
             "post": _operation(
@@ -739,7 +739,7 @@ def _staff_paths() -> dict[str, JsonSchema]:
                         "Kept.",
                         _object({"v": VERSION, "kept": {"type": "integer", "minimum": 0}}, required=("v", "kept")),
                     ),
-                    "400": _error("The body is not JSON or a sample is invalid.", "bad_json", "invalid"),
+                    "400": _error("The body is not JSON or a sample is invalid.", *BODY_ERRORS),
                 },
             ),
         },

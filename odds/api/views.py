@@ -7,7 +7,7 @@ from typing import Any, cast
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 
-from odds.api.http import api_view, json_body, json_response
+from odds.api.http import api_view, json_body, json_response, query_int
 from odds.api.schemas import (
     API_VERSION,
     ApiError,
@@ -83,12 +83,7 @@ def _bet_list(request: HttpRequest) -> HttpResponse:
     state = request.GET.get("state")
     if state not in (None, "open", "settled"):
         raise invalid("state", "open or settled")
-    try:
-        limit = int(request.GET.get("limit", 50))
-    except ValueError as exc:
-        raise invalid("limit", "a whole number") from exc
-    if not 1 <= limit <= MAX_LIST:
-        raise invalid("limit", f"between 1 and {MAX_LIST}")
+    limit = query_int(request, name="limit", default=50, low=1, high=MAX_LIST)
     fmt = _odds_format(request)
     found = bet_list(user=_user(request), state=state, limit=limit)
     offers = bet_cash_out_quotes(bets=found)

@@ -46,8 +46,11 @@ def _loopback(request: HttpRequest) -> bool:
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
     """Prometheus scrape target: ``Authorization: Bearer $METRICS_TOKEN``; with no token
-    configured (development) only loopback clients are answered."""
+    configured only loopback clients are answered, in development only (in production a
+    reverse proxy on the same host makes every client loopback)."""
     token = metrics_token()
+    if not token and settings.METRICS_TOKEN_REQUIRED:
+        return HttpResponse("METRICS_TOKEN is not configured\n", status=403, content_type="text/plain")
     if token:
         given = request.headers.get("Authorization", "")
         if not secrets.compare_digest(given.encode(), f"Bearer {token}".encode()):

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from odds.api.http import error_response, query_ids
+from odds.api.schemas import ApiError
 from odds.models import Competition, Event
 from odds.selectors.catalogue import (
     competition_get,
@@ -19,6 +23,7 @@ from odds.selectors.catalogue import (
     event_scores,
     sport_nav,
 )
+from odds.services.auth import login_failure_record, login_success_record, login_throttle_check
 
 MAX_LIVE_EVENTS = 200
 
@@ -85,10 +90,47 @@ def my_bets(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def events_live(request: HttpRequest) -> JsonResponse:
+def events_live(request: HttpRequest) -> HttpResponse:
     """``GET /live/events?ids=1,2,3``: status, score and clock of each event, which the price
     stream does not carry."""
-    ids = [int(part) for part in request.GET.get("ids", "").split(",")[:MAX_LIVE_EVENTS] if part.isdigit()]
+    try:
+        ids = query_ids(request, name="ids", limit=MAX_LIVE_EVENTS)
+    except ApiError as error:
+        return error_response(error)
     response = JsonResponse({"v": 1, "events": event_scores(event_ids=ids)})
     response["Cache-Control"] = "no-store"
     return response
+
+
+def _client_ip(request: HttpRequest) -> str:
+    # uvicorn puts the address a trusted local proxy forwarded (X-Forwarded-For) here.
+    return str(request.META.get("REMOTE_ADDR") or "")
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page with failed-login throttling (``odds.services.auth``): while a
+    username or an address is over its limit the form answers 429 without checking a password.
+    ``next`` is followed only to a path of this site (Django's own check)."""
+
+    template_name = "odds/login.html"
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        username = str(request.POST.get("username", ""))
+        throttled = login_throttle_check(username=username, ip=_client_ip(request))
+        if throttled is None:
+            return super().post(request, *args, **kwargs)
+        # An unbound form: validating a bound one would check the password.
+        form = AuthenticationForm(request, initial={"username": username[:150]})
+        minutes = -(-throttled.retry_after_s // 60)
+        context = self.get_context_data(form=form, throttled_minutes=minutes)
+        response = self.render_to_response(context, status=429)
+        response["Retry-After"] = str(throttled.retry_after_s)
+        return response
+
+    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
+        login_failure_record(username=str(form.data.get("username", "")), ip=_client_ip(self.request))
+        return super().form_invalid(form)
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        login_success_record(username=str(form.data.get("username", "")))
+        return super().form_valid(form)

@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from odds.models import Market, Selection
+from odds.api.http import id_from_text
+from odds.api.schemas import DECIMAL_MAX_LENGTH, DECIMAL_TEXT
+from odds.models import Competition, Event, Market, Selection
 from odds.selectors.ops import trading_events
 from odds.services.markets import (
     MarketStateError,
@@ -46,44 +50,101 @@ def staff_page(view: View) -> View:
     return wrapper
 
 
-@staff_page
-def markets_page(request: HttpRequest) -> HttpResponse:
+class EventCreateForm(forms.Form):
+    """The new-event form: lengths are the columns' own, and Django's text fields refuse NUL
+    characters, which PostgreSQL cannot store (the insert would fail)."""
+
+    sport = forms.ChoiceField(choices=list(TEMPLATE_SPORTS.items()))
+    competition = forms.CharField(max_length=Competition._meta.get_field("name").max_length)
+    home = forms.CharField(max_length=Event._meta.get_field("home").max_length)
+    away = forms.CharField(max_length=Event._meta.get_field("away").max_length)
+    starts_at = forms.DateTimeField()
+
+
+def _markets(request: HttpRequest, *, form: EventCreateForm | None = None, status: int = 200) -> HttpResponse:
     return render(
         request,
         "odds/trading/markets.html",
-        {"events": trading_events(), "sports": TEMPLATE_SPORTS, "page": "markets"},
+        {"events": trading_events(), "sports": TEMPLATE_SPORTS, "page": "markets", "form": form},
+        status=status,
     )
+
+
+def _refused(request: HttpRequest, message: str, *, form: EventCreateForm | None = None) -> HttpResponse:
+    """A form that cannot be acted on: the markets page again, the error in words, HTTP 400."""
+    messages.error(request, message)
+    return _markets(request, form=form, status=400)
+
+
+@staff_page
+def markets_page(request: HttpRequest) -> HttpResponse:
+    return _markets(request)
 
 
 @staff_page
 @require_POST
 def event_create_view(request: HttpRequest) -> HttpResponse:
+    form = EventCreateForm(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items())
+        return _refused(request, f"Event not created: {problems}", form=form)
+    starts_at = form.cleaned_data["starts_at"]
+    if timezone.is_naive(starts_at):
+        starts_at = timezone.make_aware(starts_at)
     try:
-        starts_at = datetime.fromisoformat(request.POST.get("starts_at", ""))
-        if timezone.is_naive(starts_at):
-            starts_at = timezone.make_aware(starts_at)
         event = event_create(
-            sport=request.POST.get("sport", ""),
-            competition=request.POST.get("competition", ""),
-            home=request.POST.get("home", ""),
-            away=request.POST.get("away", ""),
+            sport=form.cleaned_data["sport"],
+            competition=form.cleaned_data["competition"],
+            home=form.cleaned_data["home"],
+            away=form.cleaned_data["away"],
             starts_at=starts_at,
             by=request.user,
         )
     except ValueError as exc:
-        messages.error(request, f"Event not created: {exc}")
-        return redirect("trading-markets")
+        return _refused(request, f"Event not created: {exc}", form=form)
     messages.success(request, f"Created {event.name} with {event.markets.count()} markets")
     return redirect("trading-markets")
+
+
+def next_url(request: HttpRequest, *, default: str) -> str:
+    """Where to go after a staff action: the ``next`` the form sent when it is a path on this
+    site, else ``default`` (a ``next`` of another host would make the page an open redirect)."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default
+
+
+class InputRefused(Exception):
+    """A form value that cannot be read (a selection that is not an id, a price that is not a
+    decimal): answered as a 400 with the markets page, before any lookup."""
 
 
 def _market_action(request: HttpRequest, market_id: int, action: Callable[[Market], str]) -> HttpResponse:
     market = get_object_or_404(Market, id=market_id)
     try:
         messages.success(request, action(market))
+    except InputRefused as exc:
+        return _refused(request, str(exc))
     except MarketStateError as exc:
         messages.error(request, str(exc))
-    return redirect(request.POST.get("next") or "trading-markets")
+    return redirect(next_url(request, default=reverse("trading-markets")))
+
+
+def _selection_id(raw: str, *, what: str) -> int:
+    value = id_from_text(text=raw) if len(raw) <= 19 else None
+    if value is None:
+        raise InputRefused(f"{what} must be a selection of this market, not {raw[:40]!r}")
+    return value
+
+
+def _price(raw: str) -> Decimal:
+    raw = raw.strip()
+    if len(raw) > DECIMAL_MAX_LENGTH or not DECIMAL_TEXT.fullmatch(raw):
+        raise InputRefused(f"not a valid price: {raw[:40]!r} (a decimal in digits, such as 2.50)")
+    return Decimal(raw)
 
 
 @staff_page
@@ -110,12 +171,13 @@ def market_resume_view(request: HttpRequest, market_id: int) -> HttpResponse:
 @require_POST
 def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
     def act(market: Market) -> str:
-        selection = get_object_or_404(Selection, id=request.POST.get("selection_id"), market=market)
+        selection_id = _selection_id(request.POST.get("selection_id", ""), what="the selection")
+        price = _price(request.POST.get("price", ""))
+        selection = get_object_or_404(Selection, id=selection_id, market=market)
         try:
-            price = Decimal(request.POST.get("price", ""))
             updated = selection_price_set(selection=selection, price=price, by=request.user)
-        except (InvalidOperation, ValueError) as exc:
-            raise MarketStateError(f"not a valid price: {request.POST.get('price', '')!r} ({exc})") from exc
+        except ValueError as exc:
+            raise MarketStateError(f"not a valid price: {price} ({exc})") from exc
         return f"{updated.name} priced at {updated.price}"
 
     return _market_action(request, market_id, act)
@@ -130,8 +192,11 @@ def market_result_view(request: HttpRequest, market_id: int) -> HttpResponse:
         if winner == "void":
             market_result(market=market, winners=None, by=request.user)
         else:
-            selection = get_object_or_404(Selection, id=winner, market=market)
+            winner_id = _selection_id(winner, what="the winner")
+            selection = get_object_or_404(Selection, id=winner_id, market=market)
             market_result(market=market, winners=[selection.id], by=request.user)
+    except InputRefused as exc:
+        return _refused(request, str(exc))
     except MarketStateError as exc:
         messages.error(request, str(exc))
         return redirect("trading-markets")

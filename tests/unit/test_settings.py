@@ -11,7 +11,11 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def run_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_", "KAFKA_"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_", "KAFKA_", "METRICS_"))
+    }
     return subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
         cwd=ROOT,
@@ -37,6 +41,7 @@ def test_production_with_every_required_value_starts():
             "DATABASE_URL": "postgres://u:p@db:5432/sportsbook",
             "REDIS_URL": "redis://redis:6379/0",
             "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
+            "METRICS_TOKEN": "t" * 32,
         }
     )
     assert result.returncode == 0, result.stderr

@@ -8,4 +8,5 @@ from webapp.settings.email import *
 from webapp.settings.kafka import *
 from webapp.settings.logging import *
 from webapp.settings.redis import *
+from webapp.settings.security import *
 from webapp.settings.spark import *

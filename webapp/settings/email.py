@@ -16,7 +16,10 @@ EMAIL_HOST_PASSWORD = env("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", "Sportsbook <no-reply@sportsbook.local>")
 
-METRICS_TOKEN = env("METRICS_TOKEN", "")
+# Production: always required, and /metrics answers no one without it (a local reverse proxy
+# makes every client look like loopback). Development: unset means loopback clients only.
+METRICS_TOKEN = env("METRICS_TOKEN", "", required_in_production=True)
+METRICS_TOKEN_REQUIRED = PRODUCTION
 OPS_SAMPLE_INTERVAL_S = int(env("OPS_SAMPLE_INTERVAL_S", "5"))
 OPS_METRICS_RETENTION_HOURS = float(env("OPS_METRICS_RETENTION_HOURS", "168"))
 OPS_LAG_WINDOW_SAMPLES = int(env("OPS_LAG_WINDOW_SAMPLES", "8"))

@@ -106,7 +106,7 @@ class Client:
             try:
                 async with websockets.connect(
                     self.ws_url,
-                    origin=Origin("http://127.0.0.1"),
+                    origin=Origin(self.session.base),
                     additional_headers={"Cookie": self.session.cookie},
                     max_queue=None,
                     open_timeout=5,

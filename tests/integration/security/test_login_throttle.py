@@ -1,0 +1,143 @@
+"""Failed-login throttling on the real login page, counters in the real Redis: per username and
+per client address, 429 without checking a password while over the limit, cleared by a success
+(username) or by the window passing."""
+
+from __future__ import annotations
+
+import itertools
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+from django.contrib.auth.signals import user_login_failed
+from django.test import Client
+
+from odds.services.auth import _ip_key, _username_key
+from tests.conftest import wait_for
+from tests.factories import user_create
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+PASSWORD = "correct horse battery staple"
+_addresses = itertools.count(1)
+
+
+@pytest.fixture
+def limits(settings, redis_client):
+    settings.LOGIN_FAILURES_PER_USERNAME = 3
+    settings.LOGIN_FAILURES_PER_IP = 6
+    settings.LOGIN_FAILURE_WINDOW_S = 60
+    # A fast hash (the users below are created after this): the window test counts seconds.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    return settings
+
+
+@pytest.fixture
+def member(services):
+    user = user_create()
+    user.set_password(PASSWORD)
+    user.save()
+    return user
+
+
+def _browser() -> Client:
+    """A client from an address of its own, so no test counts another's failures."""
+    return Client(REMOTE_ADDR=f"10.13.{next(_addresses)}.{time.time_ns() % 250 + 1}")
+
+
+def _login(client: Client, username: str, password: str, **extra: str):
+    return client.post("/login/", {"username": username, "password": password, **extra})
+
+
+def _logged_in(client: Client) -> bool:
+    return "_auth_user_id" in client.session
+
+
+def test_a_username_over_its_failure_limit_is_refused_with_429_without_checking_the_password(limits, member):
+    client = _browser()
+    for _ in range(3):
+        assert _login(client, member.username, "wrong").status_code == 200
+    checked = []
+    user_login_failed.connect(checked.append, dispatch_uid="throttle-test")
+    try:
+        response = _login(client, member.username, PASSWORD)
+    finally:
+        user_login_failed.disconnect(dispatch_uid="throttle-test")
+    assert response.status_code == 429
+    assert 0 < int(response["Retry-After"]) <= 60
+    assert "Too many failed logins" in response.content.decode()
+    assert not _logged_in(client)
+    # A wrong password would have sent user_login_failed: none was checked at all.
+    assert not checked
+
+
+def test_the_username_limit_holds_from_another_address_and_in_another_case(limits, member):
+    for _ in range(3):
+        _login(_browser(), member.username, "wrong")
+    assert _login(_browser(), member.username.upper(), PASSWORD).status_code == 429
+
+
+def test_a_successful_login_clears_the_usernames_failures(limits, member):
+    client = _browser()
+    for _ in range(2):
+        _login(client, member.username, "wrong")
+    assert _login(client, member.username, PASSWORD).status_code == 302
+    client = _browser()
+    for _ in range(2):
+        assert _login(client, member.username, "wrong").status_code == 200
+    assert _login(client, member.username, PASSWORD).status_code == 302
+
+
+def test_one_address_trying_many_usernames_is_refused_after_its_own_limit(limits, member):
+    client = _browser()
+    for index in range(6):
+        assert _login(client, f"nobody-{index}", "wrong").status_code == 200
+    assert _login(client, member.username, PASSWORD).status_code == 429
+    assert _login(_browser(), member.username, PASSWORD).status_code == 302
+
+
+def test_logins_are_accepted_again_once_the_window_has_passed(limits, member, redis_client):
+    limits.LOGIN_FAILURE_WINDOW_S = 3
+    client = _browser()
+    for _ in range(3):
+        _login(client, member.username, "wrong")
+    assert _login(client, member.username, PASSWORD).status_code == 429
+    wait_for(lambda: not redis_client.exists(_username_key(member.username)), timeout=10, what="the window to pass")
+    assert _login(client, member.username, PASSWORD).status_code == 302
+
+
+def test_a_username_of_any_text_is_counted_without_error(limits):
+    client = _browser()
+    for name in ["a:b:c", "x" * 5000, "\x00", "\ud800"[:0] + "名前"]:
+        assert _login(client, name, "wrong").status_code == 200
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/", "http://testserver.evil.example/"])
+def test_login_does_not_follow_next_to_another_host(member, target):
+    response = _login(_browser(), member.username, PASSWORD, next=target)
+    assert response.status_code == 302
+    assert response["Location"] == "/"
+
+
+def test_the_uvicorn_login_page_answers_429_after_five_failures(asgi_server, member, redis_client):
+    """The default limits, through the ASGI server a browser talks to."""
+
+    def post(password: str) -> int:
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        with opener.open(f"{asgi_server}/login/", timeout=10) as page:  # sets the CSRF cookie
+            html = page.read().decode()
+        token = html.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+        body = urllib.parse.urlencode({"username": member.username, "password": password, "csrfmiddlewaretoken": token})
+        try:
+            with opener.open(f"{asgi_server}/login/", body.encode(), timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as error:
+            return error.code
+
+    try:
+        assert [post("wrong") for _ in range(5)] == [200] * 5
+        assert post(PASSWORD) == 429
+    finally:
+        redis_client.delete(_username_key(member.username), _ip_key("127.0.0.1"))
