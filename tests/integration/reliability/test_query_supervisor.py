@@ -90,6 +90,7 @@ def test_a_failing_query_is_restarted_alone_with_a_backoff_and_replays_its_batch
         assert flaky_run.failures == 2
 
         # The other query never stopped and kept reading while its neighbour was down.
+        assert steady_query is not None
         assert supervisor.queries["steady"] is steady_query
         assert steady_query.isActive
         assert supervisor.runs["steady"].restarts == 0

@@ -59,7 +59,7 @@ def test_a_username_over_its_failure_limit_is_refused_with_429_without_checking_
     client = _browser()
     for _ in range(3):
         assert _login(client, member.username, "wrong").status_code == 200
-    checked = []
+    checked: list[object] = []
     user_login_failed.connect(checked.append, dispatch_uid="throttle-test")
     try:
         response = _login(client, member.username, PASSWORD)
