@@ -87,10 +87,10 @@ stop() {
     if [ "$#" -gt 0 ]; then
       ctl_quiet stop "$@"
     else
+      local pid i
+      pid="$(cat "$PIDFILE")" # read first: supervisord removes it as it exits
       ctl_quiet stop all
       ctl shutdown >/dev/null
-      local pid i
-      pid="$(cat "$PIDFILE" 2>/dev/null || true)"
       for i in $(seq 1 240); do
         [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
         sleep 0.5
@@ -110,8 +110,8 @@ status() {
   fi
   # "web   RUNNING   pid 12, uptime 0:01:02" -> "web: running (pid 12, uptime 0:01:02)"
   { ctl status "${names[@]}" || true; } | awk '{
-    name = $1; state = tolower($2); $1 = ""; $2 = ""; sub(/^ +/, "")
-    print name ": " state ($0 == "" ? "" : " (" $0 ")")
+    name = $1; sub(/:$/, "", name); state = tolower($2); $1 = ""; $2 = ""; sub(/^ +/, "")
+    print name ": " state ($0 == "" ? "" : ($0 ~ /^\(/ ? " " $0 : " (" $0 ")"))
   }'
 }
 

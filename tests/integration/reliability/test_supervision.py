@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import psutil
@@ -86,7 +87,17 @@ class Supervised:
             return int(words[3].rstrip(","))
         return None
 
+    def runs(self, name: str, pid: int) -> bool:
+        return self.running_pid(name) == pid
+
+    def spawned_pid(self, name: str, old: set[int]) -> int | None:
+        """The pid of a process supervisord has started for ``name`` other than ``old``."""
+        out = self.ctl("pid", name)
+        pid = int(out) if out.isdigit() else 0
+        return pid if pid and pid not in old else None
+
     def web_workers(self) -> list[int]:
+        """uvicorn's worker processes, once there are as many as configured."""
         master = self.running_pid("web")
         if master is None:
             return []
@@ -94,7 +105,13 @@ class Supervised:
             children = psutil.Process(master).children()
         except psutil.NoSuchProcess:
             return []
-        return [c.pid for c in children if _is_spawned_worker(c)]
+        workers = [c.pid for c in children if _is_spawned_worker(c)]
+        return workers if len(workers) == int(self.env["WEB_WORKERS"]) else []
+
+    def new_web_worker(self, old: set[int]) -> int | None:
+        """A worker uvicorn's master started in place of ``old``, once the set is complete."""
+        new = [w for w in self.web_workers() if w not in old]
+        return new[0] if len(new) == 1 else None
 
     def remember_processes(self) -> None:
         """Note every process under supervisord, to check that none survives `app.sh stop`."""
@@ -181,23 +198,19 @@ def supervised(stack: Stack) -> Iterator[Supervised]:
 @dataclass
 class Recovery:
     what: str
+    pid: int
     back_s: float
     healthy_s: float
 
 
 def kill_and_recover(
-    supervised: Supervised, what: str, *, pid: int, back: Callable[[], int | None], heartbeat: str | None
+    supervised: Supervised, what: str, *, pid: int, new_pid: Callable[[], int | None], heartbeat: str | None
 ) -> Recovery:
-    """SIGKILL ``pid``; wait for ``back()`` to name a new process, then for the heartbeat the new
-    process renews (when it has one) and a green /healthz."""
+    """SIGKILL ``pid``; wait for ``new_pid()`` to name its replacement, then for the heartbeat the
+    new process renews (when it has one) and a green /healthz."""
     killed_at = time.monotonic()
     os.kill(pid, signal.SIGKILL)
-    new_pid = wait_for(
-        lambda: (p := back()) is not None and p != pid and p,
-        timeout=RECOVERY_TIMEOUT_S,
-        interval=0.2,
-        what=f"{what} to be back after SIGKILL",
-    )
+    replacement = wait_for(new_pid, timeout=RECOVERY_TIMEOUT_S, interval=0.1, what=f"{what} to be back after SIGKILL")
     back_s = time.monotonic() - killed_at
     if heartbeat is not None:
         since = int(time.time()) + 1  # heartbeats are whole seconds: one written by the new process
@@ -205,11 +218,11 @@ def kill_and_recover(
             lambda: supervised.heartbeat(heartbeat) >= since,
             timeout=RECOVERY_TIMEOUT_S,
             interval=0.5,
-            what=f"the {heartbeat} heartbeat from the new {what} (pid {new_pid})",
+            what=f"the {heartbeat} heartbeat from the new {what} (pid {replacement})",
         )
     wait_for(supervised.healthy, timeout=RECOVERY_TIMEOUT_S, interval=0.5, what=f"/healthz green after {what}")
     supervised.remember_processes()
-    return Recovery(what, round(back_s, 1), round(time.monotonic() - killed_at, 1))
+    return Recovery(what, replacement, round(back_s, 1), round(time.monotonic() - killed_at, 1))
 
 
 def test_every_long_running_process_killed_comes_back_and_stop_leaves_nothing(supervised):
@@ -227,26 +240,24 @@ def test_every_long_running_process_killed_comes_back_and_stop_leaves_nothing(su
     for name in PROGRAMS:
         pid = supervised.running_pid(name)
         assert pid is not None
-        label = "uvicorn master" if name == "web" else name
-        recoveries.append(
-            kill_and_recover(
-                supervised,
-                label,
-                pid=pid,
-                back=lambda name=name: supervised.running_pid(name),
-                heartbeat=HEARTBEATS.get(name),
-            )
+        recovery = kill_and_recover(
+            supervised,
+            "uvicorn master" if name == "web" else name,
+            pid=pid,
+            new_pid=partial(supervised.spawned_pid, name, {pid}),
+            heartbeat=HEARTBEATS.get(name),
         )
+        # The replacement stayed up: supervisord counts it started, not retrying a crash loop.
+        wait_for(partial(supervised.runs, name, recovery.pid), timeout=120, what=f"{name} RUNNING")
+        recoveries.append(recovery)
         if name == "web":
-            workers = wait_for(lambda: len(w := supervised.web_workers()) == 2 and w, timeout=120, what="2 workers")
+            workers = wait_for(supervised.web_workers, timeout=120, what="uvicorn's two workers")
             recoveries.append(
                 kill_and_recover(
                     supervised,
                     "uvicorn worker",
                     pid=workers[0],
-                    back=lambda old=set(workers): (
-                        new[0] if len(new := [w for w in supervised.web_workers() if w not in old]) == 1 else None
-                    ),
+                    new_pid=partial(supervised.new_web_worker, set(workers)),
                     heartbeat=None,
                 )
             )
@@ -263,6 +274,6 @@ def test_every_long_running_process_killed_comes_back_and_stop_leaves_nothing(su
     assert not left, f"left behind by app.sh stop: {[(p.pid, p.name()) for p in left]}"
 
     print(f"\napp.sh start to /healthz green: {start_s} s; app.sh stop: {stop_s} s")
-    print("killed (SIGKILL)     back (new pid)   /healthz green (new heartbeat)")
+    print("killed (SIGKILL)     new pid after    /healthz green (new heartbeat) after")
     for r in recoveries:
         print(f"{r.what:<20} {r.back_s:>8} s       {r.healthy_s:>8} s")
