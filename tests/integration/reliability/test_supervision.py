@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -234,6 +235,10 @@ def test_every_long_running_process_killed_comes_back_and_stop_leaves_nothing(su
     pids = {name: supervised.running_pid(name) for name in PROGRAMS}
     assert all(pids.values()), pids
     assert supervised.app("start").strip() == ""
+    socket = supervised.stack.var / "run" / "supervisord.sock"
+    assert stat.S_IMODE(socket.stat().st_mode) == 0o700, "only the owner may talk to supervisord"
+    for name in PROGRAMS:
+        assert (supervised.stack.var / "log" / f"{name}.log").stat().st_size > 0, f"{name} logs nothing"
     assert {name: supervised.running_pid(name) for name in PROGRAMS} == pids, "a second start changes nothing"
 
     recoveries = []
