@@ -23,7 +23,14 @@ PIDFILE="$RUN/supervisord.pid"
 
 ctl() { "$PY/supervisorctl" -c "$CONF" "$@"; }
 
-supervisord_alive() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+# A process that has not exited (a zombie not yet reaped by its parent has).
+running() {
+  local state
+  state="$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)"
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+supervisord_alive() { [ -f "$PIDFILE" ] && running "$(cat "$PIDFILE")"; }
 
 # The template with every @NAME@ replaced; "%" doubled, as supervisord expands %(...)s in values.
 render() {
@@ -50,6 +57,30 @@ stop_unsupervised() {
   done
 }
 
+# Processes a supervisord of this checkout started, found by its socket in their environment
+# (supervisord sets SUPERVISOR_SERVER_URL in each, and their children inherit it): were
+# supervisord itself to die, they would run on unsupervised, and a new start would double them.
+orphans() {
+  grep -lsxzF "SUPERVISOR_SERVER_URL=unix://$RUN/supervisord.sock" /proc/[0-9]*/environ |
+    sed 's#^/proc/\([0-9]*\)/environ$#\1#' || true
+}
+
+end_orphans() {
+  local pids i
+  pids="$(orphans)"
+  [ -n "$pids" ] || return 0
+  echo "stopping processes left running by a supervisord that died:" $pids
+  # shellcheck disable=SC2086 # one pid per word
+  kill -TERM $pids 2>/dev/null || true
+  for i in $(seq 1 60); do
+    pids="$(orphans)"
+    [ -n "$pids" ] || return 0
+    sleep 0.5
+  done
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}
+
 # supervisorctl start/stop: an already started or stopped process is not an error; a process that
 # fails to start stays supervisord's to retry (BACKOFF), so it is reported, not fatal.
 ctl_quiet() {
@@ -67,6 +98,7 @@ start() {
       echo "supervisord is not running: 'app.sh start' (no names) starts it with every process" >&2
       exit 1
     fi
+    end_orphans
     render
     say "starting supervisord (${ALL[*]}); logs in $LOG"
     "$PY/supervisord" -c "$CONF"
@@ -90,14 +122,15 @@ stop() {
       local pid i
       pid="$(cat "$PIDFILE")" # read first: supervisord removes it as it exits
       ctl_quiet stop all
-      ctl shutdown >/dev/null
+      ctl shutdown >/dev/null || true
       for i in $(seq 1 240); do
-        [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || break
+        running "$pid" || break
         sleep 0.5
       done
       echo "stopped supervisord and ${ALL[*]}"
     fi
   fi
+  [ "$#" -gt 0 ] || end_orphans
   if [ "$#" -gt 0 ]; then stop_unsupervised "$@"; else stop_unsupervised "${ALL[@]}"; fi
 }
 

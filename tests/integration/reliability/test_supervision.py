@@ -55,7 +55,8 @@ class Supervised:
     stack: Stack
     env: dict[str, str]
     base: str
-    seen: set[int] = field(default_factory=set)
+    # (pid, start time): a pid alone may have been reused by another process since.
+    seen: set[tuple[int, float]] = field(default_factory=set)
 
     @property
     def conf(self) -> Path:
@@ -88,6 +89,9 @@ class Supervised:
             return int(words[3].rstrip(","))
         return None
 
+    def all_running(self) -> bool:
+        return all(self.running_pid(name) for name in PROGRAMS)
+
     def runs(self, name: str, pid: int) -> bool:
         return self.running_pid(name) == pid
 
@@ -117,7 +121,7 @@ class Supervised:
     def remember_processes(self) -> None:
         """Note every process under supervisord, to check that none survives `app.sh stop`."""
         root = psutil.Process(self.supervisord_pid())
-        self.seen.update(p.pid for p in [root, *root.children(recursive=True)])
+        self.seen.update((p.pid, p.create_time()) for p in [root, *root.children(recursive=True)])
 
     def heartbeat(self, component: str) -> int:
         client = redis_lib.Redis.from_url(self.stack.redis)
@@ -143,8 +147,9 @@ class Supervised:
             if process.pid in services or process.pid == os.getpid():
                 continue
             try:
-                in_stack = process.pid in self.seen or process.environ().get("SPORTSBOOK_VAR") == str(self.stack.var)
-                if in_stack and process.status() != psutil.STATUS_ZOMBIE:
+                seen = (process.pid, process.create_time()) in self.seen
+                ours = process.environ().get("SPORTSBOOK_VAR") == str(self.stack.var)
+                if (seen or ours) and process.status() != psutil.STATUS_ZOMBIE:
                     found.append(process)
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
@@ -231,9 +236,10 @@ def test_every_long_running_process_killed_comes_back_and_stop_leaves_nothing(su
     supervised.app("start")
     wait_for(supervised.healthy, timeout=START_TIMEOUT_S, interval=1, what="/healthz green after app.sh start")
     start_s = round(time.monotonic() - started, 1)
+    # The reducers may report progress before supervisord counts them started (startsecs).
+    wait_for(supervised.all_running, timeout=120, interval=1, what="every process RUNNING")
     supervised.remember_processes()
     pids = {name: supervised.running_pid(name) for name in PROGRAMS}
-    assert all(pids.values()), pids
     assert supervised.app("start").strip() == ""
     socket = supervised.stack.var / "run" / "supervisord.sock"
     assert stat.S_IMODE(socket.stat().st_mode) == 0o700, "only the owner may talk to supervisord"
@@ -277,6 +283,15 @@ def test_every_long_running_process_killed_comes_back_and_stop_leaves_nothing(su
     stop_s = round(time.monotonic() - stopping, 1)
     left = supervised.leftovers()
     assert not left, f"left behind by app.sh stop: {[(p.pid, p.name()) for p in left]}"
+
+    # supervisord itself killed: what it ran goes on unsupervised until the next app.sh stop ends it.
+    supervised.app("start")
+    wait_for(supervised.all_running, timeout=START_TIMEOUT_S, interval=1, what="every process RUNNING again")
+    supervised.remember_processes()
+    os.kill(supervised.supervisord_pid(), signal.SIGKILL)
+    supervised.app("stop")
+    left = supervised.leftovers()
+    assert not left, f"left behind by a supervisord SIGKILLed: {[(p.pid, p.name()) for p in left]}"
 
     print(f"\napp.sh start to /healthz green: {start_s} s; app.sh stop: {stop_s} s")
     print("killed (SIGKILL)     new pid after    /healthz green (new heartbeat) after")
