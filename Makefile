@@ -8,8 +8,8 @@ BIN := infra/bin
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
-	@echo "make down     stop everything 'make up' started"
-	@echo "make status   show what runs"
+	@echo "make down     stop everything 'make up' started (supervisord and its processes, then the services)"
+	@echo "make status   show what runs (supervisord's processes, then the services)"
 	@echo "make test     lint, type-check and run every test against real services"
 	@echo "make bench    run the benchmarks (writes docs/performance.md)"
 
@@ -44,7 +44,7 @@ up: topics seed
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
 	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
-	@echo "Logs            var/log/    stop with: make down"
+	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
 down:
 	@$(BIN)/app.sh stop

@@ -1,44 +1,158 @@
 #!/usr/bin/env bash
-# The platform's own processes: web (ASGI), Celery worker and beat, feed, Spark reducers.
+# The platform's own processes: Spark reducers, web (ASGI), Celery worker and beat, feed. They run
+# under supervisord (config rendered from infra/conf/supervisord.conf.in into var/run/), which
+# restarts any that dies; logs are var/log/<name>.log, supervisord's own var/log/supervisord.log.
 # Usage: app.sh start|stop|status [name...]
+#   start            start supervisord, which starts every process; with it already running,
+#                    start whatever is stopped (a running process is left alone)
+#   start NAME...    start those processes under the running supervisord
+#   stop             stop every process, then supervisord; stop NAME... stops only those
+#   status [NAME...] one line per process: "NAME: running (pid N, uptime H:MM:SS)", "NAME: stopped", ...
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PY="$ROOT/.venv/bin"
 export PYTHONUNBUFFERED=1 DJANGO_SETTINGS_MODULE=webapp.settings
-
-WEB_HOST="${WEB_HOST:-127.0.0.1}"
-WEB_PORT="${WEB_PORT:-8000}"
+export WEB_HOST="${WEB_HOST:-127.0.0.1}" WEB_PORT="${WEB_PORT:-8000}" WEB_WORKERS="${WEB_WORKERS:-2}"
+CELERY_CONCURRENCY="${CELERY_CONCURRENCY:-2}"
+FEED_RATE="${FEED_RATE:-50}"
+FEED_MARKETS="${FEED_MARKETS:-1000}"
 ALL=(reducers web worker beat feed)
+TEMPLATE="$ROOT/infra/conf/supervisord.conf.in"
+CONF="$RUN/supervisord.conf"
+PIDFILE="$RUN/supervisord.pid"
 
-start_one() {
-  case "$1" in
-  reducers) start_bg reducers "$PY/python" -m spark.jobs.reducers ;;
-  web)
-    start_bg web "$PY/uvicorn" webapp.asgi:application --host "$WEB_HOST" --port "$WEB_PORT" \
-      --workers "${WEB_WORKERS:-2}" --no-access-log --ws websockets --lifespan off
-    wait_port "$WEB_HOST" "$WEB_PORT" web 60
-    ;;
-  worker) start_bg worker "$PY/celery" -A webapp worker -l INFO --concurrency "${CELERY_CONCURRENCY:-2}" -n "worker@%h" ;;
-  beat) start_bg beat "$PY/celery" -A webapp beat -l INFO -s "$VAR/celerybeat-schedule" ;;
-  feed) start_bg feed "$PY/python" manage.py run_feed --rate "${FEED_RATE:-50}" --markets "${FEED_MARKETS:-1000}" ;;
-  *) echo "unknown process $1" >&2; exit 2 ;;
-  esac
+ctl() { "$PY/supervisorctl" -c "$CONF" "$@"; }
+
+# A process that has not exited (a zombie not yet reaped by its parent has).
+running() {
+  local state
+  state="$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)"
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+
+supervisord_alive() { [ -f "$PIDFILE" ] && running "$(cat "$PIDFILE")"; }
+
+# The template with every @NAME@ replaced; "%" doubled, as supervisord expands %(...)s in values.
+render() {
+  local conf name value
+  conf="$(<"$TEMPLATE")"
+  for name in ROOT VAR RUN LOG PY CELERY_CONCURRENCY FEED_RATE FEED_MARKETS; do
+    value="${!name}"
+    conf="${conf//@$name@/${value//%/%%}}"
+  done
+  if [[ "$conf" =~ @[A-Z_]+@ ]]; then
+    echo "$TEMPLATE: no value for ${BASH_REMATCH[0]}" >&2
+    exit 1
+  fi
+  printf '%s\n' "$conf" >"$CONF.tmp"
+  mv "$CONF.tmp" "$CONF"
+}
+
+# Processes started by an earlier app.sh with a pid file of their own, before supervisord ran
+# them: stopped, so that supervisord's copies can take their ports.
+stop_unsupervised() {
+  local n
+  for n in "$@"; do
+    if pid_alive "$n"; then stop_pid "$n"; fi
+  done
+}
+
+# Processes a supervisord of this checkout started, found by its socket in their environment
+# (supervisord sets SUPERVISOR_SERVER_URL in each, and their children inherit it): were
+# supervisord itself to die, they would run on unsupervised, and a new start would double them.
+orphans() {
+  grep -lsxzF "SUPERVISOR_SERVER_URL=unix://$RUN/supervisord.sock" /proc/[0-9]*/environ |
+    sed 's#^/proc/\([0-9]*\)/environ$#\1#' || true
+}
+
+end_orphans() {
+  local pids i
+  pids="$(orphans)"
+  [ -n "$pids" ] || return 0
+  echo "stopping processes left running by a supervisord that died:" $pids
+  # shellcheck disable=SC2086 # one pid per word
+  kill -TERM $pids 2>/dev/null || true
+  for i in $(seq 1 60); do
+    pids="$(orphans)"
+    [ -n "$pids" ] || return 0
+    sleep 0.5
+  done
+  # shellcheck disable=SC2086
+  kill -KILL $pids 2>/dev/null || true
+}
+
+# supervisorctl start/stop: an already started or stopped process is not an error; a process that
+# fails to start stays supervisord's to retry (BACKOFF), so it is reported, not fatal.
+ctl_quiet() {
+  local out
+  out="$(ctl "$@" 2>&1)" || true
+  printf '%s\n' "$out" | grep -v -e 'already started' -e 'not running' -e '^$' || true
+}
+
+start() {
+  stop_unsupervised "${ALL[@]}"
+  if supervisord_alive; then
+    if [ "$#" -gt 0 ]; then ctl_quiet start "$@"; else ctl_quiet start all; fi
+  else
+    if [ "$#" -gt 0 ]; then
+      echo "supervisord is not running: 'app.sh start' (no names) starts it with every process" >&2
+      exit 1
+    fi
+    end_orphans
+    render
+    say "starting supervisord (${ALL[*]}); logs in $LOG"
+    "$PY/supervisord" -c "$CONF"
+    local i
+    for i in $(seq 1 120); do
+      ctl pid >/dev/null 2>&1 && supervisord_alive && break
+      sleep 0.25
+    done
+    supervisord_alive || { echo "supervisord did not start; see $LOG/supervisord.log" >&2; exit 1; }
+  fi
+  if [ "$#" -eq 0 ] || [[ " $* " == *" web "* ]]; then
+    wait_port "$WEB_HOST" "$WEB_PORT" web 120
+  fi
+}
+
+stop() {
+  if supervisord_alive; then
+    if [ "$#" -gt 0 ]; then
+      ctl_quiet stop "$@"
+    else
+      local pid i
+      pid="$(cat "$PIDFILE")" # read first: supervisord removes it as it exits
+      ctl_quiet stop all
+      ctl shutdown >/dev/null || true
+      for i in $(seq 1 240); do
+        running "$pid" || break
+        sleep 0.5
+      done
+      echo "stopped supervisord and ${ALL[*]}"
+    fi
+  fi
+  [ "$#" -gt 0 ] || end_orphans
+  if [ "$#" -gt 0 ]; then stop_unsupervised "$@"; else stop_unsupervised "${ALL[@]}"; fi
+}
+
+status() {
+  local names=("$@")
+  [ "${#names[@]}" -gt 0 ] || names=("${ALL[@]}")
+  if ! supervisord_alive; then
+    for n in "${names[@]}"; do echo "$n: stopped (supervisord not running)"; done
+    return 0
+  fi
+  # "web   RUNNING   pid 12, uptime 0:01:02" -> "web: running (pid 12, uptime 0:01:02)"
+  { ctl status "${names[@]}" || true; } | awk '{
+    name = $1; sub(/:$/, "", name); state = tolower($2); $1 = ""; $2 = ""; sub(/^ +/, "")
+    print name ": " state ($0 == "" ? "" : ($0 ~ /^\(/ ? " " $0 : " (" $0 ")"))
+  }'
 }
 
 cmd="${1:-}"
 shift || true
-names=("$@")
-[ "${#names[@]}" -gt 0 ] || names=("${ALL[@]}")
-
 case "$cmd" in
-start) for n in "${names[@]}"; do start_one "$n"; done ;;
-stop)
-  for ((i = ${#names[@]} - 1; i >= 0; i--)); do stop_pid "${names[$i]}"; done
-  ;;
-status)
-  for n in "${names[@]}"; do
-    if pid_alive "$n"; then echo "$n: running (pid $(cat "$RUN/$n.pid"))"; else echo "$n: stopped"; fi
-  done
-  ;;
+start) start "$@" ;;
+stop) stop "$@" ;;
+status) status "$@" ;;
 *) echo "usage: $0 start|stop|status [name...]" >&2; exit 2 ;;
 esac
