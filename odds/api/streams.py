@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from odds.api.http import api_view, json_body, json_response
+from odds.api.http import api_view, error_response, json_body, json_response
 from odds.api.schemas import ApiError
 from odds.services.bets import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
@@ -58,6 +58,15 @@ def _spec_bounded(spec: SubscriptionSpec) -> None:
             raise ApiError(400, "invalid", message, field=f"bets[{index}]")
 
 
+def _refusal(exc: StreamError) -> HttpResponse:
+    """A refused control request in the documented error shape; rate limits say when to retry."""
+    if exc.retry_after_s is None:
+        return error_response(ApiError(exc.status, exc.code, exc.message))
+    response = error_response(ApiError(exc.status, exc.code, exc.message, extra={"retry_after_s": exc.retry_after_s}))
+    response["Retry-After"] = str(exc.retry_after_s)
+    return response
+
+
 def _user_id(request: HttpRequest) -> int:
     user_id = request.user.pk
     assert isinstance(user_id, int)  # api_view admits only logged-in users
@@ -77,7 +86,7 @@ def streams(request: HttpRequest) -> HttpResponse:
     try:
         channel = stream_subscribe(user_id=_user_id(request), session_key=_session_key(request), spec=spec)
     except StreamError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from exc
+        return _refusal(exc)
     return json_response(
         {"v": 1, "channel": channel.channel_id, "spec": spec.to_json(), "websocket": "/ws/odds/"}, status=201
     )
@@ -91,7 +100,7 @@ def stream_begin_view(request: HttpRequest, channel_id: str) -> HttpResponse:
             channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key, resync=resync
         )
     except StreamError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from exc
+        return _refusal(exc)
     return json_response({"v": 1, "channel": channel_id, "status": "begin requested"}, status=202)
 
 
@@ -106,5 +115,5 @@ def stream_detail(request: HttpRequest, channel_id: str) -> HttpResponse:
             return json_response({"v": 1, "channel": channel_id, "spec": spec.to_json()}, status=202)
         stream_unsubscribe(channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key)
     except StreamError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from exc
+        return _refusal(exc)
     return json_response({"v": 1, "channel": channel_id, "status": "ended"}, status=202)
