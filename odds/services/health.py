@@ -34,7 +34,14 @@ def _check_kafka() -> dict[str, Any]:
 
 def _check_redis() -> dict[str, Any]:
     info = _redis().info("memory")
-    return {"ok": True, "used_memory_mb": round(info["used_memory"] / 1e6, 1)}
+    used, limit = info["used_memory"], info.get("maxmemory", 0)
+    report: dict[str, Any] = {"ok": True, "used_memory_mb": round(used / 1e6, 1)}
+    if limit:
+        report["maxmemory_mb"] = round(limit / 1e6, 1)
+        if used >= limit:
+            # maxmemory-policy noeviction: nothing is dropped, every write is refused (OOM).
+            report.update(ok=False, error="Redis is at maxmemory: writes are refused")
+    return report
 
 
 def _check_postgres() -> dict[str, Any]:
