@@ -485,6 +485,11 @@ def _streams_paths() -> dict[str, JsonSchema]:
         {"v": VERSION, "channel": {"type": "string"}, "status": {"type": "string"}}, required=("v", "channel", "status")
     )
     spec_errors = _error("The body is not JSON or the spec is invalid (`field` names the part).", "bad_json", "invalid")
+    control_limited = _json(
+        "Above the punter's begin, resync and change rate limit; retry after `Retry-After` seconds.",
+        _error_schema(("rate_limited",), extra={"retry_after_s": {"type": "integer", "minimum": 1}}),
+        headers={"Retry-After": {"schema": {"type": "string"}}},
+    )
     return {
         "/api/streams": {
             "post": _operation(
@@ -508,6 +513,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
                         ),
                     ),
                     "400": spec_errors,
+                    "409": _error("The punter or the browser session has its most live channels.", "too_many_channels"),
                     "429": _error("Above the subscription rate limit.", "rate_limited"),
                 },
             ),
@@ -525,6 +531,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
                 responses={
                     "202": _json("Requested.", status_answer),
                     "404": no_channel,
+                    "429": control_limited,
                 },
             ),
         },
@@ -541,6 +548,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
                     "202": _json("Requested.", spec_answer),
                     "400": spec_errors,
                     "404": no_channel,
+                    "429": control_limited,
                 },
             ),
             "delete": _operation(
