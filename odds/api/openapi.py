@@ -115,8 +115,11 @@ def _unavailable(*, kafka: bool) -> JsonSchema:
     description = "The database cannot be reached (retry after `Retry-After` seconds); nothing was written."
     codes: tuple[str, ...] = ("database_unavailable",)
     if kafka:
-        description += " Or Kafka did not acknowledge the command (`command_not_sent`); try again."
-        codes += ("command_not_sent",)
+        description += (
+            " Or Kafka did not acknowledge the command (`command_not_sent`), or Redis refused the write"
+            " (`state_unavailable`: at its memory limit, or unreachable); try again."
+        )
+        codes += ("command_not_sent", "state_unavailable")
     return _json(description, _error_schema(codes), headers={"Retry-After": {"schema": {"type": "string"}}})
 
 

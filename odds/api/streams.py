@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from redis.exceptions import RedisError
 
 from odds.api.http import api_view, error_response, json_body, json_response
 from odds.api.schemas import ApiError
@@ -13,6 +15,8 @@ from odds.services.bets import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import SubscriptionSpec, spec_from_json
+
+log = logging.getLogger(__name__)
 
 
 def _spec(request: HttpRequest) -> SubscriptionSpec:
@@ -67,6 +71,14 @@ def _refusal(exc: StreamError) -> HttpResponse:
     return response
 
 
+def _state_unavailable() -> HttpResponse:
+    """Redis refused the write (at maxmemory: noeviction) or cannot be reached."""
+    log.exception("stream control: Redis refused or unreachable")
+    response = error_response(ApiError(503, "state_unavailable", "the stream service cannot store state; try again"))
+    response["Retry-After"] = "5"
+    return response
+
+
 def _user_id(request: HttpRequest) -> int:
     user_id = request.user.pk
     assert isinstance(user_id, int)  # api_view admits only logged-in users
@@ -87,6 +99,8 @@ def streams(request: HttpRequest) -> HttpResponse:
         channel = stream_subscribe(user_id=_user_id(request), session_key=_session_key(request), spec=spec)
     except StreamError as exc:
         return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
     return json_response(
         {"v": 1, "channel": channel.channel_id, "spec": spec.to_json(), "websocket": "/ws/odds/"}, status=201
     )
@@ -101,6 +115,8 @@ def stream_begin_view(request: HttpRequest, channel_id: str) -> HttpResponse:
         )
     except StreamError as exc:
         return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
     return json_response({"v": 1, "channel": channel_id, "status": "begin requested"}, status=202)
 
 
@@ -116,4 +132,6 @@ def stream_detail(request: HttpRequest, channel_id: str) -> HttpResponse:
         stream_unsubscribe(channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key)
     except StreamError as exc:
         return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
     return json_response({"v": 1, "channel": channel_id, "status": "ended"}, status=202)

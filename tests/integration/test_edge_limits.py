@@ -243,16 +243,25 @@ async def test_uvicorn_closes_a_connection_sending_a_1_mib_frame_with_1009(asgi_
 
 
 def _fill(client: redis.Redis) -> tuple[int, str]:
-    """Write 100 kB values until Redis refuses one; (values written, the refusal)."""
-    for written in range(1000):
-        try:
-            client.set(f"state:{written}", b"x" * 100_000)
-        except redis.ResponseError as exc:
-            return written, str(exc)
-    pytest.fail("Redis took 100 MB past a 4 MB maxmemory")
+    """Write 100 kB values until Redis refuses one, then small ones until it refuses those too
+    (a big write is refused while its own buffer counts): (big values written, the refusal)."""
+    written, refusal = 0, ""
+    for size in (100_000, 100):
+        for n in range(100_000):
+            try:
+                client.set(f"state:{size}:{n}", b"x" * size)
+            except redis.ResponseError as exc:
+                refusal = str(exc)
+                break
+            written += size == 100_000
+        else:
+            pytest.fail("Redis took writes far past a 4 MB maxmemory")
+    return written, refusal
 
 
-def test_redis_at_maxmemory_refuses_writes_and_evicts_nothing(tmp_path):
+@pytest.fixture
+def small_redis(tmp_path):
+    """A Redis of our own started by the operators' script with a 4 MB limit; its URL."""
     port = _free_port()
     env = {
         **os.environ,
@@ -263,12 +272,26 @@ def test_redis_at_maxmemory_refuses_writes_and_evicts_nothing(tmp_path):
     script = str(ROOT / "infra" / "bin" / "redis.sh")
     subprocess.run([script, "start"], check=True, capture_output=True, env=env)
     try:
-        client = redis.Redis(port=port)
-        assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
-        written, refusal = _fill(client)
-        assert "maxmemory" in refusal
-        assert written > 0
-        assert all(client.exists(f"state:{n}") for n in range(written))
-        client.close()
+        yield env["REDIS_URL"]
     finally:
         subprocess.run([script, "stop"], check=False, capture_output=True, env=env)
+
+
+def test_redis_at_maxmemory_refuses_writes_and_evicts_nothing(small_redis):
+    client = redis.Redis.from_url(small_redis)
+    assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+    written, refusal = _fill(client)
+    assert "maxmemory" in refusal
+    assert written > 0
+    assert all(client.exists(f"state:100000:{n}") for n in range(written))
+    client.close()
+
+
+def test_the_control_api_answers_503_when_redis_refuses_writes(small_redis, settings):
+    client = _logged_in(user_create(balance="0"))
+    _fill(redis.Redis.from_url(small_redis))
+    settings.REDIS_URL = small_redis
+    refused = _subscribe(client)
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "state_unavailable"
+    assert refused["Retry-After"] == "5"
