@@ -34,9 +34,10 @@ STREAM_MAX_CHANNELS_PER_SESSION = env_int("STREAM_MAX_CHANNELS_PER_SESSION", 32)
 WS_MAX_CONNECTIONS_PER_USER = env_int("WS_MAX_CONNECTIONS_PER_USER", 16)
 WS_MAX_CONNECTIONS_PER_IP = env_int("WS_MAX_CONNECTIONS_PER_IP", 256)
 WS_MAX_ANONYMOUS_CONNECTIONS_PER_IP = env_int("WS_MAX_ANONYMOUS_CONNECTIONS_PER_IP", 64)
-# Client addresses exempt from the per-address caps (load generators, a trusted proxy that does
-# not forward the client's address); comma-separated.
-WS_CONNECTION_CAP_EXEMPT_IPS = tuple(a for a in env("WS_CONNECTION_CAP_EXEMPT_IPS", "").split(",") if a)
+# Client addresses exempt from the per-address caps; comma-separated. Loopback by default: a
+# client seen there is a local proxy whose clients' addresses were not forwarded (every punter
+# would share one cap) or a local load generator; per-user caps still apply.
+WS_CONNECTION_CAP_EXEMPT_IPS = tuple(a for a in env("WS_CONNECTION_CAP_EXEMPT_IPS", "127.0.0.1,::1").split(",") if a)
 # Client frames (watch, unwatch, attach, ping) per connection per second.
 WS_MAX_FRAMES_PER_S = env_int("WS_MAX_FRAMES_PER_S", 20)
 # Markets one connection may be sent images of within a sliding minute.
