@@ -125,6 +125,10 @@ def test_a_busy_channel_streams_without_gap_or_stall_past_twice_the_idle_expiry(
     assert [f["seq"] for _, f in views] == list(range(1, len(views) + 1)), "channel sequence has a gap"
     times = [at for at, _ in views]
     longest_stall = max(b - a for a, b in zip([0.0, *times], [*times, STREAM_FOR_S], strict=True))
+    print(
+        f"\nbusy channel: {len(views)} frames over {STREAM_FOR_S:.0f} s (expiry {IDLE_EXPIRY_S} s), "
+        f"seqs 1..{views[-1][1]['seq']} contiguous, longest stall {longest_stall:.2f} s"
+    )
     assert longest_stall < 3.0, f"no channel frame for {longest_stall:.1f} s"
     assert times[-1] > 2 * IDLE_EXPIRY_S
     assert alive_after, "the channel was ended while a websocket was attached"
