@@ -162,6 +162,9 @@ class ChannelStore:
             assert command.spec is not None
             if owner is not None:
                 return "exists"
+            # The index entry first: a channel whose meta can be seen is already in the index, so
+            # an expiry decided after that is never overwritten by this subscribe.
+            self.r.zadd(keys.channels_index(), {command.channel_id: now})
             self.r.hset(
                 meta,
                 mapping={
@@ -172,7 +175,6 @@ class ChannelStore:
                     "created": now,
                 },
             )
-            self.r.zadd(keys.channels_index(), {command.channel_id: now})
             if command.spec.query is not None:
                 self.r.sadd(keys.query_channels(), command.channel_id)
             self._set_markets(
