@@ -18,6 +18,7 @@ from typing import Protocol
 
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.commands.core import AsyncScript
 
 from reducers import keys
 
@@ -57,7 +58,7 @@ class Hub:
         self._keeper: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._redis: aioredis.Redis | None = None
-        self._admit: object | None = None
+        self._admit: AsyncScript | None = None
         # Subscriber channels with a websocket attached in this process (how many), and the
         # connection-cap entries of this process's websockets: both are refreshed on a fixed
         # interval, whatever the traffic.
@@ -137,7 +138,7 @@ class Hub:
         now = int(time.time() * 1000)
         lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
         full = int(
-            await self._admit(  # type: ignore[operator]
+            await self._admit(
                 keys=[key for key, _ in caps], args=[connection_id, now, lapses, *[cap for _, cap in caps]]
             )
         )
