@@ -33,14 +33,17 @@ def _check_kafka() -> dict[str, Any]:
 
 
 def _check_redis() -> dict[str, Any]:
-    info = _redis().info("memory")
+    client = _redis()
+    info = client.info("memory")
     used, limit = info["used_memory"], info.get("maxmemory", 0)
     report: dict[str, Any] = {"ok": True, "used_memory_mb": round(used / 1e6, 1)}
     if limit:
         report["maxmemory_mb"] = round(limit / 1e6, 1)
-        if used >= limit:
-            # maxmemory-policy noeviction: nothing is dropped, every write is refused (OOM).
-            report.update(ok=False, error="Redis is at maxmemory: writes are refused")
+    try:
+        # A write, not a read: at maxmemory (noeviction) reads still work and every write fails.
+        client.set(keys.heartbeat("healthz"), int(time.time()), ex=60)
+    except redis.ResponseError as exc:
+        report.update(ok=False, error=f"Redis refuses writes: {exc}"[:300])
     return report
 
 

@@ -259,6 +259,13 @@ def _fill(client: redis.Redis) -> tuple[int, str]:
     return written, refusal
 
 
+def _past_the_limit(client: redis.Redis) -> None:
+    """Hold Redis past its limit for as long as the test runs (a filled Redis drifts back under
+    it as client buffers are freed): the limit is lowered below what it holds."""
+    client.set("state:ballast", b"x" * 1_000_000)
+    client.config_set("maxmemory", client.info("memory")["used_memory"] // 2)
+
+
 @pytest.fixture
 def small_redis(tmp_path):
     """A Redis of our own started by the operators' script with a 4 MB limit; its URL."""
@@ -289,9 +296,20 @@ def test_redis_at_maxmemory_refuses_writes_and_evicts_nothing(small_redis):
 
 def test_the_control_api_answers_503_when_redis_refuses_writes(small_redis, settings):
     client = _logged_in(user_create(balance="0"))
-    _fill(redis.Redis.from_url(small_redis))
+    _past_the_limit(redis.Redis.from_url(small_redis))
     settings.REDIS_URL = small_redis
     refused = _subscribe(client)
     assert refused.status_code == 503
     assert refused.json()["error"]["code"] == "state_unavailable"
     assert refused["Retry-After"] == "5"
+
+
+def test_healthz_names_redis_failing_at_maxmemory(small_redis, settings):
+    from odds.services.health import health_report
+
+    _past_the_limit(redis.Redis.from_url(small_redis))
+    settings.REDIS_URL = small_redis
+    report = health_report()
+    assert "redis" in report["failing"]
+    assert "maxmemory" in report["components"]["redis"]["error"]
+    assert report["components"]["redis"]["maxmemory_mb"] > 0
