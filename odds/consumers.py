@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import secrets
 import time
 from typing import Any
 
@@ -20,11 +21,12 @@ from django.conf import settings
 
 from odds import events
 from odds.hub import get_hub
-from odds.services.streams import StreamError, channel_owned_by, stream_begin, stream_touch
+from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
+IMAGE_WINDOW_S = 60.0
 STATUS_PREFIX = '{"type":"market.status"'
 
 _redis: aioredis.Redis | None = None
@@ -58,13 +60,48 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.background: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
         self.send_lock = asyncio.Lock()
-        self.writer = asyncio.create_task(self._write_loop())
+        self.connection_id = secrets.token_hex(8)
+        self.frames_window = (0, 0)  # (second, client frames in it)
+        self.images: collections.deque[tuple[float, int]] = collections.deque()  # (when, markets)
+        self.writer: asyncio.Task[None] | None = None
         await self.accept()
+        caps = self._connection_caps()
+        full = await get_hub().connection_admit(connection_id=self.connection_id, caps=[(k, c) for k, c, _ in caps])
+        if full is not None:
+            # Accepted first so the refusal can say why; then closed with a code of its own.
+            whose = next(w for k, _, w in caps if k == full)
+            await self._error("too_many_connections", f"too many open connections for this {whose}")
+            await self.close(code=events.CLOSE_TOO_MANY_CONNECTIONS)
+            return
+        self.writer = asyncio.create_task(self._write_loop())
         get_hub().socket_opened()
         user = self.scope.get("user")
         await self.send(text_data=events.hello(user=user.get_username() if user and user.is_authenticated else None))
 
+    def _connection_caps(self) -> list[tuple[str, int, str]]:
+        """The connection caps this socket counts under: per user when logged in, and per client
+        address (a separate, lower cap for anonymous sockets)."""
+        caps = []
+        user = self.scope.get("user")
+        authenticated = bool(user and user.is_authenticated)
+        if authenticated:
+            caps.append(
+                (keys.websocket_connections("user", str(user.pk)), settings.WS_MAX_CONNECTIONS_PER_USER, "user")
+            )
+        client = self.scope.get("client")
+        address = client[0] if client else None
+        if address and address not in settings.WS_CONNECTION_CAP_EXEMPT_IPS:
+            if authenticated:
+                caps.append((keys.websocket_connections("ip", address), settings.WS_MAX_CONNECTIONS_PER_IP, "address"))
+            else:
+                anonymous = keys.websocket_connections("anonymous", address)
+                caps.append((anonymous, settings.WS_MAX_ANONYMOUS_CONNECTIONS_PER_IP, "address (anonymous)"))
+        return caps
+
     async def disconnect(self, code: int) -> None:
+        await get_hub().connection_release(connection_id=self.connection_id)
+        if self.writer is None:
+            return  # refused at connect: nothing else was set up
         self.writer.cancel()
         get_hub().socket_closed()
         if settings.ODDS_EDGE == "channel_layer":
@@ -72,19 +109,25 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self.channel_layer.group_discard(market_group(market_id), self.channel_name)
         await get_hub().remove(self, [keys.market_channel(m) for m in self.watched])
         await get_hub().remove(self, [name.decode() for name in self.attached])
+        for channel_id in self.attached.values():
+            get_hub().channel_detached(channel_id)
+        self.attached.clear()
         self.watched.clear()
 
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
     def deliver(self, channel: bytes, payload: str) -> None:
         if channel in self.attached:
-            if len(self.channel_frames) >= CHANNEL_QUEUE_LIMIT:
+            if payload.startswith(events.ENDED_PREFIX):
+                # The channel is gone: forward the news after the frames before it, and stop
+                # following it (a new channel is the client's to create).
+                self.channel_frames.append(payload)
+                self._background(self._detach(channel))
+            elif len(self.channel_frames) >= CHANNEL_QUEUE_LIMIT:
                 # Too slow for the bound: drop the queue and send a fresh image instead, flagged
                 # as a resync, so the client knows frames were skipped rather than lost.
                 self.channel_frames.clear()
-                task = asyncio.create_task(self._resync(self.attached[channel]))
-                self.background.add(task)
-                task.add_done_callback(self.background.discard)
+                self._background(self._resync(self.attached[channel]))
             else:
                 self.channel_frames.append(payload)
         elif payload.startswith(STATUS_PREFIX):
@@ -95,6 +138,18 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self.merged += 1
             self.pending[channel] = payload
         self.wake.set()
+
+    def _background(self, work: Any) -> None:
+        task = asyncio.create_task(work)
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def _detach(self, name: bytes) -> None:
+        channel_id = self.attached.pop(name, None)
+        if channel_id is None:
+            return
+        get_hub().channel_detached(channel_id)
+        await get_hub().remove(self, [name.decode()])
 
     async def _write_loop(self) -> None:
         while True:
@@ -122,9 +177,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
                     self.merged = 0
 
     async def _heartbeat(self) -> None:
+        # Only for the client: the channels' sign of life is the hub's keep-alive, sent whatever
+        # the traffic.
         await self.send(text_data=events.heartbeat(ts=int(time.time() * 1000)))
-        for channel_id in self.attached.values():
-            await sync_to_async(stream_touch)(channel_id=channel_id)
 
     async def odds_update(self, event: dict[str, Any]) -> None:
         """The plain Channels path: one channel-layer message per client per update."""
@@ -134,6 +189,11 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         raw = text_data if text_data is not None else bytes_data
+        if self._too_many_frames():
+            await self._error(
+                "rate_limited", f"at most {settings.WS_MAX_FRAMES_PER_S} frames a second; this one was ignored"
+            )
+            return
         if raw is None or len(raw) > settings.WS_MAX_FRAME_BYTES:
             await self._error("frame_too_large", "frame exceeds the size limit")
             return
@@ -164,6 +224,24 @@ class OddsConsumer(AsyncWebsocketConsumer):
         else:
             await self._error("unknown_type", f"unknown message type {kind[:40]!r}")
 
+    def _too_many_frames(self) -> bool:
+        """Counts this client frame in the current second; True above the per-second limit."""
+        second = int(time.monotonic())
+        window, count = self.frames_window
+        count = count + 1 if window == second else 1
+        self.frames_window = (second, count)
+        return count > settings.WS_MAX_FRAMES_PER_S
+
+    def _image_budget_left(self, *, markets: int) -> bool:
+        """Whether images of ``markets`` more markets fit the per-minute budget (and count them)."""
+        now = time.monotonic()
+        while self.images and self.images[0][0] <= now - IMAGE_WINDOW_S:
+            self.images.popleft()
+        if sum(n for _, n in self.images) + markets > settings.WS_MAX_IMAGE_MARKETS_PER_MIN:
+            return False
+        self.images.append((now, markets))
+        return True
+
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))
 
@@ -180,6 +258,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
             return
         if len(self.watched | set(ids)) > settings.WS_MAX_MARKETS:
             await self._error("too_many_markets", f"at most {settings.WS_MAX_MARKETS} markets")
+            return
+        if not self._image_budget_left(markets=len(ids)):
+            limit = settings.WS_MAX_IMAGE_MARKETS_PER_MIN
+            await self._error("image_budget_exceeded", f"images of at most {limit} markets a minute; watch later")
             return
         async with self.send_lock:
             # Subscribe before reading the image: an update landing in between is queued and
@@ -207,15 +289,25 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if last_seq is not None and (isinstance(last_seq, bool) or not isinstance(last_seq, int) or last_seq < 0):
             await self._error("bad_last_seq", "last_seq must be a non-negative integer")
             return
-        owned = bool(user and user.is_authenticated) and await sync_to_async(channel_owned_by)(
-            channel_id=channel_id, user_id=user.pk, session_key=session.session_key if session else None
+        authenticated = bool(user and user.is_authenticated)
+        session_key = session.session_key if session else None
+        owned = authenticated and await sync_to_async(channel_owned_by)(
+            channel_id=channel_id, user_id=user.pk, session_key=session_key
         )
         if not owned:
-            await self._error("not_your_channel", "no such channel for this session")
+            reason = authenticated and await sync_to_async(channel_end_reason)(
+                channel_id=channel_id, user_id=user.pk, session_key=session_key
+            )
+            if reason:
+                await self.send(text_data=events.ended(channel=channel_id, reason=reason))
+            else:
+                await self._error("not_your_channel", "no such channel for this session")
             return
         name = keys.subscriber_channel(channel_id)
         async with self.send_lock:
             await get_hub().add(self, [name])
+            if name.encode() not in self.attached:
+                get_hub().channel_attached(channel_id)
             self.attached[name.encode()] = channel_id
             await self.send(text_data=events.attached(channel=channel_id))
             if last_seq is not None:

@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from reducers.subscriptions import ended_frame
+
 PROTOCOL_VERSION = 1
 
 # client → server
@@ -29,6 +31,11 @@ ATTACHED = "attached"
 RESUMED = "resumed"
 HEARTBEAT = "heartbeat"
 CONFLATED = "conflated"
+ENDED = "ended"
+ENDED_PREFIX = '{"type":"ended"'
+
+# websocket close codes (besides the standard ones)
+CLOSE_TOO_MANY_CONNECTIONS = 4429
 
 
 def hello(*, user: str | None) -> str:
@@ -57,6 +64,12 @@ def resumed(*, channel: str, after: int, count: int, resync: bool) -> str:
     return orjson.dumps(
         {"type": RESUMED, "channel": channel, "after": after, "count": count, "resync": resync}
     ).decode()
+
+
+def ended(*, channel: str, reason: str) -> str:
+    """The channel ended (``reason``: unsubscribed, expired, ended_by_staff); same bytes as the
+    reducers publish when they remove it."""
+    return ended_frame(channel_id=channel, reason=reason).decode()
 
 
 def heartbeat(*, ts: int) -> str:

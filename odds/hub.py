@@ -11,15 +11,37 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
+import time
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Protocol
 
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.commands.core import AsyncScript
+
+from reducers import keys
 
 log = logging.getLogger(__name__)
 REPORT_INTERVAL_S = 5.0
+# A connection's entry under the connection caps lapses after this many keep-alive intervals
+# without a refresh (its process died without closing it).
+CONNECTION_ENTRY_INTERVALS = 3
+
+# Check every cap, then take a place under each: KEYS are the caps' sorted sets, ARGV[1] the
+# connection id, ARGV[2] now (ms), ARGV[3] when the entry lapses (ms), ARGV[4..] the caps.
+# Returns 0 when admitted, else the 1-based index of the first cap that is full.
+ADMIT_CONNECTION = """
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[2])
+  if redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then return i end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[3], ARGV[1])
+  redis.call('PEXPIREAT', key, ARGV[3])
+end
+return 0
+"""
 
 
 class Listener(Protocol):
@@ -33,7 +55,15 @@ class Hub:
         self._pubsub: aioredis.client.PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
         self._reporter: asyncio.Task[None] | None = None
+        self._keeper: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._redis: aioredis.Redis | None = None
+        self._admit: AsyncScript | None = None
+        # Subscriber channels with a websocket attached in this process (how many), and the
+        # connection-cap entries of this process's websockets: both are refreshed on a fixed
+        # interval, whatever the traffic.
+        self._attached: Counter[str] = Counter()
+        self._connections: dict[str, tuple[str, ...]] = {}
         self.sockets = 0
 
     def _connection(self) -> aioredis.client.PubSub:
@@ -75,6 +105,82 @@ class Hub:
                     gone.append(name)
             if gone and self._pubsub is not None:
                 await self._pubsub.unsubscribe(*gone)
+
+    def _client(self) -> aioredis.Redis:
+        if self._redis is None:
+            self._redis = aioredis.Redis.from_url(self._redis_url)
+        return self._redis
+
+    def _keep_alive_started(self) -> None:
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep_alive(), name="hub-keep-alive")
+
+    def channel_attached(self, channel_id: str) -> None:
+        """A websocket of this process follows the channel: it lives as long as one does."""
+        self._attached[channel_id] += 1
+        self._keep_alive_started()
+
+    def channel_detached(self, channel_id: str) -> None:
+        self._attached[channel_id] -= 1
+        if self._attached[channel_id] <= 0:
+            del self._attached[channel_id]
+
+    def attached_channels(self) -> list[str]:
+        return list(self._attached)
+
+    async def connection_admit(self, *, connection_id: str, caps: list[tuple[str, int]]) -> str | None:
+        """Take a place for the connection under each (key, cap), across every process; returns
+        the key of the first cap that is full (nothing taken then), or None when admitted."""
+        if not caps:
+            return None
+        if self._admit is None:
+            self._admit = self._client().register_script(ADMIT_CONNECTION)
+        now = int(time.time() * 1000)
+        lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
+        full = int(
+            await self._admit(
+                keys=[key for key, _ in caps], args=[connection_id, now, lapses, *[cap for _, cap in caps]]
+            )
+        )
+        if full:
+            return caps[full - 1][0]
+        self._connections[connection_id] = tuple(key for key, _ in caps)
+        self._keep_alive_started()
+        return None
+
+    async def connection_release(self, *, connection_id: str) -> None:
+        held = self._connections.pop(connection_id, ())
+        if held:
+            pipe = self._client().pipeline(transaction=False)
+            for key in held:
+                pipe.zrem(key, connection_id)
+            await pipe.execute()
+
+    async def keep_alive_once(self) -> None:
+        """Refresh, in one pipeline, the sign of life of every channel attached in this process
+        and the cap entries of its connections. Only entries still present are refreshed: an
+        ended channel is not brought back."""
+        channels = list(self._attached)
+        if not channels and not self._connections:
+            return
+        now = int(time.time() * 1000)
+        lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
+        pipe = self._client().pipeline(transaction=False)
+        if channels:
+            pipe.zadd(keys.channels_index(), dict.fromkeys(channels, now), xx=True)
+        for connection_id, held in self._connections.items():
+            for key in held:
+                pipe.zadd(key, {connection_id: lapses}, xx=True)
+                pipe.pexpireat(key, lapses)
+        await pipe.execute()
+
+    async def _keep_alive(self) -> None:
+        while True:
+            try:
+                await self.keep_alive_once()
+            except Exception as exc:  # Redis away: the next round tries again, well before expiry
+                log.warning("channel keep-alive not written: %s", exc)
+            await asyncio.sleep(settings.STREAM_KEEPALIVE_S)
 
     def channel_count(self) -> int:
         return len(self._listeners)

@@ -173,3 +173,25 @@ def login_failures(scope: str, who: str) -> str:
     """Counter with an expiry: failed logins for one username (hashed) or one client address,
     within the throttling window that began with the first of them."""
     return f"{namespace()}:loginfail:{scope}:{who}"
+
+
+def channel_ended(channel_id: str) -> str:
+    """Hash with an expiry: ``owner`` (``<user id>:<session key>``) and ``reason`` of an ended channel,
+    so its owner's next attach is told why it ended instead of meeting silence."""
+    return f"{namespace()}:chended:{channel_id}"
+
+
+def live_channels_of_user(user_id: int) -> str:
+    """Sorted set: the user's channel ids by creation time (the live-channel cap per punter)."""
+    return f"{namespace()}:live:user:{user_id}"
+
+
+def live_channels_of_session(session_key: str) -> str:
+    """Sorted set: the browser session's channel ids by creation time (the cap per session)."""
+    return f"{namespace()}:live:session:{session_key}"
+
+
+def websocket_connections(kind: str, who: str) -> str:
+    """Sorted set: open websocket ids of one user or client address, scored by when each entry lapses
+    unless its process refreshes it (connection caps across worker processes)."""
+    return f"{namespace()}:wsconn:{kind}:{who}"

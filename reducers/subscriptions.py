@@ -21,6 +21,10 @@ COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
 VIEWS = ("markets", "slip", "bets")
 MAX_CHANNEL_MARKETS = 500
 MAX_STAKE = Decimal("100000")
+# Why a channel ended, told to its attached websockets in the ``ended`` frame.
+END_REASONS = ("unsubscribed", "expired", "ended_by_staff")
+# How long the owner of an ended channel is told so when attaching to it.
+ENDED_CHANNEL_KEEP_S = 3600
 
 
 @dataclass(frozen=True)
@@ -179,10 +183,12 @@ class StreamCommand:
     spec: SubscriptionSpec | None
     ts: int
     resync: bool = False
+    # Only for ``unsubscribe``: why the channel ends (commands from before it carry none).
+    reason: str | None = None
     v: int = COMMAND_SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        body: dict[str, Any] = {
             "v": self.v,
             "type": self.type,
             "channel_id": self.channel_id,
@@ -191,6 +197,9 @@ class StreamCommand:
             "resync": self.resync,
             "ts": self.ts,
         }
+        if self.reason is not None:
+            body["reason"] = self.reason
+        return body
 
     def encode(self) -> bytes:
         return orjson.dumps(self.to_json())
@@ -222,7 +231,13 @@ def decode_command(raw: bytes | None) -> StreamCommand:
         spec=spec,
         ts=_id(obj, "ts"),
         resync=resync,
+        reason=obj.get("reason") if obj.get("reason") in END_REASONS else None,
     )
+
+
+def ended_frame(*, channel_id: str, reason: str) -> bytes:
+    """The frame that tells a channel's websockets it ended and why (docs/protocol.md)."""
+    return orjson.dumps({"type": "ended", "channel": channel_id, "reason": reason})
 
 
 def query_matches(query: QuerySpec, definition: MarketDefinition, *, now_ms: int) -> bool:

@@ -4,6 +4,7 @@ own namespace, so tests run beside a running stack without touching it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -138,9 +139,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
-    """The real ASGI application under uvicorn, on the test database and namespace."""
+@contextlib.contextmanager
+def uvicorn_serving(log_dir: Path, **extra_env: str) -> Iterator[str]:
+    """The real ASGI application under uvicorn, on the test database and namespace, with
+    ``extra_env`` on top of the session's environment; yields its base URL."""
     from django.conf import settings
 
     db = settings.DATABASES["default"]
@@ -151,9 +153,10 @@ def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterato
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DJANGO_CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{port}",
         "PYTHONUNBUFFERED": "1",
+        **extra_env,
     }
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    log = (tmp_path_factory.mktemp("asgi") / "uvicorn.log").open("wb")
+    log = (log_dir / "uvicorn.log").open("wb")
     process = subprocess.Popen(
         [
             str(ROOT / ".venv" / "bin" / "uvicorn"),
@@ -164,6 +167,10 @@ def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterato
             str(port),
             "--ws",
             "websockets",
+            # As in production: uvicorn closes the connection (1009) on a frame above the limit
+            # before reading it in full; frames up to it are refused in band by the consumer.
+            "--ws-max-size",
+            str(settings.WS_MAX_FRAME_BYTES),
             "--lifespan",
             "off",
             "--no-access-log",
@@ -193,6 +200,13 @@ def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterato
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def asgi_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """The real ASGI application under uvicorn, on the test database and namespace."""
+    with uvicorn_serving(tmp_path_factory.mktemp("asgi")) as url:
+        yield url
 
 
 CHROMIUM_ARGS = [

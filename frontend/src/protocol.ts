@@ -66,6 +66,7 @@ export type ServerFrame =
   | { type: "error"; code: string; message: string }
   | { type: "attached"; channel: string }
   | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
+  | { type: "ended"; channel: string; reason: string }
   | ChannelFrame;
 
 export class MarketBook {
@@ -106,7 +107,8 @@ export type ConnectionStatus = "connecting" | "live" | "reconnecting" | "offline
 export interface ChannelListener {
   /** An image (``replace``: the channel's whole state) or a delta (the markets that changed). */
   onFrame(frame: ChannelFrame, replace: boolean): void;
-  /** The server no longer knows the channel (expired, or the session changed). */
+  /** The server no longer knows the channel: ``code`` is the reason of an ``ended`` frame
+   * (expired, unsubscribed, ended_by_staff) or the error of a refused attach. */
   onLost?(code: string): void;
 }
 
@@ -280,6 +282,9 @@ export class OddsClient {
       case "resumed":
         this.resumed(frame.channel, frame.resync);
         break;
+      case "ended":
+        this.ended(frame.channel, frame.reason);
+        break;
       case "hello":
         this.attempts = 0;
         this.options.onStatus("live");
@@ -365,6 +370,15 @@ export class OddsClient {
     } else {
       this.stats.resumes += 1;
     }
+  }
+
+  /** The channel ended (expired, unsubscribed in another tab, ended by staff): its owner creates
+   * a new one with the same spec (onLost), so the view recovers without a reload. */
+  private ended(channelId: string, reason: string): void {
+    const channel = this.channels.get(channelId);
+    if (channel === undefined) return;
+    this.channels.delete(channelId);
+    channel.listener.onLost?.(reason);
   }
 
   private serverError(code: string, message: string): void {

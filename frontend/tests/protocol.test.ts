@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { StreamSpec } from "../src/api";
+import { ManagedChannel } from "../src/channels";
 import {
   type ChannelFrame,
   type ChannelListener,
@@ -339,5 +341,74 @@ describe("OddsClient: heartbeats", () => {
     expect(h.sockets).toHaveLength(2);
     h.socket().open();
     expect(h.socket().sentOf("attach")).toEqual([{ type: "attach", channel: CH, last_seq: 1 }]);
+  });
+});
+
+describe("OddsClient: ended channels", () => {
+  it("tells the channel's owner why it ended and ignores its later frames", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    h.socket().receive(frame(1, "image"));
+    h.socket().receive({ type: "ended", channel: CH, reason: "expired" });
+    h.socket().receive(frame(2, "delta"));
+    expect(listener.lost).toEqual(["expired"]);
+    expect(listener.frames.map(([seq]) => seq)).toEqual([1]);
+    expect(h.client.channelSeq(CH)).toBeUndefined();
+  });
+
+  it("ignores the end of a channel it does not follow", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "ended", channel: "d".repeat(32), reason: "unsubscribed" });
+    expect(listener.lost).toEqual([]);
+  });
+
+  it("recovers a managed view: a new channel with the same spec is created, attached and begun", async () => {
+    const h = harness();
+    const specs: StreamSpec[] = [];
+    let next = 0;
+    const managed = new ManagedChannel(h.client, "slip", () => undefined, {
+      control: {
+        subscribe: async (spec) => {
+          specs.push(spec);
+          return { v: 1, channel: `${++next}`.repeat(32) };
+        },
+        change: async () => ({}),
+        unsubscribe: async () => ({}),
+      },
+      store: null,
+      setTimer: (fn) => {
+        queueMicrotask(fn);
+        return 0;
+      },
+      clearTimer: () => undefined,
+    });
+    const spec: StreamSpec = { view: "slip", slip: [{ selection_id: 1, market_id: 10 }], stake: null };
+    h.socket().open();
+    managed.set(spec, { now: true });
+    await managed.sync();
+    const first = "1".repeat(32);
+    h.socket().receive({ type: "attached", channel: first });
+    expect(h.begins).toEqual([[first, false]]);
+
+    h.socket().receive({ type: "ended", channel: first, reason: "ended_by_staff" });
+    await managed.sync();
+    const second = "2".repeat(32);
+    expect(specs).toEqual([spec, spec]);
+    expect(managed.id).toBe(second);
+    expect(h.socket().sentOf("attach")).toEqual([
+      { type: "attach", channel: first },
+      { type: "attach", channel: second },
+    ]);
+    h.socket().receive({ type: "attached", channel: second });
+    expect(h.begins).toEqual([
+      [first, false],
+      [second, false],
+    ]);
   });
 });

@@ -5,6 +5,9 @@
 
 read -r HOST PORT <<<"$(host_port "$REDIS_URL")"
 DATA="$VAR/redis"
+# State (market books, channels, counters) must never be evicted silently: at the limit Redis
+# refuses writes with an OOM error, which the reducers log and /healthz reports.
+REDIS_MAXMEMORY="${REDIS_MAXMEMORY:-1gb}"
 
 case "${1:-}" in
 start)
@@ -17,7 +20,8 @@ start)
   say "starting Redis on $HOST:$PORT"
   start_bg redis redis-server --bind 127.0.0.1 --port "$PORT" --dir "$DATA" \
     --save "" --appendonly yes --appendfsync everysec --daemonize no \
-    --maxclients 20000 --tcp-backlog 511 --client-output-buffer-limit "pubsub 64mb 16mb 60"
+    --maxclients 20000 --tcp-backlog 511 --client-output-buffer-limit "pubsub 64mb 16mb 60" \
+    --maxmemory "$REDIS_MAXMEMORY" --maxmemory-policy noeviction
   wait_port "$HOST" "$PORT" redis 30
   ;;
 stop) stop_pid redis ;;

@@ -115,8 +115,11 @@ def _unavailable(*, kafka: bool) -> JsonSchema:
     description = "The database cannot be reached (retry after `Retry-After` seconds); nothing was written."
     codes: tuple[str, ...] = ("database_unavailable",)
     if kafka:
-        description += " Or Kafka did not acknowledge the command (`command_not_sent`); try again."
-        codes += ("command_not_sent",)
+        description += (
+            " Or Kafka did not acknowledge the command (`command_not_sent`), or Redis refused the write"
+            " (`state_unavailable`: at its memory limit, or unreachable); try again."
+        )
+        codes += ("command_not_sent", "state_unavailable")
     return _json(description, _error_schema(codes), headers={"Retry-After": {"schema": {"type": "string"}}})
 
 
@@ -485,6 +488,11 @@ def _streams_paths() -> dict[str, JsonSchema]:
         {"v": VERSION, "channel": {"type": "string"}, "status": {"type": "string"}}, required=("v", "channel", "status")
     )
     spec_errors = _error("The body is not JSON or the spec is invalid (`field` names the part).", *BODY_ERRORS)
+    control_limited = _json(
+        "Above the punter's begin, resync and change rate limit; retry after `Retry-After` seconds.",
+        _error_schema(("rate_limited",), extra={"retry_after_s": {"type": "integer", "minimum": 1}}),
+        headers={"Retry-After": {"schema": {"type": "string"}}},
+    )
     return {
         "/api/streams": {
             "post": _operation(
@@ -508,6 +516,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
                         ),
                     ),
                     "400": spec_errors,
+                    "409": _error("The punter or the browser session has its most live channels.", "too_many_channels"),
                     "429": _error("Above the subscription rate limit.", "rate_limited"),
                 },
             ),
@@ -525,6 +534,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
                 responses={
                     "202": _json("Requested.", status_answer),
                     "404": no_channel,
+                    "429": control_limited,
                 },
             ),
         },
@@ -541,6 +551,7 @@ def _streams_paths() -> dict[str, JsonSchema]:
                     "202": _json("Requested.", spec_answer),
                     "400": spec_errors,
                     "404": no_channel,
+                    "429": control_limited,
                 },
             ),
             "delete": _operation(

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from redis.exceptions import RedisError
 
-from odds.api.http import api_view, json_body, json_response
+from odds.api.http import api_view, error_response, json_body, json_response
 from odds.api.schemas import ApiError
 from odds.services.bets import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import SubscriptionSpec, spec_from_json
+
+log = logging.getLogger(__name__)
 
 
 def _spec(request: HttpRequest) -> SubscriptionSpec:
@@ -58,6 +62,23 @@ def _spec_bounded(spec: SubscriptionSpec) -> None:
             raise ApiError(400, "invalid", message, field=f"bets[{index}]")
 
 
+def _refusal(exc: StreamError) -> HttpResponse:
+    """A refused control request in the documented error shape; rate limits say when to retry."""
+    if exc.retry_after_s is None:
+        return error_response(ApiError(exc.status, exc.code, exc.message))
+    response = error_response(ApiError(exc.status, exc.code, exc.message, extra={"retry_after_s": exc.retry_after_s}))
+    response["Retry-After"] = str(exc.retry_after_s)
+    return response
+
+
+def _state_unavailable() -> HttpResponse:
+    """Redis refused the write (at maxmemory: noeviction) or cannot be reached."""
+    log.exception("stream control: Redis refused or unreachable")
+    response = error_response(ApiError(503, "state_unavailable", "the stream service cannot store state; try again"))
+    response["Retry-After"] = "5"
+    return response
+
+
 def _user_id(request: HttpRequest) -> int:
     user_id = request.user.pk
     assert isinstance(user_id, int)  # api_view admits only logged-in users
@@ -77,7 +98,9 @@ def streams(request: HttpRequest) -> HttpResponse:
     try:
         channel = stream_subscribe(user_id=_user_id(request), session_key=_session_key(request), spec=spec)
     except StreamError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from exc
+        return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
     return json_response(
         {"v": 1, "channel": channel.channel_id, "spec": spec.to_json(), "websocket": "/ws/odds/"}, status=201
     )
@@ -91,7 +114,9 @@ def stream_begin_view(request: HttpRequest, channel_id: str) -> HttpResponse:
             channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key, resync=resync
         )
     except StreamError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from exc
+        return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
     return json_response({"v": 1, "channel": channel_id, "status": "begin requested"}, status=202)
 
 
@@ -106,5 +131,7 @@ def stream_detail(request: HttpRequest, channel_id: str) -> HttpResponse:
             return json_response({"v": 1, "channel": channel_id, "spec": spec.to_json()}, status=202)
         stream_unsubscribe(channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key)
     except StreamError as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from exc
+        return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
     return json_response({"v": 1, "channel": channel_id, "status": "ended"}, status=202)

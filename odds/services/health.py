@@ -35,8 +35,18 @@ def _check_kafka() -> dict[str, Any]:
 
 
 def _check_redis() -> dict[str, Any]:
-    info = _redis().info("memory")
-    return {"ok": True, "used_memory_mb": round(info["used_memory"] / 1e6, 1)}
+    client = _redis()
+    info = client.info("memory")
+    used, limit = info["used_memory"], info.get("maxmemory", 0)
+    report: dict[str, Any] = {"ok": True, "used_memory_mb": round(used / 1e6, 1)}
+    if limit:
+        report["maxmemory_mb"] = round(limit / 1e6, 1)
+    try:
+        # A write, not a read: at maxmemory (noeviction) reads still work and every write fails.
+        client.set(keys.heartbeat("healthz"), int(time.time()), ex=60)
+    except redis.ResponseError as exc:
+        report.update(ok=False, error=f"Redis refuses writes: {exc}"[:300])
+    return report
 
 
 def _check_postgres() -> dict[str, Any]:

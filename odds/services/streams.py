@@ -7,6 +7,7 @@ only that session's websocket may attach to it.
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from django.conf import settings
 
 from odds.services.kafka import producer_create
 from reducers import keys, topics
-from reducers.subscriptions import StreamCommand, SubscriptionSpec
+from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, SubscriptionSpec
 
 OWNER_TTL_S = 24 * 3600
 SUBSCRIBE_LIMIT_PER_MINUTE = 30
@@ -25,11 +26,12 @@ _producer = None
 
 
 class StreamError(Exception):
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, *, retry_after_s: int | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -86,12 +88,66 @@ def _rate_limited(*, user_id: int) -> bool:
     return count > SUBSCRIBE_LIMIT_PER_MINUTE
 
 
+def _control_rate_limit(*, user_id: int) -> None:
+    """Begin (resync included) and change requests per punter in a fixed window: each one makes
+    the reducers write a full image into the channel's log."""
+    window_s = settings.STREAM_CONTROL_WINDOW_S
+    now = time.time()
+    window = int(now // window_s)
+    key = keys.rate_limit("stream_control", str(user_id), window)
+    pipe = _redis().pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, 2 * window_s)
+    if int(pipe.execute()[0]) > settings.STREAM_CONTROL_LIMIT:
+        raise StreamError(
+            429,
+            "rate_limited",
+            f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every {window_s} seconds",
+            retry_after_s=max(1, math.ceil((window + 1) * window_s - now)),
+        )
+
+
+def _live_channels(client: redis.Redis, key: str) -> list[str]:
+    """The channels of a live-channel set that still exist; ended ones are dropped from it here,
+    whoever ended them (the owner binding goes when a channel ends or expires)."""
+    members = [raw.decode() for raw in client.zrange(key, 0, -1)]
+    if not members:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for channel_id in members:
+        pipe.exists(keys.channel_owner(channel_id))
+    alive = pipe.execute()
+    gone = [c for c, exists in zip(members, alive, strict=True) if not exists]
+    if gone:
+        client.zrem(key, *gone)
+    return [c for c, exists in zip(members, alive, strict=True) if exists]
+
+
+def _channel_cap(*, client: redis.Redis, user_id: int, session_key: str) -> None:
+    for key, cap, whose in (
+        (keys.live_channels_of_session(session_key), settings.STREAM_MAX_CHANNELS_PER_SESSION, "browser session"),
+        (keys.live_channels_of_user(user_id), settings.STREAM_MAX_CHANNELS_PER_USER, "punter"),
+    ):
+        if len(_live_channels(client, key)) >= cap:
+            raise StreamError(
+                409, "too_many_channels", f"at most {cap} live channels per {whose}; end one (DELETE) first"
+            )
+
+
 def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) -> Channel:
     if _rate_limited(user_id=user_id):
         raise StreamError(429, "rate_limited", f"at most {SUBSCRIBE_LIMIT_PER_MINUTE} subscriptions a minute")
+    client = _redis()
+    _channel_cap(client=client, user_id=user_id, session_key=session_key)
     channel_id = secrets.token_urlsafe(24)
-    _redis().set(keys.channel_owner(channel_id), owner_token(user_id=user_id, session_key=session_key), ex=OWNER_TTL_S)
-    _send(StreamCommand(type="subscribe", channel_id=channel_id, user_id=user_id, spec=spec, ts=_now_ms()))
+    now = _now_ms()
+    pipe = client.pipeline(transaction=False)
+    pipe.set(keys.channel_owner(channel_id), owner_token(user_id=user_id, session_key=session_key), ex=OWNER_TTL_S)
+    for key in (keys.live_channels_of_session(session_key), keys.live_channels_of_user(user_id)):
+        pipe.zadd(key, {channel_id: now})
+        pipe.expire(key, OWNER_TTL_S)
+    pipe.execute()
+    _send(StreamCommand(type="subscribe", channel_id=channel_id, user_id=user_id, spec=spec, ts=now))
     return Channel(channel_id=channel_id, user_id=user_id)
 
 
@@ -103,26 +159,72 @@ def _require_owner(*, channel_id: str, user_id: int, session_key: str | None) ->
 
 def stream_begin(*, channel_id: str, user_id: int, session_key: str | None, resync: bool = False) -> None:
     _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
+    _control_rate_limit(user_id=user_id)
     _send(StreamCommand(type="begin", channel_id=channel_id, user_id=user_id, spec=None, ts=_now_ms(), resync=resync))
 
 
 def stream_change(*, channel_id: str, user_id: int, session_key: str | None, spec: SubscriptionSpec) -> None:
     _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
+    _control_rate_limit(user_id=user_id)
     _send(StreamCommand(type="change", channel_id=channel_id, user_id=user_id, spec=spec, ts=_now_ms()))
+
+
+def _owner_release(*, client: redis.Redis, channel_id: str, reason: str) -> None:
+    """Move the owner binding to the ended marker (the owner's next attach is told why) and free
+    the channel's places under the live-channel caps."""
+    owner = client.get(keys.channel_owner(channel_id))
+    if owner is None:
+        return
+    user_id, _, session_key = owner.decode().partition(":")
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(keys.channel_ended(channel_id), mapping={"owner": owner, "reason": reason})
+    pipe.expire(keys.channel_ended(channel_id), ENDED_CHANNEL_KEEP_S)
+    pipe.delete(keys.channel_owner(channel_id))
+    pipe.zrem(keys.live_channels_of_user(int(user_id)), channel_id)
+    pipe.zrem(keys.live_channels_of_session(session_key), channel_id)
+    pipe.execute()
 
 
 def stream_unsubscribe(*, channel_id: str, user_id: int, session_key: str | None) -> None:
     _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
-    _send(StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=user_id, spec=None, ts=_now_ms()))
-    _redis().delete(keys.channel_owner(channel_id))
+    _send(
+        StreamCommand(
+            type="unsubscribe", channel_id=channel_id, user_id=user_id, spec=None, ts=_now_ms(), reason="unsubscribed"
+        )
+    )
+    _owner_release(client=_redis(), channel_id=channel_id, reason="unsubscribed")
+
+
+def channel_end_reason(*, channel_id: str, user_id: int, session_key: str | None) -> str | None:
+    """Why the channel this user's session created has ended; None if it has not (or is not theirs)."""
+    if not session_key:
+        return None
+    ended = _redis().hmget(keys.channel_ended(channel_id), ["owner", "reason"])
+    owner, reason = ended
+    if owner is None or reason is None:
+        return None
+    if not secrets.compare_digest(owner.decode(), owner_token(user_id=user_id, session_key=session_key)):
+        return None
+    return str(reason.decode())
 
 
 def stream_touch(*, channel_id: str) -> None:
     """Record a sign of life of the channel's websocket (idle channels expire)."""
-    _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
+    streams_touch(channel_ids=[channel_id])
 
 
-def stream_end(*, channel_id: str) -> bool:
+def streams_touch(*, channel_ids: list[str]) -> None:
+    """Record a sign of life of every channel with a websocket attached, in one round trip.
+
+    Only channels still in the index are touched: an ended channel is not brought back.
+    """
+    if not channel_ids:
+        return
+    now = _now_ms()
+    _redis().zadd(keys.channels_index(), dict.fromkeys(channel_ids, now), xx=True)
+
+
+def stream_end(*, channel_id: str, reason: str = "ended_by_staff") -> bool:
     """End any channel through the command topic, whoever owns it (expiry, staff).
 
     Returns False when no such channel is live; ending twice is harmless.
@@ -132,13 +234,27 @@ def stream_end(*, channel_id: str) -> bool:
     if user is None:
         client.zrem(keys.channels_index(), channel_id)
         return False
-    _send(StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=_now_ms()))
-    client.delete(keys.channel_owner(channel_id))
+    _send(
+        StreamCommand(
+            type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=_now_ms(), reason=reason
+        )
+    )
+    _owner_release(client=client, channel_id=channel_id, reason=reason)
     return True
 
 
 def streams_expire(*, idle_ms: int) -> list[str]:
-    """End channels with no sign of life for ``idle_ms`` through the command topic."""
+    """End channels with no sign of life for ``idle_ms`` through the command topic.
+
+    Each candidate's score is read again just before it is ended: a websocket attached (or a
+    keep-alive) since the scan keeps the channel.
+    """
+    client = _redis()
     cutoff = _now_ms() - idle_ms
-    stale = [raw.decode() for raw in _redis().zrangebyscore(keys.channels_index(), 0, cutoff)]
-    return [channel_id for channel_id in stale if stream_end(channel_id=channel_id)]
+    ended = []
+    for raw in client.zrangebyscore(keys.channels_index(), 0, cutoff):
+        channel_id = raw.decode()
+        score = client.zscore(keys.channels_index(), channel_id)
+        if score is not None and score <= cutoff and stream_end(channel_id=channel_id, reason="expired"):
+            ended.append(channel_id)
+    return ended

@@ -17,18 +17,46 @@ import redis
 
 from reducers import keys
 from reducers.schemas import InvalidRecord, decode_market_definition
-from reducers.subscriptions import StreamCommand, SubscriptionSpec, map_changes, query_matches, spec_from_json
+from reducers.subscriptions import (
+    ENDED_CHANNEL_KEEP_S,
+    StreamCommand,
+    SubscriptionSpec,
+    ended_frame,
+    map_changes,
+    query_matches,
+    spec_from_json,
+)
 from reducers.views import view_frame
 
+# The resume log keeps at most LOG_SIZE frames and at most LOG_MAX_BYTES of them, the oldest
+# dropped first (the newest frame always stays): resync images of hundreds of markets are large,
+# and a punter asking for many must not grow Redis without bound. A resume from further back
+# than the log reaches gets a resync image.
 LOG_SIZE = 256
+LOG_MAX_BYTES = 512 * 1024
 
+# The log's size in bytes is kept in the meta hash (``logbytes``): Redis cannot sum a list's
+# element lengths without reading it. A log found with one frame (new, or deleted meanwhile)
+# restarts the count.
 PUBLISH_FRAME = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'status') ~= 'streaming' then return 0 end
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 local frame = '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2)
-redis.call('LPUSH', KEYS[2], frame)
-redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[4]) - 1)
+local length = redis.call('LPUSH', KEYS[2], frame)
+local bytes
+if length == 1 then
+  bytes = string.len(frame)
+  redis.call('HSET', KEYS[1], 'logbytes', bytes)
+else
+  bytes = redis.call('HINCRBY', KEYS[1], 'logbytes', string.len(frame))
+end
+local max_frames, max_bytes = tonumber(ARGV[4]), tonumber(ARGV[5])
+while length > 1 and (length > max_frames or bytes > max_bytes) do
+  local dropped = redis.call('RPOP', KEYS[2])
+  length = length - 1
+  bytes = redis.call('HINCRBY', KEYS[1], 'logbytes', -string.len(dropped))
+end
 redis.call('PUBLISH', ARGV[1], frame)
 return seq
 """
@@ -97,7 +125,13 @@ class ChannelStore:
         return int(
             self._publish(
                 keys=[keys.channel_meta(channel_id), keys.channel_log(channel_id)],
-                args=[keys.subscriber_channel(channel_id), body, "1" if only_streaming else "0", LOG_SIZE],
+                args=[
+                    keys.subscriber_channel(channel_id),
+                    body,
+                    "1" if only_streaming else "0",
+                    LOG_SIZE,
+                    LOG_MAX_BYTES,
+                ],
             )
         )
 
@@ -128,6 +162,9 @@ class ChannelStore:
             assert command.spec is not None
             if owner is not None:
                 return "exists"
+            # The index entry first: a channel whose meta can be seen is already in the index, so
+            # an expiry decided after that is never overwritten by this subscribe.
+            self.r.zadd(keys.channels_index(), {command.channel_id: now})
             self.r.hset(
                 meta,
                 mapping={
@@ -138,7 +175,6 @@ class ChannelStore:
                     "created": now,
                 },
             )
-            self.r.zadd(keys.channels_index(), {command.channel_id: now})
             if command.spec.query is not None:
                 self.r.sadd(keys.query_channels(), command.channel_id)
             self._set_markets(
@@ -164,18 +200,28 @@ class ChannelStore:
             )
             self.send_image(command.channel_id)
             return "changed"
-        self.remove(command.channel_id)
+        self.remove(command.channel_id, reason=command.reason or "unsubscribed")
         return "unsubscribed"
 
-    def remove(self, channel_id: str) -> None:
-        """Drop a channel and its entries in both maps (unsubscribe, disconnect or expiry)."""
+    def remove(self, channel_id: str, *, reason: str) -> None:
+        """Drop a channel and its entries in both maps, and tell its websockets it ended and why.
+
+        The owner's binding moves to the ended marker, so the owner's next attach is answered
+        with the same ``ended`` frame (the control API has usually moved it already).
+        """
         markets = self.markets_of(channel_id)
+        owner = self.r.get(keys.channel_owner(channel_id))
         pipe = self.r.pipeline(transaction=False)
         for market_id in markets:
             pipe.srem(keys.market_channels(market_id), channel_id)
         pipe.delete(keys.channel_markets(channel_id), keys.channel_meta(channel_id), keys.channel_log(channel_id))
         pipe.zrem(keys.channels_index(), channel_id)
         pipe.srem(keys.query_channels(), channel_id)
+        if owner is not None:
+            pipe.hset(keys.channel_ended(channel_id), mapping={"owner": owner, "reason": reason})
+            pipe.expire(keys.channel_ended(channel_id), ENDED_CHANNEL_KEEP_S)
+            pipe.delete(keys.channel_owner(channel_id))
+        pipe.publish(keys.subscriber_channel(channel_id), ended_frame(channel_id=channel_id, reason=reason))
         pipe.execute()
 
     def expire_idle(self, *, idle_ms: int) -> list[str]:
@@ -183,7 +229,7 @@ class ChannelStore:
         cutoff = _now_ms() - idle_ms
         stale = [c.decode() for c in self.r.zrangebyscore(keys.channels_index(), 0, cutoff)]
         for channel_id in stale:
-            self.remove(channel_id)
+            self.remove(channel_id, reason="expired")
         return stale
 
     # --- fan-out of applied market states ---

@@ -1,6 +1,7 @@
 from celery.schedules import crontab
 
 from reducers import keys
+from webapp.settings.channels import STREAM_SWEEP_INTERVAL_S
 from webapp.settings.env import env
 from webapp.settings.redis import REDIS_URL
 
@@ -20,8 +21,12 @@ CELERY_BEAT_SCHEDULE = {
     # The outbox relay: pending Kafka records leave within about a second of their commit.
     # A run that finds the relay busy returns at once; expired runs are dropped, not queued up.
     "outbox-relay": {"task": "odds.tasks.outbox_relay", "schedule": 1.0, "options": {"expires": 5}},
-    # Channels whose websocket stayed silent past STREAM_IDLE_EXPIRY_S are unsubscribed.
-    "streams-expire": {"task": "odds.tasks.streams_expire_idle", "schedule": 30.0, "options": {"expires": 25}},
+    # Channels with no websocket attached for STREAM_IDLE_EXPIRY_S are ended.
+    "streams-expire": {
+        "task": "odds.tasks.streams_expire_idle",
+        "schedule": float(STREAM_SWEEP_INTERVAL_S),
+        "options": {"expires": max(1, STREAM_SWEEP_INTERVAL_S - 1)},
+    },
     "settlement-sweep": {"task": "odds.tasks.settlement_sweep", "schedule": 60.0, "options": {"expires": 55}},
     # Operations: dashboard history, pruning, kick-off safety net, weekly digest.
     "metrics-sample": {"task": "odds.tasks.metrics_sample", "schedule": 5.0, "options": {"expires": 4}},

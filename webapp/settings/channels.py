@@ -17,3 +17,28 @@ WS_MAX_MARKETS = env_int("WS_MAX_MARKETS", 500)
 STREAM_IDLE_EXPIRY_S = env_int("STREAM_IDLE_EXPIRY_S", 120)
 # Clients that watch with "batch": true get each tick's market updates in one frame.
 EDGE_TICK_MS = env_int("EDGE_TICK_MS", 20)
+# Every process refreshes the sign of life of each channel with a websocket attached this often,
+# whatever the traffic: a channel lives as long as a client is attached.
+STREAM_KEEPALIVE_S = env_int("STREAM_KEEPALIVE_S", max(1, STREAM_IDLE_EXPIRY_S // 4))
+# How often the sweeper (Celery beat) looks for idle channels.
+STREAM_SWEEP_INTERVAL_S = env_int("STREAM_SWEEP_INTERVAL_S", 30)
+
+# The stream control API, per punter: begin (and resync) and change requests in a fixed window,
+# and channels alive at once per punter and per browser session.
+STREAM_CONTROL_LIMIT = env_int("STREAM_CONTROL_LIMIT", 30)
+STREAM_CONTROL_WINDOW_S = env_int("STREAM_CONTROL_WINDOW_S", 10)
+STREAM_MAX_CHANNELS_PER_USER = env_int("STREAM_MAX_CHANNELS_PER_USER", 64)
+STREAM_MAX_CHANNELS_PER_SESSION = env_int("STREAM_MAX_CHANNELS_PER_SESSION", 32)
+
+# Websocket connections open at once, counted across every worker process.
+WS_MAX_CONNECTIONS_PER_USER = env_int("WS_MAX_CONNECTIONS_PER_USER", 16)
+WS_MAX_CONNECTIONS_PER_IP = env_int("WS_MAX_CONNECTIONS_PER_IP", 256)
+WS_MAX_ANONYMOUS_CONNECTIONS_PER_IP = env_int("WS_MAX_ANONYMOUS_CONNECTIONS_PER_IP", 64)
+# Client addresses exempt from the per-address caps; comma-separated. Loopback by default: a
+# client seen there is a local proxy whose clients' addresses were not forwarded (every punter
+# would share one cap) or a local load generator; per-user caps still apply.
+WS_CONNECTION_CAP_EXEMPT_IPS = tuple(a for a in env("WS_CONNECTION_CAP_EXEMPT_IPS", "127.0.0.1,::1").split(",") if a)
+# Client frames (watch, unwatch, attach, ping) per connection per second.
+WS_MAX_FRAMES_PER_S = env_int("WS_MAX_FRAMES_PER_S", 20)
+# Markets one connection may be sent images of within a sliding minute.
+WS_MAX_IMAGE_MARKETS_PER_MIN = env_int("WS_MAX_IMAGE_MARKETS_PER_MIN", 2000)

@@ -353,6 +353,8 @@ def test_random_stream_specs_are_accepted_or_refused_in_json(punter, kafka_topic
             channel = answer["channel"]
             changed = client.put(f"/api/streams/{channel}", data=json.dumps(body), content_type="application/json")
             assert changed.status_code == 202, changed.content[:300]
+            # Ended again, so the punter's live channels stay under the per-session cap.
+            assert client.delete(f"/api/streams/{channel}").status_code == 202
 
     property_()
     print(f"\nstream specs: {sorted(statuses.items())}")

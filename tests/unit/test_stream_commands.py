@@ -1,0 +1,37 @@
+"""Stream commands carry why a channel ends; commands written before that field still decode."""
+
+from __future__ import annotations
+
+import orjson
+
+from reducers.subscriptions import StreamCommand, decode_command, ended_frame
+
+CHANNEL = "a" * 32
+
+
+def test_an_unsubscribe_carries_its_reason_through_the_topic():
+    command = StreamCommand(type="unsubscribe", channel_id=CHANNEL, user_id=3, spec=None, ts=1, reason="expired")
+    assert decode_command(command.encode()) == command
+
+
+def test_an_unsubscribe_written_without_a_reason_still_decodes():
+    old = {"v": 1, "type": "unsubscribe", "channel_id": CHANNEL, "user_id": 3, "spec": None, "resync": False, "ts": 1}
+    assert decode_command(orjson.dumps(old)).reason is None
+
+
+def test_an_unknown_reason_is_dropped_not_relayed_to_clients():
+    raw = {"v": 1, "type": "unsubscribe", "channel_id": CHANNEL, "user_id": 3, "spec": None, "ts": 1, "reason": "<b>"}
+    assert decode_command(orjson.dumps(raw)).reason is None
+
+
+def test_a_command_without_a_reason_is_encoded_as_before():
+    command = StreamCommand(type="begin", channel_id=CHANNEL, user_id=3, spec=None, ts=1)
+    assert "reason" not in orjson.loads(command.encode())
+
+
+def test_the_ended_frame_names_the_channel_and_the_reason():
+    assert orjson.loads(ended_frame(channel_id=CHANNEL, reason="unsubscribed")) == {
+        "type": "ended",
+        "channel": CHANNEL,
+        "reason": "unsubscribed",
+    }
