@@ -8,6 +8,7 @@ numbers on a channel have no gaps and no duplicates.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -32,6 +33,7 @@ from reducers.views import view_frame
 # dropped first (the newest frame always stays): resync images of hundreds of markets are large,
 # and a punter asking for many must not grow Redis without bound. A resume from further back
 # than the log reaches gets a resync image.
+log = logging.getLogger("spark.sinks.channels")
 LOG_SIZE = 256
 LOG_MAX_BYTES = 512 * 1024
 
@@ -74,8 +76,15 @@ class ChannelStore:
     # --- reads ---
 
     def spec(self, channel_id: str) -> SubscriptionSpec | None:
+        """The channel's spec, None when there is no such channel; ``InvalidRecord`` when the
+        stored spec cannot be read (the caller skips that channel, never the whole batch)."""
         raw = self.r.hget(keys.channel_meta(channel_id), "spec")
-        return spec_from_json(orjson.loads(raw)) if raw else None
+        if not raw:
+            return None
+        try:
+            return spec_from_json(orjson.loads(raw))
+        except orjson.JSONDecodeError as exc:
+            raise InvalidRecord("damaged_state", f"the stored spec of channel {channel_id} is not JSON") from exc
 
     def markets_of(self, channel_id: str) -> set[int]:
         return {int(m) for m in self.r.smembers(keys.channel_markets(channel_id))}
@@ -280,7 +289,12 @@ class ChannelStore:
         changes = {}
         for raw in self.r.smembers(keys.query_channels()):
             channel_id = raw.decode()
-            spec = self.spec(channel_id)
+            try:
+                spec = self.spec(channel_id)
+            except InvalidRecord as exc:
+                # One damaged channel must not stop the query stage for every other channel.
+                log.warning("query channel %s skipped: %s", channel_id, exc)
+                continue
             if spec is None:
                 self.r.srem(keys.query_channels(), channel_id)
                 continue

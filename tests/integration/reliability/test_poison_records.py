@@ -191,3 +191,31 @@ def test_malformed_prices_are_dead_letters_and_later_prices_still_apply(reducers
     assert_every_query_runs(reducers_running)
     for value, reason in poison:
         assert_dead_lettered(topics.prices(), str(market_id).encode(), value, reason)
+
+
+def test_a_channel_with_a_damaged_stored_spec_is_skipped_by_the_fan_out_and_the_query_stage(
+    reducers_running, producer, redis_client
+):
+    from spark.sinks.channels import ChannelStore
+
+    market_id = 930_401
+    market_ids_define(redis_client, market_id)
+    damaged, healthy = channel_id(), channel_id()
+    for channel in (damaged, healthy):
+        redis_client.sadd(keys.market_channels(market_id), channel)
+        redis_client.sadd(keys.channel_markets(channel), market_id)
+        redis_client.sadd(keys.query_channels(), channel)
+    redis_client.hset(keys.channel_meta(damaged), mapping={"user": 7, "spec": b"{not json", "status": "streaming"})
+    spec = orjson.dumps({"view": "markets", "markets": [market_id], "query": None})
+    redis_client.hset(keys.channel_meta(healthy), mapping={"user": 7, "spec": spec, "status": "streaming", "seq": 0})
+
+    assert ChannelStore(redis_client).refresh_queries() == {}
+    update = raw_price_update(market_id=market_id, seq=1, prices=((1, "2.50"),))
+    produce(producer, topics.prices(), update.key(), update.encode())
+    wait_for(lambda: redis_client.hget(keys.market_state(market_id), "seq") == b"1", timeout=90, what="the price")
+    wait_for(
+        lambda: int(redis_client.hget(keys.channel_meta(healthy), "seq") or 0) >= 1,
+        timeout=30,
+        what="the healthy channel's delta",
+    )
+    assert_every_query_runs(reducers_running)
