@@ -10,11 +10,19 @@ from __future__ import annotations
 import json
 import logging
 import time
+from typing import Any
 
 import orjson
 import redis
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import (
+    JStreamingQueryListener,
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+)
 
 from reducers import keys, topics
 from reducers.lag import offsets, partition_lags
@@ -25,7 +33,37 @@ PROGRESS_TTL_S = 3600
 HEARTBEAT_TTL_S = 120
 
 
+class _JsonEventListener(JStreamingQueryListener):
+    """Hands each event to the Python listener decoded from the event's own JSON, one call into
+    the JVM. PySpark's default builds the event field by field, dozens of round trips per event;
+    at several price batches a second the listener bus fell behind the queries by tens of
+    seconds, and the lag dashboard with it."""
+
+    def onQueryStarted(self, jevent: Any) -> None:
+        self.pylistener.onQueryStarted(QueryStartedEvent.fromJson(json.loads(jevent.json())))
+
+    def onQueryProgress(self, jevent: Any) -> None:
+        self.pylistener.onQueryProgress(QueryProgressEvent.fromJson(json.loads(jevent.json())))
+
+    def onQueryIdle(self, jevent: Any) -> None:
+        self.pylistener.onQueryIdle(QueryIdleEvent.fromJson(json.loads(jevent.json())))
+
+    def onQueryTerminated(self, jevent: Any) -> None:
+        self.pylistener.onQueryTerminated(QueryTerminatedEvent.fromJson(json.loads(jevent.json())))
+
+
 class RedisProgressListener(StreamingQueryListener):
+    @property
+    def _jlistener(self) -> Any:
+        # PySpark registers what this property returns; see _JsonEventListener.
+        from pyspark import SparkContext
+
+        if not hasattr(self, "_json_jlistener"):
+            jvm = SparkContext._jvm
+            assert jvm is not None
+            self._json_jlistener = jvm.PythonStreamingQueryListenerWrapper(_JsonEventListener(self))
+        return self._json_jlistener
+
     def __init__(self, client: redis.Redis, component: str, *, bootstrap: str | None = None) -> None:
         self._client = client
         self._component = component
@@ -82,14 +120,24 @@ class RedisProgressListener(StreamingQueryListener):
                     "bootstrap.servers": self._bootstrap,
                     "group.id": topics.reducer_group(name),
                     "enable.auto.commit": False,
+                    "on_commit": _commit_failed_log,
                 }
             )
             self._committers[name] = committer
         partitions = [TopicPartition(t, p, o) for t, parts in end.items() for p, o in parts.items()]
+        # Asynchronous: the listener bus waits for this handler, and a broker round trip per
+        # progress report held every later report back. Failures are logged by the callback,
+        # served by poll(); offsets only move forward, so a lost commit is made good by the next.
         try:
-            committer.commit(offsets=partitions, asynchronous=False)
+            committer.commit(offsets=partitions, asynchronous=True)
+            committer.poll(0)
         except KafkaException as exc:
             log.warning("committing offsets of %s failed: %s", name, exc)
+
+
+def _commit_failed_log(err: Any, partitions: Any) -> None:
+    if err is not None:
+        log.warning("committing offsets failed: %s", err)
 
 
 def _json_field(value: object) -> object:
