@@ -20,11 +20,10 @@ from reducers import keys, topics
 from tests.conftest import uvicorn_serving, wait_for
 from tests.factories import market_ids_define, raw_price_update, user_create
 from tests.integration.reliability.clients import session_for
-from webapp.asgi import application
+from tests.integration.test_streams import websocket
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
-ORIGIN = (b"origin", b"http://127.0.0.1:8000")
 # Shortened so the test stays short: the channel must outlive twice the expiry.
 IDLE_EXPIRY_S = 6
 SWEEP_INTERVAL_S = 1.0
@@ -143,15 +142,6 @@ def _logged_in(user) -> Client:
     return client
 
 
-async def _websocket(client: Client) -> WebsocketCommunicator:
-    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
-    communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[ORIGIN, (b"cookie", cookie)])
-    connected, _ = await communicator.connect()
-    assert connected
-    assert (await communicator.receive_json_from())["type"] == "hello"
-    return communicator
-
-
 async def _next_of(communicator: WebsocketCommunicator, kind: str, timeout: float = 30) -> dict:
     while True:
         frame = await communicator.receive_json_from(timeout=timeout)
@@ -163,7 +153,7 @@ async def _streaming_channel(client: Client, market_id: int) -> tuple[str, Webso
     channel = client.post(
         "/api/streams", {"view": "markets", "markets": [market_id]}, content_type="application/json"
     ).json()["channel"]
-    ws = await _websocket(client)
+    ws = await websocket(client)
     await ws.send_json_to({"type": "attach", "channel": channel})
     await _next_of(ws, "attached")
     assert client.post(f"/api/streams/{channel}/begin").status_code == 202
@@ -199,7 +189,7 @@ async def test_attaching_to_an_expired_channel_answers_ended_not_silence(reducer
     assert channel in streams_expire(idle_ms=1000)
     wait_for(lambda: not redis_client.exists(keys.channel_meta(channel)), what="channel removed")
 
-    ws = await _websocket(client)
+    ws = await websocket(client)
     await ws.send_json_to({"type": "attach", "channel": channel, "last_seq": 3})
     assert await ws.receive_json_from(timeout=10) == {"type": "ended", "channel": channel, "reason": "expired"}
     await ws.disconnect()
@@ -211,7 +201,7 @@ async def test_another_users_attach_to_an_ended_channel_learns_nothing(reducers_
         "/api/streams", {"view": "markets", "markets": [310_041]}, content_type="application/json"
     ).json()["channel"]
     assert owner.delete(f"/api/streams/{channel}").status_code == 202
-    ws = await _websocket(_logged_in(user_create(balance="0")))
+    ws = await websocket(_logged_in(user_create(balance="0")))
     await ws.send_json_to({"type": "attach", "channel": channel})
     assert (await ws.receive_json_from(timeout=10))["code"] == "not_your_channel"
     await ws.disconnect()

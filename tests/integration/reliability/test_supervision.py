@@ -19,7 +19,6 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -161,16 +160,6 @@ def _is_spawned_worker(process: psutil.Process) -> bool:
         return "spawn_main" in " ".join(process.cmdline())
     except psutil.NoSuchProcess:
         return False
-
-
-@pytest.fixture(scope="module")
-def stack(isolated: Stack) -> Iterator[Stack]:
-    subprocess.run(
-        [sys.executable, "manage.py", "create_topics"], cwd=ROOT, env=isolated.env(), check=True, capture_output=True
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SPORTSBOOK_NAMESPACE", isolated.namespace)
-        yield isolated
 
 
 @pytest.fixture
