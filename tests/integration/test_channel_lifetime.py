@@ -61,7 +61,7 @@ async def _stream_channel(base: str, session) -> tuple[str, list[tuple[float, di
     frames: list[tuple[float, dict[str, Any]]] = []
     async with websockets.connect(
         base.replace("http://", "ws://") + "/ws/odds/",
-        origin=Origin("http://127.0.0.1"),
+        origin=Origin(base),
         additional_headers={"Cookie": session.cookie},
         max_queue=None,
     ) as ws:

@@ -227,7 +227,7 @@ async def test_uvicorn_closes_a_connection_sending_a_1_mib_frame_with_1009(asgi_
     session = session_for(asgi_server, user_create(balance="0"))
     async with websockets.connect(
         asgi_server.replace("http://", "ws://") + "/ws/odds/",
-        origin=Origin("http://127.0.0.1"),
+        origin=Origin(asgi_server),
         additional_headers={"Cookie": session.cookie},
         max_size=None,
     ) as ws:

@@ -105,10 +105,12 @@ def health(base: str) -> dict:
         return {}
 
 
-def watchers(base: str, count: int) -> list[WatchClient]:
+def watchers(base: str, count: int, *, per_punter: int = 5) -> list[WatchClient]:
+    """``count`` clients, ``per_punter`` of them logged in as the same punter (a few tabs each,
+    well under the per-user connection cap)."""
     rng = random.Random(count)
-    session = session_for(base, user_create(balance="0"))
-    return [WatchClient(session, rng.sample(MARKETS, 8)) for _ in range(count)]
+    sessions = [session_for(base, user_create(balance="0")) for _ in range(-(-count // per_punter))]
+    return [WatchClient(sessions[i // per_punter], rng.sample(MARKETS, 8)) for i in range(count)]
 
 
 def assert_clients_hold_the_last_prices(clients: list[WatchClient], publisher: Publisher) -> None:
