@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 import orjson
-import redis.asyncio as aioredis
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -28,15 +27,6 @@ HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
 IMAGE_WINDOW_S = 60.0
 STATUS_PREFIX = '{"type":"market.status"'
-
-_redis: aioredis.Redis | None = None
-
-
-def _client() -> aioredis.Redis:
-    global _redis
-    if _redis is None:
-        _redis = aioredis.Redis.from_url(settings.REDIS_URL)
-    return _redis
 
 
 def market_group(market_id: int) -> str:
@@ -274,7 +264,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 # connection yet and die with a RuntimeError (found by the property tests).
                 await get_hub().add(self, [keys.market_channel(m) for m in ids])
             self.watched.update(ids)
-            pipe = _client().pipeline(transaction=False)
+            pipe = get_hub().client().pipeline(transaction=False)
             for market_id in ids:
                 pipe.hget(keys.market_state(market_id), "state")
             states = [s.decode() for s in await pipe.execute() if s is not None]
@@ -316,7 +306,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
-        logged = [bytes(f).decode() for f in await _client().lrange(keys.channel_log(channel_id), 0, -1)]
+        logged = [bytes(f).decode() for f in await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1)]
         frames = sorted(logged, key=_frame_seq)
         missed = [f for f in frames if _frame_seq(f) > last_seq]
         newest = _frame_seq(frames[-1]) if frames else 0

@@ -106,7 +106,8 @@ class Hub:
             if gone and self._pubsub is not None:
                 await self._pubsub.unsubscribe(*gone)
 
-    def _client(self) -> aioredis.Redis:
+    def client(self) -> aioredis.Redis:
+        """The process's Redis connection pool for commands (the pub-sub has its own)."""
         if self._redis is None:
             self._redis = aioredis.Redis.from_url(self._redis_url)
         return self._redis
@@ -125,16 +126,13 @@ class Hub:
         if self._attached[channel_id] <= 0:
             del self._attached[channel_id]
 
-    def attached_channels(self) -> list[str]:
-        return list(self._attached)
-
     async def connection_admit(self, *, connection_id: str, caps: list[tuple[str, int]]) -> str | None:
         """Take a place for the connection under each (key, cap), across every process; returns
         the key of the first cap that is full (nothing taken then), or None when admitted."""
         if not caps:
             return None
         if self._admit is None:
-            self._admit = self._client().register_script(ADMIT_CONNECTION)
+            self._admit = self.client().register_script(ADMIT_CONNECTION)
         now = int(time.time() * 1000)
         lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
         full = int(
@@ -151,7 +149,7 @@ class Hub:
     async def connection_release(self, *, connection_id: str) -> None:
         held = self._connections.pop(connection_id, ())
         if held:
-            pipe = self._client().pipeline(transaction=False)
+            pipe = self.client().pipeline(transaction=False)
             for key in held:
                 pipe.zrem(key, connection_id)
             await pipe.execute()
@@ -165,7 +163,7 @@ class Hub:
             return
         now = int(time.time() * 1000)
         lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
-        pipe = self._client().pipeline(transaction=False)
+        pipe = self.client().pipeline(transaction=False)
         if channels:
             pipe.zadd(keys.channels_index(), dict.fromkeys(channels, now), xx=True)
         for connection_id, held in self._connections.items():

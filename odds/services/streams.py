@@ -78,32 +78,29 @@ def channel_owned_by(*, channel_id: str, user_id: int, session_key: str | None) 
     )
 
 
-def _rate_limited(*, user_id: int) -> bool:
-    window = int(time.time() // 60)
-    key = keys.rate_limit("subscribe", str(user_id), window)
+def _window_count(*, scope: str, user_id: int, window_s: int) -> tuple[int, int]:
+    """Count one request of the user in the current fixed window of ``window_s`` seconds;
+    returns (requests in the window so far, seconds until the window ends)."""
+    now = time.time()
+    window = int(now // window_s)
+    key = keys.rate_limit(scope, str(user_id), window)
     pipe = _redis().pipeline(transaction=False)
     pipe.incr(key)
-    pipe.expire(key, 120)
-    count = int(pipe.execute()[0])
-    return count > SUBSCRIBE_LIMIT_PER_MINUTE
+    pipe.expire(key, 2 * window_s)
+    return int(pipe.execute()[0]), max(1, math.ceil((window + 1) * window_s - now))
 
 
 def _control_rate_limit(*, user_id: int) -> None:
     """Begin (resync included) and change requests per punter in a fixed window: each one makes
     the reducers write a full image into the channel's log."""
     window_s = settings.STREAM_CONTROL_WINDOW_S
-    now = time.time()
-    window = int(now // window_s)
-    key = keys.rate_limit("stream_control", str(user_id), window)
-    pipe = _redis().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, 2 * window_s)
-    if int(pipe.execute()[0]) > settings.STREAM_CONTROL_LIMIT:
+    count, retry_after_s = _window_count(scope="stream_control", user_id=user_id, window_s=window_s)
+    if count > settings.STREAM_CONTROL_LIMIT:
         raise StreamError(
             429,
             "rate_limited",
             f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every {window_s} seconds",
-            retry_after_s=max(1, math.ceil((window + 1) * window_s - now)),
+            retry_after_s=retry_after_s,
         )
 
 
@@ -135,7 +132,7 @@ def _channel_cap(*, client: redis.Redis, user_id: int, session_key: str) -> None
 
 
 def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) -> Channel:
-    if _rate_limited(user_id=user_id):
+    if _window_count(scope="subscribe", user_id=user_id, window_s=60)[0] > SUBSCRIBE_LIMIT_PER_MINUTE:
         raise StreamError(429, "rate_limited", f"at most {SUBSCRIBE_LIMIT_PER_MINUTE} subscriptions a minute")
     client = _redis()
     _channel_cap(client=client, user_id=user_id, session_key=session_key)
@@ -199,8 +196,7 @@ def channel_end_reason(*, channel_id: str, user_id: int, session_key: str | None
     """Why the channel this user's session created has ended; None if it has not (or is not theirs)."""
     if not session_key:
         return None
-    ended = _redis().hmget(keys.channel_ended(channel_id), ["owner", "reason"])
-    owner, reason = ended
+    owner, reason = _redis().hmget(keys.channel_ended(channel_id), ["owner", "reason"])
     if owner is None or reason is None:
         return None
     if not secrets.compare_digest(owner.decode(), owner_token(user_id=user_id, session_key=session_key)):
@@ -209,19 +205,9 @@ def channel_end_reason(*, channel_id: str, user_id: int, session_key: str | None
 
 
 def stream_touch(*, channel_id: str) -> None:
-    """Record a sign of life of the channel's websocket (idle channels expire)."""
-    streams_touch(channel_ids=[channel_id])
-
-
-def streams_touch(*, channel_ids: list[str]) -> None:
-    """Record a sign of life of every channel with a websocket attached, in one round trip.
-
-    Only channels still in the index are touched: an ended channel is not brought back.
-    """
-    if not channel_ids:
-        return
-    now = _now_ms()
-    _redis().zadd(keys.channels_index(), dict.fromkeys(channel_ids, now), xx=True)
+    """Record a sign of life of the channel's websocket (idle channels expire). Only a channel
+    still in the index is touched: an ended channel is not brought back."""
+    _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
 
 
 def stream_end(*, channel_id: str, reason: str = "ended_by_staff") -> bool:

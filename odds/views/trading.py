@@ -134,7 +134,7 @@ def _market_action(request: HttpRequest, market_id: int, action: Callable[[Marke
 
 
 def _selection_id(raw: str, *, what: str) -> int:
-    value = id_from_text(text=raw) if len(raw) <= 19 else None
+    value = id_from_text(text=raw)
     if value is None:
         raise InputRefused(f"{what} must be a selection of this market, not {raw[:40]!r}")
     return value

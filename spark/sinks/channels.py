@@ -29,11 +29,11 @@ from reducers.subscriptions import (
 )
 from reducers.views import view_frame
 
+log = logging.getLogger("spark.sinks.channels")
 # The resume log keeps at most LOG_SIZE frames and at most LOG_MAX_BYTES of them, the oldest
 # dropped first (the newest frame always stays): resync images of hundreds of markets are large,
 # and a punter asking for many must not grow Redis without bound. A resume from further back
 # than the log reaches gets a resync image.
-log = logging.getLogger("spark.sinks.channels")
 LOG_SIZE = 256
 LOG_MAX_BYTES = 512 * 1024
 
@@ -232,14 +232,6 @@ class ChannelStore:
             pipe.delete(keys.channel_owner(channel_id))
         pipe.publish(keys.subscriber_channel(channel_id), ended_frame(channel_id=channel_id, reason=reason))
         pipe.execute()
-
-    def expire_idle(self, *, idle_ms: int) -> list[str]:
-        """Remove channels with no sign of life for ``idle_ms``; returns their ids."""
-        cutoff = _now_ms() - idle_ms
-        stale = [c.decode() for c in self.r.zrangebyscore(keys.channels_index(), 0, cutoff)]
-        for channel_id in stale:
-            self.remove(channel_id, reason="expired")
-        return stale
 
     # --- fan-out of applied market states ---
 

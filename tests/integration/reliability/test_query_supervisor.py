@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from types import SimpleNamespace
 
 import orjson
 import pytest
@@ -119,17 +120,13 @@ def producer_bootstrap() -> str:
 def test_a_restart_that_itself_fails_is_retried_later(spark, redis_client):
     attempts: list[float] = []
 
-    class Stopped:
-        isActive = False  # noqa: N815 - the name of StreamingQuery's property
-
-        @staticmethod
-        def exception():
-            return InjectedFailure("first run died")
+    # A query that died at once: StreamingQuery's isActive and exception(), nothing else.
+    stopped = SimpleNamespace(isActive=False, exception=lambda: InjectedFailure("first run died"))
 
     def start():
         attempts.append(time.monotonic())
         if len(attempts) == 1:
-            return Stopped()
+            return stopped
         raise InjectedFailure("cannot start")
 
     supervisor = QuerySupervisor(
