@@ -71,7 +71,8 @@ class ReadOnlyAdmin(IdCheckedAdmin):
 
 @admin.register(Sport)
 class SportAdmin(IdCheckedAdmin):
-    list_display = ("name", "slug", "display_order")
+    list_display = ("name", "slug", "display_order", "in_play_delay_s")
+    list_editable = ("in_play_delay_s",)
     search_fields = ("name",)
 
 

@@ -205,6 +205,8 @@ class BetOut:
         }
         if bet.status == Bet.Status.ACCEPTED:
             body["cash_out"] = {"available": self.cash_out is not None, "quote": self.cash_out}
+        if bet.status == Bet.Status.PENDING:
+            body["accept_at"] = _ts(bet.accept_at)
         if bet.status == Bet.Status.REJECTED:
             body["reject"] = {"code": bet.reject_code, "message": bet.reject_message}
         return body

@@ -69,14 +69,17 @@ def _bet_place(request: HttpRequest) -> HttpResponse:
         )
     except BetInvalid as exc:
         raise ApiError(400, exc.code, exc.message, field=exc.field) from exc
-    if not placement.accepted:
+    if placement.rejected:
         raise bet_rejection_error(placement.bet)
     payload: dict[str, Any] = {
         "v": API_VERSION,
         "created": placement.created,
         "bet": BetOut(bet=placement.bet).to_json(),
     }
-    return json_response(payload, status=201 if placement.created else 200)
+    if not placement.created:
+        return json_response(payload, status=200)
+    # 202: held by the in-play delay; the decision follows as a frame on the punter's websocket.
+    return json_response(payload, status=201 if placement.accepted else 202)
 
 
 def _bet_list(request: HttpRequest) -> HttpResponse:

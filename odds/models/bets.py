@@ -49,6 +49,9 @@ class Bet(models.Model):
     reject_code = models.CharField(max_length=32, blank=True)
     reject_message = models.CharField(max_length=255, blank=True)
     placed_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    accept_at = models.DateTimeField(
+        null=True, blank=True, help_text="A bet held by the in-play delay is decided at this time."
+    )
     settled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -57,6 +60,9 @@ class Bet(models.Model):
             models.UniqueConstraint(fields=["user", "idempotency_key"], name="bet_idempotency_key_per_user"),
             models.CheckConstraint(condition=models.Q(stake__gt=0), name="bet_stake_positive"),
             models.CheckConstraint(condition=models.Q(payout__gte=0), name="bet_payout_not_negative"),
+        ]
+        indexes = [
+            models.Index(fields=["accept_at"], condition=models.Q(status="pending"), name="bet_pending_due"),
         ]
 
     def __str__(self) -> str:

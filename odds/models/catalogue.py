@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+
+# Seconds a bet on an in-play event is held before it is accepted, unless its sport says otherwise:
+# long enough that a punter watching a faster picture than the trader cannot beat a goal.
+IN_PLAY_DELAY_DEFAULT_S = 5
+IN_PLAY_DELAY_MAX_S = 30
 
 
 class Sport(models.Model):
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=64)
     display_order = models.PositiveSmallIntegerField(default=0)
+    in_play_delay_s = models.PositiveSmallIntegerField(
+        "in-play bet delay (s)",
+        default=IN_PLAY_DELAY_DEFAULT_S,
+        validators=[MaxValueValidator(IN_PLAY_DELAY_MAX_S)],
+        help_text="Bets on in-play events are held this long, then accepted only if the market was not "
+        "suspended and the price did not move against the punter's policy. 0 accepts them at once.",
+    )
 
     class Meta:
         ordering = ["display_order", "name"]
@@ -80,6 +92,9 @@ class Market(models.Model):
     line = models.DecimalField(max_digits=6, decimal_places=2, null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
     version = models.PositiveIntegerField(default=1, help_text="Increases on every change.")
+    suspended_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the market was last suspended (bets held by the in-play delay check it)."
+    )
     display_order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

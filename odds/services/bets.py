@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.contrib.auth.models import AnonymousUser, User
@@ -20,7 +21,7 @@ from django.db import transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
-from odds.models import Bet, BetLeg, LedgerEntry, Selection
+from odds.models import Bet, BetLeg, Event, LedgerEntry, Selection
 from odds.selectors.bets import bet_cash_out_quote
 from odds.selectors.prices import Quote, redis_shared, selection_quotes
 from odds.services.outbox import outbox_enqueue
@@ -99,6 +100,10 @@ class Placement:
     def accepted(self) -> bool:
         return self.bet.status == Bet.Status.ACCEPTED
 
+    @property
+    def rejected(self) -> bool:
+        return self.bet.status == Bet.Status.REJECTED
+
 
 def _fingerprint(*, stake: Decimal, legs: Sequence[LegRequest], price_policy: str) -> str:
     canonical = "|".join(
@@ -138,7 +143,9 @@ def bet_request_validate(
 
 
 def _selections_load(legs: Sequence[LegRequest]) -> list[Selection]:
-    found = Selection.objects.select_related("market__event").in_bulk([leg.selection_id for leg in legs])
+    found = Selection.objects.select_related("market__event__competition__sport").in_bulk(
+        [leg.selection_id for leg in legs]
+    )
     selections = []
     events: set[int] = set()
     for index, leg in enumerate(legs):
@@ -154,6 +161,19 @@ def _selections_load(legs: Sequence[LegRequest]) -> list[Selection]:
         events.add(selection.market.event_id)
         selections.append(selection)
     return selections
+
+
+def in_play_delay_s(selections: Sequence[Selection]) -> int:
+    """How long a bet on these selections is held: the longest delay of the sports of its in-play
+    events (with ``market__event__competition__sport`` loaded); 0 when every event is pre-match."""
+    return max(
+        (
+            s.market.event.competition.sport.in_play_delay_s
+            for s in selections
+            if s.market.event.status == Event.Status.IN_PLAY
+        ),
+        default=0,
+    )
 
 
 def _rejection(
@@ -228,7 +248,9 @@ def bet_place(
     """Place a single (one leg) or an accumulator (several legs, one per event).
 
     Raises ``BetInvalid`` for a malformed request (nothing is recorded). Otherwise returns the
-    bet: ``accepted`` with its stake held, or ``rejected`` with ``reject_code`` one of
+    bet: ``accepted`` with its stake held; ``pending`` with its stake held until ``accept_at``
+    when a leg's event is in play (the in-play delay of its sport, see ``odds.services.bet_delay``);
+    or ``rejected`` with ``reject_code`` one of
     ``market_suspended``, ``market_closed``, ``selection_unavailable``, ``price_changed`` or
     ``insufficient_funds`` and every leg's current price. ``created`` is false on a retry.
     """
@@ -261,12 +283,15 @@ def bet_place(
                 code="return_too_high",
             )
         code, message = _rejection(legs, quotes, price_policy=price_policy, stake=stake, balance=wallet.balance)
+        delay = 0 if code else in_play_delay_s(selections)
+        status = Bet.Status.REJECTED if code else (Bet.Status.PENDING if delay else Bet.Status.ACCEPTED)
         bet = Bet.objects.create(
             user=user,
             idempotency_key=idempotency_key,
             request_fingerprint=fingerprint,
             kind=Bet.Kind.SINGLE if len(legs) == 1 else Bet.Kind.ACCUMULATOR,
-            status=Bet.Status.REJECTED if code else Bet.Status.ACCEPTED,
+            status=status,
+            accept_at=timezone.now() + timedelta(seconds=delay) if delay else None,
             price_policy=price_policy,
             stake=stake,
             odds=odds,
@@ -293,7 +318,8 @@ def bet_place(
             ledger_post(
                 wallet=wallet, kind=Kind.STAKE, debit=Account.WALLET, credit=Account.BETS_HELD, amount=stake, bet=bet
             )
-            bet_event_enqueue(bet=bet, type="placed")
+            if status == Bet.Status.ACCEPTED:
+                bet_event_enqueue(bet=bet, type="placed")
     return Placement(bet=bet, created=True)
 
 

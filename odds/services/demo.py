@@ -238,9 +238,13 @@ def demo_catalogue_create(
         ("tennis", "Tennis", 1, TENNIS),
         ("basketball", "Basketball", 2, BASKETBALL),
     ]
+    # In-play bet delays as books run them: longest where a goal changes everything.
+    delays = {"football": 7, "tennis": 5, "basketball": 4}
     fixtures = []
     for slug, name, order, competitions in plan:
-        sport, _ = Sport.objects.get_or_create(slug=slug, defaults={"name": name, "display_order": order})
+        sport, _ = Sport.objects.get_or_create(
+            slug=slug, defaults={"name": name, "display_order": order, "in_play_delay_s": delays[slug]}
+        )
         for comp_name, teams in competitions.items():
             competition, _ = Competition.objects.get_or_create(sport=sport, name=comp_name)
             shuffled = teams[:]

@@ -17,6 +17,7 @@ from decimal import Decimal
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from odds.models import Event, Market, Selection
 from odds.selectors.prices import live_states, redis_shared
@@ -83,7 +84,13 @@ def market_definition_enqueue(*, market: Market) -> Market:
 
 
 def _changed(market: Market, **fields: object) -> Market:
-    """Apply ``fields`` to a locked market, bump its version and queue its definition."""
+    """Apply ``fields`` to a locked market, bump its version and queue its definition.
+
+    A suspension is stamped (``suspended_at``): a bet held by the in-play delay is rejected when
+    its market was suspended at any time during the delay, even if it reopened since.
+    """
+    if fields.get("status") == Market.Status.SUSPENDED:
+        fields["suspended_at"] = timezone.now()
     Market.objects.filter(id=market.id).update(version=F("version") + 1, **fields)
     return market_definition_enqueue(market=market)
 
