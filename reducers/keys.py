@@ -10,6 +10,13 @@ def market_state(market_id: int) -> str:
     return f"{namespace()}:mkt:{market_id}"
 
 
+def trader_decision(market_id: int) -> str:
+    """Hash: ``seq`` and ``state`` (the market's state as the reducers write it) of the newest
+    trader decision on the market, written before it is published. Bets and cash-outs read it
+    beside ``market_state`` and go by it until the reducers have applied a newer sequence."""
+    return f"{namespace()}:trader:{market_id}"
+
+
 def market_channel(market_id: int) -> str:
     """Pub-sub channel carrying every applied update of one market."""
     return f"{namespace()}:px:{market_id}"

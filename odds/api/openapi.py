@@ -20,8 +20,8 @@ from odds.api.views import MAX_LIST
 from odds.formatting import OddsFormat
 from odds.models import Bet, BetLeg, LedgerEntry, Market
 from odds.selectors.ops import RANGES
-from odds.services.bets import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.health import CHECKS
+from odds.services.placement import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE
 from reducers.subscriptions import MAX_CHANNEL_MARKETS, VIEWS
 from reducers.subscriptions import MAX_STAKE as SLIP_MAX_STAKE
 

@@ -16,7 +16,7 @@ import orjson
 
 from odds.formatting import OddsFormat, odds_format
 from odds.models import Bet, LedgerEntry, Wallet
-from odds.services.bets import LegRequest
+from odds.services.placement import LegRequest
 
 API_VERSION = 1
 DECIMAL_MAX_LENGTH = 32

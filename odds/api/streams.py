@@ -11,7 +11,7 @@ from redis.exceptions import RedisError
 
 from odds.api.http import api_view, error_response, json_body, json_response
 from odds.api.schemas import ApiError
-from odds.services.bets import MAX_LEGS, MAX_RETURN, MAX_STAKE
+from odds.services.placement import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import SubscriptionSpec, spec_from_json

@@ -1,5 +1,6 @@
-"""Current prices and tradability of selections: the reducers' live state in Redis, the
-catalogue in PostgreSQL as the fallback when a market has no live state yet.
+"""Current prices and tradability of selections: the reducers' live state in Redis (or a trader's
+decision they have not applied yet), the catalogue in PostgreSQL as the fallback when a market
+has no live state yet.
 
 A selection is tradable only when both agree: the catalogue says its market is open (traders
 and the lifecycle write there) and the live state, when there is one, says the market is open
@@ -9,10 +10,10 @@ and the selection active.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import redis
@@ -45,22 +46,73 @@ def redis_shared() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
-def live_states(*, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    """The reducers' latest state of each market that has one (one Redis round trip)."""
-    ids = sorted(set(market_ids))
-    if not ids:
-        return {}
-    pipe = redis_shared().pipeline(transaction=False)
-    for market_id in ids:
-        pipe.hget(keys.market_state(market_id), "state")
+class _Pipeline(Protocol):
+    def hmget(self, name: str, keys: list[str]) -> Any: ...
+
+
+def live_states_read(pipe: _Pipeline, market_ids: Sequence[int]) -> None:
+    """Queue on ``pipe`` (sync or asyncio) the reads ``live_states_parse`` takes: per market its
+    state as the reducers applied it and the newest trader decision on it."""
+    for market_id in market_ids:
+        pipe.hmget(keys.market_state(market_id), ["seq", "state"])
+        pipe.hmget(keys.trader_decision(market_id), ["seq", "state"])
+
+
+def live_states_parse(market_ids: Sequence[int], replies: Sequence[Any]) -> dict[int, dict[str, Any]]:
+    """The state each market is traded at now: the reducers' state, or the trader's decision when
+    the reducers have not applied it yet (its sequence is newer). Markets with neither are left out."""
     states = {}
-    for market_id, raw in zip(ids, pipe.execute(), strict=True):
+    for index, market_id in enumerate(market_ids):
+        applied_seq, applied = replies[2 * index]
+        decided_seq, decided = replies[2 * index + 1]
+        raw = applied
+        if decided and (not applied or _seq(decided_seq) > _seq(applied_seq)):
+            raw = decided
         if raw:
             try:
                 states[market_id] = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 continue
     return states
+
+
+def _seq(raw: bytes | None) -> int:
+    try:
+        return int(raw) if raw is not None else -1
+    except ValueError:
+        return -1
+
+
+def live_states(*, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Each market's state to trade at (see ``live_states_parse``), in one Redis round trip."""
+    ids = sorted(set(market_ids))
+    if not ids:
+        return {}
+    pipe = redis_shared().pipeline(transaction=False)
+    live_states_read(pipe, ids)
+    return live_states_parse(ids, pipe.execute())
+
+
+@dataclass(frozen=True)
+class LiveQuote:
+    """What the live state says of one selection: its price (None when the state does not list
+    it) and why it cannot be backed (empty when it can). The catalogue is checked on top of it."""
+
+    price: Decimal | None
+    unavailable: str
+
+
+def live_quote(state: dict[str, Any] | None, selection_id: int) -> LiveQuote:
+    if state is None:
+        return LiveQuote(price=None, unavailable="")
+    found = _live_selection(state, selection_id)
+    live_status = str(state.get("status", "open"))
+    reason = _unavailable(
+        market_status=live_status if state.get("tradable", True) else Market.Status.SUSPENDED,
+        event_status=Event.Status.SCHEDULED,
+        selection_status=found[1] if found is not None else Selection.Status.ACTIVE,
+    )
+    return LiveQuote(price=found[0] if found is not None else None, unavailable=reason)
 
 
 def _live_selection(state: dict[str, Any], selection_id: int) -> tuple[Decimal, str] | None:

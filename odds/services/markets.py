@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 
+import orjson
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import F
@@ -24,7 +25,7 @@ from odds.selectors.prices import live_states, redis_shared
 from odds.services.kafka import producer_shared
 from odds.services.outbox import outbox_enqueue
 from odds.services.sequences import sequences_next
-from reducers import topics
+from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,11 @@ PRICE_STATUS = {
     Market.Status.CLOSED: "closed",
     Market.Status.SETTLED: "closed",
 }
+
+
+# How long a trader's decision is kept beside the reducers' state: far longer than they take to
+# apply it; it only bounds what a market that is no longer traded leaves behind.
+TRADER_DECISION_TTL_S = 24 * 3600
 
 
 class MarketStateError(Exception):
@@ -133,9 +139,30 @@ def market_price_update(*, market_id: int, overrides: Mapping[int, Decimal] | No
     )
 
 
+def trader_decision_record(update: PriceUpdate) -> None:
+    """Keep the decision where bets and cash-outs read prices (``keys.trader_decision``), so that
+    they go by it from now on, not once the reducers have applied it a moment later."""
+    state = {
+        "type": "market",
+        "v": 1,
+        "market_id": update.market_id,
+        "seq": update.seq,
+        "status": update.status,
+        "tradable": update.status == "open",
+        "selections": [selection.to_json() for selection in update.selections],
+    }
+    pipe = redis_shared().pipeline(transaction=True)
+    key = keys.trader_decision(update.market_id)
+    pipe.hset(key, mapping={"seq": update.seq, "state": orjson.dumps(state)})
+    pipe.expire(key, TRADER_DECISION_TTL_S)
+    pipe.execute()
+
+
 def market_prices_publish(*, market_id: int, overrides: Mapping[int, Decimal] | None = None) -> PriceUpdate:
-    """Produce the market's current book to the price topic and wait for the acknowledgement."""
+    """Record the market's current book as the trader's decision, produce it to the price topic
+    and wait for the acknowledgement."""
     update = market_price_update(market_id=market_id, overrides=overrides)
+    trader_decision_record(update)
     producer = producer_shared()
     producer.produce(topics.prices(), key=update.key(), value=update.encode())
     remaining = producer.flush(10)
