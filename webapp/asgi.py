@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels.
+"""ASGI entry point: HTTP through Django (bet placement on the event loop first, see
+odds/api/placement.py), websockets through Channels.
 
 Django is set up before anything imports models (the order the Channels docs prescribe).
 """
@@ -13,12 +14,13 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack
 from channels.routing import ProtocolTypeRouter, URLRouter
 
+from odds.api.placement import PlacementEndpoint
 from odds.routing import websocket_urlpatterns
 from webapp.origins import OriginValidator
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": PlacementEndpoint(django_asgi_app),
         "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )

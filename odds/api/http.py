@@ -51,7 +51,7 @@ class _JsonCsrf(CsrfViewMiddleware):
         return error_response(ApiError(403, "csrf_failed", f"CSRF verification failed: {reason}"))
 
 
-_csrf = _JsonCsrf(lambda request: HttpResponse())
+api_csrf = _JsonCsrf(lambda request: HttpResponse())
 
 
 def api_not_found(request: HttpRequest) -> HttpResponse:
@@ -82,6 +82,11 @@ def json_body(request: HttpRequest) -> Any:
     except RawPostDataException as exc:
         # A multipart form body, already read as a form by the CSRF check.
         raise ApiError(400, "bad_json", SEND_JSON) from exc
+    return json_parse(body)
+
+
+def json_parse(body: bytes) -> Any:
+    """A request body parsed as ``json_body`` parses it (the checks included)."""
     if not body:
         raise ApiError(400, "bad_json", "the request body must be a JSON object")
     try:
@@ -242,7 +247,7 @@ def api_view(*, methods: tuple[str, ...]) -> Callable[[View], View]:
             try:
                 # The CSRF check reads a form body for its token field: a body sent as a form that
                 # cannot be parsed is refused here, in JSON, not by Django's HTML 400 page.
-                rejected = _csrf.process_view(request, view, args, kwargs)
+                rejected = api_csrf.process_view(request, view, args, kwargs)
             except RequestDataTooBig:
                 return error_response(_too_large())
             except (MultiPartParserError, BadRequest, SuspiciousOperation) as exc:

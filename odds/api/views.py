@@ -7,7 +7,7 @@ from typing import Any, cast
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 
-from odds.api.http import api_view, json_body, json_response, query_int
+from odds.api.http import api_view, error_response, json_body, json_response, query_int
 from odds.api.schemas import (
     API_VERSION,
     ApiError,
@@ -25,6 +25,7 @@ from odds.services.bets import (
     BetInvalid,
     BetRateLimited,
     CashOutRejected,
+    Placement,
     bet_cash_out,
     bet_place,
     bet_rate_check,
@@ -68,9 +69,19 @@ def _bet_place(request: HttpRequest) -> HttpResponse:
             price_policy=body.price_policy,
         )
     except BetInvalid as exc:
-        raise ApiError(400, exc.code, exc.message, field=exc.field) from exc
+        raise bet_invalid_error(exc) from exc
+    return placement_response(placement)
+
+
+def bet_invalid_error(exc: BetInvalid) -> ApiError:
+    return ApiError(400, exc.code, exc.message, field=exc.field)
+
+
+def placement_response(placement: Placement) -> HttpResponse:
+    """``POST /api/bets``'s answer: 201 accepted, 202 held by the in-play delay (the decision
+    follows as a frame on the punter's websocket), 200 a retry, 409 rejected."""
     if placement.rejected:
-        raise bet_rejection_error(placement.bet)
+        return error_response(bet_rejection_error(placement.bet))
     payload: dict[str, Any] = {
         "v": API_VERSION,
         "created": placement.created,
@@ -78,7 +89,6 @@ def _bet_place(request: HttpRequest) -> HttpResponse:
     }
     if not placement.created:
         return json_response(payload, status=200)
-    # 202: held by the in-play delay; the decision follows as a frame on the punter's websocket.
     return json_response(payload, status=201 if placement.accepted else 202)
 
 

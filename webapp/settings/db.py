@@ -1,4 +1,4 @@
-from webapp.settings.env import database_from_url, env, env_int
+from webapp.settings.env import database_from_url, env, env_bool, env_int
 
 DATABASES = {
     "default": {
@@ -15,3 +15,17 @@ DATABASES = {
         },
     }
 }
+
+# Bet placement on the event loop (odds/api/placement.py): its own pool per web process. When
+# BET_POOL_MAX_WAITING requests already wait for a connection, or none frees up within
+# BET_POOL_TIMEOUT_MS, a bet is refused at once with 503 and Retry-After: BET_RETRY_AFTER_S.
+BET_FAST_PATH = env_bool("BET_FAST_PATH", True)
+BET_POOL_SIZE = env_int("BET_POOL_SIZE", 4)
+BET_POOL_MAX_WAITING = env_int("BET_POOL_MAX_WAITING", 64)
+BET_POOL_TIMEOUT_MS = env_int("BET_POOL_TIMEOUT_MS", 250)
+BET_RETRY_AFTER_S = 1
+# How long a web process trusts what it read of a user (session hash, active) for placing bets.
+BET_AUTH_CACHE_S = env_int("BET_AUTH_CACHE_S", 5)
+
+# Sessions are read from Redis and written through to PostgreSQL.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"

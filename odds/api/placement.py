@@ -1,0 +1,348 @@
+"""``POST /api/bets`` served on the event loop: the money path at the database's pace.
+
+Django under ASGI runs a sync view and every classic middleware through thread hand-offs, and
+reads the session and the user from PostgreSQL on every request. This endpoint answers the one
+request a peak is made of without any of that, and with the same rules and the same answers:
+
+- the session is read from Redis (``SESSION_ENGINE`` is ``cached_db``); the user's session hash
+  and active flag are kept per process for ``BET_AUTH_CACHE_S``;
+- CSRF and ``Origin`` are checked by Django's own ``CsrfViewMiddleware``, the body parsed and
+  checked by the API's own ``json_parse`` and ``BetPlaceRequest``;
+- the rate limit, the live state of the legs' markets and any newer trader decision are read in
+  one Redis round trip; the bet is placed by one statement (``odds.services.placement``) on a
+  per-process asyncio pool;
+- when the pool is saturated (``BET_POOL_MAX_WAITING`` requests already wait) or no connection
+  frees up within ``BET_POOL_TIMEOUT_MS``, the answer is at once ``503 overloaded`` with
+  ``Retry-After``, and nothing was recorded;
+- the response carries the headers Django's middleware would add (security, caching, framing).
+
+Whatever this endpoint does not handle itself goes to Django unchanged, body included: no session
+cookie, a session not in Redis, a session hash that does not match, a request Django would
+redirect to HTTPS, a form body, a body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, a host Django refuses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import psycopg
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.contrib.auth.models import User
+from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_CACHE_PREFIX
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisSerializer
+from django.core.exceptions import DisallowedHost
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpResponse
+from django.middleware.clickjacking import XFrameOptionsMiddleware
+from django.middleware.security import SecurityMiddleware
+from django.utils.cache import add_never_cache_headers, patch_vary_headers
+from django.utils.crypto import constant_time_compare
+from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
+
+from odds.api.http import api_csrf, error_response, json_parse
+from odds.api.schemas import ApiError, BetPlaceRequest
+from odds.api.views import bet_invalid_error, placement_response
+from odds.hub import get_hub
+from odds.selectors.prices import live_states_parse, live_states_read
+from odds.services.bets import PLACE_LIMIT, PLACE_WINDOW_S, BetRateLimited
+from odds.services.placement import (
+    PLACE_SQL,
+    SELECTION_MARKETS_SQL,
+    BetInvalid,
+    bet_request_validate,
+    placement_params,
+    placement_result,
+    selection_markets,
+)
+from reducers import keys, topics
+
+log = logging.getLogger(__name__)
+
+PATH = "/api/bets"
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[..., Awaitable[None]]
+
+
+class _Fallback(Exception):
+    """Django answers this request (see the module's docstring for when)."""
+
+
+def _conninfo() -> str:
+    db = settings.DATABASES["default"]
+    return psycopg.conninfo.make_conninfo(
+        dbname=str(db["NAME"]),
+        user=str(db["USER"]),
+        password=str(db["PASSWORD"]),
+        host=str(db["HOST"]),
+        port=str(db["PORT"]),
+    )
+
+
+class _Users:
+    """Per process: user id → (session hash, active), read from PostgreSQL at most every
+    ``BET_AUTH_CACHE_S``, so a password change or a deactivation takes effect within that."""
+
+    def __init__(self) -> None:
+        self.known: dict[int, tuple[float, str, bool]] = {}
+
+    def cached(self, user_id: int) -> tuple[str, bool] | None:
+        found = self.known.get(user_id)
+        if found is None or found[0] < time.monotonic():
+            return None
+        return found[1], found[2]
+
+    def learn(self, user_id: int, password: str, active: bool) -> tuple[str, bool]:
+        if len(self.known) > 100_000:
+            self.known.clear()
+        session_hash = User(password=password).get_session_auth_hash()
+        self.known[user_id] = (time.monotonic() + settings.BET_AUTH_CACHE_S, session_hash, active)
+        return session_hash, active
+
+
+class PlacementEndpoint:
+    """ASGI middleware: ``POST /api/bets`` here, everything else to ``app``."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.pool: AsyncConnectionPool | None = None
+        self.pool_lock = asyncio.Lock()
+        self.users = _Users()
+        self.serializer = RedisSerializer()
+        self.session_cache = caches[settings.SESSION_CACHE_ALIAS]
+        # Django's own response middleware, run on our responses for the headers they add.
+        self.security = SecurityMiddleware(lambda request: HttpResponse())
+        self.framing = XFrameOptionsMiddleware(lambda request: HttpResponse())
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not (
+            scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == PATH and settings.BET_FAST_PATH
+        ):
+            await self.app(scope, receive, send)
+            return
+        body, complete = await _body(receive, settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+        request = ASGIRequest(scope, io.BytesIO(body))
+        try:
+            if not complete:
+                raise _Fallback
+            response = await self.place(request, body)
+        except _Fallback:
+            await self.app(scope, _replay(body, complete, receive), send)
+            return
+        await _send(send, self.finish(request, response))
+
+    def finish(self, request: ASGIRequest, response: HttpResponse) -> HttpResponse:
+        """The headers the view's decorators and Django's middleware add to an API response."""
+        add_never_cache_headers(response)
+        patch_vary_headers(response, ("Cookie",))
+        response = self.security.process_response(request, response)
+        return self.framing.process_response(request, response)
+
+    async def place(self, request: ASGIRequest, body: bytes) -> HttpResponse:
+        if settings.SECURE_SSL_REDIRECT and not request.is_secure():
+            raise _Fallback
+        content_type = request.META.get("CONTENT_TYPE", "")
+        if content_type.startswith(("multipart/", "application/x-www-form-urlencoded")):
+            raise _Fallback
+        try:
+            request.get_host()
+        except DisallowedHost as exc:
+            raise _Fallback from exc
+        try:
+            user_id = await self.user_id(request)
+            # The view that answers is not CSRF-exempt: the check runs as for every API write.
+            rejected = api_csrf.process_view(request, placement_response, (), {})
+            if rejected is not None:
+                return rejected
+            return await self.bet(user_id, body)
+        except ApiError as error:
+            return error_response(error)
+        except (psycopg.OperationalError, psycopg.InterfaceError):
+            log.exception("database unavailable while placing a bet")
+            return _unavailable(
+                ApiError(503, "database_unavailable", "the service is temporarily unavailable; try again")
+            )
+
+    async def user_id(self, request: ASGIRequest) -> int:
+        """The logged-in user of the request's session, or ``_Fallback``."""
+        session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+        if not session_key:
+            raise _Fallback
+        raw = await get_hub().client().get(self.session_cache.make_key(SESSION_CACHE_PREFIX + session_key))
+        if raw is None:
+            raise _Fallback
+        session = self.serializer.loads(raw)
+        try:
+            user_id = int(session[SESSION_KEY])
+            session_hash = str(session[HASH_SESSION_KEY])
+            backend = session[BACKEND_SESSION_KEY]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise _Fallback from exc
+        if backend not in settings.AUTHENTICATION_BACKENDS:
+            raise _Fallback
+        known = self.users.cached(user_id)
+        if known is None:
+            async with self.connection() as conn:
+                row = await (
+                    await conn.execute("SELECT password, is_active FROM auth_user WHERE id = %s", [user_id])
+                ).fetchone()
+            if row is None:
+                raise _Fallback
+            known = self.users.learn(user_id, row[0], row[1])
+        expected, active = known
+        if not active or not constant_time_compare(session_hash, expected):
+            raise _Fallback
+        return user_id
+
+    async def bet(self, user_id: int, body: bytes) -> HttpResponse:
+        request = BetPlaceRequest.from_json(json_parse(body))
+        legs = request.selections
+        try:
+            bet_request_validate(
+                idempotency_key=request.idempotency_key,
+                stake=request.stake,
+                legs=legs,
+                price_policy=request.price_policy,
+            )
+        except BetInvalid as exc:
+            raise bet_invalid_error(exc) from exc
+        ids = [leg.selection_id for leg in legs]
+        missing = selection_markets.missing(ids)
+        if missing:
+            async with self.connection() as conn:
+                rows = await (await conn.execute(SELECTION_MARKETS_SQL, [missing])).fetchall()
+            selection_markets.learn(rows)
+        markets = selection_markets.of(ids)
+        market_ids = sorted(set(markets.values()))
+        now = time.time()
+        window = int(now // PLACE_WINDOW_S)
+        limit_key = keys.rate_limit("bets", str(user_id), window)
+        pipe = get_hub().client().pipeline(transaction=False)
+        pipe.incr(limit_key)
+        pipe.expire(limit_key, PLACE_WINDOW_S * 2)
+        live_states_read(pipe, market_ids)
+        replies = await pipe.execute()
+        if int(replies[0]) > PLACE_LIMIT:
+            limited = BetRateLimited(retry_after_s=max(1, int((window + 1) * PLACE_WINDOW_S - now) + 1))
+            raise ApiError(429, "rate_limited", limited.message, extra={"retry_after_s": limited.retry_after_s})
+        params = placement_params(
+            user_id=user_id,
+            idempotency_key=request.idempotency_key,
+            stake=request.stake,
+            legs=legs,
+            price_policy=request.price_policy,
+            markets=markets,
+            states=live_states_parse(market_ids, replies[2:]),
+            topic=topics.bets(),
+        )
+        async with self.connection() as conn:
+            row = await (await conn.execute(PLACE_SQL, params)).fetchone()
+        assert row is not None  # a SELECT of a function answers one row
+        try:
+            placement = placement_result(row[0])
+        except BetInvalid as exc:
+            raise bet_invalid_error(exc) from exc
+        return placement_response(placement)
+
+    def connection(self) -> Any:
+        """A pooled connection, or ``ApiError(503, "overloaded")`` at once when the pool is saturated."""
+        return _Admitted(self)
+
+    async def pool_open(self) -> AsyncConnectionPool:
+        async with self.pool_lock:
+            if self.pool is None:
+                pool = AsyncConnectionPool(
+                    _conninfo(),
+                    min_size=settings.BET_POOL_SIZE,
+                    max_size=settings.BET_POOL_SIZE,
+                    max_waiting=settings.BET_POOL_MAX_WAITING,
+                    timeout=settings.BET_POOL_TIMEOUT_MS / 1000,
+                    kwargs={"autocommit": True},
+                    name="bets",
+                    open=False,
+                )
+                await pool.open()
+                self.pool = pool
+            return self.pool
+
+
+class _Admitted:
+    """``async with``: a connection of the endpoint's pool; saturation is a 503 with Retry-After."""
+
+    def __init__(self, endpoint: PlacementEndpoint) -> None:
+        self.endpoint = endpoint
+        self.context: Any = None
+
+    async def __aenter__(self) -> psycopg.AsyncConnection[Any]:
+        pool = self.endpoint.pool or await self.endpoint.pool_open()
+        self.context = pool.connection()
+        try:
+            return await self.context.__aenter__()
+        except (TooManyRequests, PoolTimeout) as exc:
+            raise ApiError(
+                503,
+                "overloaded",
+                "too many bets are being placed right now; nothing was recorded, try again in a moment",
+                extra={"retry_after_s": settings.BET_RETRY_AFTER_S},
+            ) from exc
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.context.__aexit__(*exc_info)
+
+
+def _unavailable(error: ApiError) -> HttpResponse:
+    response = error_response(error)
+    response["Retry-After"] = str(settings.BET_RETRY_AFTER_S)
+    return response
+
+
+async def _body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The request body, and whether it is all there (False: over ``limit`` or the client left)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks), False
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+
+
+def _replay(body: bytes, complete: bool, receive: Receive) -> Receive:
+    """``receive`` for Django: the body already read, then whatever the client still sends."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": not complete}
+        return await receive()
+
+    return replay
+
+
+async def _send(send: Send, response: HttpResponse) -> None:
+    if response.status_code == 503 and "Retry-After" not in response:
+        response["Retry-After"] = str(settings.BET_RETRY_AFTER_S)
+    body = response.content
+    response["Content-Length"] = str(len(body))
+    headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in response.items()]
+    for cookie in response.cookies.values():
+        headers.append((b"set-cookie", cookie.output(header="").strip().encode("latin-1")))
+    await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,236 @@
+"""``POST /api/bets`` as uvicorn serves it: placed on the event loop, answered as Django answers.
+
+The real ASGI application runs under uvicorn on the test database; punters log in by a session
+created as a login creates it (in Redis and PostgreSQL), and send the CSRF token and Origin a
+browser sends.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from decimal import Decimal
+from importlib import import_module
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+from django.core.cache import caches
+
+from odds.models import Bet, LedgerEntry, OutboxMessage, Wallet
+from odds.services.bets import bet_event
+from tests.conftest import uvicorn_serving, wait_for
+from tests.factories import live_state_write, market_create, user_create
+from tests.integration.betting.helpers import bet_body, selections_of
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+CSRF = "c" * 32
+
+
+def session_of(user) -> str:
+    store = import_module(settings.SESSION_ENGINE).SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return store.session_key
+
+
+def post(
+    url: str, body: object, *, session: str | None, csrf: bool = True, origin: str | None = None
+) -> tuple[int, dict[str, str], dict]:
+    parts = urlsplit(url)
+    headers = {"Content-Type": "application/json", "Origin": origin or url}
+    cookies = []
+    if session:
+        cookies.append(f"sessionid={session}")
+    if csrf:
+        cookies.append(f"csrftoken={CSRF}")
+        headers["X-CSRFToken"] = CSRF
+    if cookies:
+        headers["Cookie"] = "; ".join(cookies)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    try:
+        connection.request("POST", "/api/bets", body=json.dumps(body), headers=headers)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+@pytest.fixture
+def placing(asgi_server, services, redis_client) -> tuple[str, object, str]:
+    punter = user_create(balance="100.00")
+    return asgi_server, punter, session_of(punter)
+
+
+def test_bet_is_placed_with_its_stake_held_and_its_event_queued(placing):
+    url, punter, session = placing
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    home = selections_of(market)[0]
+
+    status, _, body = post(url, bet_body((home.id, "2.10"), stake="10.00"), session=session)
+
+    assert status == 201, body
+    assert (body["bet"]["status"], body["bet"]["legs"][0]["selection"]) == ("accepted", home.name)
+    bet = Bet.objects.get(id=body["bet"]["id"])
+    assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
+    assert LedgerEntry.objects.get(bet=bet).kind == LedgerEntry.Kind.STAKE
+    # The statement writes the record exactly as the Python encoder does, but for the time.
+    value = json.loads(bytes(OutboxMessage.objects.get(key=str(bet.id).encode()).value))
+    expected = json.loads(bet_event(bet=bet, type="placed").encode())
+    assert {**value, "ts": 0} == {**expected, "ts": 0}
+
+
+def test_a_retry_with_the_same_key_returns_the_first_bet(placing):
+    url, punter, session = placing
+    home = selections_of(market_create())[0]
+    body = bet_body((home.id, "2.10"), key="same-key")
+    first = post(url, body, session=session)
+    again = post(url, body, session=session)
+    assert (first[0], again[0]) == (201, 200)
+    assert again[2]["bet"]["id"] == first[2]["bet"]["id"]
+    assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
+
+
+IGNORED_HEADERS = {"date", "expires", "server", "content-length", "transfer-encoding", "connection"}
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [("stake_too_low", 400), ("price_changed", 409), ("unknown_selection", 400)],
+)
+def test_answers_and_headers_are_those_of_the_django_view(placing, client, case, expected):
+    url, _, session = placing
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    home = selections_of(market)[0]
+    request = {
+        "stake_too_low": bet_body((home.id, "2.10"), stake="0.01", key="k"),
+        "price_changed": bet_body((home.id, "2.50"), key="k"),
+        "unknown_selection": bet_body((home.id + 10_000_000, "2.10"), key="k"),
+    }[case]
+    status, headers, body = post(url, request, session=session)
+
+    twin = user_create(balance="100.00")
+    client.force_login(twin)
+    django = client.post("/api/bets", data=json.dumps(request), content_type="application/json")
+
+    assert (status, django.status_code) == (expected, expected)
+
+    def comparable(payload: dict) -> dict:
+        payload = json.loads(json.dumps(payload))
+        payload.pop("bet", None)  # ids and times of two different bets
+        return payload
+
+    assert comparable(body) == comparable(django.json())
+    django_headers = {k.lower(): v for k, v in django.headers.items()}
+    assert {k: v for k, v in headers.items() if k not in IGNORED_HEADERS} == {
+        k: v for k, v in django_headers.items() if k not in IGNORED_HEADERS
+    }
+
+
+def test_a_write_without_the_csrf_token_is_refused(placing):
+    url, punter, session = placing
+    home = selections_of(market_create())[0]
+    status, _, body = post(url, bet_body((home.id, "2.10")), session=session, csrf=False)
+    assert (status, body["error"]["code"]) == (403, "csrf_failed")
+    assert not Bet.objects.filter(user=punter).exists()
+
+
+def test_a_write_from_another_origin_is_refused(placing):
+    url, punter, session = placing
+    home = selections_of(market_create())[0]
+    status, _, body = post(url, bet_body((home.id, "2.10")), session=session, origin="http://evil.example")
+    assert (status, body["error"]["code"]) == (403, "csrf_failed")
+    assert not Bet.objects.filter(user=punter).exists()
+
+
+def test_without_a_session_the_answer_is_401(placing):
+    url, _, _ = placing
+    home = selections_of(market_create())[0]
+    status, _, body = post(url, bet_body((home.id, "2.10")), session=None)
+    assert (status, body["error"]["code"]) == (401, "not_authenticated")
+
+
+def test_a_session_gone_from_redis_is_read_from_the_database(placing):
+    url, punter, session = placing
+    home = selections_of(market_create())[0]
+    store = import_module(settings.SESSION_ENGINE).SessionStore
+    caches[settings.SESSION_CACHE_ALIAS].delete(store.cache_key_prefix + session)
+
+    status, _, body = post(url, bet_body((home.id, "2.10")), session=session)
+
+    assert status == 201, body
+    assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
+
+
+def test_a_bet_at_the_live_price_is_taken_at_it(placing, redis_client):
+    url, _, session = placing
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    live_state_write(redis_client, market, prices=("2.30", "3.40", "3.50"))
+    home = selections_of(market)[0]
+    status, _, body = post(url, bet_body((home.id, "2.10")), session=session)
+    assert (status, body["error"]["code"], body["error"]["selections"][0]["price"]) == (409, "price_changed", "2.30")
+    status, _, body = post(url, bet_body((home.id, "2.30")), session=session)
+    assert (status, body["bet"]["legs"][0]["price"]) == (201, "2.30")
+
+
+@pytest.fixture(scope="module")
+def narrow_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """One web process with one placement connection and room for one request to wait for it;
+    a wait for the connection never times out, so only the queue limit refuses."""
+    with uvicorn_serving(
+        tmp_path_factory.mktemp("narrow"), BET_POOL_SIZE="1", BET_POOL_MAX_WAITING="1", BET_POOL_TIMEOUT_MS="60000"
+    ) as url:
+        yield url
+
+
+def test_a_saturated_pool_refuses_at_once_with_503_and_records_nothing(narrow_server, services, redis_client):
+    punter = user_create(balance="100.00")
+    session = session_of(punter)
+    home = selections_of(market_create())[0]
+    db = settings.DATABASES["default"]
+    results: dict[str, tuple[int, dict[str, str], dict]] = {}
+
+    def place(key: str) -> None:
+        results[key] = post(narrow_server, bet_body((home.id, "2.10"), key=key), session=session)
+
+    # Hold the punter's wallet: the first bet takes the only connection and waits for the lock.
+    with psycopg.connect(
+        dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"], host=db["HOST"], port=db["PORT"]
+    ) as holder:
+        holder.execute("SELECT balance FROM odds_wallet WHERE user_id = %s FOR UPDATE", [punter.pk])
+        first = threading.Thread(target=place, args=("first",))
+        first.start()
+
+        def first_waits_for_the_lock() -> bool:
+            with psycopg.connect(
+                dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"], host=db["HOST"], port=db["PORT"]
+            ) as probe:
+                row = probe.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
+                    ["%sb_bet_place%"],
+                ).fetchone()
+                return bool(row and row[0])
+
+        wait_for(first_waits_for_the_lock, timeout=30, what="the first bet to wait for the wallet")
+        others = [threading.Thread(target=place, args=(key,)) for key in ("second", "third")]
+        for thread in others:
+            thread.start()
+        # One of the two waits for the connection; the other is refused without waiting.
+        wait_for(lambda: len(results) == 1, timeout=30, what="a refusal while the wallet is held")
+        ((refused, (status, headers, body)),) = results.items()
+        holder.rollback()
+    for thread in [first, *others]:
+        thread.join(60)
+
+    assert (status, body["error"]["code"], headers.get("retry-after")) == (503, "overloaded", "1")
+    assert body["error"]["retry_after_s"] == 1
+    assert sorted(results[key][0] for key in results if key != refused) == [201, 201]
+    assert not Bet.objects.filter(user=punter, idempotency_key=refused).exists()
+    assert Wallet.objects.get(user=punter).balance == Decimal("80.00")
