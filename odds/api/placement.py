@@ -77,7 +77,8 @@ class _Fallback(Exception):
     """Django answers this request (see the module's docstring for when)."""
 
 
-def _conninfo() -> str:
+def database_conninfo() -> str:
+    """libpq's connection string of Django's default database."""
     db = settings.DATABASES["default"]
     return psycopg.conninfo.make_conninfo(
         dbname=str(db["NAME"]),
@@ -261,7 +262,7 @@ class PlacementEndpoint:
         async with self.pool_lock:
             if self.pool is None:
                 pool = AsyncConnectionPool(
-                    _conninfo(),
+                    database_conninfo(),
                     min_size=settings.BET_POOL_SIZE,
                     max_size=settings.BET_POOL_SIZE,
                     max_waiting=settings.BET_POOL_MAX_WAITING,

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.core.cache import caches
 
+from odds.api.placement import database_conninfo
 from odds.models import Bet, LedgerEntry, OutboxMessage, Wallet
 from odds.services.bets import bet_event
 from tests.conftest import uvicorn_serving, wait_for
@@ -54,7 +55,7 @@ def post(
         headers["X-CSRFToken"] = CSRF
     if cookies:
         headers["Cookie"] = "; ".join(cookies)
-    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+    connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=60)
     try:
         connection.request("POST", "/api/bets", body=json.dumps(body), headers=headers)
         response = connection.getresponse()
@@ -82,7 +83,9 @@ def test_bet_is_placed_with_its_stake_held_and_its_event_queued(placing):
     assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
     assert LedgerEntry.objects.get(bet=bet).kind == LedgerEntry.Kind.STAKE
     # The statement writes the record exactly as the Python encoder does, but for the time.
-    value = json.loads(bytes(OutboxMessage.objects.get(key=str(bet.id).encode()).value))
+    raw = OutboxMessage.objects.get(key=str(bet.id).encode()).value
+    assert raw is not None
+    value = json.loads(bytes(raw))
     expected = json.loads(bet_event(bet=bet, type="placed").encode())
     assert {**value, "ts": 0} == {**expected, "ts": 0}
 
@@ -194,24 +197,19 @@ def test_a_saturated_pool_refuses_at_once_with_503_and_records_nothing(narrow_se
     punter = user_create(balance="100.00")
     session = session_of(punter)
     home = selections_of(market_create())[0]
-    db = settings.DATABASES["default"]
     results: dict[str, tuple[int, dict[str, str], dict]] = {}
 
     def place(key: str) -> None:
         results[key] = post(narrow_server, bet_body((home.id, "2.10"), key=key), session=session)
 
     # Hold the punter's wallet: the first bet takes the only connection and waits for the lock.
-    with psycopg.connect(
-        dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"], host=db["HOST"], port=db["PORT"]
-    ) as holder:
+    with psycopg.connect(database_conninfo()) as holder:
         holder.execute("SELECT balance FROM odds_wallet WHERE user_id = %s FOR UPDATE", [punter.pk])
         first = threading.Thread(target=place, args=("first",))
         first.start()
 
         def first_waits_for_the_lock() -> bool:
-            with psycopg.connect(
-                dbname=db["NAME"], user=db["USER"], password=db["PASSWORD"], host=db["HOST"], port=db["PORT"]
-            ) as probe:
+            with psycopg.connect(database_conninfo()) as probe:
                 row = probe.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE %s",
                     ["%sb_bet_place%"],
