@@ -96,6 +96,11 @@ DECLARE
     v_events bigint[] := '{}';
     v_prices numeric[] := '{}';
     v_seen numeric[] := '{}';
+    v_answer_legs jsonb := '[]';
+    v_event_legs text[] := '{}';
+    v_stake numeric := round(p_stake, 2);
+    v_odds numeric;
+    v_accept_at timestamptz;
 BEGIN
     -- Every change of a punter's money locks the wallet first, so bets, cash-outs and
     -- settlements of one punter queue up instead of deadlocking.
@@ -121,9 +126,9 @@ BEGIN
                (l.item ->> 'price_seen')::numeric AS price_seen,
                (l.item ->> 'price')::numeric AS live_price,
                coalesce(l.item ->> 'unavailable', '') AS live_reason,
-               s.id AS selection_id, s.price AS catalogue_price, s.status AS selection_status,
-               m.id AS market_id, m.status AS market_status,
-               e.id AS event_id, e.status AS event_status,
+               s.id AS selection_id, s.price AS catalogue_price, s.status AS selection_status, s.name,
+               m.id AS market_id, m.status AS market_status, m.name AS market_name,
+               e.id AS event_id, e.status AS event_status, e.home, e.away,
                sp.in_play_delay_s
         FROM jsonb_array_elements(p_legs) WITH ORDINALITY AS l(item, ord)
         LEFT JOIN odds_selection s ON s.id = (l.item ->> 'selection_id')::bigint
@@ -173,6 +178,15 @@ BEGIN
         -- Rounded as the numeric(7, 2) columns round.
         v_prices := v_prices || round(v_price, 2);
         v_seen := v_seen || round(v_leg.price_seen, 2);
+        v_answer_legs := v_answer_legs || jsonb_build_object(
+            'selection_id', v_leg.selection_id, 'selection', v_leg.name,
+            'market_id', v_leg.market_id, 'market', v_leg.market_name,
+            'event_id', v_leg.event_id, 'home', v_leg.home, 'away', v_leg.away,
+            'price', round(v_price, 2)::text, 'price_seen', round(v_leg.price_seen, 2)::text,
+            'result', 'undecided', 'position', v_leg.position
+        );
+        v_event_legs := v_event_legs || ('{"selection_id":' || v_leg.selection_id || ',"market_id":' || v_leg.market_id
+            || ',"event_id":' || v_leg.event_id || ',"price":"' || round(v_price, 2) || '"}');
     END LOOP;
 
     -- Stake times the product of the prices, rounded down to the penny (never overpay).
@@ -197,6 +211,11 @@ BEGIN
         v_message := format('the balance %s is less than the stake %s', v_balance, p_stake);
     END IF;
     v_status := CASE WHEN v_code <> '' THEN 'rejected' WHEN v_delay > 0 THEN 'pending' ELSE 'accepted' END;
+    -- Accumulator odds: the product of the prices to two places, half up.
+    v_odds := round(v_product, 2);
+    IF v_status = 'pending' THEN
+        v_accept_at := v_now + make_interval(secs => v_delay);
+    END IF;
 
     INSERT INTO odds_bet (
         user_id, idempotency_key, request_fingerprint, kind, status, price_policy, stake, odds,
@@ -204,11 +223,8 @@ BEGIN
     ) VALUES (
         p_user_id, p_key, p_fingerprint,
         CASE WHEN cardinality(v_selections) = 1 THEN 'single' ELSE 'accumulator' END,
-        v_status, p_policy, p_stake,
-        -- Accumulator odds: the product of the prices to two places, half up.
-        round(v_product, 2),
-        v_potential, 0, v_code, v_message, v_now,
-        CASE WHEN v_status = 'pending' THEN v_now + make_interval(secs => v_delay) END,
+        v_status, p_policy, v_stake, v_odds, v_potential, 0, v_code, v_message, v_now,
+        v_accept_at,
         NULL
     ) RETURNING id INTO v_bet_id;
 
@@ -230,27 +246,40 @@ BEGIN
         -- The bets-topic record exactly as reducers.schemas.BetEvent encodes it (compact JSON,
         -- the same keys in the same order); every value is a number or a fixed word.
         INSERT INTO odds_outboxmessage (topic, key, value, created_at, sent_at, attempts, last_error)
-        SELECT p_topic, convert_to(b.id::text, 'UTF8'),
-               convert_to(
-                   '{"v":1,"event_id":"' || b.id || ':placed","type":"placed","bet_id":' || b.id
-                   || ',"user_id":' || b.user_id || ',"stake":"' || b.stake
-                   || '","potential_return":"' || b.potential_return || '","legs":['
-                   || (
-                       SELECT string_agg(
-                           '{"selection_id":' || l.selection_id || ',"market_id":' || l.market_id
-                           || ',"event_id":' || l.event_id || ',"price":"' || l.price || '"}',
-                           ',' ORDER BY l.position
-                       )
-                       FROM odds_betleg l WHERE l.bet_id = b.id
-                   )
-                   || '],"ts":' || (extract(epoch FROM clock_timestamp()) * 1000)::bigint || '}',
-                   'UTF8'
-               ),
-               v_now, NULL, 0, ''
-        FROM odds_bet b WHERE b.id = v_bet_id;
+        VALUES (
+            p_topic,
+            convert_to(v_bet_id::text, 'UTF8'),
+            convert_to(
+                '{"v":1,"event_id":"' || v_bet_id || ':placed","type":"placed","bet_id":' || v_bet_id
+                || ',"user_id":' || p_user_id || ',"stake":"' || v_stake
+                || '","potential_return":"' || v_potential || '","legs":[' || array_to_string(v_event_legs, ',')
+                || '],"ts":' || (extract(epoch FROM clock_timestamp()) * 1000)::bigint || '}',
+                'UTF8'
+            ),
+            v_now, NULL, 0, ''
+        );
     END IF;
 
-    RETURN jsonb_build_object('outcome', 'created', 'bet', sb_bet_json(v_bet_id));
+    -- The bet as sb_bet_json shows it, from what this call holds (the leg rows' ids left out).
+    RETURN jsonb_build_object('outcome', 'created', 'bet', jsonb_build_object(
+        'id', v_bet_id,
+        'user_id', p_user_id,
+        'idempotency_key', p_key,
+        'request_fingerprint', p_fingerprint,
+        'kind', CASE WHEN cardinality(v_selections) = 1 THEN 'single' ELSE 'accumulator' END,
+        'status', v_status,
+        'price_policy', p_policy,
+        'stake', v_stake::text,
+        'odds', v_odds::text,
+        'potential_return', v_potential::text,
+        'payout', '0.00',
+        'reject_code', v_code,
+        'reject_message', v_message,
+        'placed_at', (extract(epoch FROM v_now) * 1000000)::bigint,
+        'accept_at', (extract(epoch FROM v_accept_at) * 1000000)::bigint,
+        'settled_at', NULL,
+        'legs', v_answer_legs
+    ));
 END
 $$;
 """

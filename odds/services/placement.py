@@ -201,7 +201,7 @@ def bet_from_json(data: dict[str, Any]) -> Bet:
         selection = Selection(id=item["selection_id"], name=item["selection"], market=market)
         legs.append(
             BetLeg(
-                id=item["id"],
+                id=item.get("id"),
                 bet=bet,
                 selection=selection,
                 market=market,
