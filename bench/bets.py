@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import glob
 import http.client
 import json
 import math
@@ -32,10 +33,13 @@ import multiprocessing as mp
 import os
 import queue
 import random
+import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -68,6 +72,10 @@ LIMIT_SHARE = 0.75
 # client waits for the answers still due.
 MAX_THREADS = 256
 DRAIN_S = 30.0
+# pgbench connections for the database's ceiling: enough that commits are grouped.
+CEILING_CLIENTS = 16
+# Rates tried for bets_per_s, in order, until one misses the p99 target or loses a bet.
+SEARCH_RATES = (100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1200.0)
 
 
 def log(message: str) -> None:
@@ -83,6 +91,7 @@ class Fixture:
     legs: list[tuple[int, str]]
     books: dict[int, list[int]]
     session_keys: list[str]
+    user_ids: list[int]
 
 
 # --- the clients ---------------------------------------------------------------------------
@@ -364,7 +373,9 @@ def fixture_create(*, punters: int) -> Fixture:
         store.create()
         session_keys.append(store.session_key)
         credentials.append((store.session_key, get_random_string(CSRF_SECRET_LENGTH, CSRF_ALLOWED_CHARS)))
-    return Fixture(credentials=credentials, legs=legs, books=books, session_keys=session_keys)
+    return Fixture(
+        credentials=credentials, legs=legs, books=books, session_keys=session_keys, user_ids=[u.pk for u in users]
+    )
 
 
 def sessions_remove(session_keys: list[str]) -> None:
@@ -411,6 +422,98 @@ def markets_publish(books: dict[int, list[int]]) -> None:
         for market_id, selections in books.items()
     ]
     MarketStateSink(client).apply(conflate([(update, now) for update in updates]))
+
+
+# --- the database's ceiling ---------------------------------------------------------------
+
+
+def _pgbench() -> str:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pgbench")) or [shutil.which("pgbench") or ""]
+    if not found[-1]:
+        raise RuntimeError("pgbench not found: it comes with the PostgreSQL server packages")
+    return found[-1]
+
+
+def _span(ids: list[int], what: str) -> tuple[int, int]:
+    """First and last of ``ids``, which must be every number between them (pgbench draws from a range)."""
+    low, high = min(ids), max(ids)
+    if high - low + 1 != len(set(ids)):
+        raise RuntimeError(f"the benchmark's {what} ids are not contiguous; pgbench draws them from a range")
+    return low, high
+
+
+# The placement statement as the API runs it (odds/services/placement.py: PLACE_SQL), for a
+# random punter and selection, at any price ("any" policy), stake 1.00.
+CEILING_SCRIPT = """\\set uid random({users[0]}, {users[1]})
+\\set sel random({selections[0]}, {selections[1]})
+SELECT sb_bet_place(:uid, gen_random_uuid()::text, 'pgbench', 'any', 1.00,
+    ('[{{"selection_id": ' || :sel || ', "price_seen": "2.00", "price": null, "unavailable": ""}}]')::jsonb,
+    250000, '{topic}');
+"""
+# The least a placement can be: debit the wallet if it covers the stake and insert the bet, in one
+# statement (no legs, ledger, outbox or checks). For the profile of what the full statement adds.
+MINIMAL_SCRIPT = """\\set uid random({users[0]}, {users[1]})
+WITH debited AS (
+    UPDATE odds_wallet SET balance = balance - 1.00, updated_at = now()
+    WHERE user_id = :uid AND balance >= 1.00 RETURNING user_id
+)
+INSERT INTO odds_bet (user_id, idempotency_key, request_fingerprint, kind, status, price_policy, stake, odds,
+    potential_return, payout, reject_code, reject_message, placed_at)
+SELECT user_id, gen_random_uuid()::text, 'pgbench', 'single', 'accepted', 'any', 1.00, 2.00, 2.00, 0, '', '', now()
+FROM debited;
+"""
+
+
+def pgbench_rate(script: str, *, clients: int, seconds: float) -> float:
+    """Transactions per second of ``script`` run by pgbench with ``clients`` connections."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    with tempfile.NamedTemporaryFile("w", suffix=".sql") as file:
+        file.write(script)
+        file.flush()
+        done = subprocess.run(
+            [
+                _pgbench(),
+                "--no-vacuum",
+                f"--client={clients}",
+                "--jobs=2",
+                f"--time={max(1, round(seconds))}",
+                f"--file={file.name}",
+                f"--host={db['HOST'] or '127.0.0.1'}",
+                f"--port={db['PORT'] or 5432}",
+                f"--username={db['USER']}",
+                db["NAME"],
+            ],
+            env={**os.environ, "PGPASSWORD": str(db["PASSWORD"] or "")},
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        )
+    found = re.search(r"tps = ([0-9.]+)", done.stdout)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"pgbench failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return float(found.group(1))
+
+
+def bench_db_ceiling(fixture: Fixture, *, seconds: float, clients: int = CEILING_CLIENTS) -> dict[str, Any]:
+    """``bets_db_ceiling_per_s``: the placement statement without the web tier (pgbench), and the
+    minimal debit-and-insert statement beside it, on the same database with the same punters.
+    Runs in the benchmark's namespace (its outbox rows go to the run's bets topic)."""
+    from reducers import topics
+
+    users = _span(fixture.user_ids, "punter")
+    selections = _span([leg[0] for leg in fixture.legs], "selection")
+    topic = topics.bets()
+    ceiling = pgbench_rate(
+        CEILING_SCRIPT.format(users=users, selections=selections, topic=topic), clients=clients, seconds=seconds
+    )
+    minimal = pgbench_rate(MINIMAL_SCRIPT.format(users=users), clients=clients, seconds=seconds)
+    return {
+        "bets_db_ceiling_per_s": round(ceiling),
+        "bets_db_minimal_per_s": round(minimal),
+        "bets_db_clients": clients,
+    }
 
 
 # --- measuring -----------------------------------------------------------------------------
@@ -586,10 +689,19 @@ def bench_bets(
     punters: int = 300,
     stream_clients: int = 200,
     universe: int = 1000,
+    ceiling_s: float = 8,
+    search: tuple[float, ...] = SEARCH_RATES,
+    search_duration: float = 8,
+    search_warmup: float = 2,
 ) -> dict[str, Any]:
     """Measure bet placement at ``rate`` bets/s for ``duration`` s (after ``warmup`` s) with
     ``punters`` punters, while ``stream_clients`` websocket clients each watch 20 of ``universe``
     markets that move at ``stream_rate`` updates/s.
+
+    Before that, on the same database and punters: the database's ceiling (``bench_db_ceiling``,
+    ``ceiling_s`` per statement), and ``bets_per_s``, the highest of the ``search`` rates (tried
+    in order, each under the same stream, until one fails) at which every bet was answered 2xx
+    with p99 at most ``P99_TARGET_MS``; ``bets_ratio`` is ``bets_per_s`` over the ceiling.
 
     Returns the latency of accepted bets (``bet_p50_ms``, ``bet_p99_ms``, ``bet_max_ms``), the
     offered and accepted rates, ``bet_errors`` by HTTP status (0: no response),
@@ -600,13 +712,8 @@ def bench_bets(
     from bench.common import namespace as fresh_namespace
     from odds.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
 
-    per_window = rate * PLACE_WINDOW_S / punters
-    if per_window > PLACE_LIMIT * LIMIT_SHARE:
-        needed = math.ceil(rate * PLACE_WINDOW_S / (PLACE_LIMIT * LIMIT_SHARE))
-        raise ValueError(
-            f"{punters} punters would each place {per_window:.1f} bets per {PLACE_WINDOW_S} s "
-            f"(limit {PLACE_LIMIT}): use at least {needed}"
-        )
+    # Enough punters that none reaches the per-punter limit at the highest rate tried.
+    punters = max(punters, math.ceil(max((rate, *search)) * PLACE_WINDOW_S / (PLACE_LIMIT * LIMIT_SHARE)))
     markets_per_client = min(20, universe)
     if universe < EVENTS:
         raise ValueError(f"the stream's universe must hold the {EVENTS} benchmark markets")
@@ -618,23 +725,70 @@ def bench_bets(
         try:
             fixture = fixture_create(punters=punters)
             markets_publish(fixture.books)
-            return _measure(
+            stream = {
+                "clients": stream_clients,
+                "markets_per_client": markets_per_client,
+                "universe": universe,
+                "rate": stream_rate,
+            }
+            log(f"the database's ceiling: pgbench, {ceiling_s:g} s per statement")
+            ceiling = bench_db_ceiling(fixture, seconds=ceiling_s)
+            best, trail = _search(
                 fixture,
                 namespace=namespace,
-                rate=rate,
-                duration=duration,
-                warmup=warmup,
-                stream={
-                    "clients": stream_clients,
-                    "markets_per_client": markets_per_client,
-                    "universe": universe,
-                    "rate": stream_rate,
-                },
+                stream=stream,
+                rates=search,
+                duration=search_duration,
+                warmup=search_warmup,
             )
+            measured = _measure(
+                fixture, namespace=namespace, rate=rate, duration=duration, warmup=warmup, stream=stream
+            )
+            return {
+                **ceiling,
+                "bets_per_s": best,
+                "bets_ratio": round(best / ceiling["bets_db_ceiling_per_s"], 3),
+                "bets_search": trail,
+                **measured,
+            }
         finally:
             if fixture is not None:
                 sessions_remove(fixture.session_keys)
             fixture_remove(namespace=namespace)
+
+
+def _search(
+    fixture: Fixture,
+    *,
+    namespace: str,
+    stream: dict[str, Any],
+    rates: tuple[float, ...],
+    duration: float,
+    warmup: float,
+) -> tuple[float, list[dict[str, Any]]]:
+    """The highest of ``rates`` (tried in order until one fails) at which every bet was answered
+    2xx with p99 within ``P99_TARGET_MS``, and what each try measured."""
+    best, trail = 0.0, []
+    for rate in rates:
+        log(f"search: {rate:g} bets/s")
+        tried = _measure(fixture, namespace=namespace, rate=rate, duration=duration, warmup=warmup, stream=stream)
+        passed = tried["bet_p99_ms"] <= P99_TARGET_MS and not tried["bet_errors"] and not tried["bets_unanswered"]
+        trail.append(
+            {
+                "rate": rate,
+                "passed": passed,
+                "p50_ms": tried["bet_p50_ms"],
+                "p99_ms": tried["bet_p99_ms"],
+                "accepted_per_s": tried["bet_rate_accepted_per_s"],
+                "errors": tried["bet_errors"],
+                "busy_pct": tried["machine_load"]["busy_pct"],
+                "cpu_s": tried["machine_load"]["cpu_s"],
+            }
+        )
+        if not passed:
+            break
+        best = rate
+    return best, trail
 
 
 def _measure(
@@ -745,12 +899,20 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stream-clients", type=int, default=200, help="websocket clients, 20 markets each")
     parser.add_argument("--universe", type=int, default=1000, help="markets the stream moves")
     parser.add_argument("--punters", type=int, default=300)
+    parser.add_argument("--ceiling-s", type=float, default=8, help="seconds of pgbench per statement")
+    parser.add_argument(
+        "--search", type=float, nargs="*", default=list(SEARCH_RATES), help="bets/s rates tried for bets_per_s"
+    )
+    parser.add_argument("--search-duration", type=float, default=8)
+    parser.add_argument("--search-warmup", type=float, default=2)
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     # The options are named after bench_bets's keywords.
-    print(json.dumps(bench_bets(**vars(parse(argv))), indent=2))
+    options = vars(parse(argv))
+    options["search"] = tuple(options["search"])
+    print(json.dumps(bench_bets(**options), indent=2))
 
 
 if __name__ == "__main__":

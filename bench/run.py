@@ -640,7 +640,18 @@ def main(argv: list[str] | None = None) -> None:
 
         log("bets under stream load")
         results.update(
-            bench_bets(rate=20, duration=3, warmup=1, punters=30, stream_rate=200, stream_clients=20)
+            bench_bets(
+                rate=20,
+                duration=3,
+                warmup=1,
+                punters=30,
+                stream_rate=200,
+                stream_clients=20,
+                ceiling_s=2,
+                search=(20, 40),
+                search_duration=3,
+                search_warmup=1,
+            )
             if quick
             else bench_bets()
         )

@@ -49,7 +49,8 @@ class LedgerEntry(models.Model):
         BETS_HELD = "bets_held", "Bets held"
         HOUSE = "house"
 
-    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="entries")
+    # Found by wallet through ``ledger_wallet_recent`` (wallet first).
+    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="entries", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     debit = models.CharField(max_length=16, choices=Account.choices)
     credit = models.CharField(max_length=16, choices=Account.choices)

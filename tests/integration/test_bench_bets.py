@@ -21,6 +21,11 @@ FIGURES = {
     "bet_client_cpu_s",
     "bet_rejections",
     "stream",
+    "bets_db_ceiling_per_s",
+    "bets_db_minimal_per_s",
+    "bets_per_s",
+    "bets_ratio",
+    "bets_search",
 }
 
 
@@ -28,7 +33,18 @@ FIGURES = {
 def result(services, django_db_setup, django_db_blocker) -> dict[str, Any]:
     """One small run on the test session's database (the server is pointed at it too)."""
     with django_db_blocker.unblock():
-        return bench_bets(rate=20, duration=3, warmup=1, punters=20, stream_rate=100, stream_clients=10)
+        return bench_bets(
+            rate=20,
+            duration=3,
+            warmup=1,
+            punters=20,
+            stream_rate=100,
+            stream_clients=10,
+            ceiling_s=1,
+            search=(10,),
+            search_duration=2,
+            search_warmup=1,
+        )
 
 
 def test_result_names_every_figure(result):
@@ -40,6 +56,14 @@ def test_bets_are_accepted_without_server_errors(result):
     assert result["bet_rate_accepted_per_s"] > 0
     assert not [status for status in result["bet_errors"] if status.startswith("5") or status == "0"]
     assert result["bet_p50_ms"] <= result["bet_p99_ms"] <= result["bet_max_ms"]
+
+
+def test_the_ceiling_and_the_search_were_measured(result):
+    assert result["bets_db_ceiling_per_s"] > 0
+    assert result["bets_db_minimal_per_s"] > 0
+    assert [step["rate"] for step in result["bets_search"]] == [10]
+    assert result["bets_per_s"] in (0, 10)
+    assert result["bets_ratio"] == round(result["bets_per_s"] / result["bets_db_ceiling_per_s"], 3)
 
 
 def test_stream_ran_beside_the_bets(result):
