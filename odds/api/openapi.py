@@ -123,6 +123,14 @@ def _unavailable(*, kafka: bool) -> JsonSchema:
     return _json(description, _error_schema(codes), headers={"Retry-After": {"schema": {"type": "string"}}})
 
 
+BETS_UNAVAILABLE = _json(
+    "The database cannot be reached (`database_unavailable`), or this web process's placement pool is"
+    " saturated (`overloaded`, answered at once); nothing was recorded: send the same request (same key)"
+    " again after `Retry-After` seconds.",
+    _error_schema(("database_unavailable", "overloaded"), extra={"retry_after_s": {"type": "integer", "minimum": 1}}),
+    headers={"Retry-After": {"schema": {"type": "string"}}},
+)
+
 TOO_LARGE = _error("The body is larger than `DATA_UPLOAD_MAX_MEMORY_SIZE`.", "body_too_large")
 
 
@@ -137,8 +145,10 @@ def _operation(
     examples: dict[str, Any] | None = None,
     parameters: list[JsonSchema] | None = None,
     kafka: bool = False,
+    unavailable: JsonSchema | None = None,
 ) -> JsonSchema:
-    """One operation with the answers every ``api_view`` gives: 401, 403 (CSRF, staff), 503."""
+    """One operation with the answers every ``api_view`` gives: 401, 403 (CSRF, staff), 503
+    (``unavailable`` when the operation has more reasons for it than the database)."""
     operation: JsonSchema = {"summary": summary, "tags": [tag], "responses": dict(responses)}
     if parameters:
         operation["parameters"] = parameters
@@ -148,7 +158,7 @@ def _operation(
         reasons = " or ".join(("the CSRF token is missing or wrong",) * write + ("the user is not staff",) * staff)
         operation["responses"]["403"] = _error(f"Refused: {reasons}.", *forbidden)
     operation["responses"]["401"] = UNAUTHENTICATED
-    operation["responses"]["503"] = _unavailable(kafka=kafka)
+    operation["responses"]["503"] = unavailable or _unavailable(kafka=kafka)
     if body is not None:
         media: JsonSchema = {"schema": body}
         if examples:
@@ -399,6 +409,7 @@ def _bets_paths() -> dict[str, JsonSchema]:
                 summary="Place a single (one selection) or an accumulator (several, one per event)",
                 tag="bets",
                 write=True,
+                unavailable=BETS_UNAVAILABLE,
                 body=_ref("BetPlaceRequest"),
                 examples={
                     "accumulator": {

@@ -16,11 +16,12 @@ DATABASES = {
     }
 }
 
-# Bet placement on the event loop (odds/api/placement.py): its own pool per web process. When
+# Bet placement on the event loop (odds/api/placement.py): its own pool per web process, large
+# enough that a commit waiting for the disk or a busy core does not hold up the bets behind it. When
 # BET_POOL_MAX_WAITING requests already wait for a connection, or none frees up within
 # BET_POOL_TIMEOUT_MS, a bet is refused at once with 503 and Retry-After: BET_RETRY_AFTER_S.
 BET_FAST_PATH = env_bool("BET_FAST_PATH", True)
-BET_POOL_SIZE = env_int("BET_POOL_SIZE", 4)
+BET_POOL_SIZE = env_int("BET_POOL_SIZE", 16)
 BET_POOL_MAX_WAITING = env_int("BET_POOL_MAX_WAITING", 64)
 BET_POOL_TIMEOUT_MS = env_int("BET_POOL_TIMEOUT_MS", 250)
 BET_RETRY_AFTER_S = 1
