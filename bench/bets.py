@@ -75,7 +75,7 @@ DRAIN_S = 30.0
 # pgbench connections for the database's ceiling: enough that commits are grouped.
 CEILING_CLIENTS = 16
 # Rates tried for bets_per_s, in order, until one misses the p99 target or loses a bet.
-SEARCH_RATES = (100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1200.0)
+SEARCH_RATES = (25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1200.0)
 
 
 def log(message: str) -> None:

@@ -22,7 +22,7 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.core.cache import caches
 
 from odds.api.placement import database_conninfo
-from odds.models import Bet, LedgerEntry, OutboxMessage, Wallet
+from odds.models import Bet, Event, LedgerEntry, OutboxMessage, Sport, Wallet
 from odds.services.bets import bet_event
 from tests.conftest import uvicorn_serving, wait_for
 from tests.factories import live_state_write, market_create, user_create
@@ -232,3 +232,18 @@ def test_a_saturated_pool_refuses_at_once_with_503_and_records_nothing(narrow_se
     assert sorted(results[key][0] for key in results if key != refused) == [201, 201]
     assert not Bet.objects.filter(user=punter, idempotency_key=refused).exists()
     assert Wallet.objects.get(user=punter).balance == Decimal("80.00")
+
+
+def test_a_bet_in_play_is_held_for_the_sports_delay_with_its_stake(placing):
+    url, punter, session = placing
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)
+    Sport.objects.filter(competitions__events=market.event_id).update(in_play_delay_s=7)
+    home = selections_of(market)[0]
+
+    status, _, body = post(url, bet_body((home.id, "2.10"), stake="10.00"), session=session)
+
+    assert (status, body["bet"]["status"]) == (202, "pending")
+    assert body["bet"]["accept_at"] - body["bet"]["placed_at"] == 7000
+    assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
+    assert not OutboxMessage.objects.filter(key=str(body["bet"]["id"]).encode()).exists()
