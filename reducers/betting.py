@@ -125,6 +125,10 @@ def cash_out_value(*, stake: Decimal, accepted: Iterable[Decimal], current: Iter
 # --- acceptance, settlement and cash-out of whole bets (plain data in, plain data out) ---
 
 PRICE_POLICIES = ("none", "any", "better")
+# How far a cash-out quote may have moved from the one the punter confirmed: ``exact`` only that
+# quote, ``better`` (the default) that quote or a higher one, ``any`` whatever the quote is now.
+CASH_OUT_POLICIES = ("exact", "better", "any")
+CASH_OUT_POLICY_DEFAULT = "better"
 LEG_RESULTS = ("undecided", "won", "lost", "void")
 VOID_PRICE = Decimal("1.00")
 
@@ -142,6 +146,17 @@ def price_acceptable(*, seen: Decimal, current: Decimal, policy: str) -> bool:
     if policy == "better":
         return current >= seen
     raise ValueError(f"unknown price policy {policy!r}; expected one of {', '.join(PRICE_POLICIES)}")
+
+
+def cash_out_acceptable(*, seen: Decimal, current: Decimal, policy: str) -> bool:
+    """Whether a cash-out confirmed at ``seen`` may be paid at ``current`` under ``policy``."""
+    if policy == "exact":
+        return current == seen
+    if policy == "better":
+        return current >= seen
+    if policy == "any":
+        return True
+    raise ValueError(f"unknown cash-out policy {policy!r}; expected one of {', '.join(CASH_OUT_POLICIES)}")
 
 
 def settle_outcome(*, stake: Decimal, legs: Iterable[tuple[str, Decimal]]) -> tuple[str, Decimal] | None:

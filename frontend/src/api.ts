@@ -1,5 +1,6 @@
 // The REST API (docs/protocol.md, "REST API" and "Control API"): JSON in and out, the session
 // cookie for authentication, the csrftoken cookie echoed in X-CSRFToken on writes.
+import type { CashOutPolicy } from "./cashout";
 
 export interface ApiErrorBody {
   code: string;
@@ -122,8 +123,8 @@ export const api = {
   placeBet: (body: PlaceBetRequest) => apiRequest<{ v: 1; created: boolean; bet: Bet }>("POST", "/api/bets", body),
   bets: (state: "open" | "settled", limit = 50) =>
     apiRequest<{ v: 1; bets: Bet[] }>("GET", `/api/bets?state=${state}&limit=${limit}`),
-  cashOut: (betId: number, quote: string) =>
-    apiRequest<{ v: 1; bet: Bet }>("POST", `/api/bets/${betId}/cash-out`, { v: 1, quote }),
+  cashOut: (betId: number, quote: string, accept: CashOutPolicy) =>
+    apiRequest<{ v: 1; bet: Bet }>("POST", `/api/bets/${betId}/cash-out`, { v: 1, quote, accept }),
   wallet: () => apiRequest<{ v: 1; wallet: { currency: string; balance: string } }>("GET", "/api/wallet"),
   subscribe: (spec: StreamSpec) => apiRequest<{ v: 1; channel: string }>("POST", "/api/streams", spec),
   begin: (channel: string, resync: boolean) =>

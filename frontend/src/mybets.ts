@@ -1,9 +1,10 @@
 // My bets: open and settled bets from GET /api/bets, live cash-out values from a "bets" channel,
 // and cash-out through POST /api/bets/<id>/cash-out at the value the punter saw.
 import { ApiError, type Bet, api } from "./api";
+import { isCashOutPolicy, storeCashOutPolicy, storedCashOutPolicy } from "./cashout";
 import { ManagedChannel } from "./channels";
 import { formatMoney } from "./decimal";
-import { h, setText } from "./dom";
+import { h, setText, storage } from "./dom";
 import type { OddsFormat } from "./odds";
 import { displayOdds } from "./prices";
 import type { ChannelFrame, OddsClient } from "./protocol";
@@ -40,8 +41,19 @@ export class MyBetsPage {
 
   start(): void {
     this.tabs();
+    this.cashOutSetting();
     void this.load();
     document.addEventListener("sportsbook:money", () => void this.load());
+  }
+
+  /** The punter's cash-out tolerance: a select on the page, remembered in the browser. */
+  private cashOutSetting(): void {
+    const select = document.getElementById("cash-out-accept") as HTMLSelectElement | null;
+    if (select === null) return;
+    select.value = storedCashOutPolicy(storage("local"));
+    select.addEventListener("change", () => {
+      if (isCashOutPolicy(select.value)) storeCashOutPolicy(storage("local"), select.value);
+    });
   }
 
   private tabs(): void {
@@ -203,7 +215,7 @@ export class MyBetsPage {
     this.messages.delete(bet.id);
     this.refreshCashOut(bet.id);
     try {
-      await api.cashOut(bet.id, quote);
+      await api.cashOut(bet.id, quote, storedCashOutPolicy(storage("local")));
       this.busy.delete(bet.id);
       this.quotes.delete(bet.id);
       moneyMoved(); // reloads the lists and the balance

@@ -22,6 +22,7 @@ from odds.models import Bet, BetLeg, LedgerEntry, Market
 from odds.selectors.ops import RANGES
 from odds.services.health import CHECKS
 from odds.services.placement import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE
+from reducers import betting
 from reducers.subscriptions import MAX_CHANNEL_MARKETS, VIEWS
 from reducers.subscriptions import MAX_STAKE as SLIP_MAX_STAKE
 
@@ -320,7 +321,16 @@ def _components() -> JsonSchema:
                 required=("idempotency_key", "stake", "selections"),
             ),
             "CashOutRequest": _object(
-                {"v": VERSION, "quote": _money_in("the cash-out quote the punter accepted (positive)")},
+                {
+                    "v": VERSION,
+                    "quote": _money_in("the cash-out quote the punter confirmed (positive)"),
+                    "accept": {
+                        **_enum(betting.CASH_OUT_POLICIES),
+                        "default": betting.CASH_OUT_POLICY_DEFAULT,
+                        "description": "How far the quote may have moved: `exact` only the quote confirmed,"
+                        " `better` (default) it or a higher one, `any` whatever it is now. The current quote is paid.",
+                    },
+                },
                 required=("quote",),
             ),
             "SubscriptionSpec": spec,
@@ -450,9 +460,12 @@ def _bets_paths() -> dict[str, JsonSchema]:
                 write=True,
                 parameters=[BET_ID],
                 body=_ref("CashOutRequest"),
-                examples={"quote": {"v": 1, "quote": "12.34"}},
+                examples={
+                    "quote": {"v": 1, "quote": "12.34"},
+                    "exact": {"v": 1, "quote": "12.34", "accept": "exact"},
+                },
                 responses={
-                    "200": _json("Cashed out: the quote is paid into the wallet.", one_bet),
+                    "200": _json("Cashed out: the current quote (`payout`) is paid into the wallet.", one_bet),
                     "404": _error("No such bet of this punter.", "not_found"),
                     "409": _error(
                         "No cash-out at this quote: `quote` is the current offer (null when none).",

@@ -17,6 +17,7 @@ import orjson
 from odds.formatting import OddsFormat, odds_format
 from odds.models import Bet, LedgerEntry, Wallet
 from odds.services.placement import LegRequest
+from reducers import betting
 
 API_VERSION = 1
 DECIMAL_MAX_LENGTH = 32
@@ -146,9 +147,11 @@ class BetPlaceRequest:
 
 @dataclass(frozen=True)
 class CashOutRequest:
-    """``POST /api/bets/<id>/cash-out``: the quote the punter accepted."""
+    """``POST /api/bets/<id>/cash-out``: the quote the punter confirmed, and how far it may have
+    moved (``accept``, one of ``betting.CASH_OUT_POLICIES``)."""
 
     quote: Decimal
+    accept: str = betting.CASH_OUT_POLICY_DEFAULT
 
     @classmethod
     def from_json(cls, raw: Any) -> CashOutRequest:
@@ -157,7 +160,10 @@ class CashOutRequest:
         quote = _decimal(body.get("quote"), "quote", places=2)
         if quote <= 0:
             raise invalid("quote", "must be positive")
-        return cls(quote=quote)
+        accept = body.get("accept", betting.CASH_OUT_POLICY_DEFAULT)
+        if not isinstance(accept, str) or accept not in betting.CASH_OUT_POLICIES:
+            raise invalid("accept", f"must be one of {', '.join(betting.CASH_OUT_POLICIES)}")
+        return cls(quote=quote, accept=accept)
 
 
 def _ts(value: datetime | None) -> int | None:

@@ -109,7 +109,7 @@ def _bet_list(request: HttpRequest) -> HttpResponse:
 def bet_cash_out_view(request: HttpRequest, bet_id: int) -> HttpResponse:
     body = CashOutRequest.from_json(json_body(request))
     try:
-        bet = bet_cash_out(user=_user(request), bet_id=bet_id, quote_seen=body.quote)
+        bet = bet_cash_out(user=_user(request), bet_id=bet_id, quote_seen=body.quote, policy=body.accept)
     except Bet.DoesNotExist as exc:
         raise ApiError(404, "not_found", "no such bet") from exc
     except CashOutRejected as exc:

@@ -37,7 +37,7 @@ from odds.services.placement import (
     selection_markets,
 )
 from odds.services.wallet import ledger_post, stake_release, wallet_lock
-from reducers import keys, schemas, topics
+from reducers import betting, keys, schemas, topics
 
 __all__ = [
     "MAX_LEGS",
@@ -155,8 +155,10 @@ def bet_place(
     return placement_result(answer)
 
 
-def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal) -> Bet:
-    """Close an open bet at the current cash-out quote, which must equal the quote the punter saw.
+def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = betting.CASH_OUT_POLICY_DEFAULT) -> Bet:
+    """Close an open bet at the current cash-out quote, if it moved from the quote the punter
+    confirmed (``quote_seen``) only as far as ``policy`` accepts (``betting.CASH_OUT_POLICIES``).
+    The punter is paid the current quote: the one confirmed when nothing moved.
 
     Raises ``Bet.DoesNotExist`` for another punter's bet and ``CashOutRejected`` with the current
     quote (``quote_changed``) or without one (``cash_out_unavailable``).
@@ -171,7 +173,7 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal) -> Bet:
             raise CashOutRejected(
                 code="cash_out_unavailable", message="no cash-out is offered on this bet now", quote=None
             )
-        if quote != quote_seen:
+        if not betting.cash_out_acceptable(seen=quote_seen, current=quote, policy=policy):
             raise CashOutRejected(
                 code="quote_changed", message=f"the cash-out quote moved from {quote_seen} to {quote}", quote=quote
             )

@@ -8,6 +8,7 @@ from reducers.betting import (
     MAX_LEGS,
     PRECISION,
     BetMathsError,
+    cash_out_acceptable,
     cash_out_offer,
     cash_out_value,
     combined_odds,
@@ -39,6 +40,28 @@ def test_price_policy_decides_whether_a_moved_price_is_accepted(policy, seen, cu
 def test_an_unknown_price_policy_is_an_error():
     with pytest.raises(ValueError, match="unknown price policy"):
         price_acceptable(seen=D("2"), current=D("2"), policy="maybe")
+
+
+@pytest.mark.parametrize(
+    ("policy", "seen", "current", "accepted"),
+    [
+        ("exact", "13.30", "13.30", True),
+        ("exact", "13.30", "13.31", False),
+        ("exact", "13.30", "13.29", False),
+        ("better", "13.30", "13.30", True),
+        ("better", "13.30", "14.25", True),
+        ("better", "13.30", "13.29", False),
+        ("any", "13.30", "1.00", True),
+        ("any", "13.30", "99.00", True),
+    ],
+)
+def test_cash_out_policy_decides_whether_a_moved_quote_is_paid(policy, seen, current, accepted):
+    assert cash_out_acceptable(seen=D(seen), current=D(current), policy=policy) is accepted
+
+
+def test_an_unknown_cash_out_policy_is_an_error():
+    with pytest.raises(ValueError, match="unknown cash-out policy"):
+        cash_out_acceptable(seen=D("2"), current=D("2"), policy="maybe")
 
 
 def test_single_that_won_pays_stake_times_price():

@@ -83,6 +83,39 @@ def test_cash_out_at_a_changed_quote_is_rejected_with_the_new_quote(api, punter,
     assert bet.status == Bet.Status.ACCEPTED
 
 
+def test_a_higher_quote_is_paid_by_default(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    # Confirmed at 13.30 (live 1.50); the price drifted to 1.40: 21.00 / 1.40 less 5 % = 14.25.
+    live_state_write(redis_client, market, prices=("1.40", "4.00", "6.00"))
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"v": 1, "quote": "13.30"})
+    assert (response.status_code, response.json()["bet"]["payout"]) == (200, "14.25")
+    assert Wallet.objects.get(user=punter).balance == Decimal("104.25")
+
+
+def test_exact_refuses_a_higher_quote_and_moves_no_money(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    live_state_write(redis_client, market, prices=("1.40", "4.00", "6.00"))
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"v": 1, "quote": "13.30", "accept": "exact"})
+    assert (error_of(response), response.json()["error"]["quote"]) == ((409, "quote_changed", "quote"), "14.25")
+    assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
+
+
+def test_any_pays_a_lower_quote(api, punter, market, redis_client):
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    live_state_write(redis_client, market, prices=("1.60", "4.00", "6.00"))
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"v": 1, "quote": "13.30", "accept": "any"})
+    assert (response.status_code, response.json()["bet"]["payout"]) == (200, "12.46")
+    assert Wallet.objects.get(user=punter).balance == Decimal("102.46")
+
+
+def test_an_unknown_tolerance_gets_a_400_naming_it(api, punter, market):
+    bet = bet_accepted(punter, selections_of(market)[0])
+    response = api.post_json(f"/api/bets/{bet.id}/cash-out", {"v": 1, "quote": "13.30", "accept": "whatever"})
+    assert error_of(response) == (400, "invalid", "accept")
+    bet.refresh_from_db()
+    assert bet.status == Bet.Status.ACCEPTED
+
+
 def test_cash_out_of_a_suspended_market_is_unavailable(api, punter, market, redis_client):
     bet = bet_accepted(punter, selections_of(market)[0])
     live_state_write(redis_client, market, prices=("1.50", "4.00", "6.00"), status="suspended")
