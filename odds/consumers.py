@@ -54,6 +54,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.frames_window = (0, 0)  # (second, client frames in it)
         self.images: collections.deque[tuple[float, int]] = collections.deque()  # (when, markets)
         self.writer: asyncio.Task[None] | None = None
+        self.punter: bytes | None = None
         await self.accept()
         caps = self._connection_caps()
         full = await get_hub().connection_admit(connection_id=self.connection_id, caps=[(k, c) for k, c, _ in caps])
@@ -66,6 +67,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.writer = asyncio.create_task(self._write_loop())
         get_hub().socket_opened()
         user = self.scope.get("user")
+        if user and user.is_authenticated:
+            # The punter's own news (a held bet decided), on every socket of theirs.
+            self.punter = keys.punter_channel(user.pk).encode()
+            await get_hub().add(self, [self.punter.decode()])
         await self.send(text_data=events.hello(user=user.get_username() if user and user.is_authenticated else None))
 
     def _connection_caps(self) -> list[tuple[str, int, str]]:
@@ -99,6 +104,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self.channel_layer.group_discard(market_group(market_id), self.channel_name)
         await get_hub().remove(self, [keys.market_channel(m) for m in self.watched])
         await get_hub().remove(self, [name.decode() for name in self.attached])
+        if self.punter is not None:
+            await get_hub().remove(self, [self.punter.decode()])
         for channel_id in self.attached.values():
             get_hub().channel_detached(channel_id)
         self.attached.clear()
@@ -107,7 +114,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
     def deliver(self, channel: bytes, payload: str) -> None:
-        if channel in self.attached:
+        if channel == self.punter:
+            # In order and never conflated, like a channel's frames.
+            self.channel_frames.append(payload)
+        elif channel in self.attached:
             if payload.startswith(events.ENDED_PREFIX):
                 # The channel is gone: forward the news after the frames before it, and stop
                 # following it (a new channel is the client's to create).

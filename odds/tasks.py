@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError
 
 from odds.selectors.markets import markets_awaiting_settlement
+from odds.services import bet_delay
 from odds.services.outbox import outbox_drain
 from odds.services.settlement import market_bets_settle
 from reducers import keys
@@ -44,6 +45,14 @@ def outbox_relay() -> None:
     result = outbox_drain(budget_s=0.9)
     if result.failed:
         log.warning("outbox relay: %d records not acknowledged: %s", result.failed, result.errors)
+
+
+@shared_task(ignore_result=True)
+def bets_delay_resolve() -> None:
+    """Run by beat every second: decide the bets held by the in-play delay whose time has come."""
+    summary = bet_delay.bets_delay_resolve()
+    if summary.accepted or summary.rejected:
+        log.info("held bets decided: %d accepted, %d rejected", summary.accepted, summary.rejected)
 
 
 @shared_task(ignore_result=True)

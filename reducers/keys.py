@@ -188,6 +188,11 @@ def channel_ended(channel_id: str) -> str:
     return f"{namespace()}:chended:{channel_id}"
 
 
+def punter_channel(user_id: int) -> str:
+    """Pub-sub channel: news for one punter's websockets (a held bet decided)."""
+    return f"{namespace()}:punter:{user_id}"
+
+
 def live_channels_of_user(user_id: int) -> str:
     """Sorted set: the user's channel ids by creation time (the live-channel cap per punter)."""
     return f"{namespace()}:live:user:{user_id}"

@@ -21,6 +21,8 @@ CELERY_BEAT_SCHEDULE = {
     # The outbox relay: pending Kafka records leave within about a second of their commit.
     # A run that finds the relay busy returns at once; expired runs are dropped, not queued up.
     "outbox-relay": {"task": "odds.tasks.outbox_relay", "schedule": 1.0, "options": {"expires": 5}},
+    # Bets held by the in-play delay are decided within about a second of its end.
+    "bets-delay-resolve": {"task": "odds.tasks.bets_delay_resolve", "schedule": 1.0, "options": {"expires": 2}},
     # Channels with no websocket attached for STREAM_IDLE_EXPIRY_S are ended.
     "streams-expire": {
         "task": "odds.tasks.streams_expire_idle",

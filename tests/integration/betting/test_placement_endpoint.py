@@ -24,6 +24,7 @@ from django.core.cache import caches
 from odds.api.placement import database_conninfo
 from odds.models import Bet, Event, LedgerEntry, OutboxMessage, Sport, Wallet
 from odds.services.bets import bet_event
+from reducers import topics
 from tests.conftest import uvicorn_serving, wait_for
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import bet_body, selections_of
@@ -83,7 +84,7 @@ def test_bet_is_placed_with_its_stake_held_and_its_event_queued(placing):
     assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
     assert LedgerEntry.objects.get(bet=bet).kind == LedgerEntry.Kind.STAKE
     # The statement writes the record exactly as the Python encoder does, but for the time.
-    raw = OutboxMessage.objects.get(key=str(bet.id).encode()).value
+    raw = OutboxMessage.objects.get(topic=topics.bets(), key=str(bet.id).encode()).value
     assert raw is not None
     value = json.loads(bytes(raw))
     expected = json.loads(bet_event(bet=bet, type="placed").encode())
@@ -246,4 +247,4 @@ def test_a_bet_in_play_is_held_for_the_sports_delay_with_its_stake(placing):
     assert (status, body["bet"]["status"]) == (202, "pending")
     assert body["bet"]["accept_at"] - body["bet"]["placed_at"] == 7000
     assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
-    assert not OutboxMessage.objects.filter(key=str(body["bet"]["id"]).encode()).exists()
+    assert not OutboxMessage.objects.filter(topic=topics.bets(), key=str(body["bet"]["id"]).encode()).exists()
