@@ -69,6 +69,7 @@ def test_a_held_bet_is_pending_with_its_stake_held_until_the_delay_ends(api, pun
     response = api.post_json("/api/bets", bet_body((home.id, "2.10"), stake="10.00"))
     assert (response.status_code, response.json()["bet"]["status"]) == (202, "pending")
     bet = Bet.objects.get(id=response.json()["bet"]["id"])
+    assert bet.accept_at is not None
     assert bet.accept_at - bet.placed_at == timedelta(seconds=5)
     assert balance(punter) == Decimal("90.00")
     # Not yet due: the resolver leaves it alone, and liability hears nothing yet.
