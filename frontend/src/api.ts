@@ -90,6 +90,8 @@ export interface Bet {
   potential_return: string;
   payout: string;
   placed_at: number;
+  /** A bet held by the in-play delay: when it is decided (epoch ms, the server's clock). */
+  accept_at?: number | null;
   settled_at: number | null;
   legs: BetLeg[];
   cash_out?: { available: boolean; quote: string | null };

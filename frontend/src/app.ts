@@ -8,7 +8,7 @@ import { formatPage, pageMarkets, renderMarket } from "./prices";
 import { type ConnectionStatus, OddsClient } from "./protocol";
 import { startScores } from "./scores";
 import { SlipView } from "./slipView";
-import { WalletBadge } from "./wallet";
+import { moneyMoved, WalletBadge } from "./wallet";
 
 const STATUS_TEXT: Record<ConnectionStatus, string> = {
   connecting: "Connecting…",
@@ -80,6 +80,11 @@ function boot(): void {
       }
     },
     onStatus: connectionIndicator,
+    onBet: (decision) => {
+      slip?.decided(decision);
+      // My bets and the balance follow (a rejected held bet's stake is back).
+      moneyMoved();
+    },
     control: { begin: async (channel, resync) => void (await api.begin(channel, resync)) },
   });
   slip = new SlipView({ client, user, loginUrl: body.loginUrl ?? "/login/", format });

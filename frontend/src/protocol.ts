@@ -6,9 +6,11 @@
 // - subscriber channel frames (`attach`): every frame carries the channel's sequence, which rises
 //   by exactly one per frame. The client tracks the last sequence seen, drops duplicates, resumes
 //   after a reconnect from that sequence, and asks for a fresh image whenever it sees a gap.
-//   A gap is never silent: it is counted and repaired.
+//   A gap is never silent: it is counted and repaired;
+// - and, for a logged-in punter, their own news (`bet.decided`: a held in-play bet was decided).
 // The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
 // 15 s of quiet, and answers our pings), and is then replaced.
+import type { BetDecision } from "./pending";
 
 export interface SelectionState {
   id: number;
@@ -67,6 +69,7 @@ export type ServerFrame =
   | { type: "attached"; channel: string }
   | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
   | { type: "ended"; channel: string; reason: string }
+  | { type: "bet.decided"; bet: BetDecision }
   | ChannelFrame;
 
 export class MarketBook {
@@ -123,6 +126,8 @@ export interface ClientOptions {
   onMarket: (state: MarketState, previous: MarketState | undefined) => void;
   onStatus: (status: ConnectionStatus) => void;
   onHello?: (user: string | null) => void;
+  /** A bet held by the in-play delay was decided (the punter's own news, on every socket). */
+  onBet?: (decision: BetDecision) => void;
   onError?: (code: string, message: string) => void;
   control?: ChannelControl;
   connect?: (url: string) => Socket;
@@ -284,6 +289,9 @@ export class OddsClient {
         break;
       case "ended":
         this.ended(frame.channel, frame.reason);
+        break;
+      case "bet.decided":
+        this.options.onBet?.(frame.bet);
         break;
       case "hello":
         this.attempts = 0;

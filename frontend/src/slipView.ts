@@ -5,6 +5,7 @@ import { ManagedChannel } from "./channels";
 import { formatMoney, parseStake } from "./decimal";
 import { h, readJSON, setText, storage, writeJSON } from "./dom";
 import type { OddsFormat } from "./odds";
+import { type BetDecision, HeldBets, withDecision } from "./pending";
 import { displayOdds, markSelected } from "./prices";
 import type { ChannelFrame, MarketState, OddsClient } from "./protocol";
 import { BetSlip, type Move, type NewLeg, type SlipLeg } from "./slip";
@@ -40,6 +41,8 @@ export class SlipView {
   private readonly channel: ManagedChannel | null;
   private notice: Notice = null;
   private receipts: Receipt[] = [];
+  private readonly held = new HeldBets();
+  private ticker: ReturnType<typeof setInterval> | null = null;
   private placing = false;
   private readonly flashes = new Map<number, Move>();
   /** The channel's own view of the slip, for the page to check against ours. */
@@ -356,11 +359,20 @@ export class SlipView {
     if (this.receipts.length === 0) return [];
     const list = h("ul", { class: "slip-receipts", "aria-live": "polite" });
     for (const { bet, names } of this.receipts) {
+      const what = bet.kind === "accumulator" ? "Accumulator" : "Bet";
+      const title =
+        bet.status === "pending" ? `${what} pending` : bet.status === "rejected" ? `${what} not accepted` : `${what} placed`;
       list.append(
         h(
           "li",
-          { class: "receipt", "data-bet-id": bet.id, tabindex: -1 },
-          h("strong", { text: bet.kind === "accumulator" ? "Accumulator placed" : "Bet placed" }),
+          { class: "receipt", "data-bet-id": bet.id, "data-status": bet.status, tabindex: -1 },
+          h("strong", { text: title }),
+          ...(bet.status === "pending"
+            ? [h("span", { class: "receipt-timer", role: "timer", "data-bet-id": bet.id, text: this.waitText(bet.id) })]
+            : []),
+          ...(bet.status === "rejected" && bet.reject
+            ? [h("span", { class: "receipt-reject", text: `${capitalised(bet.reject.message)}. Your stake is back in your balance.` })]
+            : []),
           h("span", { class: "receipt-legs", text: names.join(", ") }),
           h(
             "span",
@@ -489,6 +501,7 @@ export class SlipView {
     for (const request of requests) {
       try {
         const { bet } = await this.send(request.body);
+        this.held.hold(bet);
         placed.push({ bet, names: request.legs.map((id) => this.slip.leg(id)?.selection ?? "") });
         if (this.slip.mode === "accumulator") this.slip.clear();
         else for (const id of request.legs) this.slip.remove(id);
@@ -506,6 +519,55 @@ export class SlipView {
     if (placed.length > 0) moneyMoved();
     this.changed();
     if (placed.length > 0) this.body.querySelector<HTMLElement>(".receipt")?.focus();
+    if (this.held.size > 0) this.countdown();
+  }
+
+  // --- bets held by the in-play delay ---
+
+  /** A held bet was decided (a bet.decided frame, or looked up when the frame did not come). */
+  decided(decision: BetDecision): void {
+    this.held.decided(decision.id);
+    const receipt = this.receipts.find((r) => r.bet.id === decision.id);
+    if (receipt === undefined || receipt.bet.status !== "pending") return;
+    receipt.bet = withDecision(receipt.bet, decision);
+    this.render();
+  }
+
+  /** Tick the countdowns every second until every held bet is decided. */
+  private countdown(): void {
+    if (this.ticker !== null) return;
+    this.ticker = setInterval(() => {
+      for (const timer of this.body.querySelectorAll<HTMLElement>(".receipt-timer")) {
+        setText(timer, this.waitText(Number(timer.dataset.betId)));
+      }
+      for (const id of this.held.overdue()) void this.lookUp(id);
+      if (this.held.size === 0 && this.ticker !== null) {
+        clearInterval(this.ticker);
+        this.ticker = null;
+      }
+    }, 1000);
+  }
+
+  private waitText(betId: number): string {
+    const left = this.held.secondsLeft(betId);
+    return left === null || left === 0 ? "Deciding…" : `Decided in ${left} s`;
+  }
+
+  /** The decision of a bet whose frame did not arrive (a reconnect in between): from GET /api/bets. */
+  private async lookUp(betId: number): Promise<void> {
+    this.held.decided(betId); // asked once; the answer below settles it
+    try {
+      const [open, settled] = await Promise.all([api.bets("open"), api.bets("settled")]);
+      const bet = [...open.bets, ...settled.bets].find((b) => b.id === betId);
+      if (bet !== undefined && bet.status !== "pending") {
+        this.decided({ id: bet.id, status: bet.status, reject: bet.reject ?? null });
+        if (bet.status === "rejected") moneyMoved();
+      } else if (bet !== undefined) {
+        this.held.hold(bet); // not decided yet: wait another round
+      }
+    } catch {
+      // Offline: My bets shows the outcome once the connection is back.
+    }
   }
 
   /** POST the bet; a network failure is retried once with the same idempotency key. */
@@ -525,7 +587,7 @@ export class SlipView {
       not_authenticated: "Your session has ended. Log in again to place bets.",
       csrf_failed: "Your session has changed. Reload the page and try again.",
     };
-    const text = texts[error.code] ?? `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
+    const text = texts[error.code] ?? `${capitalised(error.message)}.`;
     return { kind: "error", text: text.replace(/\.\.$/, "."), code: error.code };
   }
 
@@ -533,4 +595,8 @@ export class SlipView {
   reformat(): void {
     this.render();
   }
+}
+
+function capitalised(text: string): string {
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }

@@ -215,6 +215,10 @@ def _components() -> JsonSchema:
             "payout": _nullable(DECIMAL_OUT),
             "placed_at": _nullable(TIMESTAMP),
             "settled_at": _nullable(TIMESTAMP),
+            "accept_at": {
+                **TIMESTAMP,
+                "description": "A bet held by the in-play delay (`pending`): when it is decided.",
+            },
             "legs": _array(leg_out, minItems=1, maxItems=MAX_LEGS),
             "cash_out": _object(
                 {"available": {"type": "boolean"}, "quote": _nullable(DECIMAL_OUT)}, required=("available", "quote")
@@ -434,6 +438,11 @@ def _bets_paths() -> dict[str, JsonSchema]:
                 responses={
                     "200": _json("A retry of a bet already placed with this key: the first attempt's bet.", placed),
                     "201": _json("Placed: the stake is held.", placed),
+                    "202": _json(
+                        "Held by the in-play delay (`status: pending`, `accept_at`): the stake is held and the"
+                        " decision follows as a `bet.decided` websocket frame (and in `GET /api/bets`).",
+                        placed,
+                    ),
                     "400": _error(
                         "Malformed or against a rule of the bet; nothing was recorded.",
                         *BODY_ERRORS,
