@@ -259,3 +259,41 @@ def test_the_odds_format_is_remembered_across_pages(asgi_server, page: Page):
     page.get_by_label("Odds format").select_option("american")
     expect(odds[0]).to_have_text("+150")
     expect(odds[1]).to_have_text("-110")
+
+
+def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
+    asgi_server, login, redis_client, page: Page
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from odds.models import Event, Sport
+    from odds.services.bet_delay import bets_delay_resolve
+
+    market = market_create(prices=("2.50", "3.20", "2.90"))
+    Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)
+    Sport.objects.filter(competitions__events=market.event_id).update(in_play_delay_s=3)
+    live_state_write(redis_client, market, prices=("2.50", "3.20", "2.90"), seq=next_seq(market))
+    selection = first_selection(market)
+    login(user_create(balance="100.00"))
+    open_event(page, asgi_server, market)
+
+    page.locator(f'.price[data-selection="{selection.id}"]').click()
+    page.get_by_label("Stake £").fill("5")
+    page.locator("#slip-place").click()
+
+    receipt = page.locator(".receipt")
+    expect(receipt).to_contain_text("Bet pending")
+    expect(receipt.locator(".receipt-timer")).to_have_text(re.compile(r"Decided in [1-3] s"))
+    expect(page.locator("#wallet-balance")).to_have_text("£95.00")
+    # A goal: the market is suspended (and reopened) while the bet is held.
+    Market.objects.filter(id=market.id).update(suspended_at=timezone.now())
+    bet = Bet.objects.get(legs__market=market)
+    assert bet.accept_at is not None
+    time.sleep(max(0.0, (bet.accept_at - timezone.now() + timedelta(milliseconds=50)).total_seconds()))
+    assert bets_delay_resolve().rejected == 1
+
+    expect(receipt).to_contain_text("Bet not accepted")
+    expect(receipt).to_contain_text("The market was suspended during the in-play delay. Your stake is back")
+    expect(page.locator("#wallet-balance")).to_have_text("£100.00")
