@@ -36,7 +36,7 @@ from odds.services.placement import (
     placement_result,
     selection_markets,
 )
-from odds.services.wallet import ledger_post, stake_release, wallet_lock
+from odds.services.wallet import ledger_post, stake_refund, stake_release, wallet_lock
 from reducers import betting, keys, schemas, topics
 
 __all__ = [
@@ -196,14 +196,7 @@ def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None) -> Bet:
         locked = Bet.objects.select_for_update().get(id=bet.id)
         if locked.status != Bet.Status.ACCEPTED:
             return locked
-        ledger_post(
-            wallet=wallet,
-            kind=Kind.REFUND,
-            debit=Account.BETS_HELD,
-            credit=Account.WALLET,
-            amount=locked.stake,
-            bet=locked,
-        )
+        stake_refund(wallet=wallet, bet=locked)
         locked.status = Bet.Status.VOID
         locked.payout = locked.stake
         locked.settled_at = timezone.now()

@@ -10,7 +10,7 @@ from django.utils import timezone
 from odds.models import Bet, BetLeg, LedgerEntry, Market, Selection, Wallet
 from odds.services.bets import bet_event_enqueue
 from odds.services.markets import market_settled_mark
-from odds.services.wallet import ledger_post, stake_release
+from odds.services.wallet import ledger_post, stake_refund, stake_release
 from reducers import betting
 
 Account = LedgerEntry.Account
@@ -40,14 +40,7 @@ def bet_settle(*, bet_id: int) -> Bet:
             return bet
         status, payout = outcome
         if status == Bet.Status.VOID:
-            ledger_post(
-                wallet=wallet,
-                kind=Kind.REFUND,
-                debit=Account.BETS_HELD,
-                credit=Account.WALLET,
-                amount=bet.stake,
-                bet=bet,
-            )
+            stake_refund(wallet=wallet, bet=bet)
         else:
             stake_release(wallet=wallet, bet=bet)
             if payout > 0:

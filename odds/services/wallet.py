@@ -80,6 +80,13 @@ def stake_release(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
     )
 
 
+def stake_refund(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
+    """The bet's held stake goes back to the wallet: a void bet, or a held bet not accepted."""
+    return ledger_post(
+        wallet=wallet, kind=Kind.REFUND, debit=Account.BETS_HELD, credit=Account.WALLET, amount=bet.stake, bet=bet
+    )
+
+
 def wallet_deposit(*, user: User, amount: Decimal, reference: str) -> LedgerEntry:
     """Credit the wallet from outside the platform. Idempotent on ``reference`` (e.g. a payment id)."""
     if not reference:
