@@ -105,3 +105,11 @@ def test_the_description_loads_as_openapi_3_1_with_every_reference_resolved():
     assert len(operations) == sum(
         len([m for m in item if m in METHODS]) for item in schema.raw_schema["paths"].values()
     )
+
+
+def test_the_cash_out_tolerance_is_described_as_the_validator_reads_it():
+    from odds.api.schemas import CashOutRequest
+
+    accept = openapi_description()["components"]["schemas"]["CashOutRequest"]["properties"]["accept"]
+    read = [CashOutRequest.from_json({"quote": "1.00", "accept": value}).accept for value in accept["enum"]]
+    assert (read, CashOutRequest.from_json({"quote": "1.00"}).accept) == (accept["enum"], accept["default"])
