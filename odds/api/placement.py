@@ -5,7 +5,8 @@ reads the session and the user from PostgreSQL on every request. This endpoint a
 request a peak is made of without any of that, and with the same rules and the same answers:
 
 - the session is read from Redis (``SESSION_ENGINE`` is ``cached_db``); the user's session hash
-  and active flag are kept per process for ``BET_AUTH_CACHE_S``;
+  and active flag, and the user of a session already read, are kept per process for
+  ``BET_AUTH_CACHE_S`` (a known session is only confirmed to exist, within the round trip below);
 - CSRF and ``Origin`` are checked by Django's own ``CsrfViewMiddleware``, the body parsed and
   checked by the API's own ``json_parse`` and ``BetPlaceRequest``;
 - the rate limit, the live state of the legs' markets and any newer trader decision are read in
@@ -110,6 +111,26 @@ class _Users:
         return session_hash, active
 
 
+class _Sessions:
+    """Per process: session key → (user id, session hash) of sessions already read, for
+    ``BET_AUTH_CACHE_S``. A session found here is only confirmed to still exist, in the same Redis
+    round trip as the rate limit and the live states: a logout ends it at once all the same."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, tuple[float, int, str]] = {}
+
+    def cached(self, session_key: str) -> tuple[int, str] | None:
+        found = self.known.get(session_key)
+        if found is None or found[0] < time.monotonic():
+            return None
+        return found[1], found[2]
+
+    def learn(self, session_key: str, user_id: int, session_hash: str) -> None:
+        if len(self.known) > 100_000:
+            self.known.clear()
+        self.known[session_key] = (time.monotonic() + settings.BET_AUTH_CACHE_S, user_id, session_hash)
+
+
 class PlacementEndpoint:
     """ASGI middleware: ``POST /api/bets`` here, everything else to ``app``."""
 
@@ -118,6 +139,7 @@ class PlacementEndpoint:
         self.pool: AsyncConnectionPool | None = None
         self.pool_lock = asyncio.Lock()
         self.users = _Users()
+        self.sessions = _Sessions()
         self.serializer = RedisSerializer()
         self.session_cache = caches[settings.SESSION_CACHE_ALIAS]
         # Django's own response middleware, run on our responses for the headers they add.
@@ -159,12 +181,16 @@ class PlacementEndpoint:
         except DisallowedHost as exc:
             raise _Fallback from exc
         try:
-            user_id = await self.user_id(request)
+            session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
+            user_id = self.known_user(session_key)
+            confirm = user_id is not None
+            if user_id is None:
+                user_id = await self.user_id(request)
             # The view that answers is not CSRF-exempt: the check runs as for every API write.
             rejected = api_csrf.process_view(request, placement_response, (), {})
             if rejected is not None:
                 return rejected
-            return await self.bet(user_id, body)
+            return await self.bet(user_id, body, confirm_session=session_key if confirm else None)
         except ApiError as error:
             return error_response(error)
         except (psycopg.OperationalError, psycopg.InterfaceError):
@@ -173,12 +199,26 @@ class PlacementEndpoint:
                 ApiError(503, "database_unavailable", "the service is temporarily unavailable; try again")
             )
 
+    def session_cache_key(self, session_key: str) -> str:
+        return self.session_cache.make_key(SESSION_CACHE_PREFIX + session_key)
+
+    def known_user(self, session_key: str) -> int | None:
+        """The user of a session read lately whose user is known and still matches it, or None."""
+        session = self.sessions.cached(session_key) if session_key else None
+        if session is None:
+            return None
+        user_id, session_hash = session
+        known = self.users.cached(user_id)
+        if known is None or not known[1] or not constant_time_compare(session_hash, known[0]):
+            return None
+        return user_id
+
     async def user_id(self, request: ASGIRequest) -> int:
         """The logged-in user of the request's session, or ``_Fallback``."""
         session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
         if not session_key:
             raise _Fallback
-        raw = await get_hub().client().get(self.session_cache.make_key(SESSION_CACHE_PREFIX + session_key))
+        raw = await get_hub().client().get(self.session_cache_key(session_key))
         if raw is None:
             raise _Fallback
         session = self.serializer.loads(raw)
@@ -202,9 +242,11 @@ class PlacementEndpoint:
         expected, active = known
         if not active or not constant_time_compare(session_hash, expected):
             raise _Fallback
+        self.sessions.learn(session_key, user_id, session_hash)
         return user_id
 
-    async def bet(self, user_id: int, body: bytes) -> HttpResponse:
+    async def bet(self, user_id: int, body: bytes, *, confirm_session: str | None) -> HttpResponse:
+        """Place the bet; ``confirm_session``: a session key to confirm in the same Redis round trip."""
         request = BetPlaceRequest.from_json(json_parse(body))
         legs = request.selections
         try:
@@ -228,10 +270,16 @@ class PlacementEndpoint:
         window = int(now // PLACE_WINDOW_S)
         limit_key = keys.rate_limit("bets", str(user_id), window)
         pipe = get_hub().client().pipeline(transaction=False)
+        if confirm_session is not None:
+            pipe.exists(self.session_cache_key(confirm_session))
         pipe.incr(limit_key)
         pipe.expire(limit_key, PLACE_WINDOW_S * 2)
         live_states_read(pipe, market_ids)
         replies = await pipe.execute()
+        if confirm_session is not None:
+            if not replies[0]:
+                raise _Fallback  # logged out meanwhile: Django answers (401)
+            replies = replies[1:]
         if int(replies[0]) > PLACE_LIMIT:
             limited = BetRateLimited(retry_after_s=max(1, int((window + 1) * PLACE_WINDOW_S - now) + 1))
             raise ApiError(429, "rate_limited", limited.message, extra={"retry_after_s": limited.retry_after_s})

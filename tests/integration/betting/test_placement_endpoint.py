@@ -248,3 +248,15 @@ def test_a_bet_in_play_is_held_for_the_sports_delay_with_its_stake(placing):
     assert body["bet"]["accept_at"] - body["bet"]["placed_at"] == 7000
     assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
     assert not OutboxMessage.objects.filter(topic=topics.bets(), key=str(body["bet"]["id"]).encode()).exists()
+
+
+def test_a_logout_holds_at_once_for_a_session_the_endpoint_knows(placing):
+    url, punter, session = placing
+    home = selections_of(market_create())[0]
+    assert post(url, bet_body((home.id, "2.10")), session=session)[0] == 201
+    import_module(settings.SESSION_ENGINE).SessionStore(session_key=session).delete()
+
+    status, _, body = post(url, bet_body((home.id, "2.10")), session=session)
+
+    assert (status, body["error"]["code"]) == (401, "not_authenticated")
+    assert Bet.objects.filter(user=punter).count() == 1
