@@ -6,7 +6,6 @@ decides only bets whose time has come); everything else runs against the real se
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from datetime import timedelta
 from decimal import Decimal
@@ -170,28 +169,24 @@ def test_a_sport_without_a_delay_accepts_in_play_bets_at_once(punter, in_play):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_decision_reaches_the_punters_websockets_and_no_one_elses(services, redis_client):
+async def test_the_decision_reaches_the_punters_websockets_and_no_one_elses(services, redis_client):
+    # In the session's event loop, where the process's hub lives (as in the websocket tests).
     market = market_create(prices=("2.10", "3.40", "3.50"))
     Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)
     punter, other = user_create(), user_create()
     bet = held(punter, market)
     delay_passes(bet)
-
-    async def sockets() -> tuple[dict, list[dict]]:
-        mine = await _socket(punter)
-        theirs = await _socket(other)
-        try:
-            await sync_to_async(bet_delay_decide)(bet_id=bet.id)
-            frame = await _next_of(mine, "bet.decided")
-            stray = []
-            while not await theirs.receive_nothing(timeout=1.0):
-                stray.append(await theirs.receive_json_from())
-            return frame, stray
-        finally:
-            await mine.disconnect()
-            await theirs.disconnect()
-
-    frame, stray = asyncio.run(sockets())
+    mine = await _socket(punter)
+    theirs = await _socket(other)
+    try:
+        await sync_to_async(bet_delay_decide)(bet_id=bet.id)
+        frame = await _next_of(mine, "bet.decided")
+        stray = []
+        while not await theirs.receive_nothing(timeout=1.0):
+            stray.append(await theirs.receive_json_from())
+    finally:
+        await mine.disconnect()
+        await theirs.disconnect()
     assert frame == {"type": "bet.decided", "bet": {"id": bet.id, "status": "accepted", "reject": None}}
     assert [f for f in stray if f["type"] == "bet.decided"] == []
 
