@@ -49,10 +49,10 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
 
 from odds.api.http import api_csrf, error_response, json_parse
 from odds.api.schemas import ApiError, BetPlaceRequest
-from odds.api.views import bet_invalid_error, placement_response
+from odds.api.views import bet_invalid_error, placement_response, rate_limited_error
 from odds.hub import get_hub
 from odds.selectors.prices import live_states_parse, live_states_read
-from odds.services.bets import PLACE_LIMIT, PLACE_WINDOW_S, BetRateLimited
+from odds.services.bets import BetRateLimited, bet_rate_window
 from odds.services.placement import (
     PLACE_SQL,
     SELECTION_MARKETS_SQL,
@@ -62,7 +62,7 @@ from odds.services.placement import (
     placement_result,
     selection_markets,
 )
-from reducers import keys, topics
+from reducers import topics
 
 log = logging.getLogger(__name__)
 
@@ -267,22 +267,21 @@ class PlacementEndpoint:
         markets = selection_markets.of(ids)
         market_ids = sorted(set(markets.values()))
         now = time.time()
-        window = int(now // PLACE_WINDOW_S)
-        limit_key = keys.rate_limit("bets", str(user_id), window)
+        window = bet_rate_window(user_id=user_id, now=now)
         pipe = get_hub().client().pipeline(transaction=False)
         if confirm_session is not None:
             pipe.exists(self.session_cache_key(confirm_session))
-        pipe.incr(limit_key)
-        pipe.expire(limit_key, PLACE_WINDOW_S * 2)
+        window.count(pipe)
         live_states_read(pipe, market_ids)
         replies = await pipe.execute()
         if confirm_session is not None:
             if not replies[0]:
                 raise _Fallback  # logged out meanwhile: Django answers (401)
             replies = replies[1:]
-        if int(replies[0]) > PLACE_LIMIT:
-            limited = BetRateLimited(retry_after_s=max(1, int((window + 1) * PLACE_WINDOW_S - now) + 1))
-            raise ApiError(429, "rate_limited", limited.message, extra={"retry_after_s": limited.retry_after_s})
+        try:
+            window.check(int(replies[0]), now=now)
+        except BetRateLimited as exc:
+            raise rate_limited_error(exc) from exc
         params = placement_params(
             user_id=user_id,
             idempotency_key=request.idempotency_key,

@@ -58,7 +58,7 @@ def _bet_place(request: HttpRequest) -> HttpResponse:
     try:
         bet_rate_check(user_id=_user(request).pk)
     except BetRateLimited as exc:
-        raise ApiError(429, "rate_limited", exc.message, extra={"retry_after_s": exc.retry_after_s}) from exc
+        raise rate_limited_error(exc) from exc
     body = BetPlaceRequest.from_json(json_body(request))
     try:
         placement = bet_place(
@@ -71,6 +71,10 @@ def _bet_place(request: HttpRequest) -> HttpResponse:
     except BetInvalid as exc:
         raise bet_invalid_error(exc) from exc
     return placement_response(placement)
+
+
+def rate_limited_error(exc: BetRateLimited) -> ApiError:
+    return ApiError(429, "rate_limited", exc.message, extra={"retry_after_s": exc.retry_after_s})
 
 
 def bet_invalid_error(exc: BetInvalid) -> ApiError:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, transaction
@@ -70,16 +72,36 @@ class BetRateLimited(Exception):
         self.retry_after_s = retry_after_s
 
 
+@dataclass(frozen=True)
+class RateWindow:
+    """The current fixed window of one punter's placement attempts: its Redis counter and when it ends."""
+
+    key: str
+    ends_at: float
+
+    def count(self, pipe: Any) -> None:
+        """Queue on ``pipe`` (sync or asyncio) the attempt's count; its reply is the count so far."""
+        pipe.incr(self.key)
+        pipe.expire(self.key, PLACE_WINDOW_S * 2)
+
+    def check(self, count: int, *, now: float) -> None:
+        """Raise ``BetRateLimited`` when ``count`` attempts are above ``PLACE_LIMIT``."""
+        if count > PLACE_LIMIT:
+            raise BetRateLimited(retry_after_s=max(1, int(self.ends_at - now) + 1))
+
+
+def bet_rate_window(*, user_id: int, now: float) -> RateWindow:
+    window = int(now // PLACE_WINDOW_S)
+    return RateWindow(key=keys.rate_limit("bets", str(user_id), window), ends_at=(window + 1) * PLACE_WINDOW_S)
+
+
 def bet_rate_check(*, user_id: int) -> None:
     """Count one placement attempt; raise ``BetRateLimited`` above ``PLACE_LIMIT`` in the window."""
     now = time.time()
-    window = int(now // PLACE_WINDOW_S)
-    key = keys.rate_limit("bets", str(user_id), window)
+    window = bet_rate_window(user_id=user_id, now=now)
     pipe = redis_shared().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, PLACE_WINDOW_S * 2)
-    if int(pipe.execute()[0]) > PLACE_LIMIT:
-        raise BetRateLimited(retry_after_s=max(1, int((window + 1) * PLACE_WINDOW_S - now) + 1))
+    window.count(pipe)
+    window.check(int(pipe.execute()[0]), now=now)
 
 
 class CashOutRejected(Exception):
