@@ -100,6 +100,8 @@ class LiveQuote:
 
     price: Decimal | None
     unavailable: str
+    selection_status: str | None = None
+    market_status: str = ""
 
 
 def live_quote(state: dict[str, Any] | None, selection_id: int) -> LiveQuote:
@@ -112,7 +114,12 @@ def live_quote(state: dict[str, Any] | None, selection_id: int) -> LiveQuote:
         event_status=Event.Status.SCHEDULED,
         selection_status=found[1] if found is not None else Selection.Status.ACTIVE,
     )
-    return LiveQuote(price=found[0] if found is not None else None, unavailable=reason)
+    return LiveQuote(
+        price=found[0] if found is not None else None,
+        unavailable=reason,
+        selection_status=found[1] if found is not None else None,
+        market_status=live_status,
+    )
 
 
 def _live_selection(state: dict[str, Any], selection_id: int) -> tuple[Decimal, str] | None:
@@ -151,18 +158,12 @@ def selection_quotes(*, selections: Iterable[Selection]) -> dict[int, Quote]:
         price, market_status, selection_status, live = selection.price, market.status, selection.status, False
         state = states.get(market.id)
         if state is not None:
-            found = _live_selection(state, selection.id)
-            if found is not None:
-                price, selection_status = found
-                live = True
-            live_status = str(state.get("status", "open"))
+            quote = live_quote(state, selection.id)
+            if quote.price is not None and quote.selection_status is not None:
+                price, selection_status, live = quote.price, quote.selection_status, True
+            # The catalogue's reason (the newest trader and lifecycle decision) comes first.
             if not reason:
-                market_status = live_status
-                reason = _unavailable(
-                    market_status=live_status if state.get("tradable", True) else Market.Status.SUSPENDED,
-                    event_status=market.event.status,
-                    selection_status=selection_status,
-                )
+                market_status, reason = quote.market_status, quote.unavailable
         quotes[selection.id] = Quote(
             selection_id=selection.id,
             market_id=market.id,
