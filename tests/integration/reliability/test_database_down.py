@@ -40,7 +40,19 @@ class Proxy(threading.Thread):
         self.port = port
         self.target = target
         self.open = threading.Event()
+        self.closed = threading.Event()
         self.stopped = threading.Event()
+
+    def cut(self) -> None:
+        """Drop every connection and refuse new ones; returns once both are true.
+
+        A request sent before this returns could still reach the database and commit after its
+        connection is gone; that answer is ambiguous to the application, which is why the punter
+        retries with the same idempotency key. Waiting here keeps the test's request after the cut.
+        """
+        self.open.clear()
+        if not self.closed.wait(5):
+            raise RuntimeError("the proxy did not close its connections within 5 s")
 
     def run(self) -> None:
         while not self.stopped.is_set():
@@ -49,6 +61,7 @@ class Proxy(threading.Thread):
                 self._serve()
 
     def _serve(self) -> None:
+        self.closed.clear()
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
@@ -87,6 +100,7 @@ class Proxy(threading.Thread):
                 end.close()
             selector.close()
             listener.close()
+            self.closed.set()
 
 
 def test_database_down_during_bet_placement_is_a_503_and_moves_no_money(services, tmp_path, redis_client):
@@ -132,7 +146,7 @@ def test_database_down_during_bet_placement_is_a_503_and_moves_no_money(services
         wallet = Wallet.objects.get(user=punter)
         before = (wallet.balance, Bet.objects.count(), LedgerEntry.objects.count(), OutboxMessage.objects.count())
 
-        proxy.open.clear()
+        proxy.cut()
         key = uuid.uuid4().hex
         started = time.monotonic()
         status, body = session.call("POST", "/api/bets", bet_body((home.id, str(home.price)), key=key))
