@@ -30,7 +30,7 @@ from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects
 from spark.sinks.redis_state import MarketStateSink
 from spark.sources import env, kafka_stream
-from spark.validation import with_validity
+from spark.validation import RAW_COLUMNS, with_validity
 
 log = logging.getLogger("spark.jobs.prices")
 
@@ -151,52 +151,52 @@ class PriceBatchProcessor:
         return self._apply(items, statuses=statuses, records=len(rows), rejected=rejected + unknown)
 
     def process_batch(self, batch: DataFrame) -> dict[str, int]:
-        """Reduce a micro-batch: Spark validates and conflates, Python applies.
+        """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
 
-        Spark SQL keeps, per market, only the newest record that passes validation (and counts
-        the records folded into it); only those, and the records SQL does not accept, cross
-        into Python. Python re-validates both, so its validator stays the last word. The
-        records of markets the markets table does not know are read back from Spark to be
-        dead-lettered.
+        One pass and one aggregation over the batch: per market, the newest record SQL accepts
+        (and how many accepted records it stands for), and the records SQL does not accept
+        (those without a market id form one group of their own). Only these cross into Python,
+        which re-validates both, so its validator stays the last word. Nothing is cached: the
+        records of markets the markets table does not know, which are rare, are read again
+        from the batch's offsets to be dead-lettered.
         """
         watermark = self._current_watermark()
-        columns = ("key", "value", "partition", "offset", "kafka_ts")
-        # Parsed and checked once, then read two or three times (rejects, winners, unknown markets).
-        flagged = with_validity(batch).persist()
-        try:
-            suspects = flagged.where(~F.col("ok")).select(*columns).collect()
-            winners = (
-                flagged.where(F.col("ok"))
-                .groupBy(F.col("r.market_id").alias("market_id"))
-                .agg(
-                    F.max_by(F.struct(*columns), F.col("r.seq")).alias("w"),
-                    F.count(F.lit(1)).alias("merged"),
-                    F.max("r.event_ts").alias("newest_event"),
-                    F.sum(F.when(F.col("r.event_ts") < F.lit(watermark), 1).otherwise(0)).alias("late"),
-                )
+        ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
+        raw = F.struct(*RAW_COLUMNS)
+        groups = (
+            with_validity(batch)
+            .groupBy(F.col("r.market_id").alias("market_id"))
+            .agg(
+                F.max_by(raw, F.when(ok, seq)).alias("w"),
+                F.count_if(ok).alias("merged"),
+                F.max(F.when(ok, event_ts)).alias("newest_event"),
+                F.count_if(ok & (event_ts < F.lit(watermark))).alias("late"),
+                F.collect_list(F.when(~ok, raw)).alias("suspects"),
+            )
+            .collect()
+        )
+        suspects = [row for group in groups for row in group["suspects"]]
+        winners = [group for group in groups if group["w"] is not None]
+        good, rejected = self._decode(suspects)
+        checked, rejected_winners = self._decode([group["w"] for group in winners])
+        merged_by_market = {int(group["market_id"]): int(group["merged"]) for group in winners}
+        from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts, _ in checked]
+
+        def rows_of(market_ids: set[int]) -> list[Any]:
+            accepted_by_sql = (
+                with_validity(batch)
+                .where(ok & F.col("r.market_id").isin(sorted(market_ids)))
+                .select(*RAW_COLUMNS)
                 .collect()
             )
-            good, rejected = self._decode(suspects)
-            checked, rejected_winners = self._decode([row["w"] for row in winners])
-            merged_by_market = {int(row["market_id"]): int(row["merged"]) for row in winners}
-            from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts, _ in checked]
+            return accepted_by_sql + [row for update, _, row in good if update.market_id in market_ids]
 
-            def rows_of(market_ids: set[int]) -> list[Any]:
-                accepted_by_sql = (
-                    flagged.where(F.col("ok") & F.col("r.market_id").isin(sorted(market_ids)))
-                    .select(*columns)
-                    .collect()
-                )
-                return accepted_by_sql + [row for update, _, row in good if update.market_id in market_ids]
-
-            items, statuses, unknown = self._admit(
-                merge_conflated(from_sql, conflate((update, ts) for update, ts, _ in good)), rows_of=rows_of
-            )
-        finally:
-            flagged.unpersist()
+        items, statuses, unknown = self._admit(
+            merge_conflated(from_sql, conflate((update, ts) for update, ts, _ in good)), rows_of=rows_of
+        )
         self._record_late(
-            late=sum(int(row["late"]) for row in winners),
-            newest=[int(row["newest_event"]) for row in winners],
+            late=sum(int(group["late"]) for group in winners),
+            newest=[int(group["newest_event"]) for group in winners],
             python_side=[update.event_ts for update, _, _ in good],
         )
         return self._apply(

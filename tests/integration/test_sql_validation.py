@@ -119,3 +119,21 @@ def test_the_sql_path_dead_letters_every_record_of_an_unknown_market_and_keeps_i
     assert not redis_client.exists(keys.market_state(unknown))
     kept = redis_client.hgetall(keys.unknown_market_price(unknown))
     assert (int(kept[b"seq"]), int(kept[b"merged"])) == (3, 3)
+
+
+def test_the_sql_path_applies_the_newest_valid_record_when_a_newer_one_is_invalid(spark, kafka_topics, redis_client):
+    """Conflation picks the newest record SQL accepts; a newer invalid record is dead-lettered
+    and does not hide it."""
+    from reducers import keys
+    from tests.factories import market_ids_define, raw_price_update
+
+    market = 910_021
+    market_ids_define(redis_client, market)
+    values = [raw_price_update(market_id=market, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (1, 2)]
+    values += [record(market_id=market, seq=3, selections=[{"id": 1, "price": 2.5}])]
+
+    stats = reduce_in_sql(spark, redis_client, values)
+
+    assert stats == {"records": 3, "rejected": 1, "markets": 1, "applied": 1, "frames": 0}
+    state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
+    assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (2, 2, "2.20")
