@@ -140,17 +140,13 @@ def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interva
     raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
-def markets_define(producer: Any, redis_client: Any, count: int, *, first: int = 1, timeout: float = 120) -> None:
-    """Publish definitions of ``count`` markets from ``first`` on to the markets topic, as the feed does before its
-    first prices, and wait until the reducers' markets table holds them all (prices of markets
-    the table does not know are dead-lettered)."""
-    from reducers import keys, topics
+def bench_definitions(count: int, *, first: int = 1) -> list[Any]:
+    """Definitions of ``count`` open benchmark markets from ``first`` on, selections 1 and 2."""
     from reducers.schemas import MarketDefinition
 
     now = int(time.time() * 1000)
-    ids = range(first, first + count)
-    for market_id in ids:
-        definition = MarketDefinition(
+    return [
+        MarketDefinition(
             market_id=market_id,
             version=1,
             event_id=market_id,
@@ -165,6 +161,18 @@ def markets_define(producer: Any, redis_client: Any, count: int, *, first: int =
             selections=((1, "Home"), (2, "Away")),
             ts=now,
         )
+        for market_id in range(first, first + count)
+    ]
+
+
+def markets_define(producer: Any, redis_client: Any, count: int, *, first: int = 1, timeout: float = 120) -> None:
+    """Publish definitions of ``count`` markets from ``first`` on to the markets topic, as the feed does before its
+    first prices, and wait until the reducers' markets table holds them all (prices of markets
+    the table does not know are dead-lettered)."""
+    from reducers import keys, topics
+
+    ids = range(first, first + count)
+    for definition in bench_definitions(count, first=first):
         producer.produce(topics.markets(), key=definition.key(), value=definition.encode())
     producer.flush(30)
 
@@ -175,3 +183,27 @@ def markets_define(producer: Any, redis_client: Any, count: int, *, first: int =
         return all(pipe.execute())
 
     wait_until(defined, timeout=timeout, what=f"the markets table to hold {count} benchmark markets")
+
+
+def markets_table_write(redis_client: Any, count: int, *, first: int = 1) -> None:
+    """Write the benchmark markets into the markets table directly, through the markets query's
+    own processor, for a consumer that runs without the reducers' markets query."""
+    from django.conf import settings
+
+    from reducers import topics
+    from spark.jobs.markets import MarketTableProcessor
+    from spark.sinks.dead_letter import DeadLetterSink
+
+    rows = [
+        {"key": d.key(), "value": d.encode(), "partition": 0, "offset": i, "kafka_ts": d.ts}
+        for i, d in enumerate(bench_definitions(count, first=first))
+    ]
+    processor = MarketTableProcessor(
+        redis_client=redis_client,
+        dead_letters=DeadLetterSink(
+            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.markets_dead_letter()
+        ),
+    )
+    counts = processor.apply_rows(rows)
+    if counts["rejected"]:
+        raise RuntimeError(f"benchmark market definitions rejected: {counts}")

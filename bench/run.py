@@ -42,7 +42,18 @@ import redis
 from django.conf import settings
 
 from bench import edge
-from bench.common import RESULTS, ROOT, Process, machine, markets_define, median, namespace, python, wait_until
+from bench.common import (
+    RESULTS,
+    ROOT,
+    Process,
+    machine,
+    markets_define,
+    markets_table_write,
+    median,
+    namespace,
+    python,
+    wait_until,
+)
 from bench.suspend import time_suspensions
 from odds.services.kafka import producer_create
 from reducers import keys, topics
@@ -114,14 +125,7 @@ def reducer_env(
 
 
 def produce_all(producer: Any, updates: list[PriceUpdate]) -> None:
-    for update in updates:
-        while True:
-            try:
-                producer.produce(topics.prices(), key=update.key(), value=update.encode())
-                break
-            except BufferError:
-                producer.poll(0.01)
-    producer.flush(120)
+    produce_encoded(producer, [(update.key(), update.encode()) for update in updates])
 
 
 @dataclass
@@ -155,15 +159,150 @@ def reducers_running(
             reducer.stop()
 
 
-def note_progress(client: Any, batches: dict[int, tuple[int, int]]) -> None:
-    """Record the price query's last progress report: batch id → (rows in, milliseconds)."""
-    raw = client.get(keys.reducer_progress("prices"))
+@dataclass(frozen=True)
+class Batch:
+    """One progress report of a streaming query: rows in, milliseconds, when it started (epoch s)."""
+
+    rows: int
+    ms: int
+    started: float
+
+
+def note_progress(client: Any, batches: dict[int, Batch], query: str = "prices") -> None:
+    """Record a query's last progress report under its batch id."""
+    raw = client.get(keys.reducer_progress(query))
     if raw:
         progress = orjson.loads(raw)
-        batches[progress["batchId"]] = (
+        batches[progress["batchId"]] = Batch(
             progress["numInputRows"],
             (progress.get("durationMs") or {}).get("triggerExecution", 0),
+            datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp(),
         )
+
+
+# The backlog every consumer of the reducers stage works off: the same records for each.
+REDUCER_FIRST_MARKET = 3001
+REDUCER_MARKETS = 1000
+
+
+def reducer_warmups(mode: str, records: int) -> list[int]:
+    """Records worked off before measuring: the first batches pay for planning, code generation
+    and starting Python workers. Micro-batch warms both of its paths: a small batch (Python),
+    then a large one (Spark SQL validates and conflates)."""
+    return [2000, 20_000] if mode == "microbatch" and records > 30_000 else [2000]
+
+
+@dataclass
+class Drain:
+    """How a consumer worked off a backlog after its warm-up.
+
+    The backlog is produced while the consumer runs, and the producer competes with it for the
+    same two cores; the rates that count (``busy_rate``, ``after_rate``) are taken over the part
+    worked off once every record was produced.
+    """
+
+    records: int
+    warmup: int
+    drain_s: float
+    ninety_s: float
+    # Progress reports of the batches after the warm-up (Spark consumers).
+    batches: dict[int, Batch]
+    # When the last record was produced (epoch s), how many were worked off by then, and the
+    # seconds from then to the last one worked off.
+    produced_at: float
+    done_when_produced: int
+    after_s: float
+
+    def busy_rate(self) -> int | None:
+        """Rows over the time the batches started after the backlog was produced were busy
+        (idle time between batches left out); all batches when none started after it."""
+        after = [b for b in self.batches.values() if b.started >= self.produced_at and b.rows]
+        counted = after or [b for b in self.batches.values() if b.rows]
+        busy_ms = sum(b.ms for b in counted)
+        return round(sum(b.rows for b in counted) / (busy_ms / 1000)) if busy_ms else None
+
+    def after_rate(self) -> int | None:
+        """Records worked off after the backlog was produced, over the seconds that took."""
+        left = self.records - self.done_when_produced
+        return round(left / self.after_s) if left > 0 and self.after_s > 0 else None
+
+    def drain_rate(self) -> int:
+        return round((self.records - self.warmup) / self.drain_s)
+
+    def ninety_rate(self) -> int:
+        return round(0.9 * (self.records - self.warmup) / self.ninety_s)
+
+
+def produce_encoded(producer: Any, records: list[tuple[bytes, bytes]]) -> None:
+    for key, value in records:
+        while True:
+            try:
+                producer.produce(topics.prices(), key=key, value=value)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    producer.flush(120)
+
+
+def drain_backlog(
+    *, client: Any, producer: Any, records: int, warmups: list[int], done: Callable[[], int], query: str | None
+) -> Drain:
+    """Produce the reducers stage's backlog (warm-up first) and time how ``done`` (records worked
+    off so far) reaches it; ``query``: the Spark query whose progress reports to collect. The
+    records are encoded before the clock starts, so producing them costs as little as it can."""
+    encoded = [(u.key(), u.encode()) for u in make_updates(records, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)]
+
+    def reached(count: int) -> Callable[[], bool]:
+        return lambda: done() >= count
+
+    produced = 0
+    for size in warmups:
+        produce_encoded(producer, encoded[produced : produced + size])
+        produced += size
+        wait_until(reached(produced), timeout=300, what="the warm-up records")
+    warm = -1
+    if query is not None:
+        warm = orjson.loads(client.get(keys.reducer_progress(query)) or b'{"batchId": -1}')["batchId"]
+    started = time.perf_counter()
+    produce_encoded(producer, encoded[produced:])
+    produced_at, produced_perf, done_when_produced = time.time(), time.perf_counter(), done()
+    batches: dict[int, Batch] = {}
+    deadline = time.monotonic() + 600
+    # Real-time mode hands Python full Arrow batches only; the last partial batch of each
+    # partition waits for the end of the real-time batch. The rate is also taken at 90 %.
+    ninety = produced + 0.9 * (records - produced)
+    ninety_s: float | None = None
+    while (done_now := done()) < records:
+        if ninety_s is None and done_now >= ninety:
+            ninety_s = time.perf_counter() - started
+        if query is not None:
+            note_progress(client, batches, query)
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{records - done_now} of {records} records not worked off within 600 s")
+        time.sleep(0.02)
+    finished = time.perf_counter()
+    if query is not None:
+        time.sleep(1.5)
+        note_progress(client, batches, query)
+    return Drain(
+        records=records,
+        warmup=produced,
+        drain_s=finished - started,
+        ninety_s=ninety_s or finished - started,
+        batches={b: v for b, v in batches.items() if b > warm},
+        produced_at=produced_at,
+        done_when_produced=done_when_produced,
+        after_s=finished - produced_perf,
+    )
+
+
+def applied_updates(client: Any) -> int:
+    """Price updates the reducers' state holds for the stage's markets: the last sequences add up
+    to the records applied, as every market's sequences run from 1."""
+    pipe = client.pipeline(transaction=False)
+    for m in range(REDUCER_FIRST_MARKET, REDUCER_FIRST_MARKET + REDUCER_MARKETS):
+        pipe.hget(keys.market_state(m), "seq")
+    return sum(int(s) for s in pipe.execute() if s is not None)
 
 
 def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) -> dict[str, Any]:
@@ -184,67 +323,27 @@ def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) 
 
 
 def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str, Any]:
-    first = 3001
     client, producer, env, reducer = running.client, running.producer, running.env, running.process
-    markets_define(producer, client, 1000, first=first)
-    updates = make_updates(records, 1000, first=first)
-    # The first batches pay for planning, code generation and starting Python workers: not
-    # measured. Micro-batch warms both of its paths: a small batch (Python), then a large one
-    # (Spark SQL validates and conflates).
-    warmups = [2000, 20_000] if mode == "microbatch" and records > 30_000 else [2000]
-    warmup = sum(warmups)
-
-    def applied() -> int:
-        pipe = client.pipeline(transaction=False)
-        for m in range(first, first + 1000):
-            pipe.hget(keys.market_state(m), "seq")
-        return sum(int(s) for s in pipe.execute() if s is not None)
-
-    def applied_at_least(target: int) -> Callable[[], bool]:
-        return lambda: applied() >= target
-
-    done = 0
-    for size in warmups:
-        produce_all(producer, updates[done : done + size])
-        done += size
-        wait_until(applied_at_least(done), timeout=300, what="the warm-up records")
-    warm = orjson.loads(client.get(keys.reducer_progress("prices")) or b'{"batchId": -1}')["batchId"]
-    drain_started = time.perf_counter()
-    produce_all(producer, updates[warmup:])
-    # Every progress report of the price query after the warm-up: rows in, time spent.
-    batches: dict[int, tuple[int, int]] = {}
-    deadline = time.monotonic() + 600
-    # Real-time mode hands Python full Arrow batches only; the last partial batch of each
-    # partition waits for the end of the real-time batch. The rate is taken at 90 %.
-    ninety = warmup + 0.9 * (records - warmup)
-    ninety_s: float | None = None
-    while (done_now := applied()) < records:  # the last sequences of all markets add up to the record count
-        if ninety_s is None and done_now >= ninety:
-            ninety_s = time.perf_counter() - drain_started
-        note_progress(client, batches)
-        if time.monotonic() > deadline:
-            raise TimeoutError("reducers did not apply every update within 600 s")
-        time.sleep(0.02)
-    drain_s = time.perf_counter() - drain_started
-    ninety_s = ninety_s or drain_s
-    time.sleep(1.5)
-    note_progress(client, batches)
-    measured = {b: v for b, v in batches.items() if b > warm}
-    rows = sum(n for n, _ in measured.values())
-    busy_ms = sum(ms for n, ms in measured.values() if n)
+    markets_define(producer, client, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)
+    drain = drain_backlog(
+        client=client,
+        producer=producer,
+        records=records,
+        warmups=reducer_warmups(mode, records),
+        done=lambda: applied_updates(client),
+        query="prices",
+    )
     # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
     # between batches to leave out (a batch lasts its whole checkpoint interval), so its
     # rate is the backlog over the wall-clock time to apply all of it.
-    busy_rate = round(rows / (busy_ms / 1000)) if busy_ms else None
-    drain_rate = round((records - warmup) / drain_s)
-    ninety_rate = round(0.9 * (records - warmup) / ninety_s)
     return {
-        f"reducer_{mode}_updates_per_s": ninety_rate if mode == "realtime" else busy_rate,
-        f"reducer_{mode}_first_90pct_updates_per_s": ninety_rate,
-        f"reducer_{mode}_drain_updates_per_s": drain_rate,
+        f"reducer_{mode}_updates_per_s": drain.ninety_rate() if mode == "realtime" else drain.busy_rate(),
+        f"reducer_{mode}_first_90pct_updates_per_s": drain.ninety_rate(),
+        f"reducer_{mode}_drain_updates_per_s": drain.drain_rate(),
         f"reducer_{mode}_records": records,
-        f"reducer_{mode}_batches": len([b for b in measured.values() if b[0]]),
-        f"reducer_{mode}_measured_rows": rows,
+        f"reducer_{mode}_after_produced_updates_per_s": drain.after_rate(),
+        f"reducer_{mode}_batches": len([b for b in drain.batches.values() if b.rows]),
+        f"reducer_{mode}_measured_rows": sum(b.rows for b in drain.batches.values()),
         f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
         **(
             {"reducer_realtime_records_per_arrow_batch": env["SPARK_REALTIME_RECORDS_PER_BATCH"]}
@@ -252,6 +351,82 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
             else {}
         ),
     }
+
+
+def bench_reducer_ceiling(*, records: int) -> dict[str, Any]:
+    """The bare Spark query (bench/spark_ceiling.py) on the micro-batch reducers' backlog, with
+    their session and source: its busy rate is what Spark does here at most."""
+    with namespace() as ns:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        env = reducer_env(ns, "microbatch")
+        process = Process(
+            python("-m", "bench.spark_ceiling"), env=env, log=ROOT / "var" / "log" / "bench-reducer-ceiling.log"
+        )
+        try:
+            wait_until(lambda: client.get(keys.heartbeat("ceiling")), timeout=180, what="the ceiling query to start")
+            drain = drain_backlog(
+                client=client,
+                producer=producer_create(),
+                records=records,
+                warmups=reducer_warmups("microbatch", records),
+                done=lambda: int(client.get(keys.bench_rows("ceiling")) or 0),
+                query="ceiling",
+            )
+        finally:
+            process.stop()
+    return {
+        "reducer_spark_ceiling_updates_per_s": drain.busy_rate(),
+        "reducer_spark_ceiling_drain_updates_per_s": drain.drain_rate(),
+        "reducer_spark_ceiling_after_produced_updates_per_s": drain.after_rate(),
+        "reducer_spark_ceiling_batches": len([b for b in drain.batches.values() if b.rows]),
+    }
+
+
+def bench_plain_consumer(*, records: int) -> dict[str, Any]:
+    """The same reducer functions in one confluent-kafka consumer process (bench/plain_consumer.py),
+    no Spark, on the same backlog into the same Redis. Its rate is what it applied after the
+    backlog was produced over the wall-clock time that took: it polls without pause, so it has
+    no idle time to leave out."""
+    with namespace() as ns:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        markets_table_write(client, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)
+        process = Process(
+            python("-m", "bench.plain_consumer"),
+            env={"SPORTSBOOK_NAMESPACE": ns},
+            log=ROOT / "var" / "log" / "bench-plain-consumer.log",
+        )
+        try:
+            wait_until(lambda: client.get(keys.heartbeat("plain")), timeout=60, what="the plain consumer to start")
+            drain = drain_backlog(
+                client=client,
+                producer=producer_create(),
+                records=records,
+                warmups=reducer_warmups("microbatch", records),
+                done=lambda: applied_updates(client),
+                query=None,
+            )
+            cpu_s = process.cpu_s()
+        finally:
+            process.stop()
+    return {
+        "reducer_plain_consumer_updates_per_s": drain.after_rate() or drain.drain_rate(),
+        "reducer_plain_consumer_drain_updates_per_s": drain.drain_rate(),
+        "reducer_plain_consumer_cpu_s": round(cpu_s, 1),
+    }
+
+
+def reducer_baselines(results: dict[str, Any], *, records: int) -> None:
+    """The micro-batch reducers against the bare Spark query and the plain consumer, on the same
+    backlog in the same run (``results`` holds the reducers' figure already)."""
+    log("reducers: the bare Spark query (ceiling)")
+    results.update(bench_reducer_ceiling(records=records))
+    log("reducers: one plain consumer, no Spark")
+    results.update(bench_plain_consumer(records=records))
+    ours = results.get("reducer_microbatch_updates_per_s")
+    ceiling = results.get("reducer_spark_ceiling_updates_per_s")
+    plain = results.get("reducer_plain_consumer_updates_per_s")
+    results["reducer_microbatch_vs_ceiling"] = round(ours / ceiling, 2) if ours and ceiling else None
+    results["reducer_microbatch_vs_plain"] = round(ours / plain, 2) if ours and plain else None
 
 
 # --- 3. edge ---------------------------------------------------------------------------------
@@ -302,6 +477,15 @@ def bench_edge(*, clients: list[int], duration: float, runs: int) -> dict[str, A
 TARGETS = [
     ("feed_records_per_s", "Feed → Kafka (acks=all, idempotent)", "records/s", None),
     ("reducer_microbatch_updates_per_s", "Reducers, micro-batch", "updates/s", ">= 100,000"),
+    (
+        "reducer_spark_ceiling_updates_per_s",
+        "Bare Spark query (parse, newest per market): the ceiling",
+        "updates/s",
+        None,
+    ),
+    ("reducer_plain_consumer_updates_per_s", "One plain Kafka consumer, same reducer, no Spark", "updates/s", None),
+    ("reducer_microbatch_vs_ceiling", "Micro-batch ÷ the Spark ceiling, same run", "ratio", ">= 0.7"),
+    ("reducer_microbatch_vs_plain", "Micro-batch ÷ the plain consumer, same run", "ratio", "> 1"),
     ("reducer_realtime_updates_per_s", "Reducers, real-time mode", "updates/s", ">= 20,000"),
     ("edge_deliveries_per_s", "Edge (hub), best run", "deliveries/s", ">= 60,000"),
     ("edge_p99_ms", "Edge (hub) p99 at that load", "ms", "<= 100"),
@@ -332,6 +516,10 @@ def versus(value: Any, target: str | None) -> str:
     bound = float(raw.replace(",", ""))
     if op == ">=":
         return "met" if value >= bound else f"missed: {value / bound:.0%} of target"
+    if op == ">":
+        return "met" if value > bound else f"missed: {value / bound:.0%} of target"
+    if op != "<=":
+        raise ValueError(f"a target is >=, > or <= a bound, got {target!r}")
     return "met" if value <= bound else f"missed: {value / bound:.1f} times the bound"
 
 
@@ -609,6 +797,9 @@ def main(argv: list[str] | None = None) -> None:
                 log(f"reducers ({mode})")
                 results.update(bench_reducers(mode=mode, records=records, running=running))
                 lap(f"reducers_{mode}")
+            if mode == "microbatch":
+                reducer_baselines(results, records=records)
+                lap("reducers_baselines")
                 log(f"end to end ({mode})")
                 results.update(bench_e2e(**e2e_args, running=running))
                 lap(f"e2e_{mode}")
@@ -617,6 +808,9 @@ def main(argv: list[str] | None = None) -> None:
             log(f"reducers ({mode})")
             results.update(bench_reducers(mode=mode, records=records))
             lap(f"reducers_{mode}")
+        if "reducers" in stages and mode == "microbatch":
+            reducer_baselines(results, records=records)
+            lap("reducers_baselines")
         if "e2e" in stages:
             log(f"end to end ({mode})")
             results.update(bench_e2e(**e2e_args))

@@ -41,6 +41,11 @@ def reducer_progress(query: str) -> str:
     return f"{namespace()}:progress:{query}"
 
 
+def bench_rows(consumer: str) -> str:
+    """Integer: price records a benchmark consumer (the Spark ceiling, the plain consumer) has read."""
+    return f"{namespace()}:bench:rows:{consumer}"
+
+
 def counter(name: str) -> str:
     """Hash of counters of one family (e.g. dead letters by reason)."""
     return f"{namespace()}:count:{name}"

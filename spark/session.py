@@ -42,6 +42,9 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
         "spark.sql.session.timeZone": "UTC",
+        # ``limit(n).collect()`` reads every partition in its first job (the default starts
+        # with one and scales up, a job each): the price reducer's batch-size probe relies on it.
+        "spark.sql.limit.initialNumPartitions": os.environ.get("SPARK_LIMIT_INITIAL_PARTITIONS", "1024"),
         "spark.python.worker.reuse": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",

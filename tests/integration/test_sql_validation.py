@@ -137,3 +137,34 @@ def test_the_sql_path_applies_the_newest_valid_record_when_a_newer_one_is_invali
     assert stats == {"records": 3, "rejected": 1, "markets": 1, "applied": 1, "frames": 0}
     state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (2, 2, "2.20")
+
+
+def test_a_micro_batch_knows_its_size_from_its_offsets_before_it_runs(spark, kafka_topics, producer, tmp_path):
+    """The reducer picks its path by ``batch_records``: it must equal the records the batch
+    holds (a burst after a quiet spell is reduced in SQL at once), and say "unknown" for a frame
+    that is not a Kafka batch."""
+    from django.conf import settings
+
+    from reducers import topics
+    from spark.jobs.prices import batch_records, read_prices
+    from tests.factories import raw_price_update
+
+    for seq in range(1, 2501):
+        update = raw_price_update(market_id=920_000 + seq % 40, seq=seq, prices=((1, "2.00"),))
+        producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    producer.flush(10)
+    seen: list[tuple[int | None, int]] = []
+    query = (
+        read_prices(spark, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, mode="microbatch")
+        .writeStream.option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .foreachBatch(lambda frame, _: seen.append((batch_records(frame), frame.count())))
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    assert sum(count for _, count in seen) >= 2500  # the topic may hold earlier tests' records too
+    assert all(size == count for size, count in seen), seen
+    frame = spark.createDataFrame(
+        [(b"k", b"v", 0, 0, 0)], "key binary, value binary, partition int, offset long, kafka_ts long"
+    )
+    assert batch_records(frame) is None

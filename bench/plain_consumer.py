@@ -1,0 +1,86 @@
+"""The price reducer without Spark: one confluent-kafka consumer process, for comparison.
+
+``python -m bench.plain_consumer`` reads the price topic from the start in a consumer group of
+its own, gathers what the broker has (up to ``SPARK_MAX_OFFSETS_PER_TRIGGER`` records, the
+micro-batch cap) and hands it to the same reducer the real-time path uses
+(``PriceBatchProcessor.process_rows``: Python validation, conflation, unknown-market admission,
+the Redis apply and publish, subscriber fan-out), into the same Redis. The records it has
+read are counted under ``keys.bench_rows(CONSUMER)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from typing import Any
+
+import redis
+from confluent_kafka import Consumer
+
+from reducers import keys, topics
+from spark.jobs.prices import PriceBatchProcessor
+from spark.sinks.dead_letter import DeadLetterSink
+from spark.sources import env
+
+CONSUMER = "plain"
+FETCH = 20_000
+log = logging.getLogger("bench.plain_consumer")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+    client = redis.Redis.from_url(env("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    cap = int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000"))
+    processor = PriceBatchProcessor(
+        redis_client=client,
+        dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
+    )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"{topics.namespace()}.bench-plain",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 64 << 20,
+            "max.partition.fetch.bytes": 8 << 20,
+        }
+    )
+    consumer.subscribe([topics.prices()])
+    stop_requested = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        stop_requested.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    client.set(keys.heartbeat(CONSUMER), int(time.time()))
+    try:
+        while not stop_requested.is_set():
+            rows: list[dict[str, Any]] = []
+            while len(rows) < cap:
+                messages = consumer.consume(num_messages=min(FETCH, cap - len(rows)), timeout=0.05)
+                rows.extend(
+                    {
+                        "key": m.key(),
+                        "value": m.value(),
+                        "partition": m.partition(),
+                        "offset": m.offset(),
+                        "kafka_ts": m.timestamp()[1],
+                    }
+                    for m in messages
+                    if m.error() is None
+                )
+                if len(messages) < FETCH:
+                    break
+            if rows:
+                processor.process_rows(rows)
+                client.incrby(keys.bench_rows(CONSUMER), len(rows))
+    finally:
+        consumer.close()
+
+
+if __name__ == "__main__":
+    main()

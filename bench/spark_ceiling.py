@@ -1,0 +1,78 @@
+"""The most Spark does with the price topic on this machine: the ceiling of the reducers.
+
+``python -m bench.spark_ceiling`` runs one streaming query with the price reducer's source (the
+same topic, Kafka options and batch cap) and session, parses every record with the price
+schema and keeps the newest record per market with one aggregation, and does nothing with the
+result: no validation, no Redis, no fan-out. Its progress reports go to Redis like the
+reducers' (query name ``ceiling``), and the records it has read are counted under
+``keys.bench_rows(QUERY_NAME)`` so the benchmark knows when a backlog is worked off.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import tempfile
+import threading
+from typing import Any
+
+import redis
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from reducers import keys
+from spark.jobs.prices import read_prices
+from spark.progress import RedisProgressListener
+from spark.session import build_session
+from spark.sources import env
+from spark.validation import PRICE_RECORD, RAW_COLUMNS
+
+QUERY_NAME = "ceiling"
+log = logging.getLogger("bench.spark_ceiling")
+
+
+def newest_per_market(batch: DataFrame) -> DataFrame:
+    """Parse each record and keep, per market, the one with the highest sequence."""
+    parsed = batch.select(*RAW_COLUMNS, F.from_json(F.col("value").cast("string"), PRICE_RECORD).alias("r"))
+    return parsed.groupBy(F.col("r.market_id").alias("market_id")).agg(
+        F.max_by(F.struct(*RAW_COLUMNS), F.col("r.seq")).alias("w"), F.count(F.lit(1)).alias("merged")
+    )
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
+    client = redis.Redis.from_url(env("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    spark = build_session("sportsbook-bench-ceiling")
+    spark.streams.addListener(RedisProgressListener(client, QUERY_NAME))
+
+    def batch(frame: DataFrame, batch_id: int) -> None:
+        rows = newest_per_market(frame).collect()
+        client.incrby(keys.bench_rows(QUERY_NAME), sum(int(row["merged"]) for row in rows))
+
+    stop_requested = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        stop_requested.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    with tempfile.TemporaryDirectory(prefix="ceiling-checkpoint-") as checkpoint:
+        query = (
+            read_prices(spark, bootstrap=bootstrap, mode="microbatch")
+            .writeStream.queryName(QUERY_NAME)
+            .option("checkpointLocation", checkpoint)
+            .foreachBatch(batch)
+            .trigger(processingTime="0 seconds")
+            .start()
+        )
+        log.info("ceiling query running")
+        while not stop_requested.wait(0.5):
+            if not query.isActive:
+                raise RuntimeError(f"the ceiling query stopped: {query.exception()}")
+        query.stop()
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
