@@ -30,6 +30,8 @@ REQUIRED = (
     "edge_baseline_deliveries_per_s",
     "reducer_microbatch_updates_per_s",
     "reducer_realtime_updates_per_s",
+    "reducer_spark_ceiling_updates_per_s",
+    "reducer_plain_consumer_updates_per_s",
     "feed_records_per_s",
     "bet_p50_ms",
     "bet_p99_ms",
