@@ -260,9 +260,9 @@ def drain_backlog(
         produce_encoded(producer, encoded[produced : produced + size])
         produced += size
         wait_until(reached(produced), timeout=300, what="the warm-up records")
-    warm = -1
-    if query is not None:
-        warm = orjson.loads(client.get(keys.reducer_progress(query)) or b'{"batchId": -1}')["batchId"]
+    # The batch that worked off the last warm-up records reports its progress after they are
+    # applied: batches are counted from the first one that started after that.
+    warm_done_at = time.time()
     started = time.perf_counter()
     produce_encoded(producer, encoded[produced:])
     produced_at, produced_perf, done_when_produced = time.time(), time.perf_counter(), done()
@@ -289,7 +289,7 @@ def drain_backlog(
         warmup=produced,
         drain_s=finished - started,
         ninety_s=ninety_s or finished - started,
-        batches={b: v for b, v in batches.items() if b > warm},
+        batches={b: v for b, v in batches.items() if v.started >= warm_done_at},
         produced_at=produced_at,
         done_when_produced=done_when_produced,
         after_s=finished - produced_perf,

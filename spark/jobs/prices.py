@@ -69,6 +69,8 @@ class PriceBatchProcessor:
         self._redis = redis_client
         self._dead_letters = dead_letters
         self._watermark: int | None = None
+        # Milliseconds the last SQL-path batch spent in Spark (parse, check, aggregate, collect).
+        self.last_sql_ms: int | None = None
         self._delay_ms = parse_duration_ms(env("MOVERS_WATERMARK", "30 seconds"))
 
     def _dead_letter(self, rejects: list[tuple[Any, str, str]]) -> None:
@@ -160,6 +162,7 @@ class PriceBatchProcessor:
         records of markets the markets table does not know, which are rare, are read again
         from the batch's offsets to be dead-lettered.
         """
+        started = time.perf_counter()
         watermark = self._current_watermark()
         ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
         raw = F.struct(*RAW_COLUMNS)
@@ -175,6 +178,7 @@ class PriceBatchProcessor:
             )
             .collect()
         )
+        aggregated_ms = round((time.perf_counter() - started) * 1000)
         suspects = [row for group in groups for row in group["suspects"]]
         winners = [group for group in groups if group["w"] is not None]
         good, rejected = self._decode(suspects)
@@ -199,6 +203,7 @@ class PriceBatchProcessor:
             newest=[int(group["newest_event"]) for group in winners],
             python_side=[update.event_ts for update, _, _ in good],
         )
+        self.last_sql_ms = aggregated_ms
         return self._apply(
             items,
             statuses=statuses,
@@ -236,6 +241,7 @@ class PriceBatchProcessor:
         started = time.perf_counter()
         size = batch_records(batch)
         sized = time.perf_counter()
+        self.last_sql_ms = None
         if size is not None and size > SQL_PATH_MIN_RECORDS:
             stats = self.process_batch(batch)
         else:
@@ -245,6 +251,8 @@ class PriceBatchProcessor:
             rows = batch.collect() if size is not None else batch.limit(SQL_PATH_MIN_RECORDS + 1).collect()
             stats = self.process_rows(rows) if len(rows) <= SQL_PATH_MIN_RECORDS else self.process_batch(batch)
         stats["size_ms"] = round((sized - started) * 1000)
+        if self.last_sql_ms is not None:
+            stats["sql_ms"] = self.last_sql_ms
         stats["ms"] = round((time.perf_counter() - started) * 1000)
         if stats["records"]:
             log.info("batch %s: %s", batch_id, stats)
