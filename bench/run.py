@@ -545,6 +545,17 @@ def plot_edge(rows: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def stage_dates_line(results: dict[str, Any]) -> list[str]:
+    """Which run each stage's figures come from, when a run merged some stages into an earlier one."""
+    dates = results.get("stage_dates") or {}
+    if len(set(dates.values())) <= 1:
+        return []
+    by_date: dict[str, list[str]] = {}
+    for stage, date in sorted(dates.items()):
+        by_date.setdefault(date, []).append(stage)
+    return ["- Figures by run: " + "; ".join(f"{', '.join(s)} from {d}" for d, s in sorted(by_date.items()))]
+
+
 def write_markdown(results: dict[str, Any]) -> Path:
     """docs/performance.md from a full run: machine, date, table against the targets, plots."""
     lines = [
@@ -556,6 +567,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         "and the load clients, which compete for the same cores.",
         "",
         f"- Date: {results['date']}",
+        *stage_dates_line(results),
         f"- Machine: {results['machine']['cpus']} cores ({results['machine']['cpu_model']}), "
         f"{results['machine']['memory_gib']} GiB, kernel {results['machine']['kernel']}, "
         f"Python {results['machine']['python']}",
@@ -861,10 +873,13 @@ def main(argv: list[str] | None = None) -> None:
     elif quick:
         results.update({"up_to_healthy_s": None, "up_note": "not measured in --quick"})
     results["stages"] = sorted(stages)
+    results["stage_dates"] = dict.fromkeys(sorted(stages), results["date"])
     if args.merge and not quick and (RESULTS / "latest.json").exists():
         earlier = json.loads((RESULTS / "latest.json").read_text())
+        dates = earlier.get("stage_dates") or dict.fromkeys(earlier.get("stages", []), earlier["date"])
         results = {**earlier, **results, "stages": sorted(set(earlier.get("stages", [])) | stages)}
-        results["merged_from"] = earlier["date"]
+        results["stage_dates"] = {**dates, **results["stage_dates"]}
+        results.pop("merged_from", None)
     results["bench_seconds"] = round(time.perf_counter() - started)
     path = write(results, quick=quick)
     log(f"results: {path}")
