@@ -496,6 +496,7 @@ TARGETS = [
     ("e2e_realtime_p50_ms", "End to end, real-time mode, p50", "ms", "<= 20"),
     ("e2e_realtime_p99_ms", "End to end, real-time mode, p99", "ms", "<= 100"),
     ("suspend_p50_ms", "Trader suspension → punter's websocket, p50", "ms", None),
+    ("suspend_p99_ms", "Trader suspension → punter's websocket, p99", "ms", "<= 250"),
     ("suspend_max_ms", "Trader suspension → punter's websocket, slowest", "ms", "<= 1,000"),
     ("bets_db_ceiling_per_s", "Bet placement statement alone (pgbench): the database's ceiling", "bets/s", None),
     ("bets_db_minimal_per_s", "Bare debit-and-insert statement (pgbench), for comparison", "bets/s", None),

@@ -135,6 +135,7 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
     return {
         "suspend_p50_ms": round(median(latencies), 1),
         "suspend_p90_ms": round(percentile(latencies, 0.9), 1),
+        "suspend_p99_ms": round(percentile(latencies, 0.99), 1),
         "suspend_max_ms": round(max(latencies), 1),
         "suspend_count": len(latencies),
         "suspend_feed_rate": feed_rate,
