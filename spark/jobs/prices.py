@@ -156,30 +156,32 @@ class PriceBatchProcessor:
         """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
 
         One pass and one aggregation over the batch: per market, the newest record SQL accepts
-        (and how many accepted records it stands for), and the records SQL does not accept
-        (those without a market id form one group of their own). Only these cross into Python,
-        which re-validates both, so its validator stays the last word. Nothing is cached: the
-        records of markets the markets table does not know, which are rare, are read again
-        from the batch's offsets to be dead-lettered.
+        (and how many accepted records it stands for) and how many records SQL does not accept
+        (those without a market id form one group of their own). Only the winners and the
+        refused records cross into Python, which re-validates both, so its validator stays the
+        last word. Nothing is cached: the refused records, and the records of markets the
+        markets table does not know, are read again from the batch's offsets when there are any
+        (collecting them in the aggregation cost about a fifth of every batch's time).
         """
         started = time.perf_counter()
         watermark = self._current_watermark()
         ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
-        raw = F.struct(*RAW_COLUMNS)
         groups = (
             with_validity(batch)
             .groupBy(F.col("r.market_id").alias("market_id"))
             .agg(
-                F.max_by(raw, F.when(ok, seq)).alias("w"),
+                F.max_by(F.struct(*RAW_COLUMNS), F.when(ok, seq)).alias("w"),
                 F.count_if(ok).alias("merged"),
                 F.max(F.when(ok, event_ts)).alias("newest_event"),
                 F.count_if(ok & (event_ts < F.lit(watermark))).alias("late"),
-                F.collect_list(F.when(~ok, raw)).alias("suspects"),
+                F.count_if(~ok).alias("refused"),
             )
             .collect()
         )
+        suspects: list[Any] = []
+        if any(group["refused"] for group in groups):
+            suspects = with_validity(batch).where(~ok).select(*RAW_COLUMNS).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
-        suspects = [row for group in groups for row in group["suspects"]]
         winners = [group for group in groups if group["w"] is not None]
         good, rejected = self._decode(suspects)
         checked, rejected_winners = self._decode([group["w"] for group in winners])
