@@ -813,12 +813,12 @@ def main(argv: list[str] | None = None) -> None:
                 log(f"reducers ({mode})")
                 results.update(bench_reducers(mode=mode, records=records, running=running))
                 lap(f"reducers_{mode}")
-            if mode == "microbatch":
-                reducer_baselines(results, records=records)
-                lap("reducers_baselines")
                 log(f"end to end ({mode})")
                 results.update(bench_e2e(**e2e_args, running=running))
                 lap(f"e2e_{mode}")
+            if mode == "microbatch":
+                reducer_baselines(results, records=records)
+                lap("reducers_baselines")
             continue
         if "reducers" in stages:
             log(f"reducers ({mode})")
