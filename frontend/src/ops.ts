@@ -125,7 +125,10 @@ function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
       row.children[5]?.append(el("span", { class: `badge lag-${p.status}` }, p.status));
       table.tBodies[0]?.append(row);
     }
-    card.append(table);
+    // A phone scrolls the partitions sideways; the region takes the focus so a keyboard can too.
+    const scroller = el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": `${name} partitions` });
+    scroller.append(table);
+    card.append(scroller);
     host.append(card);
   }
 }
