@@ -115,6 +115,17 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         page.goto(f"{asgi_server}/trading/markets/{closed.id}/settlement")
         expect(page.locator("#settle-count")).not_to_have_text("…")
         _look(page, "settlement", size)
+
+        for name, path in [("admin", "/admin/"), ("admin-markets", "/admin/odds/market/")]:
+            page.goto(f"{asgi_server}{path}")
+            _look(page, name, size)
+
+        # The admin's settle action asks for each market's result on a page of its own.
+        page.locator(f'input[name="_selected_action"][value="{market.id}"]').check()
+        page.locator('select[name="action"]').select_option("settle")
+        page.locator('button[name="index"]').click()
+        expect(page.locator('input[value="Settle"]')).to_be_visible()
+        _look(page, "admin-settle", size)
     finally:
         page.context.close()
         redis_client.delete(
