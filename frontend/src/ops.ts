@@ -249,7 +249,12 @@ function liabilityPage(): void {
     body?.replaceChildren(
       ...selections.map((s) => {
         const row = el("tr", { "data-selection": String(s.selection_id) });
-        const bar = el("meter", { min: "0", max: String(top), value: String(s.liability_pence) });
+        const bar = el("meter", {
+          min: "0",
+          max: String(top),
+          value: String(s.liability_pence),
+          "aria-label": `${s.selection}: share of the largest liability`,
+        });
         row.append(
           el("td", {}, s.event),
           el("td", {}, s.market),

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Error, Page
 
 AXE = Path(__file__).resolve().parents[2] / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
 TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
@@ -51,7 +51,13 @@ def axe_violations(page: Page, *, allowed: Mapping[tuple[str, str], str] | None 
         # Evaluated through the debugging protocol, so the page's Content-Security-Policy (which
         # refuses inline scripts) does not apply, as it would to an injected <script> tag.
         page.evaluate(_axe_source())
-    return page.evaluate(RUN, {"tags": list(TAGS), "rules": list(BEST_PRACTICE), "allowed": list(allowed or {})})
+    arguments = {"tags": list(TAGS), "rules": list(BEST_PRACTICE), "allowed": list(allowed or {})}
+    try:
+        return page.evaluate(RUN, arguments)
+    except Error:
+        # The live pages replace their tables every few seconds; a node axe was looking at may
+        # have left the document. The next run sees the new one.
+        return page.evaluate(RUN, arguments)
 
 
 def describe(violations: list[dict[str, Any]]) -> str:
