@@ -125,7 +125,10 @@ function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
       row.children[5]?.append(el("span", { class: `badge lag-${p.status}` }, p.status));
       table.tBodies[0]?.append(row);
     }
-    card.append(table);
+    // A phone scrolls the partitions sideways; the region takes the focus so a keyboard can too.
+    const scroller = el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": `${name} partitions` });
+    scroller.append(table);
+    card.append(scroller);
     host.append(card);
   }
 }
@@ -246,7 +249,12 @@ function liabilityPage(): void {
     body?.replaceChildren(
       ...selections.map((s) => {
         const row = el("tr", { "data-selection": String(s.selection_id) });
-        const bar = el("meter", { min: "0", max: String(top), value: String(s.liability_pence) });
+        const bar = el("meter", {
+          min: "0",
+          max: String(top),
+          value: String(s.liability_pence),
+          "aria-label": `${s.selection}: share of the largest liability`,
+        });
         row.append(
           el("td", {}, s.event),
           el("td", {}, s.market),

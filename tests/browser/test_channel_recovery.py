@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from odds.services.streams import stream_end
+from tests.browser.axe import axe_check
 from tests.browser.test_sportsbook import LIVE, first_selection, open_event, priced, slip_leg, stream_live
 from tests.factories import market_create, user_create
 
@@ -34,3 +35,4 @@ def test_the_slip_resubscribes_when_a_trader_ends_its_channel(asgi_server, price
 
     publish(priced(market, "2.65", "3.20", "2.90"))
     expect(slip_leg(page, selection.id).locator(".leg-price")).to_have_attribute("data-price", "2.65", timeout=LIVE)
+    axe_check(page)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.axe import axe_check
 from tests.factories import market_create, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -42,6 +43,7 @@ def test_punter_pages_have_the_policy_and_run_without_violations(asgi_server, lo
         assert "frame-ancestors 'none'" in policy
         assert f"ws://{asgi_server.removeprefix('http://')}" in policy
         assert violations == [], (path, violations)
+        axe_check(page)
     # The live connection is allowed by connect-src.
     expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
 
@@ -50,12 +52,21 @@ def test_login_page_has_the_policy_and_runs_without_violations(asgi_server, page
     policy, violations = _visit(page, f"{asgi_server}/login/")
     assert "form-action 'self'" in policy
     assert violations == []
+    axe_check(page)
 
 
 def test_staff_pages_have_the_policy_and_run_without_violations(asgi_server, login, page: Page):
     market_create()
     login(user_create(staff=True))
-    for path in ["/trading/", "/trading/liability", "/trading/subscriptions", "/ops/lag", "/admin/"]:
+    for path in [
+        "/trading/",
+        "/trading/liability",
+        "/trading/subscriptions",
+        "/ops/lag",
+        "/admin/",
+        "/admin/odds/market/",
+    ]:
         policy, violations = _visit(page, f"{asgi_server}{path}")
         assert "object-src 'none'" in policy, path
         assert violations == [], (path, violations)
+        axe_check(page)

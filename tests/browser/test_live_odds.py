@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from reducers import topics
+from tests.browser.axe import axe_check
 from tests.factories import market_create, markets_define, price_update
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,6 +29,7 @@ def test_price_produced_to_kafka_appears_on_the_event_page(
     producer.flush(10)
 
     expect(odds).to_have_text("4.20", timeout=30_000)
+    axe_check(page)
 
 
 def test_market_suspended_at_the_source_is_shown_suspended(
@@ -45,3 +47,4 @@ def test_market_suspended_at_the_source_is_shown_suspended(
 
     expect(page.locator(f'.price[data-selection="{home.id}"]')).to_be_disabled(timeout=30_000)
     expect(page.locator(f'[data-market-box="{market.id}"]')).to_have_attribute("data-status", "suspended")
+    axe_check(page)

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from reducers import topics
+from tests.browser.axe import axe_check
 from tests.factories import market_create, markets_define, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -18,10 +19,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def _log_in_as(page: Page, base: str, username: str, landing: str) -> None:
     page.goto(f"{base}/login/?next={landing}")
+    axe_check(page)
     page.fill('input[name="username"]', username)
     page.fill('input[name="password"]', "pw-for-tests")
     page.locator('form [type="submit"]').last.click()
     expect(page).to_have_url(f"{base}{landing}")
+    axe_check(page)
 
 
 def _log_in(page: Page, base: str, username: str) -> None:
@@ -44,9 +47,11 @@ def test_trader_suspends_a_market_and_the_punters_page_shows_it(
     row = trader.locator(f'.market-row[data-market="{market.id}"]')
     row.locator('[data-action="suspend"]').click()
     expect(trader.locator(f'.market-row[data-market="{market.id}"]')).to_have_attribute("data-status", "suspended")
+    axe_check(trader)
 
     box = punter.locator(f'[data-market-box="{market.id}"]')
     expect(box).to_have_attribute("data-status", "suspended", timeout=30_000)
+    axe_check(punter)
     punter.context.close()
     trader.context.close()
 
@@ -64,6 +69,7 @@ def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
     page.goto(f"{asgi_server}/ops/lag")
     card = page.locator('[data-query="liability"]')
     expect(card).to_have_attribute("data-status", "OK", timeout=30_000)
+    axe_check(page)
 
     reducers_running["liability"].stop()
     try:
@@ -72,6 +78,7 @@ def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
         producer.flush(10)
         expect(card.locator('[data-role="status"]')).not_to_have_text("OK", timeout=90_000)
         expect(card).to_have_attribute("data-status", "STOP")
+        axe_check(page)
     finally:
         reducers_running["liability"] = liability.start(
             spark,
@@ -112,6 +119,7 @@ def test_lag_dashboard_shows_a_query_waiting_to_be_restarted_with_its_error(
         expect(run).to_contain_text("last error: ConnectionError: Redis")
         expect(run).to_have_class(re.compile(r"run-restarting"))
         expect(page.locator('[data-query="prices"] [data-role="run"]')).to_contain_text("running · 1 restart")
+        axe_check(page)
         page.context.close()
     finally:
         redis_client.delete(keys.reducer_queries())
@@ -144,9 +152,12 @@ def test_trader_settles_a_market_and_the_winners_balance_rises(
     row = trader.locator(f'.market-row[data-market="{market.id}"]')
     row.locator('select[name="winner"]').select_option(str(home.id))
     row.locator('[data-action="result"]').click()
+    expect(trader).to_have_url(re.compile(rf"/trading/markets/{market.id}/settlement$"))
+    axe_check(trader)
 
     # Settled by the Celery worker: the stake back plus winnings, 10.00 at 2.00 → 20.00.
     punter.reload()
     expect(punter.locator("#wallet-balance")).to_have_text(re.compile(r"110\.00"), timeout=60_000)
+    axe_check(punter)
     punter.context.close()
     trader.context.close()

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from odds.models import Bet, Market
+from tests.browser.axe import axe_check
 from tests.factories import live_state_write, market_create, price_update, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -75,6 +76,7 @@ def test_two_selections_build_an_accumulator_with_the_combined_odds(asgi_server,
     )
     # Anonymous punters see the prices and are asked to log in to bet.
     expect(page.locator("#slip-place")).to_have_text("Log in to place bets")
+    axe_check(page)
 
 
 def test_placing_a_bet_lowers_the_balance_and_lists_it_in_my_bets(asgi_server, price_query, publish, login, page: Page):
@@ -93,6 +95,7 @@ def test_placing_a_bet_lowers_the_balance_and_lists_it_in_my_bets(asgi_server, p
     receipt = page.locator(".receipt")
     expect(receipt).to_contain_text("Bet placed")
     expect(page.locator("#wallet-balance")).to_have_text("£95.00")
+    axe_check(page)
     bet = Bet.objects.get(user=user)
     assert (bet.status, bet.stake, bet.odds) == (Bet.Status.ACCEPTED, Decimal("5.00"), Decimal("2.50"))
 
@@ -102,6 +105,7 @@ def test_placing_a_bet_lowers_the_balance_and_lists_it_in_my_bets(asgi_server, p
     expect(card).to_contain_text("£12.50")
     # The live cash-out value comes from the punter's "bets" channel.
     expect(card.locator(".cash-out")).to_have_text("Cash out £4.75", timeout=LIVE)
+    axe_check(page)
 
 
 def test_cash_out_pays_the_live_value_into_the_wallet(asgi_server, price_query, publish, login, page: Page):
@@ -129,6 +133,7 @@ def test_cash_out_pays_the_live_value_into_the_wallet(asgi_server, price_query, 
 
     expect(page.locator(f'#bets-settled .bet-card[data-bet-id="{bet.id}"]')).to_contain_text("Cashed out")
     expect(page.locator("#wallet-balance")).to_have_text("£44.75")
+    axe_check(page)
     bet.refresh_from_db()
     assert (bet.status, bet.payout) == (Bet.Status.CASHED_OUT, Decimal("4.75"))
 
@@ -150,6 +155,7 @@ def test_a_price_change_before_placement_is_accepted_only_by_the_punter(
     leg = slip_leg(page, selection.id)
     expect(leg.locator(".leg-notice")).to_have_text("Price changed from 2.50 to 2.20", timeout=LIVE)
     expect(page.locator("#slip-place")).to_have_text("Accept price changes")
+    axe_check(page)
     page.locator("#slip-place").click()
     expect(page.locator("#slip-place")).to_have_text("Place bet £5.00")
 
@@ -159,6 +165,7 @@ def test_a_price_change_before_placement_is_accepted_only_by_the_punter(
     page.locator("#slip-place").click()
     expect(page.locator(".slip-alert")).to_have_attribute("data-code", "price_changed")
     expect(leg.locator(".leg-notice")).to_have_text("Price changed from 2.20 to 2.00")
+    axe_check(page)
     assert Bet.objects.get(user=user).status == Bet.Status.REJECTED
 
     page.locator("#slip-place").click()  # accept 2.00
@@ -190,6 +197,7 @@ def test_a_market_suspended_by_a_trader_reaches_the_page_within_a_second_of_the_
     expect(slip_leg(page, selection.id)).to_have_attribute("data-state", "suspended", timeout=1000)
     expect(page.locator("#slip-place")).to_be_disabled()
     expect(page.locator(".slip-alert")).to_have_attribute("data-code", "suspended")
+    axe_check(page)
 
     # Where the time went: the frame carries the reducer's clock, the client its arrival time.
     ts = page.evaluate(f"window.oddsClient.book.get({market.id}).ts")
@@ -243,6 +251,7 @@ def test_a_dropped_websocket_resumes_the_slip_channel_without_a_gap(
     assert stats["resumes"] == 1, stats
     assert (stats["gaps"], stats["resyncs"]) == (0, 0), stats
     assert page.evaluate(f"window.oddsClient.channelSeq({channel!r})") >= logged()
+    axe_check(page)
 
 
 def test_the_odds_format_is_remembered_across_pages(asgi_server, page: Page):
@@ -259,6 +268,7 @@ def test_the_odds_format_is_remembered_across_pages(asgi_server, page: Page):
     page.get_by_label("Odds format").select_option("american")
     expect(odds[0]).to_have_text("+150")
     expect(odds[1]).to_have_text("-110")
+    axe_check(page)
 
 
 def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
@@ -286,6 +296,7 @@ def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
     receipt = page.locator(".receipt")
     expect(receipt).to_contain_text("Bet pending")
     expect(receipt.locator(".receipt-timer")).to_have_text(re.compile(r"Decided in [1-3] s"))
+    axe_check(page)
     expect(page.locator("#wallet-balance")).to_have_text("£95.00")
     # A goal: the market is suspended (and reopened) while the bet is held.
     Market.objects.filter(id=market.id).update(suspended_at=timezone.now())
@@ -297,3 +308,4 @@ def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
     expect(receipt).to_contain_text("Bet not accepted")
     expect(receipt).to_contain_text("The market was suspended during the in-play delay. Your stake is back")
     expect(page.locator("#wallet-balance")).to_have_text("£100.00")
+    axe_check(page)

@@ -1,0 +1,133 @@
+"""Every page, punter and staff, passes axe-core's WCAG 2 A/AA rules (text contrast among them)
+at a desktop and a phone size, with the live parts rendered. With ``A11Y_SCREENSHOTS=DIR`` each
+page is also saved there as a full-page screenshot, to be looked at."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, ViewportSize, expect
+
+from tests.browser.axe import axe_check
+from tests.factories import market_create, user_create
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SIZES: dict[str, ViewportSize] = {
+    "desktop": {"width": 1400, "height": 1000},
+    "phone": {"width": 390, "height": 844},
+}
+SCREENSHOTS = os.environ.get("A11Y_SCREENSHOTS")
+
+
+def _look(page: Page, name: str, size: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=f"{SCREENSHOTS}/{name}-{size}.png", full_page=True)
+    axe_check(page)
+
+
+def _logged_in(browser: Browser, asgi_server: str, user, size: str) -> Page:
+    """A page of its own context at ``size``, with ``user``'s session when one is given."""
+    from django.test import Client
+
+    context = browser.new_context(viewport=SIZES[size])
+    if user is not None:
+        client = Client()
+        client.force_login(user)
+        context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": asgi_server}])
+    return context.new_page()
+
+
+def _staff_data(redis_client, market, punter) -> str:
+    """Liability on the market's selections and one live subscriber channel, as the reducers and
+    the edge write them; returns the channel id."""
+    from reducers import keys
+
+    now = int(time.time() * 1000)
+    for pence, selection in zip((125_000, 48_050, 9_900), market.selections.order_by("display_order"), strict=True):
+        redis_client.hset(keys.liability(selection.id), mapping={"pence": pence, "bets": pence // 2500})
+        redis_client.zadd(keys.liability_index(), {str(selection.id): pence})
+    channel = "a11ychannel0123456789"
+    redis_client.hset(
+        keys.channel_meta(channel),
+        mapping={"user": punter.id, "spec": '{"view": "slip"}', "status": "streaming", "seq": 42, "created": now},
+    )
+    redis_client.sadd(keys.channel_markets(channel), market.id)
+    redis_client.zadd(keys.channels_index(), {channel: now})
+    return channel
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_punter_pages_pass_the_accessibility_rules(asgi_server, browser, size):
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    punter = user_create(balance="100.00")
+
+    page = _logged_in(browser, asgi_server, None, size)
+    page.goto(f"{asgi_server}/login/")
+    _look(page, "login", size)
+    page.context.close()
+
+    page = _logged_in(browser, asgi_server, punter, size)
+    for name, path in [
+        ("home", "/"),
+        ("sport", "/sport/football/"),
+        ("event", f"/event/{market.event_id}/"),
+        ("in-play", "/in-play/"),
+        ("my-bets", "/my-bets/"),
+    ]:
+        page.goto(f"{asgi_server}{path}")
+        expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
+        _look(page, name, size)
+    page.context.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, redis_client, browser, size):
+    from reducers import keys
+
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    closed = market_create(prices=("1.80", "3.60", "4.50"), status="closed")
+    staff = user_create(balance="0", staff=True)
+    channel = _staff_data(redis_client, market, user_create())
+    page = _logged_in(browser, asgi_server, staff, size)
+    try:
+        page.goto(f"{asgi_server}/trading/")
+        page.locator("#event-create summary").click()
+        _look(page, "trading", size)
+
+        page.goto(f"{asgi_server}/trading/liability")
+        expect(page.locator("#liability tbody tr")).to_have_count(3)
+        _look(page, "liability", size)
+
+        page.goto(f"{asgi_server}/trading/subscriptions")
+        expect(page.locator(f'#channels tr[data-channel="{channel}"]')).to_be_visible()
+        _look(page, "subscriptions", size)
+
+        page.goto(f"{asgi_server}/ops/lag")
+        expect(page.locator('[data-query="prices"] [data-role="status"]')).to_be_visible(timeout=30_000)
+        expect(page.locator("#platform dd").first).to_be_visible()
+        _look(page, "lag", size)
+
+        page.goto(f"{asgi_server}/trading/markets/{closed.id}/settlement")
+        expect(page.locator("#settle-count")).not_to_have_text("…")
+        _look(page, "settlement", size)
+
+        for name, path in [("admin", "/admin/"), ("admin-markets", "/admin/odds/market/")]:
+            page.goto(f"{asgi_server}{path}")
+            _look(page, name, size)
+
+        # The admin's settle action asks for each market's result on a page of its own.
+        page.locator(f'input[name="_selected_action"][value="{market.id}"]').check()
+        page.locator('select[name="action"]').select_option("settle")
+        page.locator('button[name="index"]').click()
+        expect(page.locator('input[value="Settle"]')).to_be_visible()
+        _look(page, "admin-settle", size)
+    finally:
+        page.context.close()
+        redis_client.delete(
+            keys.liability_index(), keys.channels_index(), keys.channel_meta(channel), keys.channel_markets(channel)
+        )
