@@ -89,15 +89,7 @@ def bench_feed(*, records: int, runs: int) -> dict[str, Any]:
         with namespace():
             producer = producer_create()
             started = time.perf_counter()
-            for key, value in values:
-                while True:
-                    try:
-                        producer.produce(topics.prices(), key=key, value=value)
-                        break
-                    except BufferError:
-                        producer.poll(0.01)
-                producer.poll(0)
-            if producer.flush(60):
+            if produce_encoded(producer, values, timeout=60, poll_each=True):
                 raise RuntimeError("feed benchmark: records not acknowledged")
             rates.append(records / (time.perf_counter() - started))
     return {"feed_records_per_s": round(median(rates)), "feed_runs": [round(r) for r in rates], "feed_records": records}
@@ -233,7 +225,12 @@ class Drain:
         return round(0.9 * (self.records - self.warmup) / self.ninety_s)
 
 
-def produce_encoded(producer: Any, records: list[tuple[bytes, bytes]]) -> None:
+def produce_encoded(
+    producer: Any, records: list[tuple[bytes, bytes]], *, timeout: float = 120, poll_each: bool = False
+) -> int:
+    """Produce (key, value) pairs to the price topic and wait for them; returns how many were not
+    acknowledged within ``timeout``. ``poll_each``: serve delivery reports after every record,
+    as a feed does."""
     for key, value in records:
         while True:
             try:
@@ -241,7 +238,9 @@ def produce_encoded(producer: Any, records: list[tuple[bytes, bytes]]) -> None:
                 break
             except BufferError:
                 producer.poll(0.01)
-    producer.flush(120)
+        if poll_each:
+            producer.poll(0)
+    return int(producer.flush(timeout))
 
 
 def drain_backlog(
@@ -356,27 +355,48 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
     }
 
 
+def drain_in_process(
+    module: str,
+    *,
+    env: dict[str, str],
+    component: str,
+    client: Any,
+    records: int,
+    done: Callable[[], int],
+    query: str | None,
+) -> tuple[Drain, float]:
+    """Start ``python -m module``, wait for its heartbeat (``component``), let it work off the
+    reducers stage's backlog, stop it; the drain and the CPU seconds it used."""
+    process = Process(python("-m", module), env=env, log=ROOT / "var" / "log" / f"bench-{component}.log")
+    try:
+        wait_until(lambda: client.get(keys.heartbeat(component)), timeout=180, what=f"{module} to start")
+        drain = drain_backlog(
+            client=client,
+            producer=producer_create(),
+            records=records,
+            warmups=reducer_warmups("microbatch", records),
+            done=done,
+            query=query,
+        )
+        return drain, process.cpu_s()
+    finally:
+        process.stop()
+
+
 def bench_reducer_ceiling(*, records: int) -> dict[str, Any]:
     """The bare Spark query (bench/spark_ceiling.py) on the micro-batch reducers' backlog, with
     their session and source: its busy rate is what Spark does here at most."""
     with namespace() as ns:
         client = redis.Redis.from_url(settings.REDIS_URL)
-        env = reducer_env(ns, "microbatch")
-        process = Process(
-            python("-m", "bench.spark_ceiling"), env=env, log=ROOT / "var" / "log" / "bench-reducer-ceiling.log"
+        drain, _ = drain_in_process(
+            "bench.spark_ceiling",
+            env=reducer_env(ns, "microbatch"),
+            component="ceiling",
+            client=client,
+            records=records,
+            done=lambda: int(client.get(keys.bench_rows("ceiling")) or 0),
+            query="ceiling",
         )
-        try:
-            wait_until(lambda: client.get(keys.heartbeat("ceiling")), timeout=180, what="the ceiling query to start")
-            drain = drain_backlog(
-                client=client,
-                producer=producer_create(),
-                records=records,
-                warmups=reducer_warmups("microbatch", records),
-                done=lambda: int(client.get(keys.bench_rows("ceiling")) or 0),
-                query="ceiling",
-            )
-        finally:
-            process.stop()
     return {
         "reducer_spark_ceiling_updates_per_s": drain.busy_rate(),
         "reducer_spark_ceiling_drain_updates_per_s": drain.drain_rate(),
@@ -393,24 +413,15 @@ def bench_plain_consumer(*, records: int) -> dict[str, Any]:
     with namespace() as ns:
         client = redis.Redis.from_url(settings.REDIS_URL)
         markets_table_write(client, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)
-        process = Process(
-            python("-m", "bench.plain_consumer"),
+        drain, cpu_s = drain_in_process(
+            "bench.plain_consumer",
             env={"SPORTSBOOK_NAMESPACE": ns},
-            log=ROOT / "var" / "log" / "bench-plain-consumer.log",
+            component="plain",
+            client=client,
+            records=records,
+            done=lambda: applied_updates(client),
+            query=None,
         )
-        try:
-            wait_until(lambda: client.get(keys.heartbeat("plain")), timeout=60, what="the plain consumer to start")
-            drain = drain_backlog(
-                client=client,
-                producer=producer_create(),
-                records=records,
-                warmups=reducer_warmups("microbatch", records),
-                done=lambda: applied_updates(client),
-                query=None,
-            )
-            cpu_s = process.cpu_s()
-        finally:
-            process.stop()
     return {
         "reducer_plain_consumer_updates_per_s": drain.after_rate() or drain.drain_rate(),
         "reducer_plain_consumer_drain_updates_per_s": drain.drain_rate(),
