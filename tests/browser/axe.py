@@ -3,7 +3,6 @@ among them) run on the page as it stands, and a test fails with the list of what
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -16,11 +15,10 @@ TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 BEST_PRACTICE = ("landmark-one-main", "landmark-unique", "region", "page-has-heading-one")
 
 RUN = """
-async ({ tags, rules, allowed }) => {
+async ({ tags, rules }) => {
   const results = await axe.run(document, {
     runOnly: { type: "tag", values: tags },
     rules: Object.fromEntries(rules.map((id) => [id, { enabled: true }])),
-    elementRef: true,
     resultTypes: ["violations"],
   });
   return results.violations
@@ -28,11 +26,8 @@ async ({ tags, rules, allowed }) => {
       id: v.id,
       impact: v.impact,
       help: v.help,
-      nodes: v.nodes
-        .filter((n) => !allowed.some(([rule, selector]) => rule === v.id && n.element && n.element.closest(selector)))
-        .map((n) => ({ target: n.target.map(String), summary: n.failureSummary })),
-    }))
-    .filter((v) => v.nodes.length);
+      nodes: v.nodes.map((n) => ({ target: n.target.map(String), summary: n.failureSummary })),
+    }));
 }
 """
 
@@ -44,14 +39,13 @@ def _axe_source() -> str:
     return AXE.read_text()
 
 
-def axe_violations(page: Page, *, allowed: Mapping[tuple[str, str], str] | None = None) -> list[dict[str, Any]]:
-    """The page's WCAG 2 A/AA violations found by axe-core, less those ``allowed``: a mapping of
-    (rule id, CSS selector of the element and its content) to the reason it is allowed there."""
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """The page's WCAG 2 A/AA violations found by axe-core (no rule is switched off)."""
     if not page.evaluate("typeof window.axe === 'object'"):
         # Evaluated through the debugging protocol, so the page's Content-Security-Policy (which
         # refuses inline scripts) does not apply, as it would to an injected <script> tag.
         page.evaluate(_axe_source())
-    arguments = {"tags": list(TAGS), "rules": list(BEST_PRACTICE), "allowed": list(allowed or {})}
+    arguments = {"tags": list(TAGS), "rules": list(BEST_PRACTICE)}
     try:
         return page.evaluate(RUN, arguments)
     except Error:
@@ -70,7 +64,7 @@ def describe(violations: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def axe_check(page: Page, *, allowed: Mapping[tuple[str, str], str] | None = None) -> None:
+def axe_check(page: Page) -> None:
     """Fail when axe-core finds a WCAG 2 A/AA violation on the page (see ``axe_violations``)."""
-    violations = axe_violations(page, allowed=allowed)
+    violations = axe_violations(page)
     assert not violations, f"accessibility violations on {page.url}:\n{describe(violations)}"
