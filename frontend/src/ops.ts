@@ -78,6 +78,17 @@ function chart(id: string, series: { name: string; label: string; scale?: number
     height: 180,
     series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLOURS[i % COLOURS.length], width: 1.5 }))],
     axes: [{}, { size: 60 }],
+    // With one sample (a dashboard just opened) uPlot spans the time axis over years; show the
+    // ten minutes around it instead.
+    scales: {
+      x: {
+        time: true,
+        range: (u, min, max) => {
+          const xs = u.data[0];
+          return xs.length === 1 && xs[0] != null ? [xs[0] - 300, xs[0] + 300] : [min, max];
+        },
+      },
+    },
     legend: { live: false },
   };
   const empty: uPlot.AlignedData = [[], ...series.map(() => [])];
