@@ -161,9 +161,9 @@ class Batch:
 
 
 def note_progress(client: Any, batches: dict[int, Batch], query: str = "prices") -> None:
-    """Record a query's last progress report under its batch id."""
-    raw = client.get(keys.reducer_progress(query))
-    if raw:
+    """Record a query's recent progress reports under their batch ids (the reducers keep the
+    last ones in a list, so a batch is not missed between two polls)."""
+    for raw in client.lrange(keys.reducer_progress_recent(query), 0, -1):
         progress = orjson.loads(raw)
         batches[progress["batchId"]] = Batch(
             progress["numInputRows"],
@@ -244,10 +244,19 @@ def produce_encoded(
 
 
 def drain_backlog(
-    *, client: Any, producer: Any, records: int, warmups: list[int], done: Callable[[], int], query: str | None
+    *,
+    client: Any,
+    producer: Any,
+    records: int,
+    warmups: list[int],
+    done: Callable[[], int],
+    query: str | None,
+    whole_reports: bool = True,
 ) -> Drain:
     """Produce the reducers stage's backlog (warm-up first) and time how ``done`` (records worked
-    off so far) reaches it; ``query``: the Spark query whose progress reports to collect. The
+    off so far) reaches it; ``query``: the Spark query whose progress reports to collect, waiting
+    for the reports of every measured row when ``whole_reports`` (a real-time batch can start
+    before the backlog, so its rows are not all in reports of batches after it). The
     records are encoded before the clock starts, so producing them costs as little as it can."""
     encoded = [(u.key(), u.encode()) for u in make_updates(records, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)]
 
@@ -274,8 +283,6 @@ def drain_backlog(
     while (done_now := done()) < records:
         if ninety_s is None and done_now >= ninety:
             ninety_s = time.perf_counter() - started
-        if query is not None:
-            note_progress(client, batches, query)
         if time.monotonic() > deadline:
             raise TimeoutError(f"{records - done_now} of {records} records not worked off within 600 s")
         # Reading the reducers' state of 1,000 markets costs Redis and this process CPU the
@@ -284,8 +291,16 @@ def drain_backlog(
         time.sleep(0.1)
     finished = time.perf_counter()
     if query is not None:
-        time.sleep(1.5)
-        note_progress(client, batches, query)
+        # Progress reports reach Redis through Spark's listener bus, after the batch's effects:
+        # wait (a while at most) until the reports of the measured rows are in.
+        measured = records - produced
+        wait_deadline = time.monotonic() + 60
+        while True:
+            note_progress(client, batches, query)
+            counted = sum(b.rows for b in batches.values() if b.started >= warm_done_at)
+            if not whole_reports or counted >= measured or time.monotonic() > wait_deadline:
+                break
+            time.sleep(0.2)
     return Drain(
         records=records,
         warmup=produced,
@@ -334,6 +349,7 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
         warmups=reducer_warmups(mode, records),
         done=lambda: applied_updates(client),
         query="prices",
+        whole_reports=mode != "realtime",
     )
     # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
     # between batches to leave out (a batch lasts its whole checkpoint interval), so its

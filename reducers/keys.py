@@ -41,6 +41,12 @@ def reducer_progress(query: str) -> str:
     return f"{namespace()}:progress:{query}"
 
 
+def reducer_progress_recent(query: str) -> str:
+    """List: JSON of one reducer query's last progress reports, newest first (capped at
+    ``spark.progress.PROGRESS_RECENT``), so no batch is missed by a reader that polls."""
+    return f"{namespace()}:progress:{query}:recent"
+
+
 def bench_rows(consumer: str) -> str:
     """Integer: price records a benchmark consumer (the Spark ceiling, the plain consumer) has read."""
     return f"{namespace()}:bench:rows:{consumer}"

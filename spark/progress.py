@@ -30,6 +30,8 @@ from reducers.lag import offsets, partition_lags
 log = logging.getLogger("spark.progress")
 
 PROGRESS_TTL_S = 3600
+# Progress reports kept per query beyond the latest: a minute of batches at the busiest.
+PROGRESS_RECENT = 200
 HEARTBEAT_TTL_S = 120
 
 
@@ -93,6 +95,10 @@ class RedisProgressListener(StreamingQueryListener):
         self._caught_up[name] = {(lag.topic, lag.partition): lag.caught_up_at for lag in lags}
         pipe = self._client.pipeline(transaction=False)
         pipe.set(keys.reducer_progress(name), progress.json, ex=PROGRESS_TTL_S)
+        recent = keys.reducer_progress_recent(name)
+        pipe.lpush(recent, progress.json)
+        pipe.ltrim(recent, 0, PROGRESS_RECENT - 1)
+        pipe.expire(recent, PROGRESS_TTL_S)
         pipe.set(
             keys.reducer_lag(name),
             orjson.dumps({"ts": now_ms, "partitions": [lag.to_json() for lag in lags]}),

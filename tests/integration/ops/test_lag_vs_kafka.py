@@ -70,6 +70,32 @@ def test_dashboard_and_metrics_lag_match_the_consumer_group(price_query, produce
     assert exposed == kafka_tool_lag("prices")
 
 
+def test_recent_progress_reports_hold_every_batch_newest_first(price_query, producer, redis_client):
+    """A reader polling the query's progress misses no batch: the recent reports run without a
+    gap in batch ids up to the latest one, and the list stays within its cap."""
+    import orjson
+
+    from reducers import keys
+    from spark.progress import PROGRESS_RECENT
+
+    markets = [market_create() for _ in range(3)]
+    markets_define(redis_client, *markets)
+    for seq in (1, 2, 3, 4):
+        for market in markets:
+            update = price_update(market, seq=seq, prices=("2.10", "3.40", "3.50"))
+            producer.produce(topics.prices(), key=update.key(), value=update.encode())
+        producer.flush(10)
+    wait_for(lambda: sum(kafka_tool_lag("prices").values()) == 0, timeout=90, what="the prices group to catch up")
+
+    recent = [orjson.loads(r) for r in redis_client.lrange(keys.reducer_progress_recent("prices"), 0, -1)]
+    latest = orjson.loads(redis_client.get(keys.reducer_progress("prices")))
+    ids = [r["batchId"] for r in recent]
+    assert 0 < len(ids) <= PROGRESS_RECENT
+    assert ids[0] == latest["batchId"]
+    assert ids == list(range(ids[0], ids[0] - len(ids), -1))
+    assert sum(r["numInputRows"] for r in recent) >= 12 or len(ids) == PROGRESS_RECENT
+
+
 def test_metrics_needs_the_bearer_token_when_one_is_set(client, settings, services, redis_client, kafka_topics):
     settings.METRICS_TOKEN = "s3cret"
     assert client.get("/metrics").status_code == 401
