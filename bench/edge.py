@@ -1,8 +1,10 @@
 """Websocket edge benchmark: updates delivered per second and latency, per ASGI server.
 
 A publisher applies market updates through the reducers' Redis sink (state + pub-sub) at a
-fixed rate; client processes hold real websocket connections, each watching a set of markets,
-and time every frame from the reducer timestamp to its arrival. Run:
+fixed rate; websocket clients, each watching a set of markets, time every frame from the reducer
+timestamp to its arrival. The clients are k6 virtual users (``--generator k6``, bench/k6/edge.js,
+built by ``infra/bin/deps.sh k6``), or this module's own Python clients (``--generator python``,
+which the end-to-end stage uses for its per-stage split). Run:
 
     .venv/bin/python -m bench.edge --server uvicorn --clients 1000 --markets 20 --rate 1000
 """
@@ -20,6 +22,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -234,6 +237,82 @@ def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float
     out.put({"published": sent})
 
 
+K6_SCRIPT = ROOT / "bench" / "k6" / "edge.js"
+
+
+def k6_binary() -> Path:
+    """The k6 build the project pins (built on first use)."""
+    subprocess.run([str(ROOT / "infra" / "bin" / "deps.sh"), "k6"], check=True, cwd=ROOT)
+    (binary,) = (ROOT / ".cache" / "bin").glob("k6-v*")
+    return binary
+
+
+def k6_clients(
+    *, url: str, watch: list[list[int]], batch: bool, start_at: float, warmup: float, duration: float, ts_field: str
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start k6 with one virtual user per watch list; they connect before ``start_at`` (epoch s)
+    and count what arrives from ``warmup`` seconds after it for ``duration`` seconds. Returns
+    the process and where its summary will be."""
+    folder = Path(tempfile.mkdtemp(prefix="sportsbook-k6-"))
+    (folder / "watch.json").write_text(json.dumps(watch))
+    env = {
+        **os.environ,
+        "URL": url,
+        "ORIGIN": "http" + url.removeprefix("ws").split("/ws/", 1)[0],
+        "WATCH_FILE": str(folder / "watch.json"),
+        "BATCH": "1" if batch else "0",
+        "START_AT": str(int(start_at * 1000)),
+        "WARMUP_MS": str(int(warmup * 1000)),
+        "DURATION_MS": str(int(duration * 1000)),
+        "TS_FIELD": ts_field,
+        "SUMMARY": str(folder / "summary.json"),
+        "K6_NO_USAGE_REPORT": "true",
+    }
+    process = subprocess.Popen(
+        [str(k6_binary()), "run", "--quiet", "--no-color", f"--log-output=file={folder / 'k6.log'}", str(K6_SCRIPT)],
+        cwd=folder,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return process, folder / "summary.json"
+
+
+def k6_wait(process: subprocess.Popen[bytes], summary: Path, *, timeout: float) -> dict[str, Any]:
+    """Wait for k6 to finish; its summary plus the CPU seconds it used."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() > deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise TimeoutError(f"k6 did not finish within {timeout:.0f} s")
+        time.sleep(0.2)
+    if not summary.exists():
+        raise RuntimeError(f"k6 wrote no summary (exit status {process.returncode})")
+    result = json.loads(summary.read_text())
+    result["cpu_s"] = usage.ru_utime + usage.ru_stime
+    return result
+
+
+def _group_cpu_s(pid: int) -> float:
+    """CPU seconds used so far by a process and its children (the server and its workers)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        total = 0.0
+        for p in [root, *root.children(recursive=True)]:
+            times = p.cpu_times()
+            total += times.user + times.system
+        return total
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
 def _group_rss_mib(pid: int) -> float:
     import psutil
 
@@ -252,7 +331,86 @@ def stage_split(samples: list[tuple[float, float, float, float, float]]) -> dict
     }
 
 
+def edge_tick_ms() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    from django.conf import settings
+
+    return int(settings.EDGE_TICK_MS)
+
+
+def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
+    """The same clients and updates against the bare server of bench/ceiling_server.py."""
+    port = free_port()
+    start_at = time.time() + 3 + args.connect_s
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.ceiling_server",
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+            "--universe",
+            str(args.universe),
+            "--rate",
+            str(args.rate),
+            "--tick-ms",
+            str(edge_tick_ms()),
+            "--start-at",
+            str(start_at),
+            "--seconds",
+            str(args.warmup + args.duration),
+        ],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        port_wait(port)
+        k6, summary = k6_clients(
+            url=f"ws://127.0.0.1:{port}/ws/odds/",
+            watch=watch_lists(args),
+            batch=True,
+            start_at=start_at,
+            warmup=args.warmup,
+            duration=args.duration,
+            ts_field="reducer",
+        )
+        time.sleep(max(0.0, start_at + args.warmup - time.time()))
+        server_cpu = _group_cpu_s(server.pid)
+        time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
+        server_cpu = _group_cpu_s(server.pid) - server_cpu
+        server_rss_mib = _group_rss_mib(server.pid)
+        generated = k6_wait(k6, summary, timeout=120)
+        out, _ = server.communicate(timeout=60)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(20)
+    return _k6_result(args, generated, json.loads(out)["published"], server_cpu, server_rss_mib)
+
+
+def port_wait(port: int, *, timeout: float = 30) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout:.0f} s")
+
+
+def watch_lists(args: argparse.Namespace) -> list[list[int]]:
+    """The markets each client watches: the same lists in every run of the same arguments."""
+    rng = random.Random(2)
+    return [rng.sample(range(1, args.universe + 1), args.markets) for _ in range(args.clients)]
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.edge == "ceiling":
+        return run_ceiling(args)
     namespace = os.environ.get("SPORTSBOOK_NAMESPACE") or f"bench{uuid.uuid4().hex[:6]}"
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "ODDS_EDGE": args.edge, "PYTHONUNBUFFERED": "1"}
@@ -275,18 +433,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stderr=subprocess.DEVNULL,
         )
     try:
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
-        rng = random.Random(2)
-        watch = [rng.sample(range(1, args.universe + 1), args.markets) for _ in range(args.clients)]
+        port_wait(port)
+        watch = watch_lists(args)
         queue: Any = mp.Queue()
+        url = f"ws://127.0.0.1:{port}/ws/odds/"
+        source = kafka_feed_process if args.source == "kafka" else publisher_process
+        pub = mp.Process(target=source, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue))
+        if args.generator == "k6":
+            # The users connect first (k6 starts them all at once); the source starts at start_at.
+            start_at = time.time() + args.connect_s
+            k6, summary = k6_clients(
+                url=url,
+                watch=watch,
+                batch=args.batch,
+                start_at=start_at,
+                warmup=args.warmup,
+                duration=args.duration,
+                ts_field="event" if args.source == "kafka" else "reducer",
+            )
+            time.sleep(max(0.0, start_at - time.time()))
+            pub.start()
+            time.sleep(max(0.0, start_at + args.warmup - time.time()))
+            server_cpu = _group_cpu_s(server.pid)
+            time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
+            server_cpu = _group_cpu_s(server.pid) - server_cpu
+            generated = k6_wait(k6, summary, timeout=120)
+            published = queue.get(timeout=60)
+            pub.join(30)
+            server_rss_mib = _group_rss_mib(server.pid)
+            return _k6_result(args, generated, published["published"], server_cpu, server_rss_mib)
         procs = []
         per = (args.clients + args.client_procs - 1) // args.client_procs
-        url = f"ws://127.0.0.1:{port}/ws/odds/"
         for i in range(args.client_procs):
             chunk = watch[i * per : (i + 1) * per]
             if chunk:
@@ -294,8 +471,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 p.start()
                 procs.append(p)
         time.sleep(min(5.0, args.warmup / 2))
-        source = kafka_feed_process if args.source == "kafka" else publisher_process
-        pub = mp.Process(target=source, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue))
         pub.start()
         results = [queue.get(timeout=args.warmup + args.duration + 120) for _ in range(len(procs) + 1)]
         for p in [*procs, pub]:
@@ -340,10 +515,50 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _k6_result(
+    args: argparse.Namespace, generated: dict[str, Any], published: int, server_cpu_s: float, server_rss_mib: float
+) -> dict[str, Any]:
+    delivered = generated["deliveries"]
+    generator_cpu_s = generated["cpu_s"]
+    wall = args.warmup + args.duration
+    return {
+        "server": args.server,
+        "edge": args.edge,
+        "generator": "k6",
+        "batch": args.batch,
+        "workers": args.workers,
+        "clients": args.clients,
+        "markets_per_client": args.markets,
+        "universe": args.universe,
+        "rate": args.rate,
+        "published": published,
+        "deliveries_per_s": round(delivered / args.duration),
+        "expected_per_s": round(published / wall * args.clients * args.markets / args.universe),
+        "p50_ms": round(generated["p50_ms"], 1),
+        "p99_ms": round(generated["p99_ms"], 1),
+        "max_ms": round(generated["max_ms"], 1),
+        "conflated": generated["conflated"],
+        "client_errors": generated["socket_errors"],
+        "late_opens": generated["late_opens"],
+        "server_cpu_s": round(server_cpu_s, 1),
+        "server_cpu_s_per_1000": round(server_cpu_s / delivered * 1000, 4) if delivered else None,
+        # k6 runs for the connect time, the warm-up and the window: its share is of all of that.
+        "generator_cpu_s": round(generator_cpu_s, 1),
+        "generator_cpu_share": round(generator_cpu_s / ((os.cpu_count() or 1) * (wall + args.connect_s)), 3),
+        "source": args.source,
+        "server_rss_mib": round(server_rss_mib),
+    }
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server", choices=sorted(SERVERS), default="uvicorn")
-    parser.add_argument("--edge", choices=["hub", "channel_layer"], default="hub")
+    parser.add_argument(
+        "--edge",
+        choices=["hub", "channel_layer", "ceiling"],
+        default="hub",
+        help="hub: the product's edge; channel_layer: plain Channels group_send; ceiling: a bare server",
+    )
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--markets", type=int, default=20, help="markets watched per client")
@@ -351,7 +566,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rate", type=float, default=1000, help="market updates per second")
     parser.add_argument("--duration", type=float, default=10)
     parser.add_argument("--warmup", type=float, default=5)
-    parser.add_argument("--client-procs", type=int, default=2)
+    parser.add_argument("--client-procs", type=int, default=2, help="processes of Python clients")
+    parser.add_argument("--generator", choices=["k6", "python"], default="k6", help="who drives the websockets")
+    parser.add_argument("--connect-s", type=float, default=10, help="k6: seconds for the users to connect")
     parser.add_argument("--batch", action="store_true", help="clients ask for one frame per tick")
     parser.add_argument(
         "--source",

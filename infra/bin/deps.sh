@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, idempotently: Debian packages, the Python venv, the Maven jars,
 # the npm packages. Downloads are cached (pip, ~/.m2, npm) so reruns are fast.
-# Usage: deps.sh [system|python|jars|frontend|all]
+# Usage: deps.sh [system|python|jars|frontend|k6|all]
 . "$(dirname "$0")/lib.sh"
 STAMPS="$CACHE/stamps"
 mkdir -p "$STAMPS"
@@ -72,11 +72,27 @@ frontend() {
   }
 }
 
+# k6, the load generator of the websocket edge benchmark, built from the Go module proxy.
+K6_VERSION=v1.8.1
+k6() {
+  local bin="$CACHE/bin/k6-$K6_VERSION"
+  [ -x "$bin" ] && return 0
+  command -v go >/dev/null || { echo "k6 is built with Go: install Go first" >&2; exit 1; }
+  say "building k6 $K6_VERSION (Go module proxy)"
+  mkdir -p "$CACHE/bin" "$CACHE/go-build"
+  GOBIN="$CACHE/go-build" GOFLAGS=-buildvcs=false go install "go.k6.io/k6@$K6_VERSION" >"$LOG/k6-build.log" 2>&1 || {
+    tail -20 "$LOG/k6-build.log" >&2
+    exit 1
+  }
+  mv "$CACHE/go-build/k6" "$bin"
+}
+
 case "${1:-all}" in
 system) system ;;
 python) python_env ;;
 jars) jars ;;
 frontend) frontend ;;
-all) system; python_env; jars; frontend ;;
-*) echo "usage: $0 [system|python|jars|frontend|all]" >&2; exit 2 ;;
+k6) k6 ;;
+all) system; python_env; jars; frontend; k6 ;;
+*) echo "usage: $0 [system|python|jars|frontend|k6|all]" >&2; exit 2 ;;
 esac

@@ -28,4 +28,4 @@ say "frontend unit tests (vitest)"
 (cd frontend && npx vitest run)
 
 say "Python tests: unit, integration (Kafka, Redis, PostgreSQL, Spark), browser (Chromium)"
-"$PY" -m pytest "$@"
+"$PY" -m pytest --durations=40 "$@"

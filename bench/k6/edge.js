@@ -1,0 +1,129 @@
+// Websocket edge load: k6 virtual users, one websocket each, speaking the sportsbook protocol
+// (docs/protocol.md): the page's Origin, a session cookie when given, a `watch` of the user's
+// markets with batching on. Each market frame is timed from its own timestamp to its arrival.
+//
+// Run by bench/edge.py, which passes (environment):
+//   URL            ws://host:port/ws/odds/
+//   ORIGIN         the page origin the handshake checks
+//   WATCH_FILE     JSON: one list of market ids per virtual user
+//   COOKIES        optional: session cookies, "name=value" separated by spaces; user i takes i mod n
+//   BATCH          "1": ask for one frame per tick
+//   START_AT       epoch ms the source starts; users connect before it
+//   WARMUP_MS      frames in the first WARMUP_MS after START_AT are not counted
+//   DURATION_MS    the measured window after the warm-up
+//   TS_FIELD       the frame timestamp latency is measured from ("reducer" or "event")
+//   SUMMARY        path the summary JSON is written to
+import { SharedArray } from "k6/data";
+import exec from "k6/execution";
+import { Counter, Trend } from "k6/metrics";
+import { setTimeout } from "k6/timers";
+import { WebSocket } from "k6/websockets";
+
+const watchLists = new SharedArray("watch", () => JSON.parse(open(__ENV.WATCH_FILE)));
+const cookies = (__ENV.COOKIES || "").split(" ").filter((c) => c.length > 0);
+const startAt = Number(__ENV.START_AT);
+const measureFrom = startAt + Number(__ENV.WARMUP_MS);
+const stopAt = measureFrom + Number(__ENV.DURATION_MS);
+const tsField = __ENV.TS_FIELD || "reducer";
+const batch = __ENV.BATCH === "1";
+
+const deliveries = new Counter("edge_deliveries");
+const conflated = new Counter("edge_conflated");
+const lateOpens = new Counter("edge_late_opens");
+const socketErrors = new Counter("edge_socket_errors");
+const latency = new Trend("edge_latency_ms", true);
+
+export const options = {
+  scenarios: {
+    edge: {
+      executor: "per-vu-iterations",
+      vus: watchLists.length,
+      iterations: 1,
+      maxDuration: `${Math.ceil((stopAt - Date.now()) / 1000) + 120}s`,
+    },
+  },
+  summaryTrendStats: ["p(50)", "p(99)", "max", "count"],
+  // The generator's own figures only: no HTTP, no thresholds, no per-request tags.
+  systemTags: [],
+  discardResponseBodies: true,
+};
+
+// The frame's timestamp field, read without parsing the frame: the `ts` object is the only
+// place its name occurs (docs/protocol.md).
+const tsKey = `"${tsField}":`;
+
+function stamp(raw, from) {
+  const at = raw.indexOf(tsKey, from);
+  if (at < 0) return [-1, 0];
+  const start = at + tsKey.length;
+  let end = start;
+  while (end < raw.length && raw.charCodeAt(end) >= 48 && raw.charCodeAt(end) <= 57) end++;
+  return [end, Number(raw.slice(start, end))];
+}
+
+export default function () {
+  const index = exec.vu.idInTest - 1;
+  const headers = { Origin: __ENV.ORIGIN };
+  if (cookies.length > 0) headers.Cookie = cookies[index % cookies.length];
+  // Counted here and handed to k6's metrics after the window, so the metrics pipeline does not
+  // compete with the sockets while they are measured.
+  let delivered = 0;
+  let merged = 0;
+  const latencies = [];
+  const ws = new WebSocket(__ENV.URL, null, { headers });
+  ws.onopen = () => {
+    if (Date.now() > startAt) lateOpens.add(1);
+    ws.send(JSON.stringify({ type: "watch", markets: watchLists[index], batch }));
+    setTimeout(
+      () => {
+        ws.close();
+        deliveries.add(delivered);
+        conflated.add(merged);
+        for (const ms of latencies) latency.add(ms);
+      },
+      Math.max(0, stopAt - Date.now()),
+    );
+  };
+  ws.onerror = (e) => {
+    // Closing at the end of the window may report writes after the close: not the server's.
+    if (Date.now() >= stopAt) return;
+    socketErrors.add(1);
+    console.error(`websocket error: ${e.error}`);
+  };
+  ws.onmessage = (event) => {
+    const now = Date.now();
+    if (now < measureFrom || now > stopAt) return;
+    const raw = event.data;
+    if (raw.startsWith('{"type":"market')) {
+      // One market frame, or a batch of them: each item has its own stamp; the frame's
+      // latency is its first item's.
+      let [at, ts] = stamp(raw, 0);
+      if (at < 0) return;
+      latencies.push(now - ts);
+      delivered++;
+      while ((at = stamp(raw, at)[0]) >= 0) delivered++;
+    } else if (raw.startsWith('{"type":"conflated"')) {
+      merged += JSON.parse(raw).merged;
+    }
+  };
+}
+
+function value(data, metric, stat) {
+  const m = data.metrics[metric];
+  return m && m.values[stat] !== undefined ? m.values[stat] : 0;
+}
+
+export function handleSummary(data) {
+  const summary = {
+    deliveries: value(data, "edge_deliveries", "count"),
+    conflated: value(data, "edge_conflated", "count"),
+    late_opens: value(data, "edge_late_opens", "count"),
+    socket_errors: value(data, "edge_socket_errors", "count"),
+    latency_samples: value(data, "edge_latency_ms", "count"),
+    p50_ms: value(data, "edge_latency_ms", "p(50)"),
+    p99_ms: value(data, "edge_latency_ms", "p(99)"),
+    max_ms: value(data, "edge_latency_ms", "max"),
+    sessions: value(data, "ws_sessions", "count"),
+  };
+  return { [__ENV.SUMMARY]: JSON.stringify(summary) };
+}
