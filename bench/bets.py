@@ -52,7 +52,7 @@ from typing import Any
 from urllib.parse import quote
 
 from bench.common import ROOT, free_port, percentile, wait_until
-from bench.edge import SERVERS, client_process, paced_updates
+from bench.edge import client_process, paced_updates, server_command
 
 PUNTER_PREFIX = "bench-punter-"
 COMPETITION = "Benchmark Bets"
@@ -578,7 +578,6 @@ def _server_start(port: int, namespace: str) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "SPORTSBOOK_NAMESPACE": namespace,
-        "ODDS_EDGE": "hub",
         "DATABASE_URL": _database_url(),
         "PYTHONUNBUFFERED": "1",
     }
@@ -588,7 +587,7 @@ def _server_start(port: int, namespace: str) -> subprocess.Popen[bytes]:
     logs = ROOT / "var" / "log"
     logs.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
-        SERVERS["uvicorn"](port, WORKERS),
+        server_command("uvicorn", port=port, workers=WORKERS, app="webapp.asgi:application"),
         cwd=ROOT,
         env=env,
         start_new_session=True,

@@ -31,35 +31,29 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# The ASGI servers that serve Channels' websockets: their command lines, by name. daphne runs
+# one process whatever the workers asked for.
+_UVICORN = "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log"
 SERVERS = {
-    "uvicorn": lambda port, workers: [
-        str(ROOT / ".venv/bin/uvicorn"),
-        "webapp.asgi:application",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--ws",
-        "websockets",
-        "--lifespan",
-        "off",
-        "--no-access-log",
-        "--log-level",
-        "warning",
-    ],
-    "daphne": lambda port, workers: [
-        str(ROOT / ".venv/bin/daphne"),
-        "-b",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "-v",
-        "0",
-        "webapp.asgi:application",
-    ],
+    "uvicorn": f"{_UVICORN} --log-level warning --ws websockets",
+    "uvicorn-sansio": f"{_UVICORN} --log-level warning --ws websockets-sansio",
+    "uvicorn-wsproto": f"{_UVICORN} --log-level warning --ws wsproto",
+    "daphne": "daphne -b 127.0.0.1 -p {port} -v 0 {app}",
+    "granian": "granian --interface asgi --host 127.0.0.1 --port {port} --workers {workers} --no-access-log "
+    "--log-level warning {app}",
+    "hypercorn": "hypercorn -b 127.0.0.1:{port} -w {workers} --log-level warning {app}",
 }
+
+
+def server_command(server: str, *, port: int, workers: int, app: str) -> list[str]:
+    program, *args = SERVERS[server].format(port=port, workers=workers, app=app).split()
+    return [str(ROOT / ".venv" / "bin" / program), *args]
+
+
+# The application each edge runs in the server.
+EDGE_APPS = {"hub": "webapp.asgi:application", "channel_layer": "bench.plain_edge:application"}
 
 
 def free_port() -> int:
@@ -413,9 +407,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         return run_ceiling(args)
     namespace = os.environ.get("SPORTSBOOK_NAMESPACE") or f"bench{uuid.uuid4().hex[:6]}"
     port = free_port()
-    env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "ODDS_EDGE": args.edge, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
     server = subprocess.Popen(
-        SERVERS[args.server](port, args.workers),
+        server_command(args.server, port=port, workers=args.workers, app=EDGE_APPS[args.edge]),
         cwd=ROOT,
         env=env,
         start_new_session=True,
@@ -425,7 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     relay = None
     if args.edge == "channel_layer":
         relay = subprocess.Popen(
-            [sys.executable, "manage.py", "relay_prices"],
+            [sys.executable, "-m", "bench.plain_edge"],
             cwd=ROOT,
             env=env,
             start_new_session=True,

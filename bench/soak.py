@@ -100,7 +100,7 @@ def run(*, duration: float, clients: int, rate: float, markets: int, sample_s: f
 def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
     import redis
 
-    from bench.edge import SERVERS, client_process, publisher_process
+    from bench.edge import client_process, publisher_process, server_command
 
     namespace = f"soak{uuid.uuid4().hex[:6]}"
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -108,7 +108,7 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     server = subprocess.Popen(
-        SERVERS["uvicorn"](port, 1),
+        server_command("uvicorn", port=port, workers=1, app="webapp.asgi:application"),
         cwd=ROOT,
         env=env,
         start_new_session=True,

@@ -104,7 +104,7 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
     import redis
     from django.conf import settings
 
-    from bench.edge import SERVERS
+    from bench.edge import server_command
     from odds.services.kafka import producer_create
 
     client = redis.Redis.from_url(settings.REDIS_URL)
@@ -113,9 +113,9 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
     markets_define(producer, client, WATCHED_COUNT + FEED_MARKETS, first=first)
     port = free_port()
     server = subprocess.Popen(
-        SERVERS["uvicorn"](port, 2),
+        server_command("uvicorn", port=port, workers=2, app="webapp.asgi:application"),
         cwd=ROOT,
-        env={**os.environ, "SPORTSBOOK_NAMESPACE": ns, "ODDS_EDGE": "hub"},
+        env={**os.environ, "SPORTSBOOK_NAMESPACE": ns},
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -26,12 +26,6 @@ from reducers import keys
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
 IMAGE_WINDOW_S = 60.0
-STATUS_PREFIX = '{"type":"market.status"'
-
-
-def market_group(market_id: int) -> str:
-    """Channel-layer group of a market, for the plain edge path (``ODDS_EDGE=channel_layer``)."""
-    return f"mkt.{market_id}"
 
 
 def _frame_seq(frame: str) -> int:
@@ -43,6 +37,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.watched: set[int] = set()
         self.pending: dict[bytes, str] = {}
+        # The hub's tick frame waiting to be written (batched sockets): the frame, its markets and
+        # their states, so a socket that is behind can fold it into ``pending`` instead.
+        self.ready: tuple[str, tuple[bytes, ...], dict[bytes, str]] | None = None
         self.channel_frames: collections.deque[str] = collections.deque()
         self.batch_frames = False
         self.attached: dict[bytes, str] = {}
@@ -54,6 +51,11 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.frames_window = (0, 0)  # (second, client frames in it)
         self.images: collections.deque[tuple[float, int]] = collections.deque()  # (when, markets)
         self.writer: asyncio.Task[None] | None = None
+        # The client hears from the server at least every HEARTBEAT_S: a timer per socket checks
+        # when it last wrote (no timeout on the writer's every wait).
+        self.last_write = time.monotonic()
+        self.heartbeat_due = False
+        self.idle_timer: asyncio.TimerHandle | None = None
         self.punter: bytes | None = None
         await self.accept()
         caps = self._connection_caps()
@@ -65,6 +67,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             await self.close(code=events.CLOSE_TOO_MANY_CONNECTIONS)
             return
         self.writer = asyncio.create_task(self._write_loop())
+        self._idle_check()
         get_hub().socket_opened()
         user = self.scope.get("user")
         if user and user.is_authenticated:
@@ -98,11 +101,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if self.writer is None:
             return  # refused at connect: nothing else was set up
         self.writer.cancel()
+        if self.idle_timer is not None:
+            self.idle_timer.cancel()
         get_hub().socket_closed()
-        if settings.ODDS_EDGE == "channel_layer":
-            for market_id in self.watched:
-                await self.channel_layer.group_discard(market_group(market_id), self.channel_name)
-        await get_hub().remove(self, [keys.market_channel(m) for m in self.watched])
+        await self.market_channels_remove(list(self.watched))
         await get_hub().remove(self, [name.decode() for name in self.attached])
         if self.punter is not None:
             await get_hub().remove(self, [self.punter.decode()])
@@ -130,13 +132,29 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self._background(self._resync(self.attached[channel]))
             else:
                 self.channel_frames.append(payload)
-        elif payload.startswith(STATUS_PREFIX):
+        elif payload.startswith(events.STATUS_PREFIX):
             # Suspensions and reopenings are never conflated away; they precede the market's state.
             self.channel_frames.append(payload)
         else:
             if channel in self.pending:
                 self.merged += 1
             self.pending[channel] = payload
+        self.wake.set()
+
+    def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
+        self.merged += replaced
+        if self.ready is None and not self.pending:
+            self.ready = (frame, channels, moved)
+        else:
+            # Still writing an earlier tick: latest wins per market, as for unbatched sockets.
+            if self.ready is not None:
+                _, earlier, states = self.ready
+                self.pending.update((c, states[c]) for c in earlier)
+                self.ready = None
+            for channel in channels:
+                if channel in self.pending:
+                    self.merged += 1
+                self.pending[channel] = moved[channel]
         self.wake.set()
 
     def _background(self, work: Any) -> None:
@@ -151,39 +169,43 @@ class OddsConsumer(AsyncWebsocketConsumer):
         get_hub().channel_detached(channel_id)
         await get_hub().remove(self, [name.decode()])
 
+    def _idle_check(self) -> None:
+        quiet = time.monotonic() - self.last_write
+        if quiet >= HEARTBEAT_S:
+            self.heartbeat_due = True
+            self.wake.set()
+            quiet = 0.0
+        self.idle_timer = asyncio.get_running_loop().call_later(HEARTBEAT_S - quiet, self._idle_check)
+
     async def _write_loop(self) -> None:
         while True:
-            try:
-                await asyncio.wait_for(self.wake.wait(), timeout=HEARTBEAT_S)
-            except TimeoutError:
-                await self._heartbeat()
-                continue
-            if self.batch_frames and settings.EDGE_TICK_MS:
-                # Let one tick's updates gather so they leave in a single frame.
-                await asyncio.sleep(settings.EDGE_TICK_MS / 1000)
+            await self.wake.wait()
             self.wake.clear()
             async with self.send_lock:
+                # Frames go straight to the server (the consumer's own send adds nothing here).
+                send = self.base_send
                 while self.channel_frames:
-                    await self.send(text_data=self.channel_frames.popleft())
+                    await send({"type": "websocket.send", "text": self.channel_frames.popleft()})
+                if self.ready is not None:
+                    frame = self.ready[0]
+                    self.ready = None
+                    await send({"type": "websocket.send", "text": frame})
                 batch, self.pending = self.pending, {}
                 if self.batch_frames and len(batch) > 1:
-                    await self.send(text_data=events.markets_batch(items=batch.values()))
+                    await send({"type": "websocket.send", "text": events.markets_batch(items=batch.values())})
                 else:
                     for payload in batch.values():
-                        await self.send(text_data=payload)
+                        await send({"type": "websocket.send", "text": payload})
                 if self.merged:
                     # Older prices replaced before they were sent: say how many, never drop silently.
-                    await self.send(text_data=events.conflated(merged=self.merged))
+                    await send({"type": "websocket.send", "text": events.conflated(merged=self.merged)})
                     self.merged = 0
-
-    async def _heartbeat(self) -> None:
-        # Only for the client: the channels' sign of life is the hub's keep-alive, sent whatever
-        # the traffic.
-        await self.send(text_data=events.heartbeat(ts=int(time.time() * 1000)))
-
-    async def odds_update(self, event: dict[str, Any]) -> None:
-        """The plain Channels path: one channel-layer message per client per update."""
-        await self.send(text_data=event["text"])
+                if self.heartbeat_due:
+                    # Only for the client: the channels' sign of life is the hub's keep-alive,
+                    # sent whatever the traffic.
+                    self.heartbeat_due = False
+                    await send({"type": "websocket.send", "text": events.heartbeat(ts=int(time.time() * 1000))})
+                self.last_write = time.monotonic()
 
     # --- client messages ---
 
@@ -215,7 +237,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if ids is None:
                 await self._error("bad_markets", "markets must be a list of market ids")
                 return
-            await get_hub().remove(self, [keys.market_channel(m) for m in ids])
+            await self.market_channels_remove(ids)
             self.watched.difference_update(ids)
         elif kind == events.ATTACH:
             await self._attach(message.get("channel"), message.get("last_seq"))
@@ -223,6 +245,16 @@ class OddsConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=events.pong(ts=int(time.time() * 1000)))
         else:
             await self._error("unknown_type", f"unknown message type {kind[:40]!r}")
+
+    async def market_channels_add(self, market_ids: list[int]) -> None:
+        """Follow the markets' price channels (through the process's hub)."""
+        # Never "add nothing": the hub's reader would start on a pub-sub that has no
+        # connection yet and die with a RuntimeError (found by the property tests).
+        if market_ids:
+            await get_hub().add(self, [keys.market_channel(m) for m in market_ids], batched=self.batch_frames)
+
+    async def market_channels_remove(self, market_ids: list[int]) -> None:
+        await get_hub().remove(self, [keys.market_channel(m) for m in market_ids])
 
     def _too_many_frames(self) -> bool:
         """Counts this client frame in the current second; True above the per-second limit."""
@@ -266,13 +298,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         async with self.send_lock:
             # Subscribe before reading the image: an update landing in between is queued and
             # sent after the image, and the client keeps the higher sequence of the two.
-            if settings.ODDS_EDGE == "channel_layer":
-                for market_id in ids:
-                    await self.channel_layer.group_add(market_group(market_id), self.channel_name)
-            elif ids:
-                # Never "add nothing": the hub's reader would start on a pub-sub that has no
-                # connection yet and die with a RuntimeError (found by the property tests).
-                await get_hub().add(self, [keys.market_channel(m) for m in ids])
+            if ids:
+                await self.market_channels_add(ids)
             self.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             for market_id in ids:

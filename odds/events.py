@@ -33,6 +33,8 @@ HEARTBEAT = "heartbeat"
 CONFLATED = "conflated"
 ENDED = "ended"
 ENDED_PREFIX = '{"type":"ended"'
+# A market's status message as the reducers publish it (never conflated).
+STATUS_PREFIX = '{"type":"market.status"'
 
 # websocket close codes (besides the standard ones)
 CLOSE_TOO_MANY_CONNECTIONS = 4429

@@ -5,6 +5,12 @@ channel or a subscriber's view channel) is subscribed once per process however m
 want it, and every message received is handed, already encoded, to each local listener of that
 channel. This replaces one channel-layer message per client per update (the plain Channels path)
 with one Redis message per process per update.
+
+Websockets that asked for batched market frames are served by the hub's tick instead: the newest
+state of each market that moved in a tick (``EDGE_TICK_MS``) is kept once for the process, and at
+the end of the tick each distinct set of markets wanted by some sockets is encoded into one frame,
+handed as the same string to every one of them. Status messages are never part of a tick: they go
+to each listener in order, like channel frames.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.commands.core import AsyncScript
 
+from odds.events import STATUS_PREFIX, markets_batch
 from reducers import keys
 
 log = logging.getLogger(__name__)
@@ -47,11 +54,42 @@ return 0
 class Listener(Protocol):
     def deliver(self, channel: bytes, payload: str) -> None: ...
 
+    def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
+        """One tick's frame for this listener: ``channels`` (the markets in it, whose newest
+        states are in ``moved``) and how many older updates of them the tick replaced."""
+        ...
+
+
+def tick_frames(
+    moved: dict[bytes, str], batched: dict[bytes, set[Listener]]
+) -> list[tuple[str, tuple[bytes, ...], list[Listener]]]:
+    """The frames of one tick: for each distinct set of moved channels some listeners watch,
+    the frame (the market's own message for one, a ``markets`` batch for several) and those
+    listeners. Each frame is built once, however many listeners get it."""
+    wanted: dict[Listener, list[bytes]] = defaultdict(list)
+    for channel in moved:
+        for listener in batched.get(channel, ()):
+            wanted[listener].append(channel)
+    groups: dict[tuple[bytes, ...], list[Listener]] = defaultdict(list)
+    for listener, wants in wanted.items():
+        groups[tuple(wants)].append(listener)
+    frames = []
+    for group, listeners in groups.items():
+        frame = moved[group[0]] if len(group) == 1 else markets_batch(items=[moved[c] for c in group])
+        frames.append((frame, group, listeners))
+    return frames
+
 
 class Hub:
     def __init__(self, redis_url: str) -> None:
         self._redis_url = redis_url
         self._listeners: dict[bytes, set[Listener]] = defaultdict(set)
+        # Listeners served by the tick, by channel; the tick's newest message per channel, and
+        # how many older ones it replaced.
+        self._batched: dict[bytes, set[Listener]] = defaultdict(set)
+        self._moved: dict[bytes, str] = {}
+        self._replaced: Counter[bytes] = Counter()
+        self._tick: asyncio.TimerHandle | None = None
         self._pubsub: aioredis.client.PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
         self._reporter: asyncio.Task[None] | None = None
@@ -71,8 +109,9 @@ class Hub:
             self._pubsub = aioredis.Redis.from_url(self._redis_url).pubsub(ignore_subscribe_messages=True)
         return self._pubsub
 
-    async def add(self, listener: Listener, channels: Iterable[str]) -> None:
-        """Start delivering the channels' messages to the listener; no channels is a no-op."""
+    async def add(self, listener: Listener, channels: Iterable[str], *, batched: bool = False) -> None:
+        """Start delivering the channels' messages to the listener (``batched``: market states
+        by the tick, see the module's docstring); no channels is a no-op."""
         names = list(channels)
         if not names:
             return
@@ -81,9 +120,9 @@ class Hub:
             new = []
             for name in names:
                 key = name.encode()
-                if not self._listeners[key]:
+                if not self._listeners[key] and not self._batched[key]:
                     new.append(name)
-                self._listeners[key].add(listener)
+                (self._batched if batched else self._listeners)[key].add(listener)
             if new:
                 await pubsub.subscribe(*new)
             # A pub-sub has its connection only from its first subscribe on: a reader started
@@ -96,12 +135,13 @@ class Hub:
             gone = []
             for name in channels:
                 key = name.encode()
-                watchers = self._listeners.get(key)
-                if watchers is None:
-                    continue
-                watchers.discard(listener)
-                if not watchers:
-                    del self._listeners[key]
+                for table in (self._listeners, self._batched):
+                    watchers = table.get(key)
+                    if watchers is not None:
+                        watchers.discard(listener)
+                        if not watchers:
+                            del table[key]
+                if key not in self._listeners and key not in self._batched:
                     gone.append(name)
             if gone and self._pubsub is not None:
                 await self._pubsub.unsubscribe(*gone)
@@ -181,7 +221,7 @@ class Hub:
             await asyncio.sleep(settings.STREAM_KEEPALIVE_S)
 
     def channel_count(self) -> int:
-        return len(self._listeners)
+        return len(self._listeners.keys() | self._batched.keys())
 
     def socket_opened(self) -> None:
         """Count a websocket of this process, for the operators' per-worker figures."""
@@ -218,12 +258,32 @@ class Hub:
             if message["type"] != "message":
                 continue
             channel: bytes = message["channel"]
-            listeners = self._listeners.get(channel)
-            if not listeners:
-                continue
             text = message["data"].decode()  # decoded once, shared by every local websocket
-            for listener in tuple(listeners):
-                listener.deliver(channel, text)
+            listeners = self._listeners.get(channel)
+            batched = self._batched.get(channel)
+            if batched:
+                if text.startswith(STATUS_PREFIX):
+                    for listener in tuple(batched):
+                        listener.deliver(channel, text)
+                else:
+                    if channel in self._moved:
+                        self._replaced[channel] += 1
+                    self._moved[channel] = text
+                    if self._tick is None:
+                        self._tick = asyncio.get_running_loop().call_later(
+                            settings.EDGE_TICK_MS / 1000, self._send_tick
+                        )
+            if listeners:
+                for listener in tuple(listeners):
+                    listener.deliver(channel, text)
+
+    def _send_tick(self) -> None:
+        moved, replaced = self._moved, self._replaced
+        self._moved, self._replaced, self._tick = {}, Counter(), None
+        for frame, channels, listeners in tick_frames(moved, self._batched):
+            merged = sum(replaced[c] for c in channels)
+            for listener in listeners:
+                listener.deliver_tick(frame, channels, moved, merged)
 
 
 _hub: Hub | None = None

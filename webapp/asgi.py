@@ -11,16 +11,16 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack
 from channels.routing import ProtocolTypeRouter, URLRouter
 
 from odds.api.placement import PlacementEndpoint
 from odds.routing import websocket_urlpatterns
 from webapp.origins import OriginValidator
+from webapp.wsauth import WebsocketAuthStack
 
 application = ProtocolTypeRouter(
     {
         "http": PlacementEndpoint(django_asgi_app),
-        "websocket": OriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": OriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns))),
     }
 )

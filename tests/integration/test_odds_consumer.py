@@ -26,8 +26,8 @@ def apply(redis_client, *, market_id: int, seq: int, price: str, status: str = "
     MarketStateSink(redis_client).apply(conflate([(update, 1)]))
 
 
-async def connect() -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, "/ws/odds/", headers=[ORIGIN])
+async def connect(app=application) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(app, "/ws/odds/", headers=[ORIGIN])
     connected, _ = await communicator.connect()
     assert connected
     hello = await communicator.receive_json_from()
@@ -104,15 +104,14 @@ async def test_batched_watch_gets_a_ticks_updates_in_one_frame(redis_client):
     await communicator.disconnect()
 
 
-async def test_plain_channel_layer_path_delivers_through_group_send(redis_client, settings):
-    import asyncio
+async def test_the_benchmarks_plain_channels_path_delivers_through_group_send(redis_client):
+    """The edge benchmark's baseline (bench/plain_edge.py): the same consumer, fed by group_send."""
+    from bench.plain_edge import application as plain
+    from bench.plain_edge import relay
 
-    from odds.management.commands.relay_prices import relay
-
-    settings.ODDS_EDGE = "channel_layer"
     relay_task = asyncio.create_task(relay())
     try:
-        communicator = await connect()
+        communicator = await connect(plain)
         await communicator.send_json_to({"type": "watch", "markets": [800_201]})
         await communicator.receive_json_from(timeout=5)
         await asyncio.sleep(0.3)  # the relay's pattern subscription is live
@@ -122,6 +121,24 @@ async def test_plain_channel_layer_path_delivers_through_group_send(redis_client
         await communicator.disconnect()
     finally:
         relay_task.cancel()
+
+
+async def test_batched_sockets_watching_the_same_markets_get_the_same_frame(redis_client):
+    """One tick's frame is built once for every socket that gets the same markets."""
+    sockets = [await connect() for _ in range(3)]
+    for communicator, markets in zip(sockets, ([800_401, 800_402], [800_402, 800_401], [800_401]), strict=True):
+        await communicator.send_json_to({"type": "watch", "markets": markets, "batch": True})
+        await communicator.receive_json_from(timeout=5)
+    apply(redis_client, market_id=800_401, seq=1, price="2.00")
+    apply(redis_client, market_id=800_402, seq=1, price="3.00")
+    frames = [await communicator.receive_from(timeout=5) for communicator in sockets]
+    assert frames[0] == frames[1], "the same markets in the same tick: the same bytes"
+    assert json.loads(frames[0])["type"] == "markets"
+    assert [i["market_id"] for i in json.loads(frames[0])["items"]] == [800_401, 800_402]
+    only = json.loads(frames[2])
+    assert (only["type"], only["market_id"]) == ("market", 800_401)
+    for communicator in sockets:
+        await communicator.disconnect()
 
 
 async def test_updates_replaced_while_queued_are_counted_not_dropped_silently(redis_client):
@@ -190,6 +207,9 @@ class _Inbox:
 
     def deliver(self, channel: bytes, payload: str) -> None:
         self.messages.put_nowait((channel, payload))
+
+    def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
+        raise AssertionError("added unbatched: every message comes through deliver")
 
 
 async def test_a_hub_asked_for_no_channels_starts_no_reader_and_delivers_once_asked(redis_client):

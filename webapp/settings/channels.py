@@ -8,9 +8,6 @@ CHANNEL_LAYERS = {
     }
 }
 
-# "hub": one Redis subscription per process with in-process fan-out (the fast path);
-# "channel_layer": one group_send per update through channels-redis (the plain path).
-ODDS_EDGE = env("ODDS_EDGE", "hub")
 WS_MAX_FRAME_BYTES = env_int("WS_MAX_FRAME_BYTES", 16 * 1024)
 WS_MAX_MARKETS = env_int("WS_MAX_MARKETS", 500)
 # A subscriber channel with no attached websocket for this long is ended (its maps cleaned).

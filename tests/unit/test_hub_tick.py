@@ -1,0 +1,62 @@
+"""The hub's tick: one frame per distinct set of markets, and a socket that is behind folds
+ticks into latest-wins per market (the consumer's side)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import SimpleNamespace
+
+from odds.consumers import OddsConsumer
+from odds.hub import Listener, tick_frames
+
+
+class Inbox:
+    def deliver(self, channel: bytes, payload: str) -> None:
+        raise AssertionError("market states of a batched socket go through the tick")
+
+    def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
+        raise AssertionError("tick_frames only computes")
+
+
+def state(market: int, seq: int) -> str:
+    return json.dumps({"type": "market", "market_id": market, "seq": seq})
+
+
+def test_listeners_with_the_same_moved_markets_share_one_frame_object():
+    a, b, c, quiet = Inbox(), Inbox(), Inbox(), Inbox()
+    moved = {b"px:1": state(1, 7), b"px:2": state(2, 3)}
+    batched: dict[bytes, set[Listener]] = {b"px:1": {a, b, c}, b"px:2": {a, b}, b"px:3": {quiet}}
+    frames = tick_frames(moved, batched)
+    by_listener = {id(listener): (frame, channels) for frame, channels, listeners in frames for listener in listeners}
+    assert id(quiet) not in by_listener, "a socket whose markets did not move gets nothing"
+    assert by_listener[id(a)][0] is by_listener[id(b)][0]
+    batch = json.loads(by_listener[id(a)][0])
+    assert batch["type"] == "markets"
+    assert [i["market_id"] for i in batch["items"]] == [1, 2]
+    assert by_listener[id(c)] == (moved[b"px:1"], (b"px:1",)), "one market: its own message, unwrapped"
+    assert len(frames) == 2
+
+
+def behind() -> SimpleNamespace:
+    return SimpleNamespace(ready=None, pending={}, merged=0, wake=asyncio.Event())
+
+
+def test_a_tick_for_an_idle_socket_is_kept_whole():
+    socket = behind()
+    moved = {b"px:1": state(1, 1)}
+    OddsConsumer.deliver_tick(socket, moved[b"px:1"], (b"px:1",), moved, 2)  # type: ignore[arg-type]
+    assert socket.ready == (moved[b"px:1"], (b"px:1",), moved)
+    assert socket.merged == 2, "updates the tick replaced are counted"
+    assert socket.wake.is_set()
+
+
+def test_ticks_reaching_a_socket_that_is_behind_fold_into_latest_wins_per_market():
+    socket = behind()
+    first = {b"px:1": state(1, 1), b"px:2": state(2, 1)}
+    OddsConsumer.deliver_tick(socket, "frame-1", (b"px:1", b"px:2"), first, 0)  # type: ignore[arg-type]
+    second = {b"px:1": state(1, 2)}
+    OddsConsumer.deliver_tick(socket, second[b"px:1"], (b"px:1",), second, 0)  # type: ignore[arg-type]
+    assert socket.ready is None
+    assert socket.pending == {b"px:1": state(1, 2), b"px:2": state(2, 1)}
+    assert socket.merged == 1, "the replaced state of market 1 is counted, not dropped silently"
