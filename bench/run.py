@@ -907,7 +907,7 @@ def main(argv: list[str] | None = None) -> None:
         results.update(
             bench_edge(
                 clients=50 if quick else 1000,
-                rates=[200] if quick else [250, 500, 1000, 2000, 4000],
+                rates=[200] if quick else [50, 100, 250, 500, 750, 1000, 1500, 2000, 3000],
                 duration=3 if quick else 10,
                 warmup=2 if quick else 4,
                 workers=2,
