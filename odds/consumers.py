@@ -19,6 +19,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from odds import events
+from odds.eager import run_eagerly
 from odds.hub import get_hub
 from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
@@ -40,6 +41,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         # The hub's tick frame waiting to be written (batched sockets): the frame, its markets and
         # their states, so a socket that is behind can fold it into ``pending`` instead.
         self.ready: tuple[str, tuple[bytes, ...], dict[bytes, str]] | None = None
+        # A write started by a tick that had to wait for the client (see deliver_tick).
+        self.inflight: asyncio.Task[None] | None = None
         self.channel_frames: collections.deque[str] = collections.deque()
         self.batch_frames = False
         self.attached: dict[bytes, str] = {}
@@ -101,6 +104,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if self.writer is None:
             return  # refused at connect: nothing else was set up
         self.writer.cancel()
+        if self.inflight is not None:
+            self.inflight.cancel()
         if self.idle_timer is not None:
             self.idle_timer.cancel()
         get_hub().socket_closed()
@@ -143,6 +148,18 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
         self.merged += replaced
+        if self._idle() and not self.merged:
+            # Nothing queued and nothing being written: the frame goes out now, from the tick
+            # itself, with no wake-up of the writer (odds/eager.py). A write that has to wait
+            # for the client finishes in a task; frames after it queue until it is done.
+            try:
+                self.inflight = run_eagerly(self.base_send({"type": "websocket.send", "text": frame}))
+            except Exception:  # the socket is closing: its disconnect cleans up
+                return
+            if self.inflight is not None:
+                self.inflight.add_done_callback(self._inflight_done)
+            self.last_write = time.monotonic()
+            return
         if self.ready is None and not self.pending:
             self.ready = (frame, channels, moved)
         else:
@@ -156,6 +173,23 @@ class OddsConsumer(AsyncWebsocketConsumer):
                     self.merged += 1
                 self.pending[channel] = moved[channel]
         self.wake.set()
+
+    def _idle(self) -> bool:
+        return (
+            self.inflight is None
+            and self.ready is None
+            and not self.pending
+            and not self.channel_frames
+            and not self.send_lock.locked()
+            and self.writer is not None
+        )
+
+    def _inflight_done(self, task: asyncio.Task[None]) -> None:
+        self.inflight = None
+        if not task.cancelled() and task.exception() is not None:
+            return  # the socket is closing: its disconnect cleans up
+        if self.ready is not None or self.pending or self.channel_frames or self.merged:
+            self.wake.set()
 
     def _background(self, work: Any) -> None:
         task = asyncio.create_task(work)
@@ -181,6 +215,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
         while True:
             await self.wake.wait()
             self.wake.clear()
+            if self.inflight is not None:
+                # A tick's write still waiting for the client: frames keep their order.
+                await asyncio.wait([self.inflight])
             async with self.send_lock:
                 # Frames go straight to the server (the consumer's own send adds nothing here).
                 send = self.base_send

@@ -38,25 +38,56 @@ def test_listeners_with_the_same_moved_markets_share_one_frame_object():
     assert len(frames) == 2
 
 
-def behind() -> SimpleNamespace:
-    return SimpleNamespace(ready=None, pending={}, merged=0, wake=asyncio.Event())
+def socket(*, idle: bool) -> SimpleNamespace:
+    """The consumer's state deliver_tick works on; ``idle``: nothing queued or being written."""
+    written: list[str] = []
+
+    async def base_send(message: dict) -> None:
+        written.append(message["text"])
+
+    return SimpleNamespace(
+        ready=None,
+        pending={},
+        merged=0,
+        wake=asyncio.Event(),
+        inflight=None,
+        last_write=0.0,
+        written=written,
+        base_send=base_send,
+        _idle=lambda: idle,
+        _inflight_done=lambda task: None,
+    )
 
 
-def test_a_tick_for_an_idle_socket_is_kept_whole():
-    socket = behind()
+async def test_a_tick_for_an_idle_socket_is_written_at_once_without_waking_its_writer():
+    idle = socket(idle=True)
     moved = {b"px:1": state(1, 1)}
-    OddsConsumer.deliver_tick(socket, moved[b"px:1"], (b"px:1",), moved, 2)  # type: ignore[arg-type]
-    assert socket.ready == (moved[b"px:1"], (b"px:1",), moved)
-    assert socket.merged == 2, "updates the tick replaced are counted"
-    assert socket.wake.is_set()
+    OddsConsumer.deliver_tick(idle, moved[b"px:1"], (b"px:1",), moved, 0)  # type: ignore[arg-type]
+    assert idle.written == [moved[b"px:1"]]
+    assert idle.inflight is None, "the write completed: no task"
+    assert not idle.wake.is_set()
+    assert idle.ready is None
+    assert not idle.pending
+
+
+def test_a_tick_with_replaced_updates_goes_through_the_writer_to_say_so():
+    idle = socket(idle=True)
+    moved = {b"px:1": state(1, 3)}
+    OddsConsumer.deliver_tick(idle, moved[b"px:1"], (b"px:1",), moved, 2)  # type: ignore[arg-type]
+    assert idle.written == []
+    assert idle.ready == (moved[b"px:1"], (b"px:1",), moved)
+    assert idle.merged == 2, "updates the tick replaced are counted and reported by the writer"
+    assert idle.wake.is_set()
 
 
 def test_ticks_reaching_a_socket_that_is_behind_fold_into_latest_wins_per_market():
-    socket = behind()
+    busy = socket(idle=False)
     first = {b"px:1": state(1, 1), b"px:2": state(2, 1)}
-    OddsConsumer.deliver_tick(socket, "frame-1", (b"px:1", b"px:2"), first, 0)  # type: ignore[arg-type]
+    OddsConsumer.deliver_tick(busy, "frame-1", (b"px:1", b"px:2"), first, 0)  # type: ignore[arg-type]
+    assert busy.ready == ("frame-1", (b"px:1", b"px:2"), first)
     second = {b"px:1": state(1, 2)}
-    OddsConsumer.deliver_tick(socket, second[b"px:1"], (b"px:1",), second, 0)  # type: ignore[arg-type]
-    assert socket.ready is None
-    assert socket.pending == {b"px:1": state(1, 2), b"px:2": state(2, 1)}
-    assert socket.merged == 1, "the replaced state of market 1 is counted, not dropped silently"
+    OddsConsumer.deliver_tick(busy, second[b"px:1"], (b"px:1",), second, 0)  # type: ignore[arg-type]
+    assert busy.ready is None
+    assert busy.pending == {b"px:1": state(1, 2), b"px:2": state(2, 1)}
+    assert busy.merged == 1, "the replaced state of market 1 is counted, not dropped silently"
+    assert busy.written == []
