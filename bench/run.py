@@ -480,43 +480,61 @@ def edge_best(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return {**min(mine, key=lambda r: r["rate"]), "within_p99": False}
 
 
-def bench_edge(*, clients: int, rates: list[int], duration: float, warmup: float, workers: int) -> dict[str, Any]:
+def bench_edge(
+    *,
+    clients: int,
+    rates: list[int],
+    duration: float,
+    warmup: float,
+    workers: int,
+    server_choices: list[str],
+    server_rate: int,
+) -> dict[str, Any]:
     """Deliveries/s and latency of the three edges at rising update rates, driven by k6 with the
-    same clients (each watching 20 of 1,000 markets, batching on) and the same updates."""
+    same clients (each watching 20 of 1,000 markets, batching on) and the same updates; then the
+    hub on each of ``server_choices`` at ``server_rate`` updates/s."""
+
+    def measure(*, kind: str, server: str, rate: int) -> dict[str, Any]:
+        args = edge.parse(
+            [
+                "--edge",
+                kind,
+                "--server",
+                server,
+                "--clients",
+                str(clients),
+                "--markets",
+                "20",
+                "--rate",
+                str(rate),
+                "--workers",
+                "1" if kind == "channel_layer" else str(workers),
+                "--duration",
+                str(duration),
+                "--warmup",
+                str(warmup),
+                "--connect-s",
+                str(max(5, clients // 100)),
+                "--batch",
+            ]
+        )
+        with namespace():
+            row = edge.run(args)
+        log(
+            f"edge {kind} on {server} at {rate} updates/s: {row['deliveries_per_s']}/s of {row['expected_per_s']}/s "
+            f"offered, p99 {row['p99_ms']} ms, server {row['server_cpu_s_per_1000']} CPU s per 1,000"
+        )
+        return row
+
     rows = []
     for kind, _ in EDGE_KINDS:
         for rate in rates:
-            args = edge.parse(
-                [
-                    "--edge",
-                    kind,
-                    "--clients",
-                    str(clients),
-                    "--markets",
-                    "20",
-                    "--rate",
-                    str(rate),
-                    "--workers",
-                    "1" if kind == "channel_layer" else str(workers),
-                    "--duration",
-                    str(duration),
-                    "--warmup",
-                    str(warmup),
-                    "--connect-s",
-                    str(max(5, clients // 100)),
-                    "--batch",
-                ]
-            )
-            with namespace():
-                row = edge.run(args)
-            rows.append(row)
-            log(
-                f"edge {kind} rate {rate}: {row['deliveries_per_s']}/s of {row['expected_per_s']}/s offered, "
-                f"p99 {row['p99_ms']} ms, server {row['server_cpu_s_per_1000']} CPU s per 1,000"
-            )
-            if row["p99_ms"] > 4 * EDGE_P99_MS:
+            rows.append(measure(kind=kind, server="uvicorn", rate=rate))
+            if rows[-1]["p99_ms"] > 4 * EDGE_P99_MS:
                 break  # past this edge's limit: higher rates only queue more
     hub, plain, ceiling = (edge_best(rows, k) for k in ("hub", "channel_layer", "ceiling"))
+    # The hub on each ASGI server that serves Channels' websockets, at one rate, side by side.
+    servers = [measure(kind="hub", server=server, rate=server_rate) for server in server_choices]
     return {
         "edge_deliveries_per_s": hub["deliveries_per_s"],
         "edge_p99_ms": hub["p99_ms"],
@@ -533,6 +551,7 @@ def bench_edge(*, clients: int, rates: list[int], duration: float, warmup: float
         "edge_clients": clients,
         "edge_generator": "k6",
         "edge_rows": rows,
+        "edge_server_rows": servers,
     }
 
 
@@ -674,6 +693,19 @@ def write_markdown(results: dict[str, Any]) -> Path:
                 f"{r['deliveries_per_s']:,} | {r['p50_ms']} | {r['p99_ms']} | {r['server_cpu_s_per_1000']} | "
                 f"{r['generator_cpu_share']} |"
             )
+        if results.get("edge_server_rows"):
+            lines += [
+                "",
+                "The hub on each ASGI server, same clients and rate:",
+                "",
+                "| server | workers | offered/s | delivered/s | p50 ms | p99 ms | server CPU s / 1,000 |",
+                "|---|---|---|---|---|---|---|",
+            ]
+            for r in results["edge_server_rows"]:
+                lines.append(
+                    f"| {r['server']} | {1 if r['server'] == 'daphne' else r['workers']} | {r['expected_per_s']:,} | "
+                    f"{r['deliveries_per_s']:,} | {r['p50_ms']} | {r['p99_ms']} | {r['server_cpu_s_per_1000']} |"
+                )
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
     notes = ROOT / "bench" / "NOTES.md"
@@ -911,6 +943,8 @@ def main(argv: list[str] | None = None) -> None:
                 duration=3 if quick else 10,
                 warmup=2 if quick else 4,
                 workers=2,
+                server_choices=["uvicorn"] if quick else sorted(edge.SERVERS),
+                server_rate=200 if quick else 750,
             )
         )
         lap("edge")
