@@ -26,6 +26,8 @@ from spark.sources import env
 
 CONSUMER = "plain"
 FETCH = 20_000
+# How long a poll waits for more records before the batch is applied: a backlog drain takes
+# what the broker has; the end-to-end floor (bench/run.py) waits only a few milliseconds.
 log = logging.getLogger("bench.plain_consumer")
 
 
@@ -34,6 +36,7 @@ def main() -> None:
     bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
     client = redis.Redis.from_url(env("REDIS_URL", "redis://127.0.0.1:6379/0"))
     cap = int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000"))
+    poll_s = float(env("PLAIN_CONSUMER_POLL_S", "0.05"))
     processor = PriceBatchProcessor(
         redis_client=client,
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
@@ -61,7 +64,7 @@ def main() -> None:
         while not stop_requested.is_set():
             rows: list[dict[str, Any]] = []
             while len(rows) < cap:
-                messages = consumer.consume(num_messages=min(FETCH, cap - len(rows)), timeout=0.05)
+                messages = consumer.consume(num_messages=min(FETCH, cap - len(rows)), timeout=poll_s)
                 rows.extend(
                     {
                         "key": m.key(),

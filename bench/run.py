@@ -576,6 +576,9 @@ TARGETS = [
     ("edge_vs_ceiling", "Hub ÷ the ceiling, same run", "ratio", ">= 0.6"),
     ("edge_server_cpu_s_per_1000", "Edge (hub) server CPU per 1,000 deliveries", "s", None),
     ("edge_generator_cpu_share", "Load generator (k6) share of the machine's CPU", "ratio", None),
+    ("e2e_floor_p50_ms", "End to end through one plain consumer (the floor), p50", "ms", None),
+    ("e2e_floor_p99_ms", "End to end through one plain consumer (the floor), p99", "ms", None),
+    ("e2e_realtime_p99_vs_floor", "Real-time p99 ÷ the floor's p99, same run", "times", "<= 1.5"),
     ("e2e_microbatch_p50_ms", "End to end, micro-batch, p50", "ms", None),
     ("e2e_microbatch_p99_ms", "End to end, micro-batch, p99", "ms", "<= 500"),
     ("e2e_realtime_p50_ms", "End to end, real-time mode, p50", "ms", "<= 20"),
@@ -761,6 +764,21 @@ def warm_up_prices(producer: Any, client: Any, *, first: int = 5001, count: int 
     wait_until(warm, timeout=180, what="the reducers' first prices")
 
 
+def e2e_edge_args(*, clients: int, rate: float, duration: float, warmup: float) -> Any:
+    """The end-to-end load: prices produced to Kafka at ``rate``, ``clients`` websockets watching
+    20 of 1,000 markets each with batching on, latency from each update's source event."""
+    return edge.parse(
+        [
+            "--source",
+            "kafka",
+            "--generator",
+            "python",
+            *("--clients", str(clients), "--markets", "20", "--universe", "1000", "--rate", str(rate)),
+            *("--workers", "2", "--duration", str(duration), "--warmup", str(warmup), "--batch"),
+        ]
+    )
+
+
 def bench_e2e(
     *,
     mode: str,
@@ -791,28 +809,7 @@ def _measure_e2e(
 ) -> dict[str, Any]:
     client, producer, env, reducer = running.client, running.producer, running.env, running.process
     warm_up_prices(producer, client)
-    args = edge.parse(
-        [
-            "--source",
-            "kafka",
-            "--clients",
-            str(clients),
-            "--markets",
-            "20",
-            "--universe",
-            "1000",
-            "--rate",
-            str(rate),
-            "--workers",
-            "2",
-            "--duration",
-            str(duration),
-            "--warmup",
-            str(warmup),
-            "--batch",
-        ]
-    )
-    result = edge.run(args)
+    result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
     reducer_rss = reducer.rss_mib()
     # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this
     # run's load has drained, on markets of its own (1001 on).
@@ -829,6 +826,29 @@ def _measure_e2e(
     }
     out[f"stack_rss_gib_{mode}"] = round(sum(out[f"footprint_{mode}_mib"].values()) / 1024, 2)
     return {**out, **suspend}
+
+
+def bench_e2e_floor(*, clients: int, rate: float, duration: float, warmup: float) -> dict[str, Any]:
+    """The floor of the pipe: the end-to-end load through one plain Kafka consumer running the
+    same reducer into the same Redis (bench/plain_consumer.py, polling every 5 ms), the same
+    edge and the same clients, instead of the Spark reducers."""
+    with namespace() as ns:
+        client = redis.Redis.from_url(settings.REDIS_URL)
+        markets_table_write(client, 1000)
+        env = {**reducer_env(ns, "microbatch"), "PLAIN_CONSUMER_POLL_S": "0.005"}
+        process = Process(python("-m", "bench.plain_consumer"), env=env, log=ROOT / "var" / "log" / "bench-floor.log")
+        try:
+            wait_until(lambda: client.get(keys.heartbeat("plain")), timeout=60, what="the plain consumer to start")
+            result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
+        finally:
+            process.stop()
+    return {
+        "e2e_floor_p50_ms": result["p50_ms"],
+        "e2e_floor_p99_ms": result["p99_ms"],
+        "e2e_floor_max_ms": result["max_ms"],
+        "e2e_floor_deliveries_per_s": result["deliveries_per_s"],
+        "e2e_floor_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
+    }
 
 
 def bench_up() -> dict[str, Any]:
@@ -929,6 +949,19 @@ def main(argv: list[str] | None = None) -> None:
             results.update(bench_e2e(**e2e_args))
             lap(f"e2e_{mode}")
     if "e2e" in stages:
+        log("end to end, the floor: one plain consumer instead of the reducers")
+        results.update(
+            bench_e2e_floor(
+                clients=50 if quick else 1000,
+                rate=200 if quick else 1000,
+                duration=4 if quick else 15,
+                warmup=4 if quick else 8,
+            )
+        )
+        lap("e2e_floor")
+        floor = results["e2e_floor_p99_ms"]
+        realtime = results.get("e2e_realtime_p99_ms")
+        results["e2e_realtime_p99_vs_floor"] = round(realtime / floor, 2) if realtime and floor else None
         results["e2e_realtime_p50_ms"] = results.get("e2e_realtime_p50_ms")
         results["e2e_microbatch_p99_ms"] = results.get("e2e_microbatch_p99_ms")
         results["stack_rss_gib"] = max(

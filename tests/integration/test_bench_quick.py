@@ -25,6 +25,8 @@ REQUIRED = (
     "e2e_realtime_p50_ms",
     "e2e_realtime_p99_ms",
     "e2e_microbatch_p99_ms",
+    "e2e_floor_p50_ms",
+    "e2e_floor_p99_ms",
     "edge_deliveries_per_s",
     "edge_p99_ms",
     "edge_baseline_deliveries_per_s",
