@@ -52,6 +52,7 @@ class Command(BaseCommand):
         parser.add_argument("--url", default="http://127.0.0.1:8000", help="the running stack's address")
         parser.add_argument("--out", default=str(Path(settings.BASE_DIR) / "docs" / "screenshots"))
         parser.add_argument("--settle", type=float, default=3.0, help="seconds for the live parts to fill in")
+        parser.add_argument("--pages", nargs="*", default=None, help="only these pages (file names, e.g. home lag)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         from playwright.sync_api import sync_playwright
@@ -64,6 +65,8 @@ class Command(BaseCommand):
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
             try:
                 for name, who, url_name, url_args in PAGES:
+                    if options["pages"] and name not in options["pages"]:
+                        continue
                     try:
                         path = reverse(url_name, args=[event if a == "EVENT" else a for a in url_args])
                     except NoReverseMatch:
