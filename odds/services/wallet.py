@@ -146,6 +146,16 @@ class Payment:
     created: bool  # False: a repeat of a request already paid, answered with its entry
 
 
+def cooling_off_text() -> str:
+    """How long a raised deposit limit waits, in words: ``24 hours``."""
+    seconds = settings.DEPOSIT_LIMIT_COOLING_OFF_S
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    minutes = max(1, seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
 def when_text(*, at: datetime) -> str:
     """An instant as the messages of this module show it: ``23 Nov 2026, 18:40 UTC``."""
     return at.astimezone(UTC).strftime("%-d %b %Y, %H:%M UTC")

@@ -21,7 +21,7 @@ from odds.models import LedgerEntry
 from odds.selectors.bets import wallet_for_user
 from odds.selectors.catalogue import sport_nav
 from odds.selectors.wallet import deposit_limits_view, ledger_page, wallet_break_running
-from odds.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break
+from odds.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break, cooling_off_text
 
 
 def _day(raw: str, name: str, problems: list[str]) -> date | None:
@@ -68,7 +68,8 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
         "on_break": wallet_break_running(wallet=wallet, now=now),
         "time_outs": [choice for choice in Break.choices if choice[0].startswith("time_out")],
         "exclusions": [choice for choice in Break.choices if choice[0].startswith("exclude")],
-        "min_payment": MIN_PAYMENT,
-        "max_payment": MAX_PAYMENT,
+        "cooling_off": cooling_off_text(),
+        "min_payment": f"{MIN_PAYMENT:,}",
+        "max_payment": f"{MAX_PAYMENT:,}",
     }
     return render(request, "odds/wallet.html", context)
