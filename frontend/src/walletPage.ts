@@ -91,5 +91,8 @@ function wire(form: HTMLFormElement): void {
 
 export function startWalletPage(root: Document = document): void {
   localTimes(root);
+  // The statement's date filter counts days in the punter's own time zone.
+  const zone = root.getElementById("ledger-tz") as HTMLInputElement | null;
+  if (zone !== null) zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone;
   for (const form of root.querySelectorAll<HTMLFormElement>("form[data-wallet-action]")) wire(form);
 }

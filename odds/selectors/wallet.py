@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 
 from django.core.paginator import Page, Paginator
@@ -17,14 +17,19 @@ LEDGER_PAGE_SIZE = 25
 
 
 def ledger_entries(
-    *, wallet: Wallet, kind: str = "", since: date | None = None, until: date | None = None
+    *,
+    wallet: Wallet,
+    kind: str = "",
+    since: date | None = None,
+    until: date | None = None,
+    zone: tzinfo | None = None,
 ) -> QuerySet[LedgerEntry]:
     """Every entry of the wallet, newest first; ``kind`` and the days ``since``..``until``
-    (inclusive, in the current time zone) narrow it."""
+    (inclusive, in the punter's time ``zone``, else the site's) narrow it."""
     entries = LedgerEntry.objects.filter(wallet=wallet).select_related("bet").order_by("-id")
     if kind:
         entries = entries.filter(kind=kind)
-    zone = timezone.get_current_timezone()
+    zone = zone or timezone.get_current_timezone()
     if since is not None:
         entries = entries.filter(created_at__gte=datetime.combine(since, time.min, tzinfo=zone))
     if until is not None:
@@ -33,10 +38,17 @@ def ledger_entries(
 
 
 def ledger_page(
-    *, wallet: Wallet, page: int, kind: str = "", since: date | None = None, until: date | None = None
+    *,
+    wallet: Wallet,
+    page: int,
+    kind: str = "",
+    since: date | None = None,
+    until: date | None = None,
+    zone: tzinfo | None = None,
 ) -> Page[LedgerEntry]:
     """One page of ``ledger_entries`` (the last page when ``page`` is beyond it)."""
-    paginator = Paginator(ledger_entries(wallet=wallet, kind=kind, since=since, until=until), LEDGER_PAGE_SIZE)
+    entries = ledger_entries(wallet=wallet, kind=kind, since=since, until=until, zone=zone)
+    paginator = Paginator(entries, LEDGER_PAGE_SIZE)
     return paginator.get_page(page)
 
 

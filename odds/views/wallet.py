@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from typing import cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
@@ -34,6 +35,16 @@ def _day(raw: str, name: str, problems: list[str]) -> date | None:
         return None
 
 
+def _zone(raw: str) -> ZoneInfo | None:
+    """The punter's time zone as their browser names it (``Europe/London``), or None."""
+    if not raw or len(raw) > 64 or not raw.isascii() or ".." in raw:
+        return None
+    try:
+        return ZoneInfo(raw)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
 @require_GET
 @login_required
 @ensure_csrf_cookie
@@ -47,9 +58,10 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
         kind = ""
     since = _day(request.GET.get("from", ""), "from", problems)
     until = _day(request.GET.get("to", ""), "to", problems)
+    zone = _zone(request.GET.get("tz", ""))
     raw_page = request.GET.get("page", "1")
     number = int(raw_page) if raw_page.isascii() and raw_page.isdigit() and len(raw_page) < 9 else 1
-    page = ledger_page(wallet=wallet, page=number, kind=kind, since=since, until=until) if wallet else None
+    page = ledger_page(wallet=wallet, page=number, kind=kind, since=since, until=until, zone=zone) if wallet else None
     now = timezone.now()
     filters = request.GET.copy()
     filters.pop("page", None)

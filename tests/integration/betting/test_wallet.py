@@ -3,7 +3,7 @@ through the services, the API, and the placement endpoint uvicorn serves."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -249,3 +249,30 @@ def test_the_placement_endpoint_refuses_a_bet_during_a_time_out(asgi_server, ser
     assert "break from betting runs until" in body["error"]["message"]
     assert Bet.objects.filter(user=punter).count() == 1
     assert _balance(punter) == Decimal("90.00")
+
+
+def test_the_statement_pages_through_every_entry(api, punter):
+    for n in range(30):
+        wallet_payment_deposit(user=punter, amount=Decimal("1.00"), request_id=f"many-{n}")
+    first = api.get("/wallet/?kind=deposit").content.decode()
+    assert first.count('<tr data-kind="deposit">') == 25
+    assert "Page 1 of 2" in first
+    assert "page=2" in first
+    assert "kind=deposit" in first.split('aria-label="Statement pages"')[1]
+    second = api.get("/wallet/?kind=deposit&page=2").content.decode()
+    # 31 deposits: the first £100 and the 30 of £1.
+    assert second.count('<tr data-kind="deposit">') == 6
+    assert "£100.00" in second
+
+
+def test_the_date_filter_counts_days_in_the_punters_time_zone(api, punter):
+    entry = LedgerEntry.objects.get(wallet__user=punter)
+    # 23:30 UTC on 1 June is already 2 June in Tokyo.
+    LedgerEntry.objects.filter(pk=entry.pk).update(created_at=datetime(2026, 6, 1, 23, 30, tzinfo=UTC))
+    in_utc = api.get("/wallet/?from=2026-06-01&to=2026-06-01").content.decode()
+    in_tokyo = api.get("/wallet/?from=2026-06-01&to=2026-06-01&tz=Asia/Tokyo").content.decode()
+    assert '<tr data-kind="deposit">' in in_utc
+    assert '<tr data-kind="deposit">' not in in_tokyo
+    assert '<tr data-kind="deposit">' in api.get("/wallet/?from=2026-06-02&tz=Asia/Tokyo").content.decode()
+    # A zone that does not exist is ignored rather than refused.
+    assert api.get("/wallet/?from=2026-06-01&to=2026-06-01&tz=../../etc").status_code == 200
