@@ -13,7 +13,9 @@ as the entry under a row lock on the wallet; ``wallet_reconcile`` recomputes it 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -111,6 +113,13 @@ class DepositLimit(models.Model):
         DAY = "day", "Daily"
         WEEK = "week", "Weekly"
         MONTH = "month", "Monthly"
+
+    # The rolling window each period counts deposits over.
+    LENGTHS: ClassVar[dict[str, timedelta]] = {
+        Period.DAY: timedelta(days=1),
+        Period.WEEK: timedelta(days=7),
+        Period.MONTH: timedelta(days=30),
+    }
 
     wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="deposit_limits", db_index=False)
     period = models.CharField(max_length=8, choices=Period.choices)

@@ -7,11 +7,10 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from odds.models import DepositLimit, LedgerEntry, Wallet
-from odds.services.wallet import LIMIT_PERIODS, deposited_since
 
 LEDGER_PAGE_SIZE = 25
 
@@ -75,12 +74,25 @@ def deposit_limits_view(*, wallet: Wallet | None, now: datetime) -> list[LimitVi
         amount, pending_amount, pending_from = limit.amount, limit.pending_amount, limit.pending_from
         if pending_from is not None and pending_from <= now and pending_amount is not None:
             amount, pending_amount, pending_from = pending_amount, None, None
-        used = deposited_since(wallet=wallet, since=now - LIMIT_PERIODS[period])
+        used = deposited_since(wallet=wallet, since=now - DepositLimit.LENGTHS[period])
         views.append(
             LimitView(period, label, amount, max(Decimal("0.00"), amount - used), pending_amount, pending_from)
         )
     return views
 
 
-def wallet_break_running(*, wallet: Wallet | None, now: datetime) -> bool:
-    return wallet is not None and wallet.excluded_until is not None and wallet.excluded_until > now
+def wallet_break_running(*, wallet: Wallet | None) -> bool:
+    return wallet is not None and wallet_on_break(wallet=wallet)
+
+
+def wallet_on_break(*, wallet: Wallet) -> bool:
+    """Whether the punter's time-out or self-exclusion runs now."""
+    return wallet.excluded_until is not None and wallet.excluded_until > timezone.now()
+
+
+def deposited_since(*, wallet: Wallet, since: datetime) -> Decimal:
+    """What the punter deposited after ``since`` (withdrawals do not count against limits)."""
+    total = LedgerEntry.objects.filter(wallet=wallet, kind=LedgerEntry.Kind.DEPOSIT, created_at__gt=since).aggregate(
+        total=Sum("amount")
+    )["total"]
+    return total or Decimal("0.00")

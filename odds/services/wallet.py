@@ -9,10 +9,10 @@ from decimal import Decimal
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import models, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from odds.models import Bet, DepositLimit, LedgerEntry, Wallet
+from odds.selectors.wallet import deposited_since, wallet_on_break
 
 Account = LedgerEntry.Account
 Kind = LedgerEntry.Kind
@@ -97,11 +97,6 @@ def stake_refund(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
 MIN_PAYMENT = Decimal("1.00")
 MAX_PAYMENT = Decimal("100000.00")
 MAX_REQUEST_ID = 64
-LIMIT_PERIODS: dict[str, timedelta] = {
-    DepositLimit.Period.DAY: timedelta(days=1),
-    DepositLimit.Period.WEEK: timedelta(days=7),
-    DepositLimit.Period.MONTH: timedelta(days=30),
-}
 LIMIT_WORDS: dict[str, str] = {
     DepositLimit.Period.DAY: "24 hours",
     DepositLimit.Period.WEEK: "7 days",
@@ -167,18 +162,12 @@ def exclusion_message(*, until: datetime, exclusion: str = "") -> str:
     return f"Your {what} runs until {when_text(at=until)}: betting and deposits are closed until then."
 
 
-def _excluded(*, wallet: Wallet, now: datetime) -> PaymentRefused | None:
-    if wallet.excluded_until is not None and wallet.excluded_until > now:
-        message = exclusion_message(until=wallet.excluded_until, exclusion=wallet.exclusion)
-        return PaymentRefused(code="excluded", message=message, field="account")
-    return None
-
-
 def exclusion_check(*, wallet: Wallet) -> None:
-    """Raise ``PaymentRefused`` (``excluded``) while the wallet's break runs."""
-    refused = _excluded(wallet=wallet, now=timezone.now())
-    if refused is not None:
-        raise refused
+    """Raise ``PaymentRefused`` (``excluded``, saying until when) while the wallet's break runs."""
+    if wallet_on_break(wallet=wallet):
+        assert wallet.excluded_until is not None
+        message = exclusion_message(until=wallet.excluded_until, exclusion=wallet.exclusion)
+        raise PaymentRefused(code="excluded", message=message, field="account")
 
 
 def payment_amount_check(*, amount: Decimal) -> None:
@@ -214,20 +203,14 @@ def deposit_limits_apply(*, wallet: Wallet, now: datetime) -> list[DepositLimit]
     return limits
 
 
-def deposited_since(*, wallet: Wallet, since: datetime) -> Decimal:
-    total = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.DEPOSIT, created_at__gt=since).aggregate(
-        total=Sum("amount")
-    )["total"]
-    return total or Decimal("0.00")
-
-
 def deposit_headroom(*, wallet: Wallet, limits: list[DepositLimit], now: datetime) -> tuple[Decimal, str] | None:
     """How much more the punter may deposit now and the period that allows the least, or None
     without limits."""
     tightest: tuple[Decimal, str] | None = None
     for limit in limits:
         left = max(
-            Decimal("0.00"), limit.amount - deposited_since(wallet=wallet, since=now - LIMIT_PERIODS[limit.period])
+            Decimal("0.00"),
+            limit.amount - deposited_since(wallet=wallet, since=now - DepositLimit.LENGTHS[limit.period]),
         )
         if tightest is None or left < tightest[0]:
             tightest = (left, limit.period)
@@ -309,7 +292,7 @@ def wallet_withdraw(*, user: User, amount: Decimal, request_id: str) -> Payment:
 def deposit_limit_set(*, user: User, period: str, amount: Decimal) -> DepositLimit:
     """Set the punter's deposit limit of ``period``: a lower (or first) limit applies at once, a
     higher one after ``DEPOSIT_LIMIT_COOLING_OFF_S`` (the current limit applies meanwhile)."""
-    if period not in LIMIT_PERIODS:
+    if period not in DepositLimit.LENGTHS:
         raise PaymentRefused(code="invalid", message="Choose a daily, weekly or monthly limit.", field="period")
     payment_amount_check(amount=amount)
     with transaction.atomic():

@@ -77,7 +77,7 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
         "filter_query": filters.urlencode(),
         "problems": problems,
         "limits": deposit_limits_view(wallet=wallet, now=now),
-        "on_break": wallet_break_running(wallet=wallet, now=now),
+        "on_break": wallet_break_running(wallet=wallet),
         "time_outs": [choice for choice in Break.choices if choice[0].startswith("time_out")],
         "exclusions": [choice for choice in Break.choices if choice[0].startswith("exclude")],
         "cooling_off": cooling_off_text(),
