@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 
 from odds.api import streams
 from odds.api.http import api_not_found
-from odds.views import health, pages
+from odds.views import health, pages, wallet
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -22,6 +22,7 @@ urlpatterns += [
     path("in-play/", pages.in_play, name="in-play"),
     path("sport/<slug:sport_slug>/<int:competition_id>/", pages.competition_page, name="competition"),
     path("my-bets/", pages.my_bets, name="my-bets"),
+    path("wallet/", wallet.wallet_page, name="wallet"),
     path("live/events", pages.events_live, name="events-live"),
 ]
 

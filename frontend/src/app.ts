@@ -9,6 +9,7 @@ import { type ConnectionStatus, OddsClient } from "./protocol";
 import { startScores } from "./scores";
 import { SlipView } from "./slipView";
 import { moneyMoved, WalletBadge } from "./wallet";
+import { startWalletPage } from "./walletPage";
 
 const STATUS_TEXT: Record<ConnectionStatus, string> = {
   connecting: "Connecting…",
@@ -107,6 +108,7 @@ function boot(): void {
   slip.start();
   bets?.start();
   new WalletBadge().start();
+  if (body.page === "wallet") startWalletPage();
   startScores();
   sidebarToggle();
   loginHelpers();

@@ -402,7 +402,7 @@ def _bets_paths() -> dict[str, JsonSchema]:
     rejected["properties"]["bet"] = _ref("Bet")
     rejected["required"] = ["v", "error", "bet"]
     one_bet = _object({"v": VERSION, "bet": _ref("Bet")}, required=("v", "bet"))
-    return {
+    paths: dict[str, JsonSchema] = {
         "/api/bets": {
             "get": _operation(
                 summary="My bets, newest first, each open bet with its live cash-out quote",
@@ -490,6 +490,145 @@ def _bets_paths() -> dict[str, JsonSchema]:
                 summary="Balance and the latest ledger entries that changed it",
                 tag="wallet",
                 responses={"200": _json("The wallet.", _ref("Wallet"))},
+            ),
+        },
+        **_wallet_paths(),
+    }
+    # Placement and cash-out are closed while the punter's time-out or self-exclusion runs.
+    _excludable(paths["/api/bets"]["post"])
+    _excludable(paths["/api/bets/{bet_id}/cash-out"]["post"])
+    return paths
+
+
+EXCLUDED = _error(
+    "Refused: the CSRF token is missing or wrong, or the punter's time-out or self-exclusion runs"
+    " (`excluded`: the message says until when).",
+    "csrf_failed",
+    "excluded",
+)
+
+
+def _excludable(operation: JsonSchema) -> JsonSchema:
+    operation["responses"]["403"] = EXCLUDED
+    return operation
+
+
+def _wallet_paths() -> dict[str, JsonSchema]:
+    entry = _object(
+        {
+            "id": ID,
+            "kind": _enum(LedgerEntry.Kind.values),
+            "amount": DECIMAL_OUT,
+            "balance_after": DECIMAL_OUT,
+            "bet_id": _nullable(ID),
+            "reference": {"type": "string"},
+            "ts": TIMESTAMP,
+        },
+        required=("id", "kind", "amount", "balance_after", "bet_id", "reference", "ts"),
+    )
+    payment_in = _object(
+        {
+            "v": VERSION,
+            "amount": _money_in("pounds and pence, above zero"),
+            "request_id": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+                "description": "Chosen by the client per payment: a repeat with the same id pays once.",
+            },
+        },
+        required=("amount", "request_id"),
+    )
+    payment_out = _object(
+        {
+            "v": VERSION,
+            "created": {"type": "boolean"},
+            "entry": entry,
+            "wallet": _object({"currency": {"type": "string"}, "balance": DECIMAL_OUT}),
+        },
+        required=("v", "created", "entry", "wallet"),
+    )
+    refused = ("invalid", "required", "bad_json", "number_out_of_range", "too_low", "too_high")
+
+    def payment(summary: str, *codes: str) -> JsonSchema:
+        return _operation(
+            summary=summary,
+            tag="wallet",
+            write=True,
+            body=payment_in,
+            examples={"pounds": {"v": 1, "amount": "20.00", "request_id": "5f2c0e9a"}},
+            responses={
+                "201": _json("Paid: the ledger entry and the balance after it.", payment_out),
+                "200": _json("A repeat of a request already paid: its entry, nothing paid again.", payment_out),
+                "400": _error("The amount or request id is not acceptable; nothing was paid.", *refused, *codes),
+            },
+        )
+
+    return {
+        "/api/wallet/deposits": {
+            "post": _excludable(payment("Deposit through the demo payment form", "over_deposit_limit")),
+        },
+        "/api/wallet/withdrawals": {
+            "post": payment("Withdraw, at most the balance (open during a break)", "insufficient_funds"),
+        },
+        "/api/wallet/limits/{period}": {
+            "put": _operation(
+                summary="Set a deposit limit: lower at once, higher after the cooling-off period",
+                tag="wallet",
+                write=True,
+                parameters=[_path("period", _enum(("day", "week", "month")), "The limit's rolling period.")],
+                body=_object({"v": VERSION, "amount": _money_in("the new limit")}, required=("amount",)),
+                responses={
+                    "200": _json(
+                        "The limit: `amount` applies now; a raise waits in `pending_amount` until `pending_from`.",
+                        _object(
+                            {
+                                "v": VERSION,
+                                "limit": _object(
+                                    {
+                                        "period": _enum(("day", "week", "month")),
+                                        "amount": DECIMAL_OUT,
+                                        "pending_amount": _nullable(DECIMAL_OUT),
+                                        "pending_from": _nullable(TIMESTAMP),
+                                    },
+                                    required=("period", "amount", "pending_amount", "pending_from"),
+                                ),
+                            },
+                            required=("v", "limit"),
+                        ),
+                    ),
+                },
+            ),
+        },
+        "/api/wallet/break": {
+            "post": _operation(
+                summary="Take a time-out or self-exclude; it cannot be shortened",
+                tag="wallet",
+                write=True,
+                body=_object(
+                    {
+                        "v": VERSION,
+                        "length": _enum(
+                            ("time_out_24h", "time_out_7d", "time_out_30d", "exclude_6m", "exclude_1y", "exclude_5y")
+                        ),
+                    },
+                    required=("length",),
+                ),
+                responses={
+                    "200": _json(
+                        "The break that runs now (a longer one already running stays).",
+                        _object(
+                            {
+                                "v": VERSION,
+                                "break": _object(
+                                    {"exclusion": _enum(("time_out", "self_exclusion")), "until": TIMESTAMP},
+                                    required=("exclusion", "until"),
+                                ),
+                            },
+                            required=("v", "break"),
+                        ),
+                    ),
+                },
             ),
         },
     }

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from odds.formatting import OddsFormat, odds_format
-from odds.models import Bet, LedgerEntry, Wallet
+from odds.models import Bet, DepositLimit, LedgerEntry, Wallet
 from odds.services.placement import LegRequest
 from reducers import betting
 
@@ -260,4 +260,115 @@ class WalletOut:
                 }
                 for entry in self.entries
             ],
+        }
+
+
+def _text_field(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if value is None:
+        raise invalid(name, "is required", code="required")
+    if not isinstance(value, str):
+        raise invalid(name, "must be a string")
+    return value
+
+
+@dataclass(frozen=True)
+class PaymentRequest:
+    """``POST /api/wallet/deposits`` and ``/api/wallet/withdrawals``: an amount in pounds and
+    pence, and the form's ``request_id``: a repeated request with the same id pays once."""
+
+    amount: Decimal
+    request_id: str
+
+    @classmethod
+    def from_json(cls, raw: Any) -> PaymentRequest:
+        body = _object(raw, "body")
+        _version(body)
+        return cls(amount=_decimal(body.get("amount"), "amount", places=2), request_id=_text_field(body, "request_id"))
+
+
+@dataclass(frozen=True)
+class DepositLimitRequest:
+    """``PUT /api/wallet/limits/<period>``: the new limit."""
+
+    amount: Decimal
+
+    @classmethod
+    def from_json(cls, raw: Any) -> DepositLimitRequest:
+        body = _object(raw, "body")
+        _version(body)
+        return cls(amount=_decimal(body.get("amount"), "amount", places=2))
+
+
+@dataclass(frozen=True)
+class BreakRequest:
+    """``POST /api/wallet/break``: a time-out or self-exclusion, by length."""
+
+    length: str
+
+    @classmethod
+    def from_json(cls, raw: Any) -> BreakRequest:
+        body = _object(raw, "body")
+        _version(body)
+        return cls(length=_text_field(body, "length"))
+
+
+@dataclass(frozen=True)
+class LedgerEntryOut:
+    entry: LedgerEntry
+
+    def to_json(self) -> dict[str, Any]:
+        entry = self.entry
+        return {
+            "id": entry.id,
+            "kind": entry.kind,
+            "amount": entry.wallet_delta,
+            "balance_after": entry.balance_after,
+            "bet_id": entry.bet_id,
+            "reference": entry.reference,
+            "ts": _ts(entry.created_at),
+        }
+
+
+@dataclass(frozen=True)
+class PaymentOut:
+    """A deposit or withdrawal and the balance after it; ``created`` is false for a repeat."""
+
+    entry: LedgerEntry
+    created: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": API_VERSION,
+            "created": self.created,
+            "entry": LedgerEntryOut(entry=self.entry).to_json(),
+            "wallet": {"currency": "GBP", "balance": self.entry.balance_after},
+        }
+
+
+@dataclass(frozen=True)
+class DepositLimitOut:
+    limit: DepositLimit
+
+    def to_json(self) -> dict[str, Any]:
+        limit = self.limit
+        return {
+            "v": API_VERSION,
+            "limit": {
+                "period": limit.period,
+                "amount": limit.amount,
+                "pending_amount": limit.pending_amount,
+                "pending_from": _ts(limit.pending_from),
+            },
+        }
+
+
+@dataclass(frozen=True)
+class BreakOut:
+    wallet: Wallet
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": API_VERSION,
+            "break": {"exclusion": self.wallet.exclusion, "until": _ts(self.wallet.excluded_until)},
         }

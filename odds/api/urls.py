@@ -9,4 +9,8 @@ urlpatterns = [
     path("bets", views.bets, name="bets"),
     path("bets/<int:bet_id>/cash-out", views.bet_cash_out_view, name="bet-cash-out"),
     path("wallet", views.wallet, name="wallet"),
+    path("wallet/deposits", views.wallet_deposits, name="wallet-deposits"),
+    path("wallet/withdrawals", views.wallet_withdrawals, name="wallet-withdrawals"),
+    path("wallet/limits/<slug:period>", views.wallet_limit, name="wallet-limit"),
+    path("wallet/break", views.wallet_break, name="wallet-break"),
 ]

@@ -13,7 +13,13 @@ from odds.api.schemas import (
     ApiError,
     BetOut,
     BetPlaceRequest,
+    BreakOut,
+    BreakRequest,
     CashOutRequest,
+    DepositLimitOut,
+    DepositLimitRequest,
+    PaymentOut,
+    PaymentRequest,
     WalletOut,
     bet_rejection_error,
     invalid,
@@ -29,6 +35,13 @@ from odds.services.bets import (
     bet_cash_out,
     bet_place,
     bet_rate_check,
+)
+from odds.services.wallet import (
+    PaymentRefused,
+    deposit_limit_set,
+    wallet_break_take,
+    wallet_payment_deposit,
+    wallet_withdraw,
 )
 
 MAX_LIST = 200
@@ -78,7 +91,8 @@ def rate_limited_error(exc: BetRateLimited) -> ApiError:
 
 
 def bet_invalid_error(exc: BetInvalid) -> ApiError:
-    return ApiError(400, exc.code, exc.message, field=exc.field)
+    # A break the punter chose is not a fault of the request: 403, with the sentence to show.
+    return ApiError(403 if exc.code == "excluded" else 400, exc.code, exc.message, field=exc.field)
 
 
 def placement_response(placement: Placement) -> HttpResponse:
@@ -117,6 +131,8 @@ def bet_cash_out_view(request: HttpRequest, bet_id: int) -> HttpResponse:
     except Bet.DoesNotExist as exc:
         raise ApiError(404, "not_found", "no such bet") from exc
     except CashOutRejected as exc:
+        if exc.code == "excluded":
+            raise ApiError(403, exc.code, exc.message, field="account") from exc
         raise ApiError(409, exc.code, exc.message, field="quote", extra={"quote": exc.quote}) from exc
     return json_response({"v": API_VERSION, "bet": BetOut(bet=bet).to_json()})
 
@@ -126,3 +142,49 @@ def wallet(request: HttpRequest) -> HttpResponse:
     found = wallet_for_user(user=_user(request))
     entries = wallet_statement(wallet=found) if found is not None else []
     return json_response(WalletOut(wallet=found, entries=entries).to_json())
+
+
+def payment_refused_error(exc: PaymentRefused) -> ApiError:
+    status = 403 if exc.code == "excluded" else 400
+    return ApiError(status, exc.code, exc.message, field=exc.field)
+
+
+def _payment(request: HttpRequest, *, deposit: bool) -> HttpResponse:
+    body = PaymentRequest.from_json(json_body(request))
+    service = wallet_payment_deposit if deposit else wallet_withdraw
+    try:
+        payment = service(user=_user(request), amount=body.amount, request_id=body.request_id)
+    except PaymentRefused as exc:
+        raise payment_refused_error(exc) from exc
+    status = 201 if payment.created else 200
+    return json_response(PaymentOut(entry=payment.entry, created=payment.created).to_json(), status=status)
+
+
+@api_view(methods=("POST",))
+def wallet_deposits(request: HttpRequest) -> HttpResponse:
+    return _payment(request, deposit=True)
+
+
+@api_view(methods=("POST",))
+def wallet_withdrawals(request: HttpRequest) -> HttpResponse:
+    return _payment(request, deposit=False)
+
+
+@api_view(methods=("PUT",))
+def wallet_limit(request: HttpRequest, period: str) -> HttpResponse:
+    body = DepositLimitRequest.from_json(json_body(request))
+    try:
+        limit = deposit_limit_set(user=_user(request), period=period, amount=body.amount)
+    except PaymentRefused as exc:
+        raise payment_refused_error(exc) from exc
+    return json_response(DepositLimitOut(limit=limit).to_json())
+
+
+@api_view(methods=("POST",))
+def wallet_break(request: HttpRequest) -> HttpResponse:
+    body = BreakRequest.from_json(json_body(request))
+    try:
+        found = wallet_break_take(user=_user(request), length=body.length)
+    except PaymentRefused as exc:
+        raise payment_refused_error(exc) from exc
+    return json_response(BreakOut(wallet=found).to_json())

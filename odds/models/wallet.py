@@ -13,7 +13,9 @@ as the entry under a row lock on the wallet; ``wallet_reconcile`` recomputes it 
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -23,6 +25,11 @@ class Wallet(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="wallet")
     currency = models.CharField(max_length=3, default="GBP")
     balance = models.DecimalField(max_digits=14, decimal_places=2, default=Decimal("0.00"))
+    # A time-out or self-exclusion the punter chose: no bets, cash-outs or deposits before
+    # ``excluded_until``. Read by ``sb_bet_place`` from the row it locks anyway, so enforcing it
+    # costs placement nothing.
+    exclusion = models.CharField(max_length=16, blank=True, help_text="time_out or self_exclusion")
+    excluded_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -37,6 +44,7 @@ class Wallet(models.Model):
 class LedgerEntry(models.Model):
     class Kind(models.TextChoices):
         DEPOSIT = "deposit"
+        WITHDRAWAL = "withdrawal"
         STAKE = "stake", "Stake held"
         STAKE_RELEASE = "stake_release", "Stake to house"
         PAYOUT = "payout"
@@ -92,3 +100,40 @@ class LedgerEntry(models.Model):
         if self.debit == self.Account.WALLET:
             return -self.amount
         return Decimal("0.00")
+
+
+class DepositLimit(models.Model):
+    """A punter's limit on deposits over a rolling period (the last 24 hours, 7 days, 30 days).
+
+    A lower limit applies at once; a higher one only from ``pending_from`` (a cooling-off period
+    later): until then ``amount`` still applies and ``pending_amount`` waits.
+    """
+
+    class Period(models.TextChoices):
+        DAY = "day", "Daily"
+        WEEK = "week", "Weekly"
+        MONTH = "month", "Monthly"
+
+    # The rolling window each period counts deposits over.
+    LENGTHS: ClassVar[dict[str, timedelta]] = {
+        Period.DAY: timedelta(days=1),
+        Period.WEEK: timedelta(days=7),
+        Period.MONTH: timedelta(days=30),
+    }
+
+    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="deposit_limits", db_index=False)
+    period = models.CharField(max_length=8, choices=Period.choices)
+    amount = models.DecimalField(max_digits=14, decimal_places=2)
+    pending_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    pending_from = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["wallet", "period"]
+        constraints = [
+            models.UniqueConstraint(fields=["wallet", "period"], name="deposit_limit_once_per_period"),
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="deposit_limit_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_period_display()} deposit limit {self.amount}"

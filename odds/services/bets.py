@@ -38,7 +38,7 @@ from odds.services.placement import (
     placement_result,
     selection_markets,
 )
-from odds.services.wallet import ledger_post, stake_refund, stake_release, wallet_lock
+from odds.services.wallet import PaymentRefused, exclusion_check, ledger_post, stake_refund, stake_release, wallet_lock
 from reducers import betting, keys, schemas, topics
 
 __all__ = [
@@ -188,6 +188,10 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = 
     with transaction.atomic():
         wallet = wallet_lock(user=user)
         bet = Bet.objects.select_for_update().get(id=bet_id, user=user)
+        try:
+            exclusion_check(wallet=wallet)
+        except PaymentRefused as exc:
+            raise CashOutRejected(code="excluded", message=exc.message, quote=None) from exc
         if bet.status != Bet.Status.ACCEPTED:
             raise CashOutRejected(code="cash_out_unavailable", message=f"the bet is {bet.status}", quote=None)
         quote = bet_cash_out_quote(bet=bet)

@@ -24,6 +24,7 @@ import orjson
 
 from odds.models import Bet, BetLeg, Event, Market, Selection
 from odds.selectors.prices import live_quote
+from odds.services.wallet import exclusion_message
 from reducers import betting, schemas
 
 MIN_STAKE = Decimal("0.10")
@@ -237,6 +238,9 @@ def placement_result(text: str) -> Placement:
         )
     if outcome == "same_event":
         raise BetInvalid(field="selections", message="an accumulator takes one selection per event", code="same_event")
+    if outcome == "excluded":
+        message = exclusion_message(until=_instant(answer["until"]), exclusion=answer["exclusion"])
+        raise BetInvalid(field="account", message=message, code="excluded")
     if outcome == "return_too_high":
         raise BetInvalid(
             field="stake", message=f"the potential return is above the maximum of {MAX_RETURN}", code="return_too_high"

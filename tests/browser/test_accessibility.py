@@ -78,6 +78,7 @@ def test_punter_pages_pass_the_accessibility_rules(asgi_server, browser, size):
         ("event", f"/event/{market.event_id}/"),
         ("in-play", "/in-play/"),
         ("my-bets", "/my-bets/"),
+        ("wallet", "/wallet/"),
     ]:
         page.goto(f"{asgi_server}{path}")
         expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")

@@ -37,7 +37,7 @@ def _visit(page: Page, url: str) -> tuple[str, list[str]]:
 def test_punter_pages_have_the_policy_and_run_without_violations(asgi_server, login, page: Page):
     market = market_create()
     login(user_create())
-    for path in ["/", f"/event/{market.event_id}/", "/in-play/", "/my-bets/"]:
+    for path in ["/", f"/event/{market.event_id}/", "/in-play/", "/my-bets/", "/wallet/"]:
         policy, violations = _visit(page, f"{asgi_server}{path}")
         assert "default-src 'self'" in policy, path
         assert "frame-ancestors 'none'" in policy

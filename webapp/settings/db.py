@@ -30,3 +30,6 @@ BET_AUTH_CACHE_S = env_int("BET_AUTH_CACHE_S", 5)
 
 # Sessions are read from Redis and written through to PostgreSQL.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
+# A punter's higher deposit limit applies only this long after they set it (a lower one at once).
+DEPOSIT_LIMIT_COOLING_OFF_S = env_int("DEPOSIT_LIMIT_COOLING_OFF_S", 24 * 3600)
