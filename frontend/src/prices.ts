@@ -62,6 +62,7 @@ export function renderMarket(state: MarketState, fmt: OddsFormat): void {
         turned.push({ name: button.dataset.selectionName ?? "", off, where: button.dataset.eventName ?? "" });
       }
       button.disabled = off;
+      setText(button.querySelector(".mark-text"), state.status === "closed" || state.status === "settled" ? "Closed" : "Suspended");
       button.classList.toggle("suspended", off);
       if (old !== undefined && old !== selection.price) {
         flash(button, compareDecimal(selection.price, old) > 0 ? "up" : "down");

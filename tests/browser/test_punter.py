@@ -43,6 +43,7 @@ def test_an_invalid_stake_shows_its_reason_next_to_it(asgi_server, login, page: 
     market = market_create(prices=("2.10", "3.40", "3.50"))
     selection = first_selection(market)
     login(user_create(balance="100.00"))
+    page.emulate_media(reduced_motion="reduce")  # the selected price's colours, not half-way there
     open_event(page, asgi_server, market)
     page.locator(f'.price[data-selection="{selection.id}"]').click()
 
@@ -166,16 +167,20 @@ def test_a_settled_bet_brings_a_notice_and_the_new_balance_without_a_reload(asgi
     axe_check(page)
 
 
-def test_a_resulted_market_shows_its_winner(asgi_server, page: Page):
+def test_a_settled_market_shows_its_winner(asgi_server, page: Page):
     from odds.services.markets import market_result
+    from odds.services.settlement import market_bets_settle
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     draw = market.selections.order_by("display_order")[1]
     market_result(market=market, winners=[draw.id])
+    assert market_bets_settle(market_id=market.id).market_settled
     page.goto(f"{asgi_server}/event/{market.event_id}/")
     box = page.locator(f'[data-market-box="{market.id}"]')
     expect(box.locator(".market-winner")).to_have_text(re.compile(r"Winner: Draw"))
     expect(box.locator(f'.price[data-selection="{draw.id}"] .mark-winner')).to_be_visible()
+    home = box.locator(f'.price[data-selection="{first_selection(market).id}"]')
+    expect(home.locator(".mark-suspended")).to_have_text("⊘ Closed")
     axe_check(page)
 
 
