@@ -7,7 +7,9 @@ reducers and relayed byte for byte; the frames below are built here.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal
 
 import orjson
 
@@ -32,6 +34,7 @@ RESUMED = "resumed"
 HEARTBEAT = "heartbeat"
 CONFLATED = "conflated"
 ENDED = "ended"
+BET_SETTLED = "bet.settled"
 ENDED_PREFIX = '{"type":"ended"'
 # A market's status message as the reducers publish it (never conflated).
 STATUS_PREFIX = '{"type":"market.status"'
@@ -86,3 +89,34 @@ def markets_batch(*, items: Iterable[str]) -> str:
 def conflated(*, merged: int) -> str:
     """Market updates replaced by newer ones before this connection could be sent them."""
     return orjson.dumps({"type": CONFLATED, "merged": merged}).decode()
+
+
+@dataclass(frozen=True, kw_only=True)
+class BetSettled:
+    """``bet.settled``: a bet of the punter closed (won, lost, void or cashed out), sent to every
+    socket of theirs once the settlement is committed, with the balance it left."""
+
+    bet_id: int
+    status: Literal["won", "lost", "void", "cashed_out"]
+    title: str
+    stake: Decimal
+    payout: Decimal
+    currency: str
+    balance: Decimal
+    v: int = PROTOCOL_VERSION
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(
+            {
+                "type": BET_SETTLED,
+                "v": self.v,
+                "bet": {
+                    "id": self.bet_id,
+                    "status": self.status,
+                    "title": self.title,
+                    "stake": f"{self.stake:.2f}",
+                    "payout": f"{self.payout:.2f}",
+                },
+                "wallet": {"currency": self.currency, "balance": f"{self.balance:.2f}"},
+            }
+        )

@@ -7,7 +7,9 @@ import { isOddsFormat, type OddsFormat, storedOddsFormat, storeOddsFormat } from
 import { formatPage, pageMarkets, renderMarket } from "./prices";
 import { type ConnectionStatus, OddsClient } from "./protocol";
 import { startScores } from "./scores";
+import { settledText, showNotice } from "./notices";
 import { SlipView } from "./slipView";
+import { localTimes } from "./times";
 import { moneyMoved, WalletBadge } from "./wallet";
 import { startWalletPage } from "./walletPage";
 
@@ -39,6 +41,18 @@ function connectionIndicator(status: ConnectionStatus): void {
   node.textContent = STATUS_TEXT[status];
 }
 
+/** Whether the price stream is down: closed, or not yet back after having been live. */
+function streamDown(status: ConnectionStatus, wasLive: boolean): boolean {
+  return status === "offline" || status === "reconnecting" || (status === "connecting" && wasLive);
+}
+
+/** Prices on a page whose stream is down are stale: greyed, with a note, and nothing placed. */
+function showStream(down: boolean): void {
+  document.body.dataset.stream = down ? "down" : "live";
+  const note = document.getElementById("stream-paused");
+  if (note !== null) note.hidden = !down;
+}
+
 function loginHelpers(): void {
   for (const button of document.querySelectorAll<HTMLButtonElement>("[data-demo-user]")) {
     button.addEventListener("click", () => {
@@ -68,6 +82,7 @@ function boot(): void {
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
 
   let slip: SlipView | null = null;
+  let wasLive = false;
   const client = new OddsClient({
     url: `${scheme}://${window.location.host}${body.wsPath ?? "/ws/odds/"}`,
     markets: pageMarkets(),
@@ -80,10 +95,21 @@ function boot(): void {
         indicator.title = `Latest price reached this page ${Math.max(0, latency)} ms after the reducer applied it`;
       }
     },
-    onStatus: connectionIndicator,
+    onStatus: (status) => {
+      connectionIndicator(status);
+      wasLive ||= status === "live";
+      const down = streamDown(status, wasLive);
+      showStream(down);
+      slip?.streamState(down);
+    },
     onBet: (decision) => {
       slip?.decided(decision);
       // My bets and the balance follow (a rejected held bet's stake is back).
+      moneyMoved();
+    },
+    onSettled: (message) => {
+      showNotice(settledText(message), message.bet.status);
+      // My bets and the balance follow at once.
       moneyMoved();
     },
     control: { begin: async (channel, resync) => void (await api.begin(channel, resync)) },
@@ -98,11 +124,13 @@ function boot(): void {
       fmt = switcher.value;
       storeOddsFormat(storage("local"), fmt);
       formatPage(fmt);
+  localTimes();
       slip?.reformat();
       bets?.render();
     });
   }
   formatPage(fmt);
+  localTimes();
 
   const bets = body.page === "my-bets" && user !== "" ? new MyBetsPage(client, format) : null;
   slip.start();

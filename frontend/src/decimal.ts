@@ -125,21 +125,29 @@ export function compareDecimal(a: string, b: string): -1 | 0 | 1 {
   return compare(dec(a), dec(b));
 }
 
-export const MIN_STAKE = "0.10";
-export const MAX_STAKE = "10000.00";
-
 export type StakeParse = { ok: true; value: string } | { ok: false; message: string };
 
-/** A stake as typed by the punter ("5", "2.5", "10.00") → "10.00", or why it is not one. */
-export function parseStake(text: string): StakeParse {
+/** The book's stake limits (the server's, handed to the page; see slip.ts ``SlipLimits``). */
+export interface StakeLimits {
+  minStake: string;
+  maxStake: string;
+}
+
+/** A stake as typed ("5", "2.5", "£10") to pence, or the reason it cannot be placed. */
+export function parseStake(text: string, limits: StakeLimits): StakeParse {
   const trimmed = text.trim().replace(/^£/, "");
   if (trimmed === "") return { ok: false, message: "Enter a stake" };
   const value = parseDec(trimmed);
   if (value === null || value.coef < 0n) return { ok: false, message: "Enter an amount such as 5.00" };
-  if (value.places > 2) return { ok: false, message: "At most two decimal places" };
+  if (value.places > 2) return { ok: false, message: "Use at most two decimal places (pence)" };
   const money = quantize(value, 2, "down");
-  if (compare(money, dec(MIN_STAKE)) < 0) return { ok: false, message: `The minimum stake is £${MIN_STAKE}` };
-  if (compare(money, dec(MAX_STAKE)) > 0) return { ok: false, message: `The maximum stake is £${MAX_STAKE}` };
+  if (money.coef === 0n) return { ok: false, message: "Enter a stake above zero" };
+  if (compare(money, dec(limits.minStake)) < 0) {
+    return { ok: false, message: `The minimum stake is ${formatMoney(limits.minStake)}` };
+  }
+  if (compare(money, dec(limits.maxStake)) > 0) {
+    return { ok: false, message: `The maximum stake is ${formatMoney(limits.maxStake)}` };
+  }
   return { ok: true, value: format(money) };
 }
 

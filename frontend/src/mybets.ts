@@ -8,6 +8,8 @@ import { h, setText, storage } from "./dom";
 import type { OddsFormat } from "./odds";
 import { displayOdds } from "./prices";
 import type { ChannelFrame, OddsClient } from "./protocol";
+import { GENERIC_REFUSAL, refusalText } from "./refusals";
+import { pageLimits } from "./slipView";
 import { moneyMoved } from "./wallet";
 
 const STATUS: Record<Bet["status"], string> = {
@@ -28,6 +30,8 @@ export class MyBetsPage {
   private readonly quotes = new Map<number, string | null>();
   private readonly messages = new Map<number, { kind: "error" | "info"; text: string }>();
   private readonly busy = new Set<number>();
+  /** Bets whose cash-out the punter is confirming, with the value they are asked to confirm. */
+  private readonly confirming = new Map<number, string>();
   private readonly channel: ManagedChannel;
   private readonly openPanel = document.getElementById("bets-open") as HTMLElement;
   private readonly settledPanel = document.getElementById("bets-settled") as HTMLElement;
@@ -89,7 +93,7 @@ export class MyBetsPage {
         if (!this.quotes.has(bet.id)) this.quotes.set(bet.id, bet.cash_out?.available ? bet.cash_out.quote : null);
       }
     } catch (error) {
-      const text = error instanceof ApiError ? error.message : "Your bets could not be loaded.";
+      const text = error instanceof ApiError && error.status === 0 ? refusalText("network", "", pageLimits()) : "Your bets could not be loaded. Reload the page to try again.";
       this.openPanel.replaceChildren(h("p", { class: "form-error", text }));
       return;
     }
@@ -116,6 +120,8 @@ export class MyBetsPage {
       const old = this.quotes.get(item.bet_id);
       this.quotes.set(item.bet_id, item.cash_out);
       if (old !== item.cash_out) this.messages.delete(item.bet_id);
+      const asked = this.confirming.get(item.bet_id);
+      if (asked !== undefined && asked !== item.cash_out) this.requote(item.bet_id, item.cash_out);
       this.refreshCashOut(item.bet_id);
     }
   }
@@ -180,11 +186,29 @@ export class MyBetsPage {
         h("span", { class: "bet-ref", text: `Ref. #${bet.id}` }),
       ),
     );
-    if (bet.reject) card.append(h("p", { class: "bet-reject", text: bet.reject.message }));
+    if (bet.reject) {
+      card.append(h("p", { class: "bet-reject", text: refusalText(bet.reject.code, bet.reject.message, pageLimits()) }));
+    }
     if (bet.status === "accepted") {
       const button = h("button", { type: "button", class: "button cash-out", "data-cash-out": bet.id });
-      button.addEventListener("click", () => void this.cashOut(bet));
-      card.append(h("div", { class: "cash-out-row" }, button, h("p", { class: "cash-out-note", role: "status" })));
+      button.addEventListener("click", () => this.askToConfirm(bet.id));
+      const yes = h("button", { type: "button", class: "button cash-out-yes", "data-confirm": bet.id });
+      yes.addEventListener("click", () => void this.cashOut(bet));
+      const no = h("button", { type: "button", class: "button cash-out-no", text: "Keep bet" });
+      no.addEventListener("click", () => {
+        this.confirming.delete(bet.id);
+        this.messages.delete(bet.id);
+        this.refreshCashOut(bet.id);
+        card.querySelector<HTMLButtonElement>(".cash-out")?.focus();
+      });
+      const confirm = h(
+        "div",
+        { class: "cash-out-confirm", role: "group", "aria-label": "Confirm cash out", hidden: true },
+        h("p", { class: "cash-out-question", "aria-live": "polite" }),
+        yes,
+        no,
+      );
+      card.append(h("div", { class: "cash-out-row" }, button, confirm, h("p", { class: "cash-out-note", role: "status" })));
     }
     return card;
   }
@@ -194,8 +218,23 @@ export class MyBetsPage {
     const button = card?.querySelector<HTMLButtonElement>(".cash-out");
     if (card === null || card === undefined || button === null || button === undefined) return;
     const quote = this.quotes.get(betId) ?? null;
+    const asked = this.confirming.get(betId);
     button.dataset.quote = quote ?? "";
+    button.hidden = asked !== undefined;
     button.disabled = quote === null || this.busy.has(betId);
+    const confirm = card.querySelector<HTMLElement>(".cash-out-confirm");
+    if (confirm !== null) {
+      confirm.hidden = asked === undefined;
+      if (asked !== undefined) {
+        setText(confirm.querySelector(".cash-out-question"), `Cash out this bet for ${formatMoney(asked)}?`);
+        const yes = confirm.querySelector<HTMLButtonElement>(".cash-out-yes");
+        if (yes !== null) {
+          yes.dataset.quote = asked;
+          yes.disabled = this.busy.has(betId);
+          setText(yes, this.busy.has(betId) ? "Cashing out…" : `Confirm ${formatMoney(asked)}`);
+        }
+      }
+    }
     setText(
       button,
       this.busy.has(betId) ? "Cashing out…" : quote === null ? "Cash out unavailable" : `Cash out ${formatMoney(quote)}`,
@@ -208,8 +247,30 @@ export class MyBetsPage {
     }
   }
 
+  /** The punter asked to cash out: ask them to confirm the value quoted now. */
+  private askToConfirm(betId: number): void {
+    const quote = this.quotes.get(betId);
+    if (quote === null || quote === undefined || this.busy.has(betId)) return;
+    this.confirming.set(betId, quote);
+    this.messages.delete(betId);
+    this.refreshCashOut(betId);
+    this.openPanel.querySelector<HTMLButtonElement>(`.cash-out-yes[data-confirm="${betId}"]`)?.focus();
+  }
+
+  /** The value moved while the punter was confirming: ask again at the new one, or withdraw the offer. */
+  private requote(betId: number, quote: string | null): void {
+    if (quote === null) {
+      this.confirming.delete(betId);
+      this.messages.set(betId, { kind: "info", text: "Cash out is not available on this bet right now." });
+    } else {
+      this.confirming.set(betId, quote);
+      this.messages.set(betId, { kind: "info", text: `The value changed to ${formatMoney(quote)}. Confirm the new value or keep your bet.` });
+    }
+    this.refreshCashOut(betId);
+  }
+
   private async cashOut(bet: Bet): Promise<void> {
-    const quote = this.quotes.get(bet.id);
+    const quote = this.confirming.get(bet.id);
     if (quote === null || quote === undefined || this.busy.has(bet.id)) return;
     this.busy.add(bet.id);
     this.messages.delete(bet.id);
@@ -218,20 +279,19 @@ export class MyBetsPage {
       await api.cashOut(bet.id, quote, storedCashOutPolicy(storage("local")));
       this.busy.delete(bet.id);
       this.quotes.delete(bet.id);
+      this.confirming.delete(bet.id);
       moneyMoved(); // reloads the lists and the balance
     } catch (error) {
       this.busy.delete(bet.id);
       if (error instanceof ApiError && error.code === "quote_changed") {
         const fresh = error.body?.quote ?? null;
         this.quotes.set(bet.id, fresh);
-        this.messages.set(bet.id, {
-          kind: "info",
-          text: fresh === null ? "The cash-out value changed." : `The value changed to ${formatMoney(fresh)}. Cash out again to accept it.`,
-        });
-      } else {
-        const text = error instanceof ApiError ? error.message : "Cash out failed. Try again.";
-        this.messages.set(bet.id, { kind: "error", text: `${text.charAt(0).toUpperCase()}${text.slice(1)}` });
+        this.requote(bet.id, fresh);
+        return;
       }
+      this.confirming.delete(bet.id);
+      const text = error instanceof ApiError ? refusalText(error.code, error.message, pageLimits()) : GENERIC_REFUSAL;
+      this.messages.set(bet.id, { kind: "error", text });
       this.refreshCashOut(bet.id);
     }
   }

@@ -50,6 +50,7 @@ const STATUS_TEXT: Record<string, string> = { open: "", suspended: "Suspended", 
 /** A market's new state: prices, flashes, suspended selections, the market's status label. */
 export function renderMarket(state: MarketState, fmt: OddsFormat): void {
   const marketOpen = state.tradable && state.status === "open";
+  const turned: { name: string; off: boolean; where: string }[] = [];
   for (const selection of state.selections) {
     const buttons = document.querySelectorAll<HTMLButtonElement>(`.price[data-selection="${selection.id}"]`);
     for (const button of buttons) {
@@ -57,7 +58,11 @@ export function renderMarket(state: MarketState, fmt: OddsFormat): void {
       button.dataset.price = selection.price;
       setText(button.querySelector(".odds"), displayOdds(selection.price, fmt));
       const off = !marketOpen || selection.status !== "active";
+      if (button.classList.contains("suspended") !== off && turned.every((t) => t.name !== button.dataset.selectionName)) {
+        turned.push({ name: button.dataset.selectionName ?? "", off, where: button.dataset.eventName ?? "" });
+      }
       button.disabled = off;
+      setText(button.querySelector(".mark-text"), state.status === "closed" || state.status === "settled" ? "Closed" : "Suspended");
       button.classList.toggle("suspended", off);
       if (old !== undefined && old !== selection.price) {
         flash(button, compareDecimal(selection.price, old) > 0 ? "up" : "down");
@@ -69,6 +74,19 @@ export function renderMarket(state: MarketState, fmt: OddsFormat): void {
     box.dataset.seq = String(state.seq);
     setText(box.querySelector(".market-status"), STATUS_TEXT[box.dataset.status] ?? box.dataset.status);
   }
+  if (turned.length > 0) announce(turned);
+}
+
+/** Say which selections were suspended or reopened (not their price ticks): a polite live region. */
+function announce(turned: { name: string; off: boolean; where: string }[]): void {
+  const region = document.getElementById("price-announcer");
+  if (region === null) return;
+  const lines = (["suspended", "open again"] as const).flatMap((what) => {
+    const names = turned.filter((t) => t.off === (what === "suspended")).map((t) => t.name);
+    const where = turned[0]?.where ? ` (${turned[0].where})` : "";
+    return names.length > 0 ? [`${names.join(", ")}${where}: ${what}.`] : [];
+  });
+  region.textContent = lines.join(" ");
 }
 
 /** Mark the buttons of the selections in the slip. */

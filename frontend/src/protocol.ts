@@ -70,7 +70,16 @@ export type ServerFrame =
   | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
   | { type: "ended"; channel: string; reason: string }
   | { type: "bet.decided"; bet: BetDecision }
+  | BetSettled
   | ChannelFrame;
+
+/** A bet of the punter closed: won, lost, void or cashed out (docs/protocol.md, `bet.settled`). */
+export interface BetSettled {
+  type: "bet.settled";
+  v: 1;
+  bet: { id: number; status: "won" | "lost" | "void" | "cashed_out"; title: string; stake: string; payout: string };
+  wallet: { currency: string; balance: string };
+}
 
 export class MarketBook {
   private readonly markets = new Map<number, MarketState>();
@@ -128,6 +137,8 @@ export interface ClientOptions {
   onHello?: (user: string | null) => void;
   /** A bet held by the in-play delay was decided (the punter's own news, on every socket). */
   onBet?: (decision: BetDecision) => void;
+  /** A bet of the punter closed (the punter's own news, on every socket). */
+  onSettled?: (message: BetSettled) => void;
   onError?: (code: string, message: string) => void;
   control?: ChannelControl;
   connect?: (url: string) => Socket;
@@ -292,6 +303,9 @@ export class OddsClient {
         break;
       case "bet.decided":
         this.options.onBet?.(frame.bet);
+        break;
+      case "bet.settled":
+        this.options.onSettled?.(frame);
         break;
       case "hello":
         this.attempts = 0;

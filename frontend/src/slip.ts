@@ -1,10 +1,14 @@
 // The bet slip as plain data: legs, stakes, singles or accumulator, live prices and the policy for
 // price changes. No DOM here; slipView.ts draws it and talks to the server.
 import type { ApiErrorBody, PlaceBetRequest, PricePolicy } from "./api";
-import { combinedOdds, compareDecimal, parseStake, potentialReturn, sumMoney } from "./decimal";
+import { combinedOdds, compareDecimal, formatMoney, parseStake, potentialReturn, type StakeLimits, sumMoney } from "./decimal";
 
-export const MAX_LEGS = 20;
-export const MAX_RETURN = "250000.00";
+/** The book's limits on a bet, as the server states them (``odds.services.placement``, handed to
+ * the page in the ``slip-limits`` script; see ``pageLimits`` in slipView.ts). */
+export interface SlipLimits extends StakeLimits {
+  maxReturn: string;
+  maxLegs: number;
+}
 
 export interface SlipLeg {
   selectionId: number;
@@ -27,7 +31,7 @@ export type SlipMode = "singles" | "accumulator";
 export type Move = "up" | "down" | null;
 
 export interface Blocker {
-  code: "empty" | "suspended" | "price_changed" | "stake" | "same_event" | "too_many" | "return_too_high";
+  code: "empty" | "offline" | "suspended" | "price_changed" | "stake" | "same_event" | "too_many" | "return_too_high";
   message: string;
   selectionId?: number;
 }
@@ -37,6 +41,12 @@ export class BetSlip {
   mode: SlipMode = "singles";
   accaStake = "";
   policy: PricePolicy = "none";
+  /** Keep the selections in the slip after placing them (the stakes are cleared). */
+  keepSelections = false;
+  /** The price stream is down: prices shown may be stale, so nothing can be placed. */
+  streamDown = false;
+
+  constructor(readonly limits: SlipLimits) {}
 
   has(selectionId: number): boolean {
     return this.legs.some((leg) => leg.selectionId === selectionId);
@@ -52,7 +62,7 @@ export class BetSlip {
       this.remove(leg.selectionId);
       return false;
     }
-    if (this.legs.length >= MAX_LEGS) return false;
+    if (this.legs.length >= this.limits.maxLegs) return false;
     this.legs.push({ ...leg, seen: leg.price, stake: "", suspended: leg.suspended ?? false });
     // A second selection from another event makes an accumulator, the usual intent.
     if (this.legs.length === 2 && this.accumulatorAllowed()) this.mode = "accumulator";
@@ -72,6 +82,29 @@ export class BetSlip {
 
   private fixMode(): void {
     if (this.mode === "accumulator" && !this.accumulatorAllowed()) this.mode = "singles";
+  }
+
+  /** After the bets were placed: empty the slip, or only its stakes when the punter keeps the selections. */
+  placed(selectionIds: number[]): void {
+    if (!this.keepSelections) {
+      if (this.mode === "accumulator") this.clear();
+      else for (const id of selectionIds) this.remove(id);
+      return;
+    }
+    if (this.mode === "accumulator") this.accaStake = "";
+    else for (const id of selectionIds) {
+      const leg = this.leg(id);
+      if (leg !== undefined) leg.stake = "";
+    }
+  }
+
+  /** Why a typed stake cannot be placed (``null`` for the accumulator stake), or ``null`` when it
+   * can or nothing is typed yet. */
+  stakeError(selectionId: number | null): string | null {
+    const text = selectionId === null ? this.accaStake : (this.leg(selectionId)?.stake ?? "");
+    if (text.trim() === "") return null;
+    const stake = parseStake(text, this.limits);
+    return stake.ok ? null : stake.message;
   }
 
   clear(): void {
@@ -127,7 +160,7 @@ export class BetSlip {
   }
 
   accumulatorAllowed(): boolean {
-    return this.legs.length >= 2 && this.legs.length <= MAX_LEGS && !this.sameEvent();
+    return this.legs.length >= 2 && this.legs.length <= this.limits.maxLegs && !this.sameEvent();
   }
 
   combinedOdds(): string | null {
@@ -135,13 +168,13 @@ export class BetSlip {
   }
 
   accumulatorReturn(): string | null {
-    const stake = parseStake(this.accaStake);
+    const stake = parseStake(this.accaStake, this.limits);
     if (!stake.ok || this.legs.length === 0) return null;
     return potentialReturn(stake.value, this.legs.map((leg) => leg.price));
   }
 
   singleReturn(leg: SlipLeg): string | null {
-    const stake = parseStake(leg.stake);
+    const stake = parseStake(leg.stake, this.limits);
     return stake.ok ? potentialReturn(stake.value, [leg.price]) : null;
   }
 
@@ -152,10 +185,10 @@ export class BetSlip {
 
   totalStake(): string {
     if (this.mode === "accumulator") {
-      const stake = parseStake(this.accaStake);
+      const stake = parseStake(this.accaStake, this.limits);
       return stake.ok ? stake.value : "0.00";
     }
-    const stakes = this.stakedSingles().map((leg) => parseStake(leg.stake));
+    const stakes = this.stakedSingles().map((leg) => parseStake(leg.stake, this.limits));
     return sumMoney(stakes.flatMap((s) => (s.ok ? [s.value] : [])));
   }
 
@@ -168,6 +201,7 @@ export class BetSlip {
   blockers(): Blocker[] {
     const found: Blocker[] = [];
     if (this.legs.length === 0) return [{ code: "empty", message: "Add a selection" }];
+    if (this.streamDown) found.push({ code: "offline", message: "Prices are paused while the connection is down" });
     const legs = this.mode === "accumulator" ? this.legs : this.stakedSingles();
     for (const leg of legs) {
       if (leg.suspended) {
@@ -181,16 +215,17 @@ export class BetSlip {
       if (this.sameEvent()) {
         found.push({ code: "same_event", message: "An accumulator takes one selection per event" });
       }
-      const stake = parseStake(this.accaStake);
+      const stake = parseStake(this.accaStake, this.limits);
       if (!stake.ok) found.push({ code: "stake", message: stake.message });
       const ret = this.accumulatorReturn();
-      if (ret !== null && compareDecimal(ret, MAX_RETURN) > 0) {
-        found.push({ code: "return_too_high", message: "The potential return is above £250,000.00" });
+      if (ret !== null && compareDecimal(ret, this.limits.maxReturn) > 0) {
+        const most = formatMoney(this.limits.maxReturn);
+        found.push({ code: "return_too_high", message: `The potential return is above ${most}` });
       }
     } else {
       if (legs.length === 0) found.push({ code: "stake", message: "Enter a stake" });
       for (const leg of legs) {
-        const stake = parseStake(leg.stake);
+        const stake = parseStake(leg.stake, this.limits);
         if (!stake.ok) found.push({ code: "stake", message: stake.message, selectionId: leg.selectionId });
       }
     }
@@ -200,7 +235,7 @@ export class BetSlip {
   /** The bets to place now: one accumulator, or one single per staked leg. */
   requests(newKey: () => string): { legs: number[]; body: PlaceBetRequest }[] {
     if (this.mode === "accumulator") {
-      const stake = parseStake(this.accaStake);
+      const stake = parseStake(this.accaStake, this.limits);
       if (!stake.ok) return [];
       return [
         {
@@ -216,7 +251,7 @@ export class BetSlip {
       ];
     }
     return this.stakedSingles().flatMap((leg) => {
-      const stake = parseStake(leg.stake);
+      const stake = parseStake(leg.stake, this.limits);
       if (!stake.ok) return [];
       return [
         {
@@ -236,18 +271,26 @@ export class BetSlip {
   // --- persistence (the slip follows the punter from page to page) ---
 
   toJSON(): object {
-    return { v: 1, legs: this.legs, mode: this.mode, accaStake: this.accaStake, policy: this.policy };
+    return {
+      v: 1,
+      legs: this.legs,
+      mode: this.mode,
+      accaStake: this.accaStake,
+      policy: this.policy,
+      keepSelections: this.keepSelections,
+    };
   }
 
-  static fromJSON(raw: unknown): BetSlip {
-    const slip = new BetSlip();
+  static fromJSON(raw: unknown, limits: SlipLimits): BetSlip {
+    const slip = new BetSlip(limits);
     if (typeof raw !== "object" || raw === null || (raw as { v?: unknown }).v !== 1) return slip;
-    const data = raw as { legs?: unknown; mode?: unknown; accaStake?: unknown; policy?: unknown };
+    const data = raw as { legs?: unknown; mode?: unknown; accaStake?: unknown; policy?: unknown; keepSelections?: unknown };
     if (Array.isArray(data.legs)) {
-      slip.legs = data.legs.filter(isLeg).slice(0, MAX_LEGS);
+      slip.legs = data.legs.filter(isLeg).slice(0, limits.maxLegs);
     }
     if (data.policy === "none" || data.policy === "any" || data.policy === "better") slip.policy = data.policy;
     if (typeof data.accaStake === "string") slip.accaStake = data.accaStake;
+    slip.keepSelections = data.keepSelections === true;
     slip.setMode(data.mode === "accumulator" ? "accumulator" : "singles");
     return slip;
   }

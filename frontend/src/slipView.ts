@@ -8,7 +8,8 @@ import type { OddsFormat } from "./odds";
 import { type BetDecision, HeldBets, withDecision } from "./pending";
 import { displayOdds, markSelected } from "./prices";
 import type { ChannelFrame, MarketState, OddsClient } from "./protocol";
-import { BetSlip, type Move, type NewLeg, type SlipLeg } from "./slip";
+import { refusalText } from "./refusals";
+import { BetSlip, type Move, type NewLeg, type SlipLeg, type SlipLimits } from "./slip";
 import { moneyMoved } from "./wallet";
 
 const SLIP_KEY = "sportsbook.slip";
@@ -19,6 +20,13 @@ const POLICIES: { value: PricePolicy; label: string }[] = [
   { value: "better", label: "Accept higher prices" },
   { value: "any", label: "Accept all price changes" },
 ];
+
+/** The book's limits as the server states them: the ``slip-limits`` script of every page. */
+export function pageLimits(): SlipLimits {
+  const raw = JSON.parse(document.getElementById("slip-limits")?.textContent ?? "null") as SlipLimits | null;
+  if (raw === null) throw new Error("the page has no slip-limits script");
+  return raw;
+}
 
 type Notice = { kind: "error" | "info"; text: string; code?: string } | null;
 
@@ -49,7 +57,7 @@ export class SlipView {
   serverSummary: ChannelFrame["slip"] | null = null;
 
   constructor(private readonly options: SlipViewOptions) {
-    this.slip = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY));
+    this.slip = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY), pageLimits());
     this.body = document.getElementById("slip-body") as HTMLElement;
     this.aside = document.getElementById("betslip") as HTMLElement;
     this.channel = this.loggedIn ? new ManagedChannel(options.client, CHANNEL_KEY, (f) => this.channelFrame(f)) : null;
@@ -78,17 +86,27 @@ export class SlipView {
     window.addEventListener("storage", (ev) => {
       // Another tab changed the slip: follow it.
       if (ev.key !== SLIP_KEY) return;
-      const other = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY));
+      const other = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY), this.slip.limits);
       this.slip.legs = other.legs;
       this.slip.mode = other.mode;
       this.slip.accaStake = other.accaStake;
       this.slip.policy = other.policy;
+      this.slip.keepSelections = other.keepSelections;
       this.changed(false);
     });
     this.changed(false);
   }
 
   // --- live prices ---
+
+  /** The price stream went down (prices may be stale: nothing can be placed) or came back. */
+  streamState(down: boolean): void {
+    if (this.slip.streamDown === down) return;
+    this.slip.streamDown = down;
+    // Errors from before the outage are out of date once the stream is back.
+    if (!down && this.notice?.kind === "error") this.notice = null;
+    this.refresh();
+  }
 
   /** A public market frame (anonymous punters; the page's own prices otherwise). */
   market(state: MarketState): void {
@@ -128,7 +146,7 @@ export class SlipView {
   private changed(structural = true): void {
     writeJSON(storage("local"), SLIP_KEY, this.slip);
     if (this.channel !== null) {
-      const stake = parseStake(this.slip.accaStake);
+      const stake = parseStake(this.slip.accaStake, this.slip.limits);
       this.channel.set(
         this.slip.legs.length === 0
           ? null
@@ -230,6 +248,12 @@ export class SlipView {
       this.changed(false);
     });
     nodes.push(h("div", { class: "policy" }, h("label", { for: "slip-policy", text: "When prices change" }), policy));
+    const keep = h("input", { type: "checkbox", id: "slip-keep", checked: slip.keepSelections });
+    keep.addEventListener("change", () => {
+      slip.keepSelections = keep.checked;
+      this.changed(false);
+    });
+    nodes.push(h("div", { class: "keep" }, keep, h("label", { for: "slip-keep", text: "Keep selections in the slip after placing" })));
     nodes.push(h("div", { class: "slip-alert", role: "alert", "aria-live": "assertive" }));
     const place = h("button", { type: "button", class: "button primary place", id: "slip-place" });
     place.addEventListener("click", () => void this.placeClicked());
@@ -308,7 +332,7 @@ export class SlipView {
         autocomplete: "off",
         placeholder: "0.00",
         value: leg.stake,
-        "aria-describedby": `return-${leg.selectionId}`,
+        "aria-describedby": `return-${leg.selectionId} stake-error-${leg.selectionId}`,
       });
       input.addEventListener("input", () => {
         leg.stake = input.value;
@@ -323,6 +347,7 @@ export class SlipView {
           input,
           h("span", { class: "leg-return num", id: `return-${leg.selectionId}` }),
         ),
+        h("p", { class: "stake-error", id: `stake-error-${leg.selectionId}`, "aria-live": "polite" }),
       );
     }
     return item;
@@ -336,6 +361,7 @@ export class SlipView {
       autocomplete: "off",
       placeholder: "0.00",
       value: this.slip.accaStake,
+      "aria-describedby": "stake-error-acca",
     });
     input.addEventListener("input", () => {
       this.slip.accaStake = input.value;
@@ -352,6 +378,7 @@ export class SlipView {
         h("span", { class: "acca-odds num", "data-combined-odds": "" }),
       ),
       h("div", { class: "leg-stake" }, h("label", { for: "acca-stake", text: "Stake £" }), input),
+      h("p", { class: "stake-error", id: "stake-error-acca", "aria-live": "polite" }),
     );
   }
 
@@ -371,7 +398,12 @@ export class SlipView {
             ? [h("span", { class: "receipt-timer", role: "timer", "data-bet-id": bet.id, text: this.waitText(bet.id) })]
             : []),
           ...(bet.status === "rejected" && bet.reject
-            ? [h("span", { class: "receipt-reject", text: `${capitalised(bet.reject.message)}. Your stake is back in your balance.` })]
+            ? [
+                h("span", {
+                  class: "receipt-reject",
+                  text: `${refusalText(bet.reject.code, bet.reject.message, this.slip.limits)} Your stake is back in your balance.`,
+                }),
+              ]
             : []),
           h("span", { class: "receipt-legs", text: names.join(", ") }),
           h(
@@ -415,7 +447,9 @@ export class SlipView {
       setText(item.querySelector(".leg-notice"), notice);
       const ret = slip.singleReturn(leg);
       setText(item.querySelector(".leg-return"), ret === null ? "" : `Returns ${formatMoney(ret)}`);
+      this.stakeError(`stake-${leg.selectionId}`, `stake-error-${leg.selectionId}`, slip.stakeError(leg.selectionId));
     }
+    if (slip.mode === "accumulator") this.stakeError("acca-stake", "stake-error-acca", slip.stakeError(null));
     this.flashes.clear();
     const odds = this.body.querySelector<HTMLElement>("[data-combined-odds]");
     if (odds !== null) {
@@ -433,6 +467,16 @@ export class SlipView {
     this.refreshAction();
   }
 
+  /** The reason a typed stake cannot be placed, next to it (and announced: a polite live region). */
+  private stakeError(inputId: string, errorId: string, message: string | null): void {
+    const input = document.getElementById(inputId);
+    const error = document.getElementById(errorId);
+    if (input === null || error === null) return;
+    if (message === null) input.removeAttribute("aria-invalid");
+    else input.setAttribute("aria-invalid", "true");
+    if ((error.textContent ?? "") !== (message ?? "")) setText(error, message ?? "");
+  }
+
   private refreshAction(): void {
     const place = this.body.querySelector<HTMLButtonElement>("#slip-place");
     const alert = this.body.querySelector<HTMLElement>(".slip-alert");
@@ -440,10 +484,13 @@ export class SlipView {
     const blockers = this.slip.blockers();
     const priceChanged = blockers.some((b) => b.code === "price_changed");
     const suspended = blockers.find((b) => b.code === "suspended");
+    const offline = blockers.find((b) => b.code === "offline");
     let kind = "";
     let code = "";
     let text = "";
-    if (this.notice !== null) {
+    if (offline !== undefined) {
+      [kind, code, text] = ["error", "offline", `${offline.message}. You can place bets again when it is back.`];
+    } else if (this.notice !== null) {
       [kind, code, text] = [this.notice.kind, this.notice.code ?? "", this.notice.text];
     } else if (suspended !== undefined) {
       [kind, code, text] = ["error", "suspended", `${suspended.message}. Remove it or wait for the market to reopen.`];
@@ -464,6 +511,9 @@ export class SlipView {
     } else if (this.placing) {
       place.disabled = true;
       setText(place, "Placing…");
+    } else if (offline !== undefined) {
+      place.disabled = true;
+      setText(place, "Place bet: prices paused");
     } else if (priceChanged && suspended === undefined) {
       place.dataset.action = "accept";
       place.disabled = false;
@@ -503,8 +553,7 @@ export class SlipView {
         const { bet } = await this.send(request.body);
         this.held.hold(bet);
         placed.push({ bet, names: request.legs.map((id) => this.slip.leg(id)?.selection ?? "") });
-        if (this.slip.mode === "accumulator") this.slip.clear();
-        else for (const id of request.legs) this.slip.remove(id);
+        this.slip.placed(request.legs);
       } catch (error) {
         failure = error instanceof ApiError ? error : new ApiError(0, "unknown", "Something went wrong. Try again.");
         if (failure.code === "price_changed" && failure.body?.selections) {
@@ -581,22 +630,11 @@ export class SlipView {
   }
 
   private explain(error: ApiError): Notice {
-    const texts: Record<string, string> = {
-      price_changed: `${error.message}. Accept the new price to place your bet.`,
-      insufficient_funds: "Your balance is too low for this stake.",
-      not_authenticated: "Your session has ended. Log in again to place bets.",
-      csrf_failed: "Your session has changed. Reload the page and try again.",
-    };
-    const text = texts[error.code] ?? `${capitalised(error.message)}.`;
-    return { kind: "error", text: text.replace(/\.\.$/, "."), code: error.code };
+    return { kind: "error", text: refusalText(error.code, error.message, this.slip.limits), code: error.code };
   }
 
   /** Redraw prices after the odds format changed. */
   reformat(): void {
     this.render();
   }
-}
-
-function capitalised(text: string): string {
-  return `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
 }

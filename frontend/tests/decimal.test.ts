@@ -75,20 +75,23 @@ describe("slip maths agree with reducers/betting.py", () => {
   });
 });
 
+const LIMITS = { minStake: "0.10", maxStake: "10000.00" };
+
 describe("stakes as typed", () => {
   it("normalises to pence", () => {
-    expect(parseStake("5")).toEqual({ ok: true, value: "5.00" });
-    expect(parseStake(" 2.5 ")).toEqual({ ok: true, value: "2.50" });
-    expect(parseStake("£10")).toEqual({ ok: true, value: "10.00" });
+    expect(parseStake("5", LIMITS)).toEqual({ ok: true, value: "5.00" });
+    expect(parseStake(" 2.5 ", LIMITS)).toEqual({ ok: true, value: "2.50" });
+    expect(parseStake("£10", LIMITS)).toEqual({ ok: true, value: "10.00" });
   });
 
   it("explains what is wrong", () => {
-    expect(parseStake("")).toMatchObject({ ok: false, message: "Enter a stake" });
-    expect(parseStake("abc")).toMatchObject({ ok: false });
-    expect(parseStake("1.234")).toMatchObject({ ok: false, message: "At most two decimal places" });
-    expect(parseStake("0.05")).toMatchObject({ ok: false, message: "The minimum stake is £0.10" });
-    expect(parseStake("10000.01")).toMatchObject({ ok: false, message: "The maximum stake is £10000.00" });
-    expect(parseStake("-5")).toMatchObject({ ok: false });
+    expect(parseStake("", LIMITS)).toMatchObject({ ok: false, message: "Enter a stake" });
+    expect(parseStake("abc", LIMITS)).toMatchObject({ ok: false });
+    expect(parseStake("1.234", LIMITS)).toMatchObject({ ok: false, message: "Use at most two decimal places (pence)" });
+    expect(parseStake("0.05", LIMITS)).toMatchObject({ ok: false, message: "The minimum stake is £0.10" });
+    expect(parseStake("10000.01", LIMITS)).toMatchObject({ ok: false, message: "The maximum stake is £10,000.00" });
+    expect(parseStake("-5", LIMITS)).toMatchObject({ ok: false });
+    expect(parseStake("0", LIMITS)).toMatchObject({ ok: false, message: "Enter a stake above zero" });
   });
 
   it("formats money for people", () => {

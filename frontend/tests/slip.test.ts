@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BetSlip, type NewLeg } from "../src/slip";
+import { BetSlip, type NewLeg, type SlipLimits } from "../src/slip";
 
 function leg(selectionId: number, price: string, eventId = selectionId, marketId = selectionId * 10): NewLeg {
   return {
@@ -13,12 +13,14 @@ function leg(selectionId: number, price: string, eventId = selectionId, marketId
   };
 }
 
+const LIMITS: SlipLimits = { minStake: "0.10", maxStake: "10000.00", maxReturn: "250000.00", maxLegs: 20 };
+
 let keys = 0;
 const newKey = () => `key-${++keys}`;
 
 describe("adding and removing selections", () => {
   it("toggles a selection in and out", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     expect(slip.toggle(leg(1, "2.10"))).toBe(true);
     expect(slip.has(1)).toBe(true);
     expect(slip.toggle(leg(1, "2.10"))).toBe(false);
@@ -26,7 +28,7 @@ describe("adding and removing selections", () => {
   });
 
   it("builds an accumulator from a second selection of another event", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10"));
     expect(slip.mode).toBe("singles");
     slip.toggle(leg(2, "1.85"));
@@ -37,7 +39,7 @@ describe("adding and removing selections", () => {
   });
 
   it("keeps singles when two selections share an event, and says why there is no accumulator", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10", 7));
     slip.toggle(leg(2, "3.40", 7));
     expect(slip.mode).toBe("singles");
@@ -47,7 +49,7 @@ describe("adding and removing selections", () => {
   });
 
   it("falls back to singles when a leg is removed from a double", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10"));
     slip.toggle(leg(2, "1.85"));
     slip.remove(2);
@@ -57,7 +59,7 @@ describe("adding and removing selections", () => {
 
 describe("returns", () => {
   it("sums singles' stakes and returns with exact decimals", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10"));
     slip.toggle(leg(2, "1.91", 2));
     slip.setMode("singles");
@@ -70,7 +72,7 @@ describe("returns", () => {
   });
 
   it("shows no return for a stake that is not one", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10"));
     slip.legs[0]!.stake = "1.234";
     expect(slip.singleReturn(slip.legs[0]!)).toBeNull();
@@ -80,7 +82,7 @@ describe("returns", () => {
 
 describe("price changes and the accept policy", () => {
   function single(policy: "none" | "any" | "better"): BetSlip {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.policy = policy;
     slip.toggle(leg(1, "2.50"));
     slip.legs[0]!.stake = "5";
@@ -139,7 +141,7 @@ describe("price changes and the accept policy", () => {
 
 describe("placement requests", () => {
   it("sends one accumulator with the prices seen and a fresh idempotency key", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10"));
     slip.toggle(leg(2, "1.85"));
     slip.accaStake = "2.5";
@@ -158,7 +160,7 @@ describe("placement requests", () => {
   });
 
   it("sends one single per staked leg", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10", 1));
     slip.toggle(leg(2, "1.85", 1));
     slip.legs[1]!.stake = "3";
@@ -170,18 +172,104 @@ describe("placement requests", () => {
 
 describe("persistence", () => {
   it("survives a round trip through JSON and rejects tampered legs", () => {
-    const slip = new BetSlip();
+    const slip = new BetSlip(LIMITS);
     slip.toggle(leg(1, "2.10"));
     slip.toggle(leg(2, "1.85"));
     slip.accaStake = "4";
     slip.policy = "better";
-    const back = BetSlip.fromJSON(JSON.parse(JSON.stringify(slip)));
+    const back = BetSlip.fromJSON(JSON.parse(JSON.stringify(slip)), LIMITS);
     expect(back.legs).toEqual(slip.legs);
     expect(back.mode).toBe("accumulator");
     expect(back.policy).toBe("better");
     const bad = JSON.parse(JSON.stringify(slip)) as { legs: Record<string, unknown>[] };
     bad.legs[0]!.price = "<img src=x>";
-    expect(BetSlip.fromJSON(bad).legs).toHaveLength(1);
-    expect(BetSlip.fromJSON("nonsense").legs).toEqual([]);
+    expect(BetSlip.fromJSON(bad, LIMITS).legs).toHaveLength(1);
+    expect(BetSlip.fromJSON("nonsense", LIMITS).legs).toEqual([]);
+  });
+});
+
+describe("the reason next to each stake", () => {
+  it.each([
+    ["abc", "Enter an amount such as 5.00"],
+    ["0", "Enter a stake above zero"],
+    ["0.05", "The minimum stake is £0.10"],
+    ["10000.01", "The maximum stake is £10,000.00"],
+    ["1.234", "Use at most two decimal places (pence)"],
+  ])("explains %s", (typed, reason) => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    slip.leg(1)!.stake = typed;
+    expect(slip.stakeError(1)).toBe(reason);
+    expect(slip.blockers()).toContainEqual({ code: "stake", message: reason, selectionId: 1 });
+  });
+
+  it("says nothing until a stake is typed, and nothing for a valid one", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    expect(slip.stakeError(1)).toBeNull();
+    slip.leg(1)!.stake = "5";
+    expect(slip.stakeError(1)).toBeNull();
+  });
+
+  it("takes the limits it was given, not its own", () => {
+    const slip = new BetSlip({ ...LIMITS, minStake: "1.00", maxStake: "50.00" });
+    slip.toggle(leg(1, "2.10"));
+    slip.leg(1)!.stake = "0.50";
+    expect(slip.stakeError(1)).toBe("The minimum stake is £1.00");
+    slip.leg(1)!.stake = "60";
+    expect(slip.stakeError(1)).toBe("The maximum stake is £50.00");
+  });
+
+  it("explains the accumulator stake too", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "3.00"));
+    slip.accaStake = "0";
+    expect(slip.stakeError(null)).toBe("Enter a stake above zero");
+  });
+
+  it("keeps an invalid stake among the blockers while prices have changed", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    slip.leg(1)!.stake = "0.01";
+    slip.livePrice(1, "2.30", false);
+    const codes = slip.blockers().map((b) => b.code);
+    expect(codes).toContain("price_changed");
+    expect(codes).toContain("stake");
+  });
+});
+
+describe("the stream going down", () => {
+  it("blocks placing with a reason, and recovery lifts it", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    slip.leg(1)!.stake = "5";
+    expect(slip.blockers()).toEqual([]);
+    slip.streamDown = true;
+    expect(slip.blockers()[0]).toMatchObject({ code: "offline" });
+    slip.streamDown = false;
+    expect(slip.blockers()).toEqual([]);
+  });
+});
+
+describe("keeping the selections after placing", () => {
+  it("empties placed singles by default", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10", 1));
+    slip.toggle(leg(2, "3.00", 1));
+    slip.placed([1]);
+    expect(slip.legs.map((l) => l.selectionId)).toEqual([2]);
+  });
+
+  it("keeps the selections and clears only their stakes when asked", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.keepSelections = true;
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "3.00"));
+    slip.accaStake = "5";
+    slip.placed([1, 2]);
+    expect(slip.legs).toHaveLength(2);
+    expect(slip.accaStake).toBe("");
+    expect(BetSlip.fromJSON(JSON.parse(JSON.stringify(slip)), LIMITS).keepSelections).toBe(true);
   });
 });

@@ -116,14 +116,15 @@ def event_groups(events: list[Event]) -> list[EventGroup]:
 
 
 def event_detail(*, event_id: int) -> Event:
+    """The event with every market, settled ones too (the punter sees their winners)."""
     return (
         Event.objects.select_related("competition__sport")
         .prefetch_related(
             Prefetch(
                 "markets",
-                queryset=Market.objects.exclude(status=Market.Status.SETTLED)
-                .order_by("display_order", "id")
-                .prefetch_related(Prefetch("selections", queryset=Selection.objects.order_by("display_order", "id"))),
+                queryset=Market.objects.order_by("display_order", "id").prefetch_related(
+                    Prefetch("selections", queryset=Selection.objects.order_by("display_order", "id"))
+                ),
             )
         )
         .get(id=event_id)

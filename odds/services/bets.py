@@ -23,6 +23,7 @@ from django.utils import timezone
 from odds.models import Bet, LedgerEntry, Selection
 from odds.selectors.bets import bet_cash_out_quote
 from odds.selectors.prices import live_states, redis_shared
+from odds.services.announce import bet_settled_announce
 from odds.services.outbox import outbox_enqueue
 from odds.services.placement import (
     MAX_LEGS,
@@ -212,6 +213,7 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = 
         bet.settled_at = timezone.now()
         bet.save(update_fields=["status", "payout", "settled_at"])
         bet_event_enqueue(bet=bet, type="cashed_out")
+        bet_settled_announce(bet=bet, wallet=wallet)
     return bet
 
 
@@ -228,5 +230,6 @@ def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None) -> Bet:
         locked.settled_at = timezone.now()
         locked.save(update_fields=["status", "payout", "settled_at"])
         bet_event_enqueue(bet=locked, type="voided")
+        bet_settled_announce(bet=locked, wallet=wallet)
     log.info("bet %s voided by %s", locked.id, by)
     return locked

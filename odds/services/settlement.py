@@ -8,6 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from odds.models import Bet, BetLeg, LedgerEntry, Market, Selection, Wallet
+from odds.services.announce import bet_settled_announce
 from odds.services.bets import bet_event_enqueue
 from odds.services.markets import market_settled_mark
 from odds.services.wallet import ledger_post, stake_refund, stake_release
@@ -52,6 +53,7 @@ def bet_settle(*, bet_id: int) -> Bet:
         bet.settled_at = timezone.now()
         bet.save(update_fields=["status", "payout", "settled_at"])
         bet_event_enqueue(bet=bet, type="voided" if status == Bet.Status.VOID else "settled")
+        bet_settled_announce(bet=bet, wallet=wallet)
     return bet
 
 

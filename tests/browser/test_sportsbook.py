@@ -130,6 +130,7 @@ def test_cash_out_pays_the_live_value_into_the_wallet(asgi_server, price_query, 
     publish(priced(market, "4.00", "3.40", "1.90"))
     expect(button).to_have_text("Cash out £4.75", timeout=LIVE)  # the value follows the price
     button.click()
+    page.locator(f'.bet-card[data-bet-id="{bet.id}"] .cash-out-yes').click()
 
     expect(page.locator(f'#bets-settled .bet-card[data-bet-id="{bet.id}"]')).to_contain_text("Cashed out")
     expect(page.locator("#wallet-balance")).to_have_text("£44.75")
@@ -306,6 +307,6 @@ def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
     assert bets_delay_resolve().rejected == 1
 
     expect(receipt).to_contain_text("Bet not accepted")
-    expect(receipt).to_contain_text("The market was suspended during the in-play delay. Your stake is back")
+    expect(receipt).to_contain_text("The market was suspended, so the bet was not accepted. Your stake is back")
     expect(page.locator("#wallet-balance")).to_have_text("£100.00")
     axe_check(page)

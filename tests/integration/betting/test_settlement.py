@@ -183,3 +183,52 @@ def test_reconcile_wallets_fails_on_a_balance_changed_outside_the_ledger(punter)
     Wallet.objects.filter(user=punter).update(balance=Decimal("5000.00"))
     with pytest.raises(CommandError, match="1 wallet"):
         call_command("reconcile_wallets", stdout=io.StringIO())
+
+
+def _punter_news(redis_client, punter):
+    from reducers import keys
+
+    pubsub = redis_client.pubsub()
+    pubsub.subscribe(keys.punter_channel(punter.id))
+    assert pubsub.get_message(timeout=2)["type"] == "subscribe"
+    return pubsub
+
+
+def _next_message(pubsub) -> dict | None:
+    import orjson
+
+    message = pubsub.get_message(timeout=2)
+    return None if message is None else orjson.loads(message["data"])
+
+
+def test_a_settled_bet_is_announced_to_its_punter_after_commit(
+    punter, market, redis_client, django_capture_on_commit_callbacks
+):
+    home, _, _ = selections_of(market)
+    bet = bet_accepted(punter, home, stake="10.00")
+    news = _punter_news(redis_client, punter)
+    with django_capture_on_commit_callbacks(execute=False) as pending:
+        result_and_settle(market, home)
+    assert _next_message(news) is None  # nothing before the commit
+    for callback in pending:
+        callback()
+    assert _next_message(news) == {
+        "type": "bet.settled",
+        "v": 1,
+        "bet": {"id": bet.id, "status": "won", "title": home.name, "stake": "10.00", "payout": "21.00"},
+        "wallet": {"currency": "GBP", "balance": "111.00"},
+    }
+
+
+def test_a_voided_bet_is_announced_with_its_stake_back(
+    punter, market, redis_client, django_capture_on_commit_callbacks
+):
+    home, _, _ = selections_of(market)
+    bet = bet_accepted(punter, home, stake="10.00")
+    news = _punter_news(redis_client, punter)
+    with django_capture_on_commit_callbacks(execute=True):
+        market_result(market=market, winners=None)
+        market_bets_settle(market_id=market.id)
+    message = _next_message(news)
+    assert message is not None
+    assert (message["bet"]["id"], message["bet"]["status"], message["bet"]["payout"]) == (bet.id, "void", "10.00")
