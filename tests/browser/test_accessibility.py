@@ -82,6 +82,9 @@ def test_punter_pages_pass_the_accessibility_rules(asgi_server, browser, size):
         page.goto(f"{asgi_server}{path}")
         expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
         _look(page, name, size)
+    for name, path in [("403", "/trading/"), ("404", "/no-such-page/")]:
+        page.goto(f"{asgi_server}{path}")
+        _look(page, name, size)
     page.context.close()
 
 
@@ -98,6 +101,21 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         page.goto(f"{asgi_server}/trading/")
         page.locator("#event-create summary").click()
         _look(page, "trading", size)
+
+        page.goto(f"{asgi_server}/trading/?q=Home&sport=football&status=open")
+        _look(page, "trading-filtered", size)
+
+        page.goto(f"{asgi_server}/trading/event/{market.event_id}/")
+        expect(page.locator("#trading-conn")).to_have_attribute("data-state", "live")
+        _look(page, "trading-event", size)
+
+        home = market.selections.order_by("display_order")[0]
+        page.goto(f"{asgi_server}/trading/markets/{market.id}/result/confirm?winner={home.id}")
+        expect(page.locator('[data-impact="bets"]')).to_be_visible()
+        _look(page, "trading-confirm", size)
+
+        page.goto(f"{asgi_server}/trading/no-such-page/")
+        _look(page, "staff-404", size)
 
         page.goto(f"{asgi_server}/trading/liability")
         expect(page.locator("#liability tbody tr")).to_have_count(3)
