@@ -130,7 +130,12 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         expect(page.locator("#settle-count")).not_to_have_text("…")
         _look(page, "settlement", size)
 
-        for name, path in [("admin", "/admin/"), ("admin-markets", "/admin/odds/market/")]:
+        for name, path in [
+            ("admin", "/admin/"),
+            ("admin-subscriptions", "/admin/subscriptions/"),
+            ("admin-subscriptions-end", f"/admin/subscriptions/?end={channel}"),
+            ("admin-markets", "/admin/odds/market/"),
+        ]:
             page.goto(f"{asgi_server}{path}")
             _look(page, name, size)
 

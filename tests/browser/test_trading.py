@@ -138,3 +138,37 @@ def test_a_missing_staff_page_is_the_styled_404(asgi_server_not_debug, browser):
     expect(page.locator("html")).to_have_class("staff-theme")
     axe_check(page)
     page.context.close()
+
+
+def test_admin_subscriptions_page_ends_a_channel_after_confirmation(
+    asgi_server, kafka_topics, redis_client, trader, page
+):
+    import time
+
+    from reducers import keys
+
+    punter = user_create(balance="10.00")
+    channel = "browserchannel0123456789"
+    now = int(time.time() * 1000)
+    redis_client.hset(
+        keys.channel_meta(channel),
+        mapping={"user": punter.id, "spec": '{"view": "slip"}', "status": "streaming", "seq": 1, "created": now},
+    )
+    redis_client.zadd(keys.channels_index(), {channel: now})
+    redis_client.set(keys.channel_owner(channel), f"{punter.id}:session-key")
+    try:
+        page.goto(f"{asgi_server}/admin/")
+        page.get_by_role("link", name="Subscriptions").click()
+        row = page.locator(f'#subscriptions tr[data-channel="{channel}"]')
+        expect(row).to_contain_text(punter.username)
+        axe_check(page)
+        row.get_by_role("link", name="End…").click()
+        expect(page.locator("#end-confirm")).to_contain_text(f"End channel {channel}?")
+        axe_check(page)
+        page.get_by_role("button", name="Yes, end the channel").click()
+        expect(page.locator(".messagelist")).to_contain_text(f"Channel {channel} ended")
+        assert redis_client.hget(keys.channel_ended(channel), "reason") == b"ended_by_staff"
+    finally:
+        redis_client.delete(
+            keys.channels_index(), keys.channel_meta(channel), keys.channel_ended(channel), keys.channel_owner(channel)
+        )
