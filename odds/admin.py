@@ -13,8 +13,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import URLPattern, URLResolver, path, reverse
+from django.utils import timezone
 
 from odds.api.http import id_from_text
 from odds.models import (
@@ -30,6 +32,8 @@ from odds.models import (
     Wallet,
 )
 from odds.selectors.bets import wallets_with_ledger_balance
+from odds.selectors.ops import channels_active
+from odds.selectors.trading import market_open_bets_count
 from odds.services.bets import bet_void
 from odds.services.markets import (
     MarketStateError,
@@ -39,6 +43,7 @@ from odds.services.markets import (
     market_suspend,
     selection_price_set,
 )
+from odds.services.ops import channel_end
 from odds.services.outbox import outbox_drain
 
 
@@ -143,6 +148,24 @@ class MarketAdmin(IdCheckedAdmin):
     readonly_fields = ("status", "version")
     inlines = [SelectionInline]
     actions = ["suspend", "resume", "settle", "settle_again"]
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple[Any, dict[str, int], set[str], list[Any]]:
+        """The delete confirmation also counts the open bets on the markets, and a market with
+        open bets is refused in words (its bets must be settled or voided first)."""
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        markets = list(objs)
+        open_bets = market_open_bets_count(market_ids=[market.id for market in markets])
+        model_count["open bets affected"] = sum(open_bets.values())
+        refusals = [
+            f"{market} has {count} open bet{'s' if count != 1 else ''}: result and settle it, or void it, "
+            "before deleting it."
+            for market in markets
+            if (count := open_bets.get(market.id, 0))
+        ]
+        if refusals:
+            # The open bets are the reason in words, rather than the bet legs' delete permission.
+            return deleted, model_count, set(), [*refusals, *protected]
+        return deleted, model_count, perms_needed, protected
 
     @admin.display(description="Event status", ordering="event__status")
     def event_status(self, market: Market) -> str:
@@ -331,3 +354,48 @@ class OutboxMessageAdmin(ReadOnlyAdmin):
         level = messages.WARNING if result.failed or result.busy else messages.SUCCESS
         note = " (another relay was busy)" if result.busy else ""
         self.message_user(request, f"{result.sent} sent, {result.failed} failed{note}.", level)
+
+
+def subscriptions_admin_view(request: HttpRequest) -> HttpResponse:
+    """Live subscriber channels (they live in Redis, not in a model), filtered by owner; ending
+    one asks for confirmation and goes through the same service as the trading page."""
+    owner = request.GET.get("owner", "").strip()[:150]
+    channel = request.POST.get("channel", "") or request.GET.get("end", "")
+    if request.method == "POST" and request.POST.get("confirm") == "yes" and channel:
+        if channel_end(channel_id=channel, by=request.user):
+            messages.success(request, f"Channel {channel} ended; its owner's page is told it ended.")
+        else:
+            messages.error(request, f"Channel {channel} is not live any more; nothing was ended.")
+        return HttpResponseRedirect(reverse("admin:subscriptions"))
+    rows = channels_active()
+    now_ms = int(timezone.now().timestamp() * 1000)
+    for row in rows:
+        row["age_s"] = max(0, (now_ms - row["created"]) // 1000) if row["created"] else None
+    owners = sorted({row["user"] for row in rows})
+    confirming = next((row for row in rows if row["channel"] == channel), None) if channel else None
+    if owner:
+        rows = [row for row in rows if row["user"] == owner]
+    context = {
+        **admin.site.each_context(request),
+        "title": "Subscriptions",
+        "rows": rows,
+        "owners": owners,
+        "owner": owner,
+        "confirming": confirming,
+        "missing": bool(channel) and confirming is None,
+    }
+    return TemplateResponse(request, "admin/odds/subscriptions.html", context)
+
+
+_site_urls = admin.site.get_urls
+
+
+def _site_urls_with_subscriptions() -> list[URLResolver | URLPattern]:
+    return [
+        path("subscriptions/", admin.site.admin_view(subscriptions_admin_view), name="subscriptions"),
+        *_site_urls(),
+    ]
+
+
+# The admin site has no model for subscriptions; its page is added to the site's own URLs.
+admin.site.get_urls = _site_urls_with_subscriptions  # type: ignore[method-assign]

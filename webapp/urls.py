@@ -5,3 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("odds.urls")),
 ]
+
+handler403 = "odds.views.errors.forbidden"
+handler404 = "odds.views.errors.not_found"

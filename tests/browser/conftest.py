@@ -41,6 +41,18 @@ def login(page: Page, asgi_server: str) -> Callable[..., User]:
     return log_in
 
 
+@pytest.fixture(scope="module")
+def asgi_server_not_debug(tmp_path_factory, django_db_setup, django_db_blocker):
+    """The ASGI application with DEBUG off, as in production (the site's own 404 page instead of
+    Django's debug page), its static files still served from the sources."""
+    from tests.conftest import uvicorn_serving
+
+    with uvicorn_serving(
+        tmp_path_factory.mktemp("asgi-not-debug"), DJANGO_DEBUG="0", WHITENOISE_USE_FINDERS="1"
+    ) as url:
+        yield url
+
+
 @pytest.fixture
 def publish(producer, redis_client) -> Callable[..., None]:
     """Produce price updates to the price topic and wait for the broker's acknowledgement; their

@@ -83,6 +83,8 @@ def test_punter_pages_pass_the_accessibility_rules(asgi_server, browser, size):
         page.goto(f"{asgi_server}{path}")
         expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
         _look(page, name, size)
+    page.goto(f"{asgi_server}/trading/")
+    _look(page, "403", size)
     page.context.close()
 
 
@@ -99,6 +101,18 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         page.goto(f"{asgi_server}/trading/")
         page.locator("#event-create summary").click()
         _look(page, "trading", size)
+
+        page.goto(f"{asgi_server}/trading/?q=Home&sport=football&status=open")
+        _look(page, "trading-filtered", size)
+
+        page.goto(f"{asgi_server}/trading/event/{market.event_id}/")
+        expect(page.locator("#trading-conn")).to_have_attribute("data-state", "live")
+        _look(page, "trading-event", size)
+
+        home = market.selections.order_by("display_order")[0]
+        page.goto(f"{asgi_server}/trading/markets/{market.id}/result/confirm?winner={home.id}")
+        expect(page.locator('[data-impact="bets"]')).to_be_visible()
+        _look(page, "trading-confirm", size)
 
         page.goto(f"{asgi_server}/trading/liability")
         expect(page.locator("#liability tbody tr")).to_have_count(3)
@@ -117,7 +131,12 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         expect(page.locator("#settle-count")).not_to_have_text("…")
         _look(page, "settlement", size)
 
-        for name, path in [("admin", "/admin/"), ("admin-markets", "/admin/odds/market/")]:
+        for name, path in [
+            ("admin", "/admin/"),
+            ("admin-subscriptions", "/admin/subscriptions/"),
+            ("admin-subscriptions-end", f"/admin/subscriptions/?end={channel}"),
+            ("admin-markets", "/admin/odds/market/"),
+        ]:
             page.goto(f"{asgi_server}{path}")
             _look(page, name, size)
 
@@ -132,3 +151,14 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         redis_client.delete(
             keys.liability_index(), keys.channels_index(), keys.channel_meta(channel), keys.channel_markets(channel)
         )
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_404_pages_pass_the_accessibility_rules(asgi_server_not_debug, browser, size):
+    staff = user_create(balance="0", staff=True)
+    page = _logged_in(browser, asgi_server_not_debug, staff, size)
+    for name, path in [("404", "/no-such-page/"), ("staff-404", "/trading/no-such-page/")]:
+        page.goto(f"{asgi_server_not_debug}{path}")
+        expect(page.get_by_role("heading", name="Page not found", exact=True)).to_be_visible()
+        _look(page, name, size)
+    page.context.close()

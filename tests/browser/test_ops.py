@@ -152,6 +152,9 @@ def test_trader_settles_a_market_and_the_winners_balance_rises(
     row = trader.locator(f'.market-row[data-market="{market.id}"]')
     row.locator('select[name="winner"]').select_option(str(home.id))
     row.locator('[data-action="result"]').click()
+    expect(trader.locator('[data-impact="bets"]')).to_have_text("1")
+    expect(trader.locator('[data-impact="payout"]')).to_have_text("£20.00")
+    trader.get_by_role("button", name="Result and settle 1 bet").click()
     expect(trader).to_have_url(re.compile(rf"/trading/markets/{market.id}/settlement$"))
     axe_check(trader)
 

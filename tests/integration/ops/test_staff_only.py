@@ -10,7 +10,7 @@ from odds.views.ops import staff_urlpatterns
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
-ARGS = {"market_id": 999999, "channel_id": "no-such-channel"}
+ARGS = {"market_id": 999999, "event_id": 999999, "channel_id": "no-such-channel"}
 POST_ONLY = {
     "trading-event-create",
     "trading-market-suspend",

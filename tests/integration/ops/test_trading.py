@@ -60,7 +60,7 @@ def test_result_settles_bets_and_progress_shows_all_settled(
         )
     with django_capture_on_commit_callbacks(execute=True):
         response = staff_client.post(
-            reverse("trading-market-result", kwargs={"market_id": market.id}), {"winner": home.id}
+            reverse("trading-market-result", kwargs={"market_id": market.id}), {"winner": home.id, "confirm": "yes"}
         )
     assert response["Location"] == reverse("trading-settlement", kwargs={"market_id": market.id})
     progress = staff_client.get(reverse("trading-api-settlement", kwargs={"market_id": market.id})).json()

@@ -137,11 +137,11 @@ def test_a_staff_action_does_not_follow_next_to_another_host(staff, target):
     market = market_create()
     response = logged_in(staff).post(reverse("trading-market-suspend", args=[market.id]), {"next": target})
     assert response.status_code == 302
-    assert response["Location"] == reverse("trading-markets")
+    assert response["Location"] == f"{reverse('trading-markets')}#market-{market.id}"
 
 
 def test_a_staff_action_follows_next_to_a_path_of_this_site(staff):
     market = market_create()
     target = reverse("trading-settlement", args=[market.id])
     response = logged_in(staff).post(reverse("trading-market-suspend", args=[market.id]), {"next": target})
-    assert response["Location"] == target
+    assert response["Location"] == f"{target}#market-{market.id}"
