@@ -117,20 +117,6 @@ def _tennis_count(games_won: list[str]) -> tuple[list[int], list[int], list[list
     return sets, games, set_games
 
 
-def tennis_incidents(games_won: list[str], *, at_ms: list[int]) -> list[Incident]:
-    """A game-won incident per game and a set-won incident when the game takes a set, oldest first."""
-    incidents: list[Incident] = []
-    sets_before = 0
-    for index, side in enumerate(games_won):
-        sets_now = sum(_tennis_count(games_won[: index + 1])[0])
-        period = sets_before + 1
-        incidents.append(Incident(kind="game_won", side=side, period=period, at=at_ms[index]))
-        if sets_now > sets_before:
-            incidents.append(Incident(kind="set_won", side=side, period=period, at=at_ms[index]))
-        sets_before = sets_now
-    return incidents
-
-
 def match_state_build(
     *,
     event_id: int,
