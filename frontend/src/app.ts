@@ -6,7 +6,7 @@ import { MyBetsPage } from "./mybets";
 import { isOddsFormat, type OddsFormat, storedOddsFormat, storeOddsFormat } from "./odds";
 import { formatPage, pageMarkets, renderMarket } from "./prices";
 import { type ConnectionStatus, OddsClient } from "./protocol";
-import { startScores } from "./scores";
+import { matchState, startScores } from "./scores";
 import { SlipView } from "./slipView";
 import { moneyMoved, WalletBadge } from "./wallet";
 import { startWalletPage } from "./walletPage";
@@ -81,6 +81,7 @@ function boot(): void {
       }
     },
     onStatus: connectionIndicator,
+    onMatch: matchState,
     onBet: (decision) => {
       slip?.decided(decision);
       // My bets and the balance follow (a rejected held bet's stake is back).
