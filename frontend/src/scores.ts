@@ -1,7 +1,7 @@
 // Scores and the match clock of the events on the page, in each sport's own terms. Match states
 // arrive on the page's channels (``view.match``, and the image's ``matches``) and, for pages
 // without a channel, from /live/events every few seconds; a running clock ticks here between them.
-import { setText } from "./dom";
+import { h, setText } from "./dom";
 import { clockText, scoreParts, type MatchMessage } from "./matchclock";
 
 const POLL_MS = 5000;
@@ -34,6 +34,7 @@ function render(match: MatchMessage, nowMs: number): void {
     node.dataset.status = match.status === "break" ? "in_play" : match.status;
     node.dataset.sport = match.sport;
     if (match.status === "scheduled" && !wasLive) continue;
+    node.hidden = false;
     setText(node.querySelector("[data-score='home']"), score.home);
     setText(node.querySelector("[data-score='away']"), score.away);
     setText(node.querySelector("[data-clock]"), clock);
@@ -61,7 +62,27 @@ function applyLegacy(event: EventLive): void {
   }
 }
 
+/** The score and clock of an event inside an open bet, shown once its match state is known. */
+export function liveScore(eventId: number): HTMLElement {
+  const node = h(
+    "span",
+    { class: "leg-live num", "data-event-id": eventId, hidden: true },
+    h("span", { "data-score": "home" }),
+    h("span", { "aria-hidden": "true", text: "–" }),
+    h("span", { "data-score": "away" }),
+    " ",
+    h("span", { class: "clock", "data-clock": true }),
+  );
+  const known = matches.get(eventId);
+  if (known !== undefined) queueMicrotask(() => render(known, Date.now()));
+  return node;
+}
+
 export function startScores(): void {
+  window.setInterval(() => {
+    const now = Date.now();
+    for (const match of matches.values()) render(match, now);
+  }, TICK_MS);
   const ids = eventNodes().map((n) => n.dataset.eventId);
   if (ids.length === 0) return;
   const poll = async (): Promise<void> => {
@@ -80,10 +101,4 @@ export function startScores(): void {
   };
   void poll();
   window.setInterval(() => void poll(), POLL_MS);
-  window.setInterval(() => {
-    const now = Date.now();
-    for (const match of matches.values()) {
-      if (match.clock?.running && match.status === "in_play") render(match, now);
-    }
-  }, TICK_MS);
 }

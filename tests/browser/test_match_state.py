@@ -104,3 +104,35 @@ def test_a_goal_pushed_through_the_stream_updates_the_score(
     producer.produce(topics.match_states(), key=goal.key(), value=goal.encode())
     producer.flush(10)
     expect(home).to_have_text("1", timeout=30_000)
+
+
+def test_an_open_bet_in_my_bets_shows_its_match_score_and_clock(
+    asgi_server, price_query, publish, producer, redis_client, login, page: Page
+):
+    from decimal import Decimal
+
+    from odds.services.bets import LegRequest, bet_place
+    from tests.factories import price_update, user_create
+
+    market = market_create(prices=("2.00", "3.40", "3.80"))
+    selection = market.selections.order_by("display_order")[0]
+    user = login(user_create(balance="50.00"))
+    publish(price_update(market, seq=1, prices=("2.00", "3.40", "3.80")))
+    bet = bet_place(
+        user=user,
+        idempotency_key="match-state-test",
+        stake=Decimal("5.00"),
+        legs=[LegRequest(selection_id=selection.id, price_seen=Decimal("2.00"))],
+        price_policy="none",
+    ).bet
+    store(redis_client, state_of(event_id=market.event_id, sport="football", seq=1, home=1))
+
+    page.goto(f"{asgi_server}/my-bets/")
+    live = page.locator(f'.bet-card[data-bet-id="{bet.id}"] .leg-live')
+    expect(live.locator("[data-score='home']")).to_have_text("1", timeout=30_000)
+    expect(live.locator("[data-clock]")).to_have_text(re.compile(r"^1[12]'$"))
+    goal = state_of(event_id=market.event_id, sport="football", seq=2, home=2)
+    producer.produce(topics.match_states(), key=goal.key(), value=goal.encode())
+    producer.flush(10)
+    expect(live.locator("[data-score='home']")).to_have_text("2", timeout=30_000)
+    axe_check(page)
