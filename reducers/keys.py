@@ -10,6 +10,17 @@ def market_state(market_id: int) -> str:
     return f"{namespace()}:mkt:{market_id}"
 
 
+def match_state(event_id: int) -> str:
+    """Hash: ``seq`` (last applied sequence) and ``state`` (JSON of the event's latest match state)."""
+    return f"{namespace()}:match:{event_id}"
+
+
+def event_markets(event_id: int) -> str:
+    """Set: ids of the markets of one event the markets table has held (match states reach the
+    channels showing any of them)."""
+    return f"{namespace()}:evmkts:{event_id}"
+
+
 def trader_decision(market_id: int) -> str:
     """Hash: ``seq`` and ``state`` (the market's state as the reducers write it) of the newest
     trader decision on the market, written before it is published. Bets and cash-outs read it

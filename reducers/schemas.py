@@ -414,3 +414,220 @@ def decode_bet_event(raw: bytes | None) -> BetEvent:
         legs=tuple(legs),
         ts=_positive_int(obj, "ts"),
     )
+
+
+# --- match state (partitioned topic keyed by event id; each record a full snapshot) ---
+
+MATCH_STATE_SCHEMA_VERSION = 1
+MATCH_SPORTS = ("football", "tennis", "basketball")
+MATCH_STATUSES = ("scheduled", "in_play", "break", "finished")
+CLOCK_DIRECTIONS = ("up", "down")
+MATCH_SIDES = ("home", "away")
+INCIDENT_KINDS = (
+    "kick_off",
+    "goal",
+    "card",
+    "half_time",
+    "full_time",
+    "point_won",
+    "game_won",
+    "set_won",
+    "basket",
+    "quarter_end",
+)
+TENNIS_POINTS = ("0", "15", "30", "40", "AD")
+MAX_INCIDENTS = 32
+MATCH_DEAD_LETTER_REASONS = ("empty", "too_large", "bad_json", "bad_version", "bad_field")
+
+
+@dataclass(frozen=True)
+class MatchClock:
+    """A match clock: ``elapsed_s`` seconds of the period had passed at epoch ms ``at``.
+
+    A running clock advances one second per second from ``at``; a ``down`` clock shows
+    ``limit_s - elapsed`` (basketball's quarter countdown).
+    """
+
+    running: bool
+    elapsed_s: int
+    at: int
+    direction: str = "up"
+    limit_s: int | None = None
+    rate: int = 1  # match seconds per wall-clock second: 1 in a real match, more in an accelerated demo
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "running": self.running,
+            "elapsed_s": self.elapsed_s,
+            "at": self.at,
+            "direction": self.direction,
+            "limit_s": self.limit_s,
+            "rate": self.rate,
+        }
+
+
+@dataclass(frozen=True)
+class Incident:
+    """Something that happened in the match: ``kind`` by ``side`` ("" for both) in ``period``."""
+
+    kind: str
+    side: str
+    period: int
+    at: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "side": self.side, "period": self.period, "at": self.at}
+
+
+@dataclass(frozen=True)
+class MatchStateUpdate:
+    """A full snapshot of one event's match state at one moment of the source.
+
+    ``seq`` increases by one per update of an event at the source. ``score`` is in the sport's
+    own terms: football and basketball ``{"home": n, "away": n}``; tennis ``{"sets": [h, a],
+    "games": [h, a], "points": ["15", "30"], "set_games": [[6, 4], ...]}``. Tennis has no
+    clock (``clock`` is ``None``). ``incidents`` are the newest first, at most ``MAX_INCIDENTS``.
+    """
+
+    event_id: int
+    seq: int
+    sport: str
+    status: str
+    period: int
+    score: dict[str, Any]
+    clock: MatchClock | None
+    incidents: tuple[Incident, ...]
+    event_ts: int
+    produce_ts: int
+    v: int = MATCH_STATE_SCHEMA_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "v": self.v,
+            "event_id": self.event_id,
+            "seq": self.seq,
+            "sport": self.sport,
+            "status": self.status,
+            "period": self.period,
+            "score": self.score,
+            "clock": None if self.clock is None else self.clock.to_json(),
+            "incidents": [i.to_json() for i in self.incidents],
+            "event_ts": self.event_ts,
+            "produce_ts": self.produce_ts,
+        }
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.to_json())
+
+    def key(self) -> bytes:
+        return str(self.event_id).encode()
+
+
+def _count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidRecord("bad_field", f"{name} must be a whole number, not negative")
+    return value
+
+
+def _pair(value: Any, name: str) -> list[int]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise InvalidRecord("bad_field", f"{name} must be a pair [home, away]")
+    return [_count(value[0], name), _count(value[1], name)]
+
+
+def match_score_from_json(*, sport: str, raw: Any) -> dict[str, Any]:
+    """Validate a score in the sport's own terms; raise ``InvalidRecord`` naming the problem."""
+    if not isinstance(raw, dict):
+        raise InvalidRecord("bad_field", "score must be an object")
+    if sport == "tennis":
+        points = raw.get("points")
+        if not isinstance(points, list) or len(points) != 2 or any(p not in TENNIS_POINTS for p in points):
+            raise InvalidRecord("bad_field", f"points must be a pair of {', '.join(TENNIS_POINTS)}")
+        set_games = raw.get("set_games", [])
+        if not isinstance(set_games, list) or len(set_games) > 5:
+            raise InvalidRecord("bad_field", "set_games must be a list of at most 5 pairs")
+        return {
+            "sets": _pair(raw.get("sets"), "sets"),
+            "games": _pair(raw.get("games"), "games"),
+            "points": list(points),
+            "set_games": [_pair(s, "set_games") for s in set_games],
+        }
+    return {"home": _count(raw.get("home"), "home score"), "away": _count(raw.get("away"), "away score")}
+
+
+def _match_clock_from_json(raw: Any) -> MatchClock | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InvalidRecord("bad_field", "clock must be an object or null")
+    running = raw.get("running")
+    if not isinstance(running, bool):
+        raise InvalidRecord("bad_field", "clock running must be true or false")
+    direction = raw.get("direction", "up")
+    if direction not in CLOCK_DIRECTIONS:
+        raise InvalidRecord("bad_field", f"clock direction must be one of {', '.join(CLOCK_DIRECTIONS)}")
+    limit = raw.get("limit_s")
+    if direction == "down" and limit is None:
+        raise InvalidRecord("bad_field", "a countdown clock needs limit_s")
+    return MatchClock(
+        rate=_positive_int(raw, "rate") if "rate" in raw else 1,
+        running=running,
+        elapsed_s=_count(raw.get("elapsed_s"), "clock elapsed_s"),
+        at=_positive_int(raw, "at"),
+        direction=direction,
+        limit_s=None if limit is None else _count(limit, "clock limit_s"),
+    )
+
+
+def match_state_from_json(obj: Any) -> MatchStateUpdate:
+    """Validate a decoded match-state record; raise ``InvalidRecord`` naming the first problem."""
+    if not isinstance(obj, dict):
+        raise InvalidRecord("bad_json", "record must be a JSON object")
+    if obj.get("v") != MATCH_STATE_SCHEMA_VERSION:
+        raise InvalidRecord("bad_version", f"expected v={MATCH_STATE_SCHEMA_VERSION}, got {obj.get('v')!r}")
+    sport = obj.get("sport")
+    if sport not in MATCH_SPORTS:
+        raise InvalidRecord("bad_field", f"sport must be one of {', '.join(MATCH_SPORTS)}")
+    status = obj.get("status")
+    if status not in MATCH_STATUSES:
+        raise InvalidRecord("bad_field", f"status must be one of {', '.join(MATCH_STATUSES)}")
+    clock = _match_clock_from_json(obj.get("clock"))
+    if sport == "tennis" and clock is not None:
+        raise InvalidRecord("bad_field", "tennis has no match clock")
+    raw_incidents = obj.get("incidents", [])
+    if not isinstance(raw_incidents, list) or len(raw_incidents) > MAX_INCIDENTS:
+        raise InvalidRecord("bad_field", f"incidents must be a list of at most {MAX_INCIDENTS}")
+    incidents = []
+    for item in raw_incidents:
+        if not isinstance(item, dict) or item.get("kind") not in INCIDENT_KINDS:
+            raise InvalidRecord("bad_field", f"incident kind must be one of {', '.join(INCIDENT_KINDS)}")
+        side = item.get("side", "")
+        if side not in (*MATCH_SIDES, ""):
+            raise InvalidRecord("bad_field", "incident side must be home, away or empty")
+        incidents.append(
+            Incident(
+                kind=item["kind"],
+                side=side,
+                period=_count(item.get("period"), "incident period"),
+                at=_positive_int(item, "at"),
+            )
+        )
+    return MatchStateUpdate(
+        event_id=_positive_int(obj, "event_id"),
+        seq=_positive_int(obj, "seq"),
+        sport=sport,
+        status=status,
+        period=_count(obj.get("period"), "period"),
+        score=match_score_from_json(sport=sport, raw=obj.get("score")),
+        clock=clock,
+        incidents=tuple(incidents),
+        event_ts=_positive_int(obj, "event_ts"),
+        produce_ts=_positive_int(obj, "produce_ts"),
+    )
+
+
+def decode_match_state(raw: bytes | None) -> MatchStateUpdate:
+    """Decode and validate one match-state Kafka record value."""
+    if raw is not None and len(raw) > MAX_RECORD_BYTES:
+        raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
+    return match_state_from_json(json_record(raw, version=MATCH_STATE_SCHEMA_VERSION))

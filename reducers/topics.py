@@ -74,6 +74,16 @@ def bets_dead_letter() -> str:
     return f"{namespace()}.bets.dlq.v1"
 
 
+def match_states() -> str:
+    """Partitioned data topic: match-state snapshots (score, period, clock, incidents) keyed by event id."""
+    return f"{namespace()}.matchstate.v1"
+
+
+def match_states_dead_letter() -> str:
+    """Match-state records the reducers could not decode or apply, with the reason in a header."""
+    return f"{namespace()}.matchstate.dlq.v1"
+
+
 def dead_letter_of(topic: str) -> str:
     """The dead-letter topic of a topic the reducers read."""
     return {
@@ -81,6 +91,7 @@ def dead_letter_of(topic: str) -> str:
         commands(): commands_dead_letter(),
         markets(): markets_dead_letter(),
         bets(): bets_dead_letter(),
+        match_states(): match_states_dead_letter(),
     }[topic]
 
 
@@ -102,4 +113,6 @@ def all_topics() -> list[TopicSpec]:
         TopicSpec(markets_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(bets(), data_partitions, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(bets_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
+        TopicSpec(match_states(), data_partitions, retention_ms=24 * 3600 * 1000),
+        TopicSpec(match_states_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
     ]

@@ -129,10 +129,12 @@ def view_frame(
     changed: list[dict[str, Any]],
     states: dict[int, dict[str, Any]],
     resync: bool = False,
+    matches: list[dict[str, Any]] | None = None,
 ) -> bytes:
     """A channel frame without its sequence number (the publishing script stamps it).
 
     ``kind`` is ``image`` (every market of the channel) or ``delta`` (the markets that changed).
+    An image carries ``matches``: the match state of the events of its markets.
     Never raises for the view's data: a summary that cannot be computed (a market state it
     cannot read) is left out and the frame carries ``error`` (``view_failed``) instead.
     """
@@ -144,6 +146,8 @@ def view_frame(
     }
     if resync:
         frame["resync"] = True
+    if matches is not None:
+        frame["matches"] = matches
     try:
         summary = view_summary(spec, states)
     except (ArithmeticError, LookupError, TypeError, ValueError):
@@ -154,3 +158,9 @@ def view_frame(
         if summary is not None:
             frame.update(summary)
     return orjson.dumps(frame)
+
+
+def match_frame(*, channel_id: str, matches: list[dict[str, Any]]) -> bytes:
+    """A channel frame carrying new match states (``match`` messages) of the channel's events,
+    without its sequence number (the publishing script stamps it)."""
+    return orjson.dumps({"type": "view.match", "v": VIEW_VERSION, "channel": channel_id, "matches": matches})

@@ -6,8 +6,8 @@ import { MyBetsPage } from "./mybets";
 import { isOddsFormat, type OddsFormat, storedOddsFormat, storeOddsFormat } from "./odds";
 import { formatPage, pageMarkets, renderMarket } from "./prices";
 import { type ConnectionStatus, OddsClient } from "./protocol";
-import { startScores } from "./scores";
 import { settledText, showNotice } from "./notices";
+import { matchState, startScores } from "./scores";
 import { SlipView } from "./slipView";
 import { localTimes } from "./times";
 import { moneyMoved, WalletBadge } from "./wallet";
@@ -102,6 +102,7 @@ function boot(): void {
       showStream(down);
       slip?.streamState(down);
     },
+    onMatch: matchState,
     onBet: (decision) => {
       slip?.decided(decision);
       // My bets and the balance follow (a rejected held bet's stake is back).

@@ -7,6 +7,7 @@ import { formatMoney } from "./decimal";
 import { h, setText, storage } from "./dom";
 import type { OddsFormat } from "./odds";
 import { displayOdds } from "./prices";
+import { liveScore } from "./scores";
 import type { ChannelFrame, OddsClient } from "./protocol";
 import { GENERIC_REFUSAL, refusalText } from "./refusals";
 import { pageLimits } from "./slipView";
@@ -166,6 +167,7 @@ export class MyBetsPage {
             h("span", { class: "leg-selection", text: leg.selection }),
             h("span", { class: "leg-price num", text: displayOdds(leg.price, fmt) }),
             h("span", { class: "leg-market", text: `${leg.market} · ${leg.event}` }),
+            bet.status === "accepted" ? liveScore(leg.event_id) : null,
             RESULT[leg.result] ? h("span", { class: `leg-result result-${leg.result}`, text: RESULT[leg.result] }) : null,
           ),
         ),

@@ -10,6 +10,7 @@
 // - and, for a logged-in punter, their own news (`bet.decided`: a held in-play bet was decided).
 // The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
 // 15 s of quiet, and answers our pings), and is then replaced.
+import type { MatchMessage } from "./matchclock";
 import type { BetDecision } from "./pending";
 
 export interface SelectionState {
@@ -50,10 +51,12 @@ export interface BetCashOut {
 
 export interface ChannelFrame {
   seq: number;
-  type: "view.image" | "view.delta";
+  type: "view.image" | "view.delta" | "view.match";
   v: number;
   channel: string;
   markets: MarketState[];
+  /** The match state of the channel's events: all of them in an image, the new ones in ``view.match``. */
+  matches?: MatchMessage[];
   resync?: boolean;
   slip?: SlipSummary;
   bets?: BetCashOut[];
@@ -139,6 +142,8 @@ export interface ClientOptions {
   onBet?: (decision: BetDecision) => void;
   /** A bet of the punter closed (the punter's own news, on every socket). */
   onSettled?: (message: BetSettled) => void;
+  /** A new match state of an event of one of the page's channels. */
+  onMatch?: (match: MatchMessage) => void;
   onError?: (code: string, message: string) => void;
   control?: ChannelControl;
   connect?: (url: string) => Socket;
@@ -290,6 +295,7 @@ export class OddsClient {
         break;
       case "view.image":
       case "view.delta":
+      case "view.match":
         this.channelFrame(frame);
         break;
       case "attached":
@@ -361,6 +367,8 @@ export class OddsClient {
   }
 
   private deliver(channel: Channel, frame: ChannelFrame, replace: boolean): void {
+    for (const match of frame.matches ?? []) this.options.onMatch?.(match);
+    if (frame.type === "view.match") return; // the channel's view (markets, slip, bets) is unchanged
     for (const state of frame.markets ?? []) this.update(state);
     channel.listener.onFrame(frame, replace);
   }

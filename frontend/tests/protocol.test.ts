@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StreamSpec } from "../src/api";
 import { ManagedChannel } from "../src/channels";
+import type { MatchMessage } from "../src/matchclock";
 import {
   type ChannelFrame,
   type ChannelListener,
@@ -71,6 +72,7 @@ interface Harness {
   sockets: FakeSocket[];
   begins: [string, boolean][];
   markets: number[];
+  matches: number[];
   socket(): FakeSocket;
 }
 
@@ -79,6 +81,7 @@ function harness(markets: number[] = [], beginFails = false): Harness {
   const sockets: FakeSocket[] = [];
   const begins: [string, boolean][] = [];
   const seen: number[] = [];
+  const matches: number[] = [];
   const client = new OddsClient({
     url: "ws://test",
     markets,
@@ -88,6 +91,7 @@ function harness(markets: number[] = [], beginFails = false): Harness {
       return s;
     },
     onMarket: (state) => seen.push(state.seq),
+    onMatch: (match) => matches.push(match.seq),
     onStatus: () => undefined,
     control: {
       begin: (channel, resync) => {
@@ -99,12 +103,25 @@ function harness(markets: number[] = [], beginFails = false): Harness {
     now: clock.now,
   });
   client.start();
-  return { client, clock, sockets, begins, markets: seen, socket: () => sockets[sockets.length - 1]! };
+  return { client, clock, sockets, begins, markets: seen, matches, socket: () => sockets[sockets.length - 1]! };
 }
 
 const CH = "c".repeat(32);
 
-function frame(seq: number, kind: "image" | "delta", extra: Partial<ChannelFrame> = {}): ChannelFrame {
+const FOOTBALL_MATCH: MatchMessage = {
+  type: "match",
+  v: 1,
+  event_id: 9,
+  seq: 1,
+  sport: "football",
+  status: "in_play",
+  period: 1,
+  score: { home: 1, away: 0 },
+  clock: { running: true, elapsed_s: 60, at: 1, direction: "up", limit_s: null },
+  incidents: [],
+};
+
+function frame(seq: number, kind: "image" | "delta" | "match", extra: Partial<ChannelFrame> = {}): ChannelFrame {
   return { seq, type: `view.${kind}`, v: 1, channel: CH, markets: [], ...extra };
 }
 
@@ -176,6 +193,25 @@ describe("OddsClient: subscriber channels", () => {
     ]);
     expect(h.markets).toEqual([10, 11]);
     expect(h.client.channelSeq(CH)).toBe(2);
+  });
+
+  it("hands on match states of the image and of match frames, in the channel's sequence", () => {
+    const h = harness();
+    const listener = recorder();
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "attached", channel: CH });
+    const match = (seq: number) => ({ ...FOOTBALL_MATCH, seq });
+    h.socket().receive(frame(1, "image", { markets: [market(5, 10)], matches: [match(3)] }));
+    h.socket().receive(frame(2, "match", { matches: [match(4)] }));
+    h.socket().receive(frame(3, "delta", { markets: [market(5, 11)] }));
+    expect(h.matches).toEqual([3, 4]);
+    expect(listener.frames).toEqual([
+      [1, true],
+      [3, false],
+    ]);
+    expect(h.client.stats.gaps).toBe(0);
+    expect(h.client.channelSeq(CH)).toBe(3);
   });
 
   it("drops a frame whose sequence was seen already", () => {

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 
+from odds.feed.matchstate import break_end_s, in_break
+
 
 class Step(StrEnum):
     KICK_OFF = "kick_off"
@@ -39,7 +41,7 @@ RULES: dict[str, SportRules] = {
         duration_s=100 * 60, scores_per_match=22, points=(1, 1), suspend_s=20, shock=0.15, clock_unit_s=60
     ),
     "basketball": SportRules(
-        duration_s=48 * 60, scores_per_match=20, points=(6, 14), suspend_s=20, shock=0.25, clock_unit_s=60
+        duration_s=54 * 60, scores_per_match=20, points=(6, 14), suspend_s=20, shock=0.25, clock_unit_s=60
     ),
 }
 
@@ -117,6 +119,12 @@ def lifecycle_step(state: MatchState, *, now: float, speed: float, rng: random.R
         state.suspended_until = None
         actions.append(Action(Step.REOPEN, state.event_id))
     if state.next_score_at is not None and now >= state.next_score_at:
+        elapsed = (now - state.starts_at) * speed
+        if in_break(sport=state.sport, elapsed_s=elapsed):
+            # Nobody scores at half time or between quarters: the score waits for play to resume.
+            state.next_score_at = state.starts_at + break_end_s(sport=state.sport, elapsed_s=elapsed) / speed
+            state.history.extend(actions)
+            return actions
         side = "home" if rng.random() < state.home_strength else "away"
         points = rng.randint(*rules.points)
         if side == "home":

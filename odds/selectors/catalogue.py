@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+import redis
 from django.db.models import Case, Count, IntegerField, Prefetch, Q, QuerySet, Value, When
 
 from odds.models import Competition, Event, Market, Selection, Sport
+from odds.selectors.prices import redis_shared
+from reducers import keys
 
 LISTED = (Event.Status.SCHEDULED, Event.Status.IN_PLAY)
 TRADED = (Market.Status.OPEN, Market.Status.SUSPENDED)
@@ -132,9 +136,30 @@ def event_detail(*, event_id: int) -> Event:
 
 
 def event_scores(*, event_ids: list[int]) -> list[dict[str, Any]]:
-    """Status, score and clock of events, for pages that show them live."""
-    rows = Event.objects.filter(id__in=event_ids[:200]).values("id", "status", "home_score", "away_score", "clock")
-    return [dict(row) for row in rows.order_by("id")]
+    """Status, score and clock of events, for pages that show them live; ``match`` is the
+    event's latest match state as the reducers keep it (the one its channels get), or ``None``."""
+    rows: list[dict[str, Any]] = [
+        dict(row)
+        for row in Event.objects.filter(id__in=event_ids[:200])
+        .values("id", "status", "home_score", "away_score", "clock")
+        .order_by("id")
+    ]
+    if not rows:
+        return rows
+    try:
+        states = _match_states([row["id"] for row in rows])
+    except redis.RedisError:
+        states = [None] * len(rows)
+    for row, state in zip(rows, states, strict=True):
+        row["match"] = state
+    return rows
+
+
+def _match_states(event_ids: list[int]) -> list[dict[str, Any] | None]:
+    pipe = redis_shared().pipeline(transaction=False)
+    for event_id in event_ids:
+        pipe.hget(keys.match_state(event_id), "state")
+    return [None if raw is None else orjson.loads(raw) for raw in pipe.execute()]
 
 
 def competition_get(*, competition_id: int, sport_slug: str) -> Competition:

@@ -27,12 +27,13 @@ from django.conf import settings
 
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
 from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market_winners, shock_for
+from odds.feed.matchstate import match_state_build, phase_at, tennis_score
 from odds.models import Event, Market, Selection
 from odds.services.kafka import producer_create
 from odds.services.markets import event_update, market_result, markets_status_set
 from odds.services.sequences import sequences_next
 from reducers import keys, topics
-from reducers.schemas import PriceUpdate, SelectionPrice, decode_price_update
+from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0
@@ -139,6 +140,11 @@ def matches_load(*, event_ids: set[int], rng: random.Random) -> dict[int, MatchS
     return matches
 
 
+def match_state_sets(games_won: list[str]) -> int:
+    """Sets completed after these games."""
+    return sum(tennis_score(games_won)["sets"])
+
+
 class FeedRunner:
     def __init__(
         self,
@@ -169,6 +175,12 @@ class FeedRunner:
         self.feed_suspended: set[int] = set()
         self.sent = 0
         self.lifecycle_steps = 0
+        # Per event: the last match-state sequence, the phase it showed, its incidents and, for
+        # tennis, who won each game.
+        self.match_seq: dict[int, int] = {}
+        self.match_phase: dict[int, tuple[int, bool] | None] = {}
+        self.match_incidents: dict[int, list[Incident]] = defaultdict(list)
+        self.games_won: dict[int, list[str]] = defaultdict(list)
 
     # --- producing ---
 
@@ -272,6 +284,70 @@ class FeedRunner:
             for action in actions:
                 self.lifecycle_steps += 1
                 self._lifecycle_apply(action, match, now=now)
+            self._match_publish(match, actions=actions, now=now)
+
+    # --- match state ---
+
+    def _match_publish(self, match: MatchState, *, actions: list[Action], now: float) -> None:
+        """Publish the event's match state when something happened or its phase changed."""
+        if match.status == "scheduled":
+            return
+        now_ms = int(now * 1000)
+        elapsed = max(0.0, (now - match.starts_at) * self.speed)
+        phase = phase_at(sport=match.sport, elapsed_s=elapsed)
+        shown = None if phase is None else (phase.period, phase.playing)
+        previous = self.match_phase.get(match.event_id, ())
+        incidents = self.match_incidents[match.event_id]
+        if previous not in ((), shown) and phase is not None and not phase.playing:
+            kind = "half_time" if match.sport == "football" else "quarter_end"
+            incidents.append(Incident(kind=kind, side="", period=phase.period, at=now_ms))
+        for action in actions:
+            incidents.extend(self._incidents_of(action, match, now_ms=now_ms))
+        if not actions and previous == shown:
+            return
+        self.match_phase[match.event_id] = shown
+        seq = max(self.match_seq.get(match.event_id, 0) + 1, now_ms)
+        self.match_seq[match.event_id] = seq
+        self.produce_match(
+            match_state_build(
+                event_id=match.event_id,
+                seq=seq,
+                sport=match.sport,
+                status=match.status,
+                elapsed_s=elapsed,
+                home=match.home,
+                away=match.away,
+                games_won=self.games_won[match.event_id],
+                incidents=incidents,
+                now_ms=now_ms,
+                rate=max(1, round(self.speed)),
+            )
+        )
+
+    def _incidents_of(self, action: Action, match: MatchState, *, now_ms: int) -> list[Incident]:
+        elapsed = max(0.0, (now_ms / 1000 - match.starts_at) * self.speed)
+        phase = phase_at(sport=match.sport, elapsed_s=elapsed)
+        period = 1 if phase is None else phase.period
+        if action.step is Step.KICK_OFF:
+            return [Incident(kind="kick_off", side="", period=1, at=now_ms)]
+        if action.step is Step.FULL_TIME:
+            return [Incident(kind="full_time", side="", period=period, at=now_ms)]
+        if action.step is not Step.SCORE:
+            return []
+        if match.sport == "tennis":
+            games = self.games_won[match.event_id]
+            before = match_state_sets(games)
+            games.append(action.side)
+            set_number = before + 1
+            won = [Incident(kind="game_won", side=action.side, period=set_number, at=now_ms)]
+            if match_state_sets(games) > before:
+                won.append(Incident(kind="set_won", side=action.side, period=set_number, at=now_ms))
+            return won
+        kind = "goal" if match.sport == "football" else "basket"
+        return [Incident(kind=kind, side=action.side, period=period, at=now_ms)]
+
+    def produce_match(self, state: MatchStateUpdate) -> None:
+        self.producer.produce(topics.match_states(), key=state.key(), value=state.encode())
 
     def _lifecycle_apply(self, action: Action, match: MatchState, *, now: float) -> None:
         event = Event(id=action.event_id)

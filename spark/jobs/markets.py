@@ -99,6 +99,7 @@ class MarketTableProcessor:
         pipe.delete(key)
         pipe.hset(key, mapping={"version": definition.version, "status": definition.status, "def": definition.encode()})
         pipe.sadd(keys.market_definitions_index(), market_id)
+        pipe.sadd(keys.event_markets(definition.event_id), market_id)
         pipe.execute()
         if stored_status is None or stored_status.decode() != definition.status:
             return "status_changed"

@@ -1,4 +1,5 @@
-"""All reducer queries in one Spark application: prices, commands, markets table, liability, movers.
+"""All reducer queries in one Spark application: prices, commands, markets table, liability, movers,
+match states.
 
 ``python -m spark.jobs.reducers`` is what `make up` runs. Each query has its own checkpoint
 under ``SPARK_CHECKPOINT_DIR/<namespace>-<query>``; a restart resumes every query from its
@@ -35,7 +36,7 @@ from reducers.supervision import (
     run_steady,
     run_stopped,
 )
-from spark.jobs import commands, liability, markets, movers, prices
+from spark.jobs import commands, liability, markets, matches, movers, prices
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
 from spark.session import ROOT, build_session
@@ -62,6 +63,7 @@ def starters(
         commands.QUERY_NAME: lambda: commands.start(spark, **common, checkpoint_dir=checkpoint("commands")),
         liability.QUERY_NAME: lambda: liability.start(spark, **common, checkpoint_dir=checkpoint("liability")),
         movers.QUERY_NAME: lambda: movers.start(spark, **common, checkpoint_dir=checkpoint("movers")),
+        matches.QUERY_NAME: lambda: matches.start(spark, **common, checkpoint_dir=checkpoint("matches")),
         prices.QUERY_NAME: lambda: prices.start(
             spark, **common, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
         ),

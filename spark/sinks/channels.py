@@ -27,7 +27,7 @@ from reducers.subscriptions import (
     query_matches,
     spec_from_json,
 )
-from reducers.views import view_frame
+from reducers.views import match_frame, view_frame
 
 log = logging.getLogger("spark.sinks.channels")
 # The resume log keeps at most LOG_SIZE frames and at most LOG_MAX_BYTES of them, the oldest
@@ -98,6 +98,29 @@ class ChannelStore:
             pipe.hget(keys.market_state(market_id), "state")
         return {m: orjson.loads(raw) for m, raw in zip(ids, pipe.execute(), strict=True) if raw is not None}
 
+    def matches_of(self, market_ids: Iterable[int]) -> list[dict[str, Any]]:
+        """The latest match state of every event the markets belong to, by event id."""
+        ids = sorted(set(market_ids))
+        if not ids:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for market_id in ids:
+            pipe.hget(keys.market_definition(market_id), "def")
+        event_ids = set()
+        for raw in pipe.execute():
+            if raw is None:
+                continue
+            try:
+                definition = decode_market_definition(raw)
+            except InvalidRecord:
+                continue
+            if definition is not None:
+                event_ids.add(definition.event_id)
+        events = sorted(event_ids)
+        for event_id in events:
+            pipe.hget(keys.match_state(event_id), "state")
+        return [orjson.loads(raw) for raw in pipe.execute() if raw is not None]
+
     def resolve_query(self, spec: SubscriptionSpec, *, now_ms: int) -> set[int]:
         """Markets in the markets table that match the spec's query now."""
         if spec.query is None:
@@ -157,6 +180,7 @@ class ChannelStore:
             changed=[states[m] for m in sorted(states)],
             states=states,
             resync=resync,
+            matches=self.matches_of(markets),
         )
         return self.publish(channel_id, body, only_streaming=False)
 
@@ -266,6 +290,32 @@ class ChannelStore:
                 changed=[states[m] for m in market_ids],
                 states=context,
             )
+            if self.publish(channel_id, body, only_streaming=True):
+                sent += 1
+        return sent
+
+    def fan_out_matches(self, matches: dict[int, dict[str, Any]]) -> int:
+        """Send each streaming channel showing a market of these events their new match states;
+        returns frames sent."""
+        if not matches:
+            return 0
+        events = sorted(matches)
+        pipe = self.r.pipeline(transaction=False)
+        for event_id in events:
+            pipe.smembers(keys.event_markets(event_id))
+        markets_of_event = [sorted(int(m) for m in members) for members in pipe.execute()]
+        for market_ids in markets_of_event:
+            for market_id in market_ids:
+                pipe.smembers(keys.market_channels(market_id))
+        replies = iter(pipe.execute())
+        by_channel: dict[str, set[int]] = {}
+        for event_id, market_ids in zip(events, markets_of_event, strict=True):
+            for _ in market_ids:
+                for channel in next(replies):
+                    by_channel.setdefault(channel.decode(), set()).add(event_id)
+        sent = 0
+        for channel_id, event_ids in sorted(by_channel.items()):
+            body = match_frame(channel_id=channel_id, matches=[matches[e] for e in sorted(event_ids)])
             if self.publish(channel_id, body, only_streaming=True):
                 sent += 1
         return sent

@@ -230,6 +230,6 @@ def test_a_subscribe_command_without_its_spec_stops_no_reducer(namespace, reduce
     assert process.process.poll() is None, "the reducer process exited"
     runs = {k.decode(): orjson.loads(v) for k, v in redis_client.hgetall(keys.reducer_queries()).items()}
     assert {name: run["state"] for name, run in runs.items()} == dict.fromkeys(
-        ("markets", "commands", "liability", "movers", "prices"), "running"
+        ("markets", "commands", "liability", "movers", "prices", "matches"), "running"
     )
     assert all(run["restarts"] == 0 for run in runs.values())

@@ -16,7 +16,7 @@ from odds.feed.lifecycle import market_winners
 from odds.models import Bet, Competition, Event, Market, Selection, Sport
 from odds.services.feed import FeedRunner
 from odds.services.markets import market_suspend, selection_price_set
-from reducers.schemas import decode_price_update
+from reducers.schemas import decode_match_state, decode_price_update
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
@@ -153,3 +153,51 @@ def test_a_recorded_feed_replays_the_same_updates(kafka_topics, redis_client, tm
     call_command("run_feed", "--replay", str(path), "--rate", "10000", stdout=out)
     assert recorded
     assert out.getvalue().strip() == f"replayed {len(recorded)} updates"
+
+
+def match_states_of(event_id: int) -> list[dict]:
+    """Every match state the feed published for an event, in order (this session's topic)."""
+    import uuid
+
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+    from django.conf import settings
+
+    from reducers import topics
+
+    topic = topics.match_states()
+    consumer = Consumer(
+        {
+            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
+            "group.id": f"match-test-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+        }
+    )
+    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+    states = []
+    idle = 0
+    while idle < 5:
+        message = consumer.poll(1.0)
+        if message is None:
+            idle += 1
+            continue
+        if message.error() is None and message.key() == str(event_id).encode():
+            states.append(decode_match_state(message.value()))
+    consumer.close()
+    return [s.to_json() for s in sorted(states, key=lambda s: s.seq)]
+
+
+def test_the_feed_publishes_the_match_state_from_kick_off_to_full_time(played):
+    event, *_ = played
+    event.refresh_from_db()
+    states = match_states_of(event.id)
+    assert states[0]["incidents"][-1]["kind"] == "kick_off"
+    assert states[0]["clock"]["running"] is True
+    assert any(s["status"] == "break" and s["clock"]["running"] is False for s in states)
+    assert any(s["period"] == 2 for s in states)
+    final = states[-1]
+    assert final["status"] == "finished"
+    assert final["score"] == {"home": event.home_score, "away": event.away_score}
+    goals = [i for i in final["incidents"] if i["kind"] == "goal"]
+    assert len(goals) == event.home_score + event.away_score
+    assert [s["seq"] for s in states] == sorted({s["seq"] for s in states})

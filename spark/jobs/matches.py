@@ -1,0 +1,105 @@
+"""Match-state reducer: match-state snapshots → latest state per event in Redis, sent to the
+channels that show the event's markets.
+
+Each record is a full snapshot of one event, so a batch keeps the newest per event; the store
+script applies it only when its sequence is higher than the stored one, so replays and
+duplicates change nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import redis
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from reducers import keys, topics
+from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
+from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
+from spark.faults import failure_of
+from spark.sinks.channels import ChannelStore
+from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sources import env, kafka_stream
+
+log = logging.getLogger("spark.jobs.matches")
+QUERY_NAME = "matches"
+
+# Stores the state when its sequence is higher than the stored one; returns 1 when stored.
+APPLY_NEWER = """
+local stored = redis.call('HGET', KEYS[1], 'seq')
+if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2])
+return 1
+"""
+
+
+class MatchBatchProcessor:
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+        self._redis = redis_client
+        self._script = redis_client.register_script(APPLY_NEWER)
+        self._channels = ChannelStore(redis_client)
+        self._dead_letters = dead_letters
+
+    def process_rows(self, rows: list[Any]) -> dict[str, int]:
+        rejects = Rejects(
+            sink=self._dead_letters,
+            redis_client=self._redis,
+            source_topic=topics.match_states(),
+            counter_prefix="match_",
+        )
+        good: list[tuple[MatchStateUpdate, int]] = []
+        for row in rows:
+            try:
+                good.append((decode_match_state(row["value"]), int(row["kafka_ts"])))
+            except InvalidRecord as exc:
+                rejects.add(row, exc.reason, exc.detail)
+            except Exception as exc:  # anything else a record can raise is that record's fault
+                rejects.add(row, *failure_of(exc, stage="decode"))
+        rejected = len(rejects)
+        rejects.flush()
+        items = conflate_matches(good)
+        applied = self._apply(items)
+        frames = self._channels.fan_out_matches(applied)
+        return {
+            "records": len(rows),
+            "rejected": rejected,
+            "events": len(items),
+            "applied": len(applied),
+            "frames": frames,
+        }
+
+    def _apply(self, items: list[ConflatedMatch]) -> dict[int, dict[str, Any]]:
+        reducer_ts = int(time.time() * 1000)
+        messages = [match_message(item=item, reducer_ts=reducer_ts) for item in items]
+        pipe = self._redis.pipeline(transaction=False)
+        for message in messages:
+            self._script(
+                keys=[keys.match_state(message["event_id"])],
+                args=[message["seq"], encode_match(message)],
+                client=pipe,
+            )
+        results = pipe.execute() if messages else []
+        return {m["event_id"]: m for m, stored in zip(messages, results, strict=True) if int(stored)}
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        counts = self.process_rows(batch.collect())
+        if counts["records"]:
+            log.info("batch %s: %s", batch_id, counts)
+
+
+def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
+    processor = MatchBatchProcessor(
+        redis_client=redis.Redis.from_url(redis_url),
+        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.match_states()),
+    )
+    return (
+        kafka_stream(spark, topic=topics.match_states(), bootstrap=bootstrap, starting_offsets="earliest")
+        .writeStream.queryName(QUERY_NAME)
+        .option("checkpointLocation", checkpoint_dir)
+        .foreachBatch(processor)
+        .trigger(processingTime=env("SPARK_MATCHES_TRIGGER", "500 milliseconds"))
+        .start()
+    )

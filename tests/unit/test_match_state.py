@@ -1,0 +1,163 @@
+import orjson
+import pytest
+
+from odds.feed.matchstate import in_break, match_clock, match_state_build, tennis_score
+from reducers.matchstate import ConflatedMatch, conflate_matches, match_apply
+from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
+
+NOW = 1_700_000_000_000
+
+
+def football(*, event_id: int = 7, seq: int = 1, elapsed_s: float = 600, home: int = 0, away: int = 0):
+    return match_state_build(
+        event_id=event_id,
+        seq=seq,
+        sport="football",
+        status="in_play",
+        elapsed_s=elapsed_s,
+        home=home,
+        away=away,
+        games_won=[],
+        incidents=[],
+        now_ms=NOW,
+        rate=1,
+    )
+
+
+def test_football_clock_counts_up_in_the_first_half():
+    state = football(elapsed_s=12 * 60 + 5)
+    assert state.status == "in_play"
+    assert state.period == 1
+    assert state.clock is not None
+    assert (state.clock.running, state.clock.elapsed_s, state.clock.direction) == (True, 725, "up")
+
+
+def test_football_first_half_runs_into_added_time():
+    clock = match_clock(sport="football", elapsed_s=45 * 60 + 30, at_ms=NOW, rate=1)
+    assert clock is not None
+    assert clock.running
+    assert clock.elapsed_s == 45 * 60 + 30
+
+
+def test_football_half_time_stops_the_clock_at_45_minutes():
+    state = football(elapsed_s=47 * 60)
+    assert state.status == "break"
+    assert state.clock is not None
+    assert (state.clock.running, state.clock.elapsed_s) == (False, 45 * 60)
+    assert in_break(sport="football", elapsed_s=47 * 60)
+
+
+def test_football_second_half_starts_from_45_minutes():
+    state = football(elapsed_s=49 * 60 + 10)
+    assert state.period == 2
+    assert state.clock is not None
+    assert state.clock.running
+    assert state.clock.elapsed_s == 45 * 60 + 10
+
+
+def test_basketball_quarters_count_down_from_twelve_minutes():
+    clock = match_clock(sport="basketball", elapsed_s=14 * 60 + 30, at_ms=NOW, rate=1)
+    assert clock is not None
+    assert (clock.direction, clock.limit_s, clock.elapsed_s, clock.running) == ("down", 720, 30, True)
+    between = match_clock(sport="basketball", elapsed_s=12 * 60 + 30, at_ms=NOW, rate=1)
+    assert between is not None
+    assert not between.running
+    assert between.elapsed_s == 720
+
+
+def test_tennis_has_sets_and_games_and_no_clock():
+    games = ["home"] * 6 + ["away", "home", "away"]
+    state = match_state_build(
+        event_id=3,
+        seq=1,
+        sport="tennis",
+        status="in_play",
+        elapsed_s=1800,
+        home=0,
+        away=0,
+        games_won=games,
+        incidents=[],
+        now_ms=NOW,
+        rate=1,
+    )
+    assert state.clock is None
+    assert state.score["sets"] == [1, 0]
+    assert state.score["games"] == [1, 2]
+    assert state.score["set_games"] == [[6, 0]]
+    assert state.period == 2
+
+
+def test_tennis_set_at_six_all_goes_to_seven():
+    score = tennis_score(["home", "away"] * 6 + ["away"])
+    assert score["sets"] == [0, 1]
+    assert score["set_games"] == [[6, 7]]
+
+
+def test_match_state_round_trips_through_its_record():
+    state = football(home=2, away=1)
+    assert decode_match_state(state.encode()) == state
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"v": 2}, "bad_version"),
+        ({"sport": "curling"}, "bad_field"),
+        ({"score": {"home": -1, "away": 0}}, "bad_field"),
+        ({"clock": {"running": "yes", "elapsed_s": 1, "at": 1}}, "bad_field"),
+        ({"incidents": [{"kind": "own_goal", "side": "home", "period": 1, "at": 1}]}, "bad_field"),
+        ({"seq": 0}, "bad_field"),
+    ],
+)
+def test_bad_match_state_is_rejected_with_its_reason(change, reason):
+    record = {**football().to_json(), **change}
+    with pytest.raises(InvalidRecord) as caught:
+        decode_match_state(orjson.dumps(record))
+    assert caught.value.reason == reason
+
+
+def test_tennis_with_a_clock_is_rejected():
+    record = football().to_json() | {
+        "sport": "tennis",
+        "score": {"sets": [0, 0], "games": [0, 0], "points": ["0", "0"]},
+    }
+    with pytest.raises(InvalidRecord, match="tennis has no match clock"):
+        decode_match_state(orjson.dumps(record))
+
+
+def test_empty_match_state_record_is_rejected():
+    with pytest.raises(InvalidRecord) as caught:
+        decode_match_state(None)
+    assert caught.value.reason == "empty"
+
+
+def test_conflation_keeps_each_events_newest_state():
+    result = conflate_matches([(football(seq=2, home=1), 10), (football(seq=1), 11), (football(event_id=8, seq=5), 12)])
+    assert [(c.update.event_id, c.update.seq, c.merged, c.kafka_ts) for c in result] == [(7, 2, 2, 10), (8, 5, 1, 12)]
+
+
+def test_stale_sequence_is_not_applied():
+    item = ConflatedMatch(football(seq=3), 1, NOW)
+    assert match_apply(stored_seq=4, item=item, reducer_ts=NOW) is None
+
+
+def test_replayed_sequence_changes_nothing():
+    item = ConflatedMatch(football(seq=4, home=1), 1, NOW)
+    assert match_apply(stored_seq=None, item=item, reducer_ts=NOW) is not None
+    assert match_apply(stored_seq=4, item=item, reducer_ts=NOW) is None
+
+
+def test_applied_state_is_the_match_message():
+    item = ConflatedMatch(football(seq=5, home=2, away=1), 1, NOW + 1)
+    message = match_apply(stored_seq=4, item=item, reducer_ts=NOW + 2)
+    assert message is not None
+    assert message["type"] == "match"
+    assert message["v"] == 1
+    assert message["score"] == {"home": 2, "away": 1}
+    assert message["clock"]["running"] is True
+    assert message["ts"]["reducer"] == NOW + 2
+
+
+def test_match_state_key_is_the_event_id():
+    assert isinstance(football(), MatchStateUpdate)
+    assert football(event_id=42).key() == b"42"
