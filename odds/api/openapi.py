@@ -579,6 +579,8 @@ def _wallet_paths() -> dict[str, JsonSchema]:
                 parameters=[_path("period", _enum(("day", "week", "month")), "The limit's rolling period.")],
                 body=_object({"v": VERSION, "amount": _money_in("the new limit")}, required=("amount",)),
                 responses={
+                    "400": _error("The period or the amount is not acceptable; the limit is unchanged.", *refused),
+                    "404": _error("The path names no period.", "not_found"),
                     "200": _json(
                         "The limit: `amount` applies now; a raise waits in `pending_amount` until `pending_from`.",
                         _object(

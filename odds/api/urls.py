@@ -11,6 +11,6 @@ urlpatterns = [
     path("wallet", views.wallet, name="wallet"),
     path("wallet/deposits", views.wallet_deposits, name="wallet-deposits"),
     path("wallet/withdrawals", views.wallet_withdrawals, name="wallet-withdrawals"),
-    path("wallet/limits/<slug:period>", views.wallet_limit, name="wallet-limit"),
+    path("wallet/limits/<str:period>", views.wallet_limit, name="wallet-limit"),
     path("wallet/break", views.wallet_break, name="wallet-break"),
 ]

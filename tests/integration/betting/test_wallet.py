@@ -194,6 +194,8 @@ def test_the_limit_api_sets_and_the_deposit_api_enforces(client, api, punter):
     assert "£30.00 more" in over.json()["error"]["message"]
     unknown = client.put("/api/wallet/limits/year", data='{"v": 1, "amount": "1"}', content_type="application/json")
     assert error_of(unknown) == (400, "invalid", "period")
+    odd = client.put("/api/wallet/limits/null,null", data='{"v": 1, "amount": "1"}', content_type="application/json")
+    assert error_of(odd) == (400, "invalid", "period")
 
 
 def test_the_break_api_refuses_deposits_and_bets_with_a_403_that_says_until_when(api, punter, market):
