@@ -198,6 +198,12 @@ def reducer_queries() -> str:
     return f"{namespace()}:reducers:queries"
 
 
+def reducer_seen() -> str:
+    """Hash: reducer query name → epoch ms of its last sign of life (a progress report or an
+    idle event), so a quiet query is told apart from a silent one."""
+    return f"{namespace()}:reducers:seen"
+
+
 def login_failures(scope: str, who: str) -> str:
     """Counter with an expiry: failed logins for one username (hashed) or one client address,
     within the throttling window that began with the first of them."""

@@ -72,11 +72,19 @@ class RedisProgressListener(StreamingQueryListener):
         self._bootstrap = bootstrap
         self._committers: dict[str, Consumer] = {}
         self._caught_up: dict[str, dict[tuple[str, int], int]] = {}
+        # Query id → name: idle events carry only the id.
+        self._names: dict[str, str] = {}
 
     def _beat(self) -> None:
         self._client.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
 
+    def _seen(self, name: str, pipe: Any | None = None) -> None:
+        (pipe or self._client).hset(keys.reducer_seen(), name, int(time.time() * 1000))
+
     def onQueryStarted(self, event) -> None:
+        name = event.name or str(event.id)
+        self._names[str(event.id)] = name
+        self._seen(name)
         self._beat()
 
     def onQueryProgress(self, event) -> None:
@@ -104,11 +112,15 @@ class RedisProgressListener(StreamingQueryListener):
             orjson.dumps({"ts": now_ms, "partitions": [lag.to_json() for lag in lags]}),
             ex=PROGRESS_TTL_S,
         )
+        self._seen(name, pipe)
         pipe.execute()
         self._beat()
         self._commit(name, end)
 
     def onQueryIdle(self, event) -> None:
+        name = self._names.get(str(event.id))
+        if name is not None:
+            self._seen(name)
         self._beat()
 
     def onQueryTerminated(self, event) -> None:

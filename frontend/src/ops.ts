@@ -9,11 +9,15 @@ import {
   formatAgo,
   formatBytes,
   formatCount,
+  formatSeconds,
   frameLatency,
   type History,
+  type QueryLag,
   rangeMs,
   type Snapshot,
   snapshotSeries,
+  standing,
+  verdict,
 } from "./opsmodel";
 
 const POLL_MS = 2000;
@@ -74,7 +78,7 @@ function chart(id: string, series: { name: string; label: string; scale?: number
   const host = document.getElementById(id);
   if (!host) return null;
   const options: uPlot.Options = {
-    width: Math.max(300, host.clientWidth || 460),
+    width: Math.max(240, host.clientWidth || 460),
     height: 180,
     series: [{}, ...series.map((s, i) => ({ label: s.label, stroke: COLOURS[i % COLOURS.length], width: 1.5 }))],
     axes: [{}, { size: 60 }],
@@ -92,7 +96,17 @@ function chart(id: string, series: { name: string; label: string; scale?: number
     legend: { live: false },
   };
   const empty: uPlot.AlignedData = [[], ...series.map(() => [])];
-  return { plot: new uPlot(options, empty, host), series };
+  const plot = new uPlot(options, empty, host);
+  // The chart follows its panel's width (a phone turned, a window resized).
+  let width = options.width;
+  new ResizeObserver(() => {
+    const now = Math.max(240, host.clientWidth);
+    if (now !== width) {
+      width = now;
+      plot.setSize({ width: now, height: options.height });
+    }
+  }).observe(host);
+  return { plot, series };
 }
 
 function draw(c: Chart | null, history: History): void {
@@ -101,41 +115,86 @@ function draw(c: Chart | null, history: History): void {
   c.plot.setData(data);
 }
 
+function renderVerdict(host: HTMLElement, snapshot: Snapshot): void {
+  const v = verdict(snapshot);
+  host.dataset.level = v.level;
+  host.textContent = v.text;
+}
+
+/** One tile per query: its standing first (stale, breached, trend), then seconds and records
+ * behind and when it was last heard from. A tile links to the query's card below. */
+function renderSummary(host: HTMLElement, snapshot: Snapshot): void {
+  host.replaceChildren(
+    ...Object.entries(snapshot.queries).map(([name, q]) => {
+      const s = standing(name, q, snapshot.ts);
+      const tile = el("a", { class: `tile level-${s.level}`, href: `#query-${name}`, "data-tile": name, "data-level": s.level });
+      const head = el("span", { class: "tile-head" });
+      head.append(el("span", { class: "tile-name" }, name), el("span", { class: `badge level-${s.level}`, "data-role": "standing" }, s.label));
+      const goal = q.objective_s != null ? ` / ${formatSeconds(q.objective_s)}` : "";
+      tile.append(
+        head,
+        el("span", { class: "tile-figure", "data-role": "behind" }, `${formatSeconds(q.lag_seconds)}${goal}`),
+        el("span", { class: "tile-note" }, `${formatCount(q.lag)} records · ${q.seen_ms ? formatAgo(q.seen_ms, snapshot.ts) : "never heard from"}`),
+      );
+      return tile;
+    }),
+  );
+}
+
+function partitionRow(p: QueryLag["partitions"][number]): HTMLTableRowElement {
+  const row = el("tr", { "data-partition": String(p.partition), "data-status": p.status });
+  const seconds = el("td", { class: "num", "data-role": "lag-seconds" }, formatSeconds(p.lag_seconds));
+  if (p.lag_seconds_source === "window") seconds.title = "estimated from the lag window: the record could not be read";
+  const status = el("td");
+  status.append(el("span", { class: `badge lag-${p.status}` }, p.status));
+  row.append(
+    el("th", { scope: "row" }, String(p.partition)),
+    el("td", { class: "num" }, String(p.committed)),
+    el("td", { class: "num" }, String(p.log_end)),
+    el("td", { class: "num", "data-role": "lag" }, String(p.lag)),
+    seconds,
+    status,
+    el("td", { class: "why" }, p.reason),
+  );
+  return row;
+}
+
 function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
   host.replaceChildren();
   for (const [name, q] of Object.entries(snapshot.queries)) {
-    const card = el("article", { class: "panel query", "data-query": name, "data-status": q.worst });
-    const head = el("h2");
-    head.append(el("span", {}, name), " ", el("span", { class: `badge lag-${q.worst}`, "data-role": "status" }, q.worst));
+    const s = standing(name, q, snapshot.ts);
+    const card = el("article", { class: "panel query", id: `query-${name}`, "data-query": name, "data-status": q.worst, "data-level": s.level });
+    const head = el("h3");
+    head.append(
+      el("span", {}, name),
+      " ",
+      el("span", { class: `badge level-${s.level}`, "data-role": "standing" }, s.label),
+      " ",
+      el("span", { class: "hint" }, "trend"),
+      el("span", { class: `badge lag-${q.worst}`, "data-role": "status", title: "trend over the lag window (Burrow rules)" }, q.worst),
+    );
     card.append(head);
-    const facts = el("p", { class: "hint" });
-    const reported = q.reported_ms ? formatAgo(q.reported_ms, snapshot.ts) : "never";
-    facts.textContent =
-      `group ${q.group} · lag ${formatCount(q.lag)} rec / ${q.lag_seconds.toFixed(1)} s · in ${q.input_rate.toFixed(1)}/s ` +
-      `· processed ${q.processed_rate.toFixed(1)}/s · batch ${Math.round(q.batch_ms)} ms · state ${formatCount(q.state_rows ?? 0)} rows ` +
-      `· last report ${reported}`;
+    card.append(el("p", { class: "standing" }, s.text));
+    const topic = q.partitions[0]?.topic ?? "";
+    const facts = el("dl", { class: "facts" });
+    const fact = (term: string, value: string, role?: string) => {
+      facts.append(el("dt", {}, term), el("dd", role ? { "data-role": role } : {}, value));
+    };
+    fact("Behind", `${formatSeconds(q.lag_seconds)} · ${formatCount(q.lag)} records`, "behind");
+    fact("Objective", q.objective_s != null ? `${formatSeconds(q.objective_s)} (${q.objective})` : "none set");
+    fact("Rate", `in ${q.input_rate.toFixed(1)}/s · processed ${q.processed_rate.toFixed(1)}/s`);
+    fact("Last batch", `${Math.round(q.batch_ms)} ms · state ${formatCount(q.state_rows ?? 0)} rows`);
+    fact("Heard from", q.seen_ms ? formatAgo(q.seen_ms, snapshot.ts) : "never", "seen");
+    fact("Reads", `${topic} as ${q.group}`);
     card.append(facts);
-    const run = el("p", { class: `run run-${q.run?.state ?? "unknown"}`, "data-role": "run" }, describeRun(q.run, snapshot.ts));
-    card.append(run);
+    card.append(el("p", { class: `run run-${q.run?.state ?? "unknown"}`, "data-role": "run" }, describeRun(q.run, snapshot.ts)));
     const table = el("table", { class: "grid partitions" });
+    table.append(el("caption", { class: "visually-hidden" }, `${name}: lag per partition of ${topic}`));
     const headRow = el("tr");
-    for (const h of ["partition", "committed", "log end", "lag", "lag s", "status", "why"]) headRow.append(el("th", {}, h));
+    for (const h of ["Partition", "Committed", "Log end", "Records behind", "Seconds behind", "Trend", "Why"]) headRow.append(el("th", { scope: "col" }, h));
     table.append(el("thead"), el("tbody"));
     table.tHead?.append(headRow);
-    for (const p of q.partitions) {
-      const row = el("tr", { "data-partition": String(p.partition), "data-status": p.status });
-      row.append(
-        el("td", {}, `${p.topic}/${p.partition}`),
-        el("td", { class: "num" }, String(p.committed)),
-        el("td", { class: "num" }, String(p.log_end)),
-        el("td", { class: "num", "data-role": "lag" }, String(p.lag)),
-        el("td", { class: "num" }, p.lag_seconds.toFixed(1)),
-        el("td", {}, ""),
-        el("td", { class: "hint" }, p.reason),
-      );
-      row.children[5]?.append(el("span", { class: `badge lag-${p.status}` }, p.status));
-      table.tBodies[0]?.append(row);
-    }
+    for (const p of q.partitions) table.tBodies[0]?.append(partitionRow(p));
     // A phone scrolls the partitions sideways; the region takes the focus so a keyboard can too.
     const scroller = el("div", { class: "table-scroll", tabindex: "0", role: "region", "aria-label": `${name} partitions` });
     scroller.append(table);
@@ -186,14 +245,16 @@ function browserLatency(markets: number[], url: string): void {
 function lagPage(): void {
   const host = document.getElementById("queries");
   const platform = document.getElementById("platform");
+  const summary = document.getElementById("summary");
+  const verdictLine = document.getElementById("verdict");
   const picker = document.getElementById("range") as HTMLSelectElement | null;
-  if (!host || !platform) return;
+  if (!host || !platform || !summary || !verdictLine) return;
   const snapshotUrl = host.dataset.snapshotUrl ?? "";
   const historyUrl = host.dataset.historyUrl ?? "";
-  const queries = ["prices", "commands", "markets", "liability", "movers"];
-  const charts = {
-    lag: chart("chart-lag", queries.map((q) => ({ name: `lag.${q}`, label: q }))),
+  let charts: Record<string, Chart | null> | null = null;
+  const chartsFor = (queries: string[]) => ({
     lagS: chart("chart-lag-s", queries.map((q) => ({ name: `lag_s.${q}`, label: q }))),
+    lag: chart("chart-lag", queries.map((q) => ({ name: `lag.${q}`, label: q }))),
     rates: chart("chart-rates", [
       { name: "rate_in.prices", label: "input" },
       { name: "rate_out.prices", label: "processed" },
@@ -210,10 +271,10 @@ function lagPage(): void {
       { name: "celery_queue_depth", label: "celery queue" },
       { name: "redis_memory_bytes", label: "redis MB", scale: 1 / 1_048_576 },
     ]),
-  };
+  });
   let history: History = { ts: [], series: {} };
   let span = rangeMs(picker?.value ?? "15m");
-  const redraw = () => Object.values(charts).forEach((c) => draw(c, history));
+  const redraw = () => Object.values(charts ?? {}).forEach((c) => draw(c, history));
   const loadHistory = async () => {
     const range = picker?.value ?? "15m";
     span = rangeMs(range);
@@ -221,10 +282,27 @@ function lagPage(): void {
     redraw();
   };
   picker?.addEventListener("change", () => void loadHistory());
-  void loadHistory();
   let watching = false;
+  let lastGood = 0;
   every(POLL_MS, async () => {
-    const snapshot = await getJson<Snapshot>(snapshotUrl);
+    let snapshot: Snapshot;
+    try {
+      snapshot = await getJson<Snapshot>(snapshotUrl);
+    } catch (error) {
+      // The dashboard itself cannot read the figures: say so instead of showing old ones as live.
+      verdictLine.dataset.level = "bad";
+      verdictLine.textContent = `The figures cannot be read (${String(error)})${lastGood ? `; these are from ${formatAgo(lastGood, Date.now())}` : ""}.`;
+      document.body.dataset.stale = "true";
+      throw error;
+    }
+    lastGood = Date.now();
+    delete document.body.dataset.stale;
+    if (!charts) {
+      charts = chartsFor(Object.keys(snapshot.queries));
+      void loadHistory();
+    }
+    renderVerdict(verdictLine, snapshot);
+    renderSummary(summary, snapshot);
     renderQueries(host, snapshot);
     renderPlatform(platform, snapshot);
     history = appendPoint(history, snapshot.ts, snapshotSeries(snapshot), span);

@@ -10,6 +10,7 @@ export interface PartitionLag {
   log_end: number;
   lag: number;
   lag_seconds: number;
+  lag_seconds_source?: "caught_up" | "record" | "window";
   status: Status;
   reason: string;
 }
@@ -35,6 +36,10 @@ export interface QueryLag {
   batch_ms: number;
   state_rows?: number;
   reported_ms: number | null;
+  objective_s?: number | null;
+  objective?: "met" | "breached" | null;
+  seen_ms?: number | null;
+  stale?: boolean;
   run?: QueryRun | null;
   partitions: PartitionLag[];
 }
@@ -157,4 +162,52 @@ export function describeRun(run: QueryRun | null | undefined, now: number): stri
   }
   if (run.last_error) parts.push(`last error: ${run.last_error}`);
   return parts.join(" · ");
+}
+
+export type Level = "ok" | "warn" | "bad";
+
+/** A query's standing for someone on call: stale figures and a breached objective come before
+ * the trend status, because "OK and shrinking" means little 10 s behind on a price stream. */
+export interface Standing {
+  level: Level;
+  label: string;
+  text: string;
+}
+
+export function formatSeconds(s: number): string {
+  if (s < 10) return `${s.toFixed(1)} s`;
+  if (s < 120) return `${Math.round(s)} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return `${(s / 3600).toFixed(1)} h`;
+}
+
+export function standing(name: string, q: QueryLag, now: number): Standing {
+  if (q.run && q.run.state !== "running") {
+    return { level: "bad", label: q.run.state.toUpperCase(), text: `${name} is ${q.run.state}` };
+  }
+  if (q.stale) {
+    const seen = q.seen_ms ? `last heard from ${formatAgo(q.seen_ms, now)}` : "never heard from";
+    return { level: "bad", label: "STALE", text: `${name}: ${seen}; its figures are not current` };
+  }
+  const behind = formatSeconds(q.lag_seconds);
+  if (q.objective === "breached" && q.objective_s != null) {
+    return { level: "bad", label: "BREACHED", text: `${name} is ${behind} behind, objective ${formatSeconds(q.objective_s)}` };
+  }
+  if (q.worst === "STALL" || q.worst === "STOP" || q.worst === "ERR") {
+    return { level: "bad", label: q.worst, text: `${name}: ${q.partitions.find((p) => p.status === q.worst)?.reason ?? q.worst}` };
+  }
+  if (q.worst === "WARN") return { level: "warn", label: "WARN", text: `${name}: lag growing, ${behind} behind` };
+  const goal = q.objective_s != null ? ` (objective ${formatSeconds(q.objective_s)})` : "";
+  return { level: "ok", label: "OK", text: `${name} is ${behind} behind${goal}` };
+}
+
+/** One sentence on the whole pipeline: every query within its objective, or what is not. */
+export function verdict(s: Snapshot): { level: Level; text: string } {
+  const standings = Object.entries(s.queries).map(([name, q]) => standing(name, q, s.ts));
+  const bad = standings.filter((x) => x.level === "bad");
+  const warn = standings.filter((x) => x.level === "warn");
+  if (bad.length) return { level: "bad", text: bad.map((x) => x.text).join(" · ") };
+  if (warn.length) return { level: "warn", text: warn.map((x) => x.text).join(" · ") };
+  const n = standings.length;
+  return { level: "ok", text: `All ${n} ${n === 1 ? "query" : "queries"} within their objectives` };
 }

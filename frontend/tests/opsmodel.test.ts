@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { appendPoint, column, describeRun, formatAgo, formatCount, frameLatency, type History, rangeMs, type Snapshot, snapshotSeries } from "../src/opsmodel";
+import {
+  appendPoint, column, describeRun, formatAgo, formatCount, formatSeconds, frameLatency, type History, type QueryLag, rangeMs,
+  type Snapshot, snapshotSeries, standing, verdict,
+} from "../src/opsmodel";
 
 const snapshot: Snapshot = {
   ts: 1000,
@@ -77,5 +80,38 @@ describe("describeRun", () => {
   it("keeps the last error of a query running again", () => {
     const run = { ...base, state: "running" as const, restarts: 1, last_error: "Redis down" };
     expect(describeRun(run, 0)).toBe("running · 1 restart · last error: Redis down");
+  });
+});
+
+describe("standing and verdict", () => {
+  const base: QueryLag = {
+    group: "g", status: "OK", worst: "OK", lag: 3, lag_seconds: 0.4, input_rate: 1, processed_rate: 1, batch_ms: 10,
+    reported_ms: 9000, objective_s: 2, objective: "met", seen_ms: 9500, stale: false, partitions: [],
+    run: { state: "running", restarts: 0, failures: 0, last_error: null, last_failure_ms: null, since_ms: 0, next_start_ms: null },
+  };
+  const at = (queries: Record<string, QueryLag>): Snapshot => ({ ...snapshot, ts: 10_000, queries });
+
+  it("is OK within the objective and says how far behind", () => {
+    expect(standing("prices", base, 10_000)).toEqual({ level: "ok", label: "OK", text: "prices is 0.4 s behind (objective 2.0 s)" });
+    expect(verdict(at({ prices: base, commands: base }))).toEqual({ level: "ok", text: "All 2 queries within their objectives" });
+  });
+  it("is BREACHED past the objective even when the trend is OK", () => {
+    const late = { ...base, lag_seconds: 12.3, objective: "breached" as const };
+    expect(standing("prices", late, 10_000)).toMatchObject({ level: "bad", label: "BREACHED", text: "prices is 12 s behind, objective 2.0 s" });
+    expect(verdict(at({ prices: late, commands: base })).level).toBe("bad");
+  });
+  it("is STALE when the query has not been heard from, whatever its last figures", () => {
+    const silent = { ...base, stale: true, seen_ms: 10_000 - 125_000 };
+    expect(standing("movers", silent, 10_000)).toMatchObject({ level: "bad", label: "STALE", text: "movers: last heard from 2 min ago; its figures are not current" });
+    expect(standing("movers", { ...silent, seen_ms: null }, 10_000).text).toContain("never heard from");
+  });
+  it("puts a query waiting to restart first, and a growing lag as a warning", () => {
+    const down = { ...base, run: { ...base.run!, state: "restarting" as const } };
+    expect(standing("prices", { ...down, stale: true }, 10_000).label).toBe("RESTARTING");
+    const growing = { ...base, worst: "WARN" as const };
+    expect(verdict(at({ prices: growing }))).toEqual({ level: "warn", text: "prices: lag growing, 0.4 s behind" });
+  });
+  it("formats seconds for a glance", () => {
+    expect([formatSeconds(0.42), formatSeconds(12.3), formatSeconds(600), formatSeconds(9000)]).toEqual(["0.4 s", "12 s", "10 min", "2.5 h"]);
   });
 });

@@ -4,18 +4,20 @@ progress and the metrics history."""
 from __future__ import annotations
 
 import functools
-from datetime import datetime, timedelta
+import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 import redis
+from confluent_kafka import TopicPartition
 from django.conf import settings
 from django.db.models import Count, Prefetch, Q
 from django.db.models.functions import Mod
 from django.utils import timezone
 
 from odds.models import Bet, Event, Market, MetricSample, Selection
-from odds.services.kafka import PRODUCER_DEFAULTS
+from odds.services.kafka import PRODUCER_DEFAULTS, reader_create
 from odds.services.metrics import topic_partitions
 from reducers import keys, topics
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
@@ -184,3 +186,82 @@ def metrics_history(*, range_name: str, now: datetime | None = None, interval_s:
             if len(column) < index + 1:
                 column.append(None)
     return {"v": 1, "range": range_name, "stride_s": stride * interval_s, "ts": ts, "series": series}
+
+
+# --- Dead letters ----------------------------------------------------------------------------
+
+DEAD_LETTER_SOURCES: dict[str, Any] = {
+    "prices": topics.prices_dead_letter,
+    "commands": topics.commands_dead_letter,
+    "markets": topics.markets_dead_letter,
+    "bets": topics.bets_dead_letter,
+    "matches": topics.match_states_dead_letter,
+}
+# Records read from the end of each dead-letter topic per page; the newest are what is browsed.
+DEAD_LETTERS_SCANNED = 500
+DEAD_LETTER_VALUE_CHARS = 2000
+DEAD_LETTERS_TIMEOUT_S = 3.0
+
+
+def _text(raw: bytes | None, limit: int = DEAD_LETTER_VALUE_CHARS) -> str:
+    if raw is None:
+        return ""
+    text = raw.decode("utf-8", errors="replace")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def dead_letters_recent(*, source: str | None = None, reason: str | None = None, limit: int = 100) -> dict[str, Any]:
+    """The newest dead letters, newest first: of every dead-letter topic (or of ``source``'s),
+    of every reason (or of ``reason``), each with its reason, detail and origin headers, key,
+    value, topic position and time. Also the reasons seen among the records read, with counts."""
+    names = [source] if source else list(DEAD_LETTER_SOURCES)
+    unknown = [name for name in names if name not in DEAD_LETTER_SOURCES]
+    if unknown:
+        raise ValueError(f"no dead-letter topic for {unknown[0]!r}; choose one of {', '.join(DEAD_LETTER_SOURCES)}")
+    wanted = {DEAD_LETTER_SOURCES[name](): name for name in names}
+    reader = reader_create()
+    records: list[dict[str, Any]] = []
+    try:
+        starts: dict[tuple[str, int], tuple[int, int]] = {}
+        for topic in wanted:
+            for partition in topic_partitions(topic):
+                low, high = reader.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=DEAD_LETTERS_TIMEOUT_S, cached=False
+                )
+                if high > low:
+                    starts[(topic, partition)] = (max(low, high - DEAD_LETTERS_SCANNED), high)
+        if starts:
+            reader.assign([TopicPartition(t, p, start) for (t, p), (start, _) in starts.items()])
+            left = {tp: end for tp, (_, end) in starts.items()}
+            deadline = time.monotonic() + DEAD_LETTERS_TIMEOUT_S
+            while left and time.monotonic() < deadline:
+                for message in reader.consume(num_messages=500, timeout=0.2):
+                    if message.error() is not None:
+                        continue
+                    tp = (message.topic(), message.partition())
+                    headers = {k: _text(v, 500) for k, v in (message.headers() or [])}
+                    records.append(
+                        {
+                            "source": wanted[message.topic()],
+                            "topic": message.topic(),
+                            "partition": message.partition(),
+                            "offset": message.offset(),
+                            "ts": message.timestamp()[1],
+                            "when": datetime.fromtimestamp(message.timestamp()[1] / 1000, tz=UTC),
+                            "reason": headers.get("reason", ""),
+                            "detail": headers.get("detail", ""),
+                            "origin": headers.get("origin", ""),
+                            "key": _text(message.key(), 200),
+                            "value": _text(message.value()),
+                        }
+                    )
+                    if tp in left and message.offset() >= left[tp] - 1:
+                        del left[tp]
+    finally:
+        reader.close()
+    reasons: dict[str, int] = {}
+    for record in records:
+        reasons[record["reason"]] = reasons.get(record["reason"], 0) + 1
+    chosen = [r for r in records if reason is None or r["reason"] == reason]
+    chosen.sort(key=lambda r: (r["ts"], r["offset"]), reverse=True)
+    return {"records": chosen[:limit], "reasons": dict(sorted(reasons.items())), "scanned": len(records)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from django.conf import settings
 
@@ -25,6 +25,21 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
 def producer_create(**overrides: Any) -> Producer:
     """An idempotent producer (acks=all), batched for throughput."""
     return Producer({"bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS, **PRODUCER_DEFAULTS, **overrides})
+
+
+def reader_create(**overrides: Any) -> Consumer:
+    """A consumer that reads partitions it assigns itself: it joins no group and commits
+    nothing, so reading never moves anyone's offsets."""
+    return Consumer(
+        {
+            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
+            "group.id": "sportsbook-reader",
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "fetch.wait.max.ms": 50,
+            **overrides,
+        }
+    )
 
 
 @functools.cache

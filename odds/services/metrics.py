@@ -8,6 +8,11 @@ the reducers commit their processed offsets to ``topics.reducer_group(query)`` a
 so the dashboard, ``/metrics`` and Kafka's own tools show the same numbers. Each reading is kept
 in a short sliding window in Redis; the Burrow rules (``reducers.burrow``) judge each partition
 over that window.
+
+Lag in seconds is the age of the oldest record a query has not processed: the timestamp of the
+record at its committed offset, read from Kafka, per partition. Each query is also judged
+against its objective (``OPS_LAG_OBJECTIVES_S``), and its figures are marked stale when it has
+given no sign of life for ``OPS_REPORT_STALE_S``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import contextlib
 import functools
 import math
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -23,12 +29,12 @@ from typing import Any
 
 import orjson
 import redis
-from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
 
 from odds.services.health import reducer_query_runs
-from odds.services.kafka import admin_client
+from odds.services.kafka import admin_client, reader_create
 from reducers import burrow, keys, topics
 
 # The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
@@ -38,6 +44,7 @@ QUERY_TOPICS: dict[str, Callable[[], str]] = {
     "markets": topics.markets,
     "liability": topics.bets,
     "movers": topics.prices,
+    "matches": topics.match_states,
 }
 # Counter families (``keys.counter``) this module reads and writes.
 COUNTER_DEAD_LETTERS = "dead_letters"
@@ -51,6 +58,10 @@ BROWSER_SAMPLES_TTL_S = 600
 LATENCY_STATE_SAMPLE = 200
 LATENCY_MAX_AGE_MS = 120_000
 KAFKA_TIMEOUT_S = 5.0
+# How long one reading waits for the records at the committed offsets of lagging partitions.
+RECORD_TIMES_TIMEOUT_S = 1.5
+OBJECTIVE_MET = "met"
+OBJECTIVE_BREACHED = "breached"
 
 
 def window_size() -> int:
@@ -112,6 +123,52 @@ def log_end_offsets(partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, in
         except Exception:
             result[(tp.topic, tp.partition)] = -1
     return result
+
+
+_reader_lock = threading.Lock()
+
+
+@functools.cache
+def _reader() -> Any:
+    # Asked only for offsets below the log end: one gone (retention, compaction) is answered by
+    # the first record still kept.
+    return reader_create(**{"auto.offset.reset": "earliest"})
+
+
+def record_times(positions: Iterable[tuple[str, int, int]]) -> dict[tuple[str, int, int], int]:
+    """The timestamp (epoch ms) of the record at each (topic, partition, offset); an offset of
+    -1 means the partition's first record. A record gone (compacted, expired) is answered by
+    the next one; a position with no record within the timeout is left out."""
+    wanted = sorted(set(positions))
+    found: dict[tuple[str, int, int], int] = {}
+    # One assignment holds one offset per partition: positions sharing a partition (two queries
+    # reading one topic) are read in turns.
+    rounds: list[dict[tuple[str, int], int]] = []
+    for topic, partition, offset in wanted:
+        for turn in rounds:
+            if (topic, partition) not in turn:
+                turn[(topic, partition)] = offset
+                break
+        else:
+            rounds.append({(topic, partition): offset})
+    with _reader_lock:
+        reader = _reader()
+        for turn in rounds:
+            deadline = time.monotonic() + RECORD_TIMES_TIMEOUT_S
+            reader.assign([TopicPartition(t, p, o if o >= 0 else OFFSET_BEGINNING) for (t, p), o in turn.items()])
+            left = dict(turn)
+            try:
+                while left and time.monotonic() < deadline:
+                    for message in reader.consume(num_messages=500, timeout=0.1):
+                        key = (message.topic(), message.partition())
+                        if message.error() is not None or key not in left:
+                            continue
+                        found[(*key, left.pop(key))] = message.timestamp()[1]
+                        reader.pause([TopicPartition(*key)])
+            finally:
+                reader.resume([TopicPartition(t, p) for t, p in turn])
+                reader.unassign()
+    return found
 
 
 # --- Reducer progress --------------------------------------------------------------------
@@ -181,8 +238,22 @@ def _samples(history: Sequence[dict[str, Any]], name: str) -> list[burrow.Offset
     return samples
 
 
+def objectives() -> dict[str, float]:
+    """Seconds behind each reducer query may fall (``OPS_LAG_OBJECTIVES_S``)."""
+    return dict(getattr(settings, "OPS_LAG_OBJECTIVES_S", {}))
+
+
+def stale_after_ms() -> int:
+    return int(float(getattr(settings, "OPS_REPORT_STALE_S", 30)) * 1000)
+
+
+def _seen(client: redis.Redis) -> dict[str, int]:
+    return {name.decode(): int(value) for name, value in client.hgetall(keys.reducer_seen()).items()}
+
+
 def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
-    """Every reducer query's lag per partition, read from Kafka now, judged over the window.
+    """Every reducer query's lag per partition, read from Kafka now, judged over the window and
+    against the query's objective.
 
     ``record`` adds this reading to the sliding window (at most one per spacing interval).
     """
@@ -191,15 +262,25 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
     parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in QUERY_TOPICS.items()}
     ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
     progress_raw = dict(zip(QUERY_TOPICS, client.mget([keys.reducer_progress(q) for q in QUERY_TOPICS]), strict=True))
+    seen = _seen(client)
     runs = reducer_query_runs()
+    committed_of = {query: committed_offsets(topics.reducer_group(query), parts) for query, parts in parts_of.items()}
+    behind = [
+        (t, p, committed[(t, p)])
+        for query, committed in committed_of.items()
+        for (t, p) in parts_of[query]
+        if ends.get((t, p), -1) > max(0, committed[(t, p)])
+    ]
+    oldest_unprocessed = record_times(behind)
+    goals = objectives()
     result: dict[str, Any] = {}
     for query, parts in parts_of.items():
-        group = topics.reducer_group(query)
-        committed = committed_offsets(group, parts)
+        committed = committed_of[query]
         figures = progress_figures(progress_raw[query])
+        alive = max([t for t in (figures["reported_ms"], seen.get(query)) if t is not None], default=None)
         reading = {
             "ts": now_ms,
-            "reported": figures["reported_ms"],
+            "reported": alive,
             "p": {f"{t}/{p}": [committed[(t, p)], ends.get((t, p), -1)] for t, p in parts},
         }
         history = _window_read(client, query)
@@ -210,6 +291,13 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
         for topic, partition in parts:
             samples = _samples(window, f"{topic}/{partition}")
             evaluation = burrow.evaluate(samples, now_ms=now_ms)
+            position = (topic, partition, committed[(topic, partition)])
+            if evaluation.lag <= 0:
+                seconds, source = 0.0, "caught_up"
+            elif position in oldest_unprocessed:
+                seconds, source = max(0.0, (now_ms - oldest_unprocessed[position]) / 1000), "record"
+            else:
+                seconds, source = burrow.lag_seconds(samples, now_ms=now_ms), "window"
             partitions.append(
                 {
                     "topic": topic,
@@ -217,19 +305,31 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
                     "committed": committed[(topic, partition)],
                     "log_end": ends.get((topic, partition), -1),
                     "lag": evaluation.lag,
-                    "lag_seconds": round(burrow.lag_seconds(samples, now_ms=now_ms), 3),
+                    "lag_seconds": round(seconds, 3),
+                    # "record": the age of the oldest unprocessed record; "window": estimated from
+                    # the window's log-end offsets (the record could not be read).
+                    "lag_seconds_source": source,
                     "status": str(evaluation.status),
                     "reason": evaluation.reason,
                 }
             )
         statuses = [burrow.Status(p["status"]) for p in partitions]
+        lag_seconds = max((p["lag_seconds"] for p in partitions), default=0.0)
+        objective_s = goals.get(query)
         result[query] = {
-            "group": group,
+            "group": topics.reducer_group(query),
             "status": str(burrow.group_status(statuses)),
             "worst": str(burrow.worst(statuses)),
             "lag": sum(p["lag"] for p in partitions),
-            "lag_seconds": max((p["lag_seconds"] for p in partitions), default=0.0),
+            "lag_seconds": lag_seconds,
+            "objective_s": objective_s,
+            "objective": (
+                None if objective_s is None else OBJECTIVE_BREACHED if lag_seconds > objective_s else OBJECTIVE_MET
+            ),
             **figures,
+            # The latest sign of life (progress report or idle event); stale when too old.
+            "seen_ms": alive,
+            "stale": alive is None or now_ms - alive > stale_after_ms(),
             # Supervision: running or restarting, restarts, last error (None before any report).
             "run": runs.get(query),
             "partitions": partitions,
@@ -393,6 +493,8 @@ def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
         series[f"batch_ms.{query}"] = float(q["batch_ms"])
         series[f"state_rows.{query}"] = float(q.get("state_rows", 0.0))
         series[f"status.{query}"] = float(burrow.SEVERITY[burrow.Status(q["worst"])])
+        if q.get("objective_s") is not None:
+            series[f"objective_s.{query}"] = float(q["objective_s"])
     for stage, figures in snapshot.get("latency", {}).items():
         for point in ("p50", "p90", "p99"):
             series[f"latency.{stage}.{point}"] = float(figures.get(point, 0.0))

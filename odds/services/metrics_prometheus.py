@@ -20,6 +20,12 @@ METRICS: dict[str, tuple[str, str]] = {
     "sportsbook_reducer_processed_rows_per_second": ("gauge", "Processing rate of the query's latest batch."),
     "sportsbook_reducer_batch_duration_seconds": ("gauge", "Duration of the query's latest trigger."),
     "sportsbook_reducer_state_rows": ("gauge", "Rows held in the query's state store."),
+    "sportsbook_reducer_lag_objective_seconds": ("gauge", "Seconds behind the query may fall (its objective)."),
+    "sportsbook_reducer_objective_breached": ("gauge", "1 while the query is further behind than its objective."),
+    "sportsbook_reducer_last_seen_age_seconds": (
+        "gauge",
+        "Seconds since the query's last progress report or idle event.",
+    ),
     "sportsbook_reducer_query_up": ("gauge", "1 while the reducer query runs, 0 while it waits to be restarted."),
     "sportsbook_reducer_query_restarts_total": ("counter", "Times the reducer query was restarted after it failed."),
     "sportsbook_latency_milliseconds": ("gauge", "Latency percentiles per stage over recent samples."),
@@ -67,6 +73,11 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
         yield "sportsbook_reducer_processed_rows_per_second", labels, q.get("processed_rate", 0.0)
         yield "sportsbook_reducer_batch_duration_seconds", labels, q.get("batch_ms", 0.0) / 1000
         yield "sportsbook_reducer_state_rows", labels, q.get("state_rows", 0.0)
+        if q.get("objective_s") is not None:
+            yield "sportsbook_reducer_lag_objective_seconds", labels, q["objective_s"]
+            yield "sportsbook_reducer_objective_breached", labels, int(q.get("objective") == "breached")
+        if q.get("seen_ms") is not None and snapshot.get("ts") is not None:
+            yield "sportsbook_reducer_last_seen_age_seconds", labels, max(0, snapshot["ts"] - q["seen_ms"]) / 1000
         run = q.get("run")
         if run is not None:
             yield "sportsbook_reducer_query_up", labels, int(run["state"] == "running")

@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from odds.api import ops as api
-from odds.selectors.ops import RANGES
+from odds.selectors.ops import DEAD_LETTER_SOURCES, RANGES, dead_letters_recent
 from odds.services.metrics import metrics_snapshot
 from odds.services.metrics_prometheus import CONTENT_TYPE
 from odds.services.metrics_prometheus import render as prometheus_render
@@ -28,7 +28,35 @@ from odds.views.trading import staff_page
 
 @staff_page
 def lag_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "odds/ops/lag.html", {"page": "lag", "ranges": list(RANGES)})
+    context = {
+        "page": "lag",
+        "ranges": list(RANGES),
+        "sample_s": settings.OPS_SAMPLE_INTERVAL_S,
+        "stale_s": round(settings.OPS_REPORT_STALE_S),
+    }
+    return render(request, "odds/ops/lag.html", context)
+
+
+DEAD_LETTERS_SHOWN = 100
+
+
+@staff_page
+def dead_letters_page(request: HttpRequest) -> HttpResponse:
+    """The newest dead letters of every reducer topic, filtered by source topic and reason."""
+    source = request.GET.get("source") or None
+    reason = request.GET.get("reason") or None
+    context = {
+        "page": "dead-letters",
+        "sources": list(DEAD_LETTER_SOURCES),
+        "source": source,
+        "reason": reason,
+        "shown": DEAD_LETTERS_SHOWN,
+    }
+    if source is not None and source not in DEAD_LETTER_SOURCES:
+        context["error"] = f"There is no dead-letter topic for “{source}”. Choose one of the list."
+        return render(request, "odds/ops/dead_letters.html", context, status=400)
+    found = dead_letters_recent(source=source, reason=reason, limit=DEAD_LETTERS_SHOWN)
+    return render(request, "odds/ops/dead_letters.html", {**context, **found})
 
 
 def metrics_token() -> str:
@@ -86,6 +114,7 @@ staff_urlpatterns = [
     path("trading/liability", trading.liability_page, name="trading-liability"),
     path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),
     path("ops/lag", lag_page, name="ops-lag"),
+    path("ops/dead-letters", dead_letters_page, name="ops-dead-letters"),
     path("trading/api/liability", api.trading_liability, name="trading-api-liability"),
     path("trading/api/channels", api.trading_channels, name="trading-api-channels"),
     path("trading/api/channels/<str:channel_id>/end", api.trading_channel_end, name="trading-api-channel-end"),

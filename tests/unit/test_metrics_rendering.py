@@ -21,6 +21,10 @@ SNAPSHOT = {
             "processed_rate": 118.25,
             "batch_ms": 210.0,
             "state_rows": 0.0,
+            "objective_s": 1.0,
+            "objective": "breached",
+            "seen_ms": 997_500,
+            "stale": False,
             "partitions": [
                 {
                     "topic": "sb.prices.v1",
@@ -64,6 +68,15 @@ def test_lag_per_partition_is_rendered_with_query_group_topic_and_partition():
         'sportsbook_reducer_lag_seconds{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",'
         'partition="0"} 1.5' in text
     )
+
+
+def test_the_objective_its_breach_and_the_age_of_the_last_sign_of_life_are_rendered_per_query():
+    text = render(SNAPSHOT)
+    assert 'sportsbook_reducer_lag_objective_seconds{query="prices"} 1' in text
+    assert 'sportsbook_reducer_objective_breached{query="prices"} 1' in text
+    assert 'sportsbook_reducer_last_seen_age_seconds{query="prices"} 2.5' in text
+    met = {**SNAPSHOT, "queries": {"prices": {**SNAPSHOT["queries"]["prices"], "objective": "met"}}}
+    assert 'sportsbook_reducer_objective_breached{query="prices"} 0' in render(met)
 
 
 def test_status_is_one_hot_over_the_burrow_statuses():

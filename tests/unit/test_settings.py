@@ -50,3 +50,20 @@ def test_production_with_every_required_value_starts():
 def test_a_malformed_number_setting_is_named():
     result = run_check({"DATABASE_POOL_MAX": "many"})
     assert "DATABASE_POOL_MAX must be a whole number" in result.stderr
+
+
+def test_lag_objectives_are_read_per_query_and_a_malformed_one_is_named(monkeypatch):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from webapp.settings.ops import objectives
+
+    monkeypatch.setenv("OBJECTIVES_PROBE", "prices=1.5, movers=60")
+    assert objectives("OBJECTIVES_PROBE", "x=1") == {"prices": 1.5, "movers": 60.0}
+    for bad in ("prices", "prices=fast", "prices=0", "=2"):
+        monkeypatch.setenv("OBJECTIVES_PROBE", bad)
+        try:
+            objectives("OBJECTIVES_PROBE", "x=1")
+        except ImproperlyConfigured as exc:
+            assert "OBJECTIVES_PROBE must be query=seconds pairs" in str(exc)
+        else:
+            raise AssertionError(f"{bad!r} was accepted")

@@ -7,6 +7,7 @@ from webapp.settings.db import *
 from webapp.settings.email import *
 from webapp.settings.kafka import *
 from webapp.settings.logging import *
+from webapp.settings.ops import *
 from webapp.settings.redis import *
 from webapp.settings.security import *
 from webapp.settings.spark import *

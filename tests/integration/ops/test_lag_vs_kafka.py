@@ -109,3 +109,17 @@ def test_metrics_without_a_token_answers_loopback_only(client, settings, service
     settings.METRICS_TOKEN = ""
     assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 403
     assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 200
+
+
+def test_every_query_is_heard_from_and_an_idle_one_keeps_being_heard_from(reducers_running, redis_client):
+    """A query with nothing to read still gives a sign of life (Spark's idle events), so the
+    dashboard tells a quiet query from a silent one."""
+    from odds.services.metrics import QUERY_TOPICS
+    from reducers import keys
+
+    def seen() -> dict[str, int]:
+        return {k.decode(): int(v) for k, v in redis_client.hgetall(keys.reducer_seen()).items()}
+
+    wait_for(lambda: set(QUERY_TOPICS) <= set(seen()), timeout=60, what="every query's first sign of life")
+    first = seen()["matches"]
+    wait_for(lambda: seen()["matches"] > first, timeout=45, what="a later sign of life of the idle matches query")
