@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -61,9 +63,5 @@ def test_lag_objectives_are_read_per_query_and_a_malformed_one_is_named(monkeypa
     assert objectives("OBJECTIVES_PROBE", "x=1") == {"prices": 1.5, "movers": 60.0}
     for bad in ("prices", "prices=fast", "prices=0", "=2"):
         monkeypatch.setenv("OBJECTIVES_PROBE", bad)
-        try:
+        with pytest.raises(ImproperlyConfigured, match="OBJECTIVES_PROBE must be query=seconds pairs"):
             objectives("OBJECTIVES_PROBE", "x=1")
-        except ImproperlyConfigured as exc:
-            assert "OBJECTIVES_PROBE must be query=seconds pairs" in str(exc)
-        else:
-            raise AssertionError(f"{bad!r} was accepted")
