@@ -238,8 +238,10 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                 for message in reader.consume(num_messages=500, timeout=0.2):
                     if message.error() is not None:
                         continue
-                    tp = (message.topic(), message.partition())
-                    headers = {k: _text(v, 500) for k, v in (message.headers() or [])}
+                    tp: tuple[str, int] = (str(message.topic()), int(message.partition() or 0))
+                    offset = int(message.offset() or 0)
+                    pairs: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
+                    headers = {str(k): _text(v if isinstance(v, bytes) else None, 500) for k, v in pairs}
                     records.append(
                         {
                             "source": wanted[message.topic()],
@@ -255,7 +257,7 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                             "value": _text(message.value()),
                         }
                     )
-                    if tp in left and message.offset() >= left[tp] - 1:
+                    if tp in left and offset >= left[tp] - 1:
                         del left[tp]
     finally:
         reader.close()

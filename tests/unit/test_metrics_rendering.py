@@ -75,7 +75,8 @@ def test_the_objective_its_breach_and_the_age_of_the_last_sign_of_life_are_rende
     assert 'sportsbook_reducer_lag_objective_seconds{query="prices"} 1' in text
     assert 'sportsbook_reducer_objective_breached{query="prices"} 1' in text
     assert 'sportsbook_reducer_last_seen_age_seconds{query="prices"} 2.5' in text
-    met = {**SNAPSHOT, "queries": {"prices": {**SNAPSHOT["queries"]["prices"], "objective": "met"}}}
+    prices: dict[str, Any] = dict(SNAPSHOT["queries"]["prices"])  # type: ignore[index]
+    met = {**SNAPSHOT, "queries": {"prices": {**prices, "objective": "met"}}}
     assert 'sportsbook_reducer_objective_breached{query="prices"} 0' in render(met)
 
 
