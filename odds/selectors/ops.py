@@ -240,6 +240,7 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                         continue
                     tp: tuple[str, int] = (str(message.topic()), int(message.partition() or 0))
                     offset = int(message.offset() or 0)
+                    # confluent-kafka's stubs type headers() as a str; it returns (name, bytes) pairs.
                     pairs: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
                     headers = {str(k): _text(v if isinstance(v, bytes) else None, 500) for k, v in pairs}
                     records.append(

@@ -7,7 +7,7 @@ from typing import Any
 from odds.services.metrics import percentiles, snapshot_series, stage_latencies
 from odds.services.metrics_prometheus import METRICS, render
 
-SNAPSHOT = {
+SNAPSHOT: dict[str, Any] = {
     "v": 1,
     "ts": 1_000_000,
     "queries": {
@@ -75,8 +75,7 @@ def test_the_objective_its_breach_and_the_age_of_the_last_sign_of_life_are_rende
     assert 'sportsbook_reducer_lag_objective_seconds{query="prices"} 1' in text
     assert 'sportsbook_reducer_objective_breached{query="prices"} 1' in text
     assert 'sportsbook_reducer_last_seen_age_seconds{query="prices"} 2.5' in text
-    prices: dict[str, Any] = dict(SNAPSHOT["queries"]["prices"])  # type: ignore[index]
-    met = {**SNAPSHOT, "queries": {"prices": {**prices, "objective": "met"}}}
+    met = {**SNAPSHOT, "queries": {"prices": {**SNAPSHOT["queries"]["prices"], "objective": "met"}}}
     assert 'sportsbook_reducer_objective_breached{query="prices"} 0' in render(met)
 
 
