@@ -12,7 +12,7 @@ from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 from odds.models import Bet
 from tests.browser.axe import axe_check
 from tests.browser.test_sportsbook import LIVE, first_selection, open_event, priced, slip_leg, stream_live
-from tests.factories import market_create, user_create
+from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -29,6 +29,13 @@ def _bet(user, selection, stake: str = "10.00", price: str = "2.00") -> Bet:
     ).bet
 
 
+def live_market(redis_client, prices: tuple[str, ...] = ("2.10", "3.40", "3.50")):
+    """A market the reducers already hold as open: the slip's channel sees it tradable from its first frame."""
+    market = market_create(prices=prices)
+    live_state_write(redis_client, market, prices=prices)
+    return market
+
+
 @pytest.mark.parametrize(
     ("typed", "reason"),
     [
@@ -39,8 +46,8 @@ def _bet(user, selection, stake: str = "10.00", price: str = "2.00") -> Bet:
         ("2.505", "Use at most two decimal places (pence)"),
     ],
 )
-def test_an_invalid_stake_shows_its_reason_next_to_it(asgi_server, login, page: Page, typed, reason):
-    market = market_create(prices=("2.10", "3.40", "3.50"))
+def test_an_invalid_stake_shows_its_reason_next_to_it(asgi_server, login, redis_client, page: Page, typed, reason):
+    market = live_market(redis_client)
     selection = first_selection(market)
     login(user_create(balance="100.00"))
     page.emulate_media(reduced_motion="reduce")  # the selected price's colours, not half-way there
@@ -62,8 +69,8 @@ def test_an_invalid_stake_shows_its_reason_next_to_it(asgi_server, login, page: 
     expect(page.locator("#slip-place")).to_be_enabled()
 
 
-def test_the_slip_keeps_its_selections_after_placing_when_asked(asgi_server, login, page: Page):
-    market = market_create(prices=("2.10", "3.40", "3.50"))
+def test_the_slip_keeps_its_selections_after_placing_when_asked(asgi_server, login, redis_client, page: Page):
+    market = live_market(redis_client)
     selection = first_selection(market)
     login(user_create(balance="100.00"))
     open_event(page, asgi_server, market)
@@ -77,8 +84,8 @@ def test_the_slip_keeps_its_selections_after_placing_when_asked(asgi_server, log
     expect(page.get_by_label("Stake £")).to_have_value("")
 
 
-def test_a_refused_bet_is_explained_in_words(asgi_server, login, page: Page):
-    market = market_create(prices=("2.10", "3.40", "3.50"))
+def test_a_refused_bet_is_explained_in_words(asgi_server, login, redis_client, page: Page):
+    market = live_market(redis_client)
     login(user_create(balance="1.00"))
     open_event(page, asgi_server, market)
     page.locator(f'.price[data-selection="{first_selection(market).id}"]').click()
@@ -90,8 +97,10 @@ def test_a_refused_bet_is_explained_in_words(asgi_server, login, page: Page):
     expect(alert).to_have_text("Your balance is too low for this stake.")
 
 
-def test_a_paused_stream_disables_place_bet_and_recovery_clears_it(asgi_server, login, page: Page):
-    market = market_create(prices=("2.10", "3.40", "3.50"))
+def test_a_paused_stream_disables_place_bet_and_recovery_clears_it(
+    asgi_server, price_query, login, redis_client, page: Page
+):
+    market = live_market(redis_client)
     selection = first_selection(market)
     login(user_create(balance="1.00"))
     blocked = {"now": False}
@@ -106,6 +115,7 @@ def test_a_paused_stream_disables_place_bet_and_recovery_clears_it(asgi_server, 
     open_event(page, asgi_server, market)
     page.locator(f'.price[data-selection="{selection.id}"]').click()
     page.get_by_label("Stake £").fill("5")
+    expect(page.locator("#betslip")).to_have_attribute("data-channel-seq", re.compile(r"\d+"), timeout=LIVE)
     page.locator("#slip-place").click()  # refused: the balance is too low
     expect(page.locator(".slip-alert")).to_have_attribute("data-code", "insufficient_funds")
 
