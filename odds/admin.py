@@ -33,7 +33,7 @@ from odds.models import (
 )
 from odds.selectors.bets import wallets_with_ledger_balance
 from odds.selectors.ops import channels_active
-from odds.selectors.trading import market_open_bets_count
+from odds.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
 from odds.services.bets import bet_void
 from odds.services.markets import (
     MarketStateError,
@@ -119,6 +119,14 @@ def _each_market(
         modeladmin.message_user(request, f"{done} market(s) {verb}.", messages.SUCCESS)
 
 
+def _impact_totals(impacts: list[ResultImpact]) -> dict[str, Any]:
+    return {
+        "bets": sum(impact.bets for impact in impacts),
+        "stake": sum((impact.stake for impact in impacts), Decimal("0.00")),
+        "payout": sum((impact.payout for impact in impacts), Decimal("0.00")),
+    }
+
+
 class SettleForm(forms.Form):
     """One choice per market: the winning selection, or void."""
 
@@ -185,31 +193,42 @@ class MarketAdmin(IdCheckedAdmin):
 
     @admin.action(description="Settle selected markets (choose the results)")
     def settle(self, request: HttpRequest, queryset: QuerySet[Market]) -> HttpResponse | None:
+        """Three steps: choose each market's result, see what it does to the open bets (how many,
+        their stakes, the payout, a warning for events not started), then confirm."""
         markets = list(queryset.select_related("event").prefetch_related("selections"))
         form = SettleForm(request.POST if "apply" in request.POST else None, markets=markets)
+        impacts = None
         if "apply" in request.POST and form.is_valid():
-            settled = 0
-            for market, winners in form.results():
-                try:
-                    market_result(market=market, winners=winners, by=request.user)
-                    settled += 1
-                except MarketStateError as exc:
-                    self.message_user(request, str(exc), messages.WARNING)
-            if settled:
-                self.message_user(
-                    request, f"{settled} market(s) resulted; their bets are being settled.", messages.SUCCESS
-                )
-            return None
+            if request.POST.get("confirm") == "yes":
+                self._settle(request, form)
+                return None
+            impacts = [
+                (market_result_impact(market=market, winner_id=None if winners is None else winners[0]), market)
+                for market, winners in form.results()
+            ]
         context = {
             **self.admin_site.each_context(request),
-            "title": "Settle markets",
+            "title": "Confirm the results" if impacts is not None else "Settle markets",
             "form": form,
             "markets": markets,
+            "impacts": impacts,
+            "totals": _impact_totals([impact for impact, _ in impacts or []]),
             "opts": self.model._meta,
             "action_name": "settle",
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/odds/market/settle.html", context)
+
+    def _settle(self, request: HttpRequest, form: SettleForm) -> None:
+        settled = 0
+        for market, winners in form.results():
+            try:
+                market_result(market=market, winners=winners, by=request.user)
+                settled += 1
+            except MarketStateError as exc:
+                self.message_user(request, str(exc), messages.WARNING)
+        if settled:
+            self.message_user(request, f"{settled} market(s) resulted; their bets are being settled.", messages.SUCCESS)
 
     @admin.action(description="Run settlement again for resulted markets")
     def settle_again(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
@@ -269,12 +288,27 @@ class BetAdmin(ReadOnlyAdmin):
         return [field.name for field in Bet._meta.fields]
 
     @admin.action(description="Void selected bets (refund the stake)")
-    def void(self, request: HttpRequest, queryset: QuerySet[Bet]) -> None:
+    def void(self, request: HttpRequest, queryset: QuerySet[Bet]) -> HttpResponse | None:
+        """Lists the bets and the stakes to refund first; voids only once that is confirmed."""
+        bets = list(queryset.select_related("user").order_by("id"))
+        if request.POST.get("confirm") != "yes":
+            open_bets = [bet for bet in bets if bet.status == Bet.Status.ACCEPTED]
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Void bets",
+                "bets": bets,
+                "open_bets": len(open_bets),
+                "refund": sum((bet.stake for bet in open_bets), Decimal("0.00")),
+                "opts": self.model._meta,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            }
+            return TemplateResponse(request, "admin/odds/bet/void.html", context)
         voided = 0
-        for bet in queryset:
+        for bet in bets:
             if bet_void(bet=bet, by=request.user).status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
                 voided += 1
         self.message_user(request, f"{voided} bet(s) voided.", messages.SUCCESS)
+        return None
 
 
 @admin.register(BetLeg)

@@ -144,8 +144,11 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         page.locator(f'input[name="_selected_action"][value="{market.id}"]').check()
         page.locator('select[name="action"]').select_option("settle")
         page.locator('button[name="index"]').click()
-        expect(page.locator('input[value="Settle"]')).to_be_visible()
+        expect(page.locator('input[value="Review the results"]')).to_be_visible()
         _look(page, "admin-settle", size)
+        page.locator('input[value="Review the results"]').click()  # then what it does, before it is done
+        expect(page.locator("#settle-impact")).to_be_visible()
+        _look(page, "admin-settle-confirm", size)
     finally:
         page.context.close()
         redis_client.delete(

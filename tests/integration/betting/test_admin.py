@@ -94,14 +94,44 @@ def test_settle_action_results_the_market_and_pays_the_winners(
     home = selections_of(market)[0]
     bet = bet_accepted(punter, home, stake="10.00")
     with django_capture_on_commit_callbacks(execute=True):
-        run_action(staff, CHANGELIST, "settle", [market.id], apply="1", **{f"winner_{market.id}": str(home.id)})
+        run_action(
+            staff, CHANGELIST, "settle", [market.id], apply="1", confirm="yes", **{f"winner_{market.id}": str(home.id)}
+        )
     bet.refresh_from_db()
     assert (bet.status, Wallet.objects.get(user=punter).balance) == (Bet.Status.WON, Decimal("61.00"))
 
 
 def test_settle_action_can_void_a_market(staff, market):
-    run_action(staff, CHANGELIST, "settle", [market.id], apply="1", **{f"winner_{market.id}": "void"})
+    run_action(staff, CHANGELIST, "settle", [market.id], apply="1", confirm="yes", **{f"winner_{market.id}": "void"})
     assert set(market.selections.values_list("result", flat=True)) == {Selection.Result.VOID}
+
+
+def test_settle_action_shows_the_bets_and_payout_before_anything_changes(staff, market):
+    punter = user_create(balance="50.00")
+    home, draw = selections_of(market)[:2]
+    bet_accepted(punter, home, stake="10.00")
+    bet_accepted(punter, draw, stake="4.00")
+    response = run_action(staff, CHANGELIST, "settle", [market.id], apply="1", **{f"winner_{market.id}": str(home.id)})
+    page = response.content.decode()
+    assert 'data-total="bets">2<' in page
+    assert 'data-total="stake">£14.00<' in page
+    assert 'data-total="payout">£21.00<' in page  # 10.00 at the home price of 2.10; the draw bet loses
+    assert "this event has not started yet" in page  # the factory's event kicks off in an hour
+    assert 'name="confirm" value="yes"' in page
+    market.refresh_from_db()
+    assert market.status == Market.Status.OPEN
+    assert Bet.objects.filter(status=Bet.Status.ACCEPTED).count() == 2
+
+
+def test_void_bet_action_lists_the_bets_and_the_refund_before_voiding(staff, market):
+    punter = user_create(balance="50.00")
+    bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
+    page = run_action(staff, "/admin/odds/bet/", "void", [bet.id]).content.decode()
+    assert f'data-bet="{bet.id}"' in page
+    assert 'data-total="refund">£10.00<' in page
+    assert 'value="Void 1 bet"' in page
+    bet.refresh_from_db()
+    assert (bet.status, Wallet.objects.get(user=punter).balance) == (Bet.Status.ACCEPTED, Decimal("40.00"))
 
 
 def test_price_change_on_the_selection_page_is_a_trader_override(
@@ -128,7 +158,7 @@ def test_price_change_on_the_selection_page_updates_the_catalogue_and_version(st
 def test_void_bet_action_refunds_the_stake(staff, market):
     punter = user_create(balance="50.00")
     bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
-    run_action(staff, "/admin/odds/bet/", "void", [bet.id])
+    run_action(staff, "/admin/odds/bet/", "void", [bet.id], confirm="yes")
     bet.refresh_from_db()
     assert (bet.status, Wallet.objects.get(user=punter).balance) == (Bet.Status.VOID, Decimal("50.00"))
 
