@@ -51,7 +51,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from bench.common import ROOT, free_port, percentile, wait_until
+from bench.common import ROOT, free_port, percentile, session_create, sessions_remove, wait_until
 from bench.edge import client_process, paced_updates, server_command
 
 PUNTER_PREFIX = "bench-punter-"
@@ -325,10 +325,6 @@ def fixture_remove(*, namespace: str | None = None) -> None:
 
 def fixture_create(*, punters: int) -> Fixture:
     """Benchmark events (one 1X2 market each), funded punters and their sessions."""
-    from importlib import import_module
-
-    from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import User
     from django.middleware.csrf import CSRF_ALLOWED_CHARS, CSRF_SECRET_LENGTH
@@ -360,32 +356,15 @@ def fixture_create(*, punters: int) -> Fixture:
     users = User.objects.bulk_create(
         User(username=f"{PUNTER_PREFIX}{n:05d}", password=make_password(None)) for n in range(punters)
     )
-    store_class = import_module(settings.SESSION_ENGINE).SessionStore
-    backend = settings.AUTHENTICATION_BACKENDS[0]
     credentials, session_keys = [], []
     for user in users:
         wallet_deposit(user=user, amount=FUNDS, reference=f"bench-bets-{user.username}")
-        store = store_class()
-        store[SESSION_KEY] = str(user.pk)
-        store[BACKEND_SESSION_KEY] = backend
-        store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        store.set_expiry(3600)  # a session left by an interrupted run lapses within the hour
-        store.create()
-        session_keys.append(store.session_key)
-        credentials.append((store.session_key, get_random_string(CSRF_SECRET_LENGTH, CSRF_ALLOWED_CHARS)))
+        session_key = session_create(user=user)  # a session left by an interrupted run lapses within the hour
+        session_keys.append(session_key)
+        credentials.append((session_key, get_random_string(CSRF_SECRET_LENGTH, CSRF_ALLOWED_CHARS)))
     return Fixture(
         credentials=credentials, legs=legs, books=books, session_keys=session_keys, user_ids=[u.pk for u in users]
     )
-
-
-def sessions_remove(session_keys: list[str]) -> None:
-    from importlib import import_module
-
-    from django.conf import settings
-
-    store_class = import_module(settings.SESSION_ENGINE).SessionStore
-    for key in session_keys:
-        store_class(session_key=key).delete()
 
 
 def markets_publish(books: dict[int, list[int]]) -> None:

@@ -55,6 +55,34 @@ def machine() -> dict[str, Any]:
     }
 
 
+def session_create(*, user: Any, expiry_s: int = 3600) -> str:
+    """A logged-in session of ``user`` in the site's session store, as a login would leave it;
+    its key is the session cookie's value. It lapses after ``expiry_s`` if nobody removes it."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+
+    store = import_module(settings.SESSION_ENGINE).SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.set_expiry(expiry_s)
+    store.create()
+    assert store.session_key is not None
+    return store.session_key
+
+
+def sessions_remove(session_keys: list[str]) -> None:
+    from importlib import import_module
+
+    from django.conf import settings
+
+    store_class = import_module(settings.SESSION_ENGINE).SessionStore
+    for key in session_keys:
+        store_class(session_key=key).delete()
+
+
 @contextlib.contextmanager
 def namespace() -> Iterator[str]:
     """A fresh namespace with its own topics, removed afterwards."""

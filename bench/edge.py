@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -29,6 +30,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from bench.common import session_create, sessions_remove
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -242,11 +245,19 @@ def k6_binary() -> Path:
 
 
 def k6_clients(
-    *, url: str, watch: list[list[int]], batch: bool, start_at: float, warmup: float, duration: float, ts_field: str
+    *,
+    url: str,
+    watch: list[list[int]],
+    batch: bool,
+    start_at: float,
+    warmup: float,
+    duration: float,
+    ts_field: str,
+    cookies: list[str],
 ) -> tuple[subprocess.Popen[bytes], Path]:
-    """Start k6 with one virtual user per watch list; they connect before ``start_at`` (epoch s)
-    and count what arrives from ``warmup`` seconds after it for ``duration`` seconds. Returns
-    the process and where its summary will be."""
+    """Start k6 with one virtual user per watch list, user i logged in with ``cookies[i mod n]``;
+    they connect before ``start_at`` (epoch s) and count what arrives from ``warmup`` seconds
+    after it for ``duration`` seconds. Returns the process and where its summary will be."""
     folder = Path(tempfile.mkdtemp(prefix="sportsbook-k6-"))
     (folder / "watch.json").write_text(json.dumps(watch))
     env = {
@@ -259,6 +270,7 @@ def k6_clients(
         "WARMUP_MS": str(int(warmup * 1000)),
         "DURATION_MS": str(int(duration * 1000)),
         "TS_FIELD": ts_field,
+        "COOKIES": " ".join(cookies),
         "SUMMARY": str(folder / "summary.json"),
         "K6_NO_USAGE_REPORT": "true",
     }
@@ -363,27 +375,54 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
     )
     try:
         port_wait(port)
-        k6, summary = k6_clients(
-            url=f"ws://127.0.0.1:{port}/ws/odds/",
-            watch=watch_lists(args),
-            batch=True,
-            start_at=start_at,
-            warmup=args.warmup,
-            duration=args.duration,
-            ts_field="reducer",
-        )
-        time.sleep(max(0.0, start_at + args.warmup - time.time()))
-        server_cpu = _group_cpu_s(server.pid)
-        time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
-        server_cpu = _group_cpu_s(server.pid) - server_cpu
-        server_rss_mib = _group_rss_mib(server.pid)
-        generated = k6_wait(k6, summary, timeout=120)
+        with watcher_cookies(args.clients) as cookies:  # the same requests as the hub's (ignored here)
+            k6, summary = k6_clients(
+                url=f"ws://127.0.0.1:{port}/ws/odds/",
+                watch=watch_lists(args),
+                batch=True,
+                start_at=start_at,
+                warmup=args.warmup,
+                duration=args.duration,
+                ts_field="reducer",
+                cookies=cookies,
+            )
+            time.sleep(max(0.0, start_at + args.warmup - time.time()))
+            server_cpu = _group_cpu_s(server.pid)
+            time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
+            server_cpu = _group_cpu_s(server.pid) - server_cpu
+            server_rss_mib = _group_rss_mib(server.pid)
+            generated = k6_wait(k6, summary, timeout=120)
         out, _ = server.communicate(timeout=60)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(20)
     return _k6_result(args, generated, json.loads(out)["published"], server_cpu, server_rss_mib)
+
+
+WATCHER_PREFIX = "bench-watcher-"
+
+
+@contextlib.contextmanager
+def watcher_cookies(clients: int) -> Iterator[list[str]]:
+    """Session cookies of logged-in punters for the generator's users, as browsers present them:
+    enough punters that none reaches the per-punter connection cap; removed afterwards."""
+    from django.conf import settings
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.models import User
+
+    per_punter = max(1, settings.WS_MAX_CONNECTIONS_PER_USER // 2)
+    User.objects.filter(username__startswith=WATCHER_PREFIX).delete()  # an interrupted run's
+    users = User.objects.bulk_create(
+        User(username=f"{WATCHER_PREFIX}{n:05d}", password=make_password(None))
+        for n in range(-(-clients // per_punter))
+    )
+    session_keys = [session_create(user=user) for user in users]
+    try:
+        yield [f"{settings.SESSION_COOKIE_NAME}={key}" for key in session_keys]
+    finally:
+        sessions_remove(session_keys)
+        User.objects.filter(username__startswith=WATCHER_PREFIX).delete()
 
 
 def port_wait(port: int, *, timeout: float = 30) -> None:
@@ -435,23 +474,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         pub = mp.Process(target=source, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue))
         if args.generator == "k6":
             # The users connect first (k6 starts them all at once); the source starts at start_at.
-            start_at = time.time() + args.connect_s
-            k6, summary = k6_clients(
-                url=url,
-                watch=watch,
-                batch=args.batch,
-                start_at=start_at,
-                warmup=args.warmup,
-                duration=args.duration,
-                ts_field="event" if args.source == "kafka" else "reducer",
-            )
-            time.sleep(max(0.0, start_at - time.time()))
-            pub.start()
-            time.sleep(max(0.0, start_at + args.warmup - time.time()))
-            server_cpu = _group_cpu_s(server.pid)
-            time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
-            server_cpu = _group_cpu_s(server.pid) - server_cpu
-            generated = k6_wait(k6, summary, timeout=120)
+            with watcher_cookies(args.clients) as cookies:
+                start_at = time.time() + args.connect_s
+                k6, summary = k6_clients(
+                    url=url,
+                    watch=watch,
+                    batch=args.batch,
+                    start_at=start_at,
+                    warmup=args.warmup,
+                    duration=args.duration,
+                    ts_field="event" if args.source == "kafka" else "reducer",
+                    cookies=cookies,
+                )
+                time.sleep(max(0.0, start_at - time.time()))
+                pub.start()
+                time.sleep(max(0.0, start_at + args.warmup - time.time()))
+                server_cpu = _group_cpu_s(server.pid)
+                time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
+                server_cpu = _group_cpu_s(server.pid) - server_cpu
+                generated = k6_wait(k6, summary, timeout=120)
             published = queue.get(timeout=60)
             pub.join(30)
             server_rss_mib = _group_rss_mib(server.pid)
@@ -534,6 +575,7 @@ def _k6_result(
         "conflated": generated["conflated"],
         "client_errors": generated["socket_errors"],
         "late_opens": generated["late_opens"],
+        "logged_in": generated["logged_in"],
         "server_cpu_s": round(server_cpu_s, 1),
         "server_cpu_s_per_1000": round(server_cpu_s / delivered * 1000, 4) if delivered else None,
         # k6 runs for the connect time, the warm-up and the window: its share is of all of that.
@@ -575,6 +617,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    django.setup()  # the generator's punters and their sessions
     print(json.dumps(run(parse(argv))))
 
 

@@ -549,6 +549,7 @@ def bench_edge(
         "edge_ratio": round(hub["deliveries_per_s"] / max(1, plain["deliveries_per_s"]), 1),
         "edge_vs_ceiling": round(hub["deliveries_per_s"] / max(1, ceiling["deliveries_per_s"]), 2),
         "edge_clients": clients,
+        "edge_clients_logged_in": hub["logged_in"],
         "edge_generator": "k6",
         "edge_rows": rows,
         "edge_server_rows": servers,

@@ -31,6 +31,7 @@ const deliveries = new Counter("edge_deliveries");
 const conflated = new Counter("edge_conflated");
 const lateOpens = new Counter("edge_late_opens");
 const socketErrors = new Counter("edge_socket_errors");
+const loggedIn = new Counter("edge_logged_in");
 const latency = new Trend("edge_latency_ms", true);
 
 export const options = {
@@ -92,8 +93,13 @@ export default function () {
   };
   ws.onmessage = (event) => {
     const now = Date.now();
-    if (now < measureFrom || now > stopAt) return;
     const raw = event.data;
+    // The server names the punter a session cookie logged in (docs/protocol.md, `hello`).
+    if (raw.startsWith('{"type":"hello"')) {
+      if (!raw.includes('"user":null')) loggedIn.add(1);
+      return;
+    }
+    if (now < measureFrom || now > stopAt) return;
     if (raw.startsWith('{"type":"market')) {
       // One market frame, or a batch of them: each item has its own stamp; the frame's
       // latency is its first item's.
@@ -119,6 +125,7 @@ export function handleSummary(data) {
     conflated: value(data, "edge_conflated", "count"),
     late_opens: value(data, "edge_late_opens", "count"),
     socket_errors: value(data, "edge_socket_errors", "count"),
+    logged_in: value(data, "edge_logged_in", "count"),
     latency_samples: value(data, "edge_latency_ms", "count"),
     p50_ms: value(data, "edge_latency_ms", "p(50)"),
     p99_ms: value(data, "edge_latency_ms", "p(99)"),

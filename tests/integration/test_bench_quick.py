@@ -64,4 +64,5 @@ def test_quick_benchmark_runs_every_stage_and_writes_every_key():
     assert not unmeasured, f"stages measured nothing for {unmeasured}"
     assert all(results[k] > 0 for k in MEASURED)
     assert results["machine"]["cpus"] >= 1
+    assert results["edge_clients_logged_in"] == results["edge_clients"]  # k6 speaks as logged-in punters
     assert results["bet_errors"] == {} or not any(str(code).startswith("5") for code in results["bet_errors"])
