@@ -23,6 +23,7 @@ from odds.eager import run_eagerly
 from odds.hub import get_hub
 from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
+from reducers.prices import held_is_current
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
@@ -268,7 +269,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if kind == events.WATCH:
             if message.get("batch") is True:
                 self.batch_frames = True
-            await self._watch(message.get("markets"))
+            await self._watch(message.get("markets"), message.get("since"))
         elif kind == events.UNWATCH:
             ids = self._market_ids(message.get("markets"))
             if ids is None:
@@ -320,10 +321,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
             return None
         return list(dict.fromkeys(raw))
 
-    async def _watch(self, raw: Any) -> None:
+    async def _watch(self, raw: Any, raw_since: Any = None) -> None:
         ids = self._market_ids(raw)
         if ids is None:
             await self._error("bad_markets", "markets must be a list of market ids")
+            return
+        since = events.held_states(raw_since)
+        if since is None:
+            await self._error("bad_since", 'since must map market ids to [seq, status], e.g. {"42": [17, "open"]}')
             return
         if len(self.watched | set(ids)) > settings.WS_MAX_MARKETS:
             await self._error("too_many_markets", f"at most {settings.WS_MAX_MARKETS} markets")
@@ -340,8 +345,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             for market_id in ids:
-                pipe.hget(keys.market_state(market_id), "state")
-            states = [s.decode() for s in await pipe.execute() if s is not None]
+                pipe.hmget(keys.market_state(market_id), "seq", "state")
+            stored = zip(ids, await pipe.execute(), strict=True)
+            states = [
+                state.decode()
+                for market_id, (seq, state) in stored
+                if state is not None and _not_held(since.get(market_id), seq, state)
+            ]
             await self.send(text_data=events.image(markets=states))
 
     async def _attach(self, channel_id: Any, last_seq: Any) -> None:
@@ -407,3 +417,11 @@ class OddsConsumer(AsyncWebsocketConsumer):
             )
         except StreamError as exc:
             await self._error(exc.code, exc.message)
+
+
+def _not_held(held: tuple[int, str] | None, seq: bytes | None, state: bytes) -> bool:
+    """Whether a stored state belongs in an image for a client holding ``held`` of its market."""
+    if held is None or seq is None:
+        return True
+    stored_status = orjson.loads(state).get("status", "")
+    return not held_is_current(stored_seq=int(seq), stored_status=stored_status, held_seq=held[0], held_status=held[1])

@@ -45,6 +45,13 @@ def conflate(updates: Iterable[tuple[PriceUpdate, int]]) -> list[Conflated]:
     return sorted(best.values(), key=lambda c: c.update.market_id)
 
 
+def held_is_current(*, stored_seq: int, stored_status: str, held_seq: int, held_status: str) -> bool:
+    """Whether a client holding a market at ``held_seq`` with ``held_status`` already has the
+    stored state (or a newer one), so an image need not carry it again. The same sequence with
+    another status is a change: the markets table restates a status without a new price."""
+    return held_seq > stored_seq or (held_seq == stored_seq and held_status == stored_status)
+
+
 def is_newer(*, stored_seq: int | None, incoming_seq: int) -> bool:
     """Whether an incoming sequence supersedes the stored one (idempotent apply)."""
     return stored_seq is None or incoming_seq > stored_seq

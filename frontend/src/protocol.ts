@@ -105,6 +105,19 @@ export class MarketBook {
   get(marketId: number): MarketState | undefined {
     return this.markets.get(marketId);
   }
+
+  /**
+   * What is held of these markets, as a `watch` frame's `since`: the server's image then leaves
+   * out every market still at that sequence and status (docs/protocol.md).
+   */
+  held(marketIds: Iterable<number>): Record<string, [number, string]> {
+    const since: Record<string, [number, string]> = {};
+    for (const id of marketIds) {
+      const state = this.markets.get(id);
+      if (state !== undefined) since[String(id)] = [state.seq, state.status];
+    }
+    return since;
+  }
 }
 
 export interface Socket {
@@ -247,7 +260,7 @@ export class OddsClient {
   watch(markets: Iterable<number>): void {
     const added = [...markets].filter((m) => !this.watched.has(m));
     for (const m of added) this.watched.add(m);
-    if (added.length > 0) this.send({ type: "watch", markets: added });
+    if (added.length > 0) this.sendWatch(added);
   }
 
   unwatch(markets: Iterable<number>): void {
@@ -455,6 +468,12 @@ export class OddsClient {
     (this.options.schedule ?? ((f, t) => window.setTimeout(f, t)))(fn, ms);
   }
 
+  /** Watch markets; the image leaves out those already held at their current state. */
+  private sendWatch(markets: number[]): void {
+    const since = this.book.held(markets);
+    this.send(Object.keys(since).length > 0 ? { type: "watch", markets, since } : { type: "watch", markets });
+  }
+
   private send(message: object): void {
     if (!this.connected || this.socket === null) return;
     this.socket.send(JSON.stringify(message));
@@ -488,7 +507,7 @@ export class OddsClient {
     this.lastHeard = this.now();
     socket.onopen = () => {
       this.lastHeard = this.now();
-      if (this.watched.size > 0) this.send({ type: "watch", markets: [...this.watched] });
+      if (this.watched.size > 0) this.sendWatch([...this.watched]);
       for (const channel of this.channels.values()) this.sendAttach(channel);
     };
     socket.onmessage = (ev) => {

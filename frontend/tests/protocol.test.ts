@@ -149,6 +149,13 @@ describe("MarketBook", () => {
     expect(book.apply(market(1, 5))).toBeNull();
     expect(book.apply({ ...market(1, 4), status: "suspended", tradable: false })).toBeNull();
   });
+
+  it("names the sequence and status it holds of each market it has", () => {
+    const book = new MarketBook();
+    book.apply(market(1, 5));
+    book.apply({ ...market(2, 9), status: "suspended", tradable: false });
+    expect(book.held([1, 2, 3])).toEqual({ "1": [5, "open"], "2": [9, "suspended"] });
+  });
 });
 
 describe("OddsClient: public prices", () => {
@@ -172,6 +179,20 @@ describe("OddsClient: public prices", () => {
     h.socket().open();
     expect(h.socket().sent[0]).toEqual({ type: "watch", markets: [7, 8] });
     expect(h.client.stats.reconnects).toBe(1);
+  });
+
+  it("watches again after a reconnect saying what it holds, so the image carries only what moved", () => {
+    const h = harness([7, 8]);
+    h.socket().open();
+    h.socket().receive({ type: "image", v: 1, markets: [market(7, 3), { ...market(8, 5), status: "suspended" }] });
+    h.socket().close();
+    h.clock.advance(1000);
+    h.socket().open();
+    expect(h.socket().sent[0]).toEqual({
+      type: "watch",
+      markets: [7, 8],
+      since: { "7": [3, "open"], "8": [5, "suspended"] },
+    });
   });
 });
 

@@ -50,6 +50,31 @@ async def test_watch_sends_the_image_then_deltas(redis_client):
     await communicator.disconnect()
 
 
+async def test_watch_since_leaves_out_the_markets_the_client_already_holds(redis_client):
+    apply(redis_client, market_id=800_011, seq=4, price="2.50")  # held at this state
+    apply(redis_client, market_id=800_012, seq=7, price="1.90")  # moved after the snapshot (held at 6)
+    apply(redis_client, market_id=800_013, seq=2, price="4.00")  # not held at all
+    communicator = await connect()
+    since = {"800011": [4, "open"], "800012": [6, "open"]}
+    await communicator.send_json_to({"type": "watch", "markets": [800_011, 800_012, 800_013], "since": since})
+    image = await communicator.receive_json_from(timeout=5)
+    assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(800_012, 7), (800_013, 2)]
+
+    apply(redis_client, market_id=800_011, seq=5, price="2.60")  # and held markets still stream
+    delta = await communicator.receive_json_from(timeout=5)
+    assert (delta["market_id"], delta["seq"]) == (800_011, 5)
+    await communicator.disconnect()
+
+
+async def test_watch_since_at_the_same_sequence_with_another_status_gets_the_market(redis_client):
+    apply(redis_client, market_id=800_014, seq=4, price="2.50")
+    communicator = await connect()
+    await communicator.send_json_to({"type": "watch", "markets": [800_014], "since": {"800014": [4, "suspended"]}})
+    image = await communicator.receive_json_from(timeout=5)
+    assert [(m["market_id"], m["status"]) for m in image["markets"]] == [(800_014, "open")]
+    await communicator.disconnect()
+
+
 async def test_unwatched_market_stops_sending(redis_client):
     communicator = await connect()
     await communicator.send_json_to({"type": "watch", "markets": [800_003]})
@@ -71,6 +96,10 @@ async def test_unwatched_market_stops_sending(redis_client):
         (json.dumps({"type": "watch", "markets": "all"}), "bad_markets"),
         (json.dumps({"type": "watch", "markets": [1, -2]}), "bad_markets"),
         (json.dumps({"type": "watch", "markets": list(range(1, 600))}), "too_many_markets"),
+        (json.dumps({"type": "watch", "markets": [1], "since": [[1, 4, "open"]]}), "bad_since"),
+        (json.dumps({"type": "watch", "markets": [1], "since": {"1": 4}}), "bad_since"),
+        (json.dumps({"type": "watch", "markets": [1], "since": {"x": [4, "open"]}}), "bad_since"),
+        (json.dumps({"type": "watch", "markets": [1], "since": {"1": [-1, "open"]}}), "bad_since"),
         ("x" * 20_000, "frame_too_large"),
     ],
 )

@@ -1,6 +1,6 @@
 from decimal import Decimal
 
-from reducers.prices import conflate, is_newer, market_state, restated
+from reducers.prices import conflate, held_is_current, is_newer, market_state, restated
 from reducers.schemas import PriceUpdate, SelectionPrice
 
 
@@ -75,3 +75,13 @@ def test_restated_takes_the_markets_tables_new_verdict_and_keeps_the_price():
         "tradable": False,
         "ts": {"reducer": 5},
     }
+
+
+def test_a_client_holding_the_stored_sequence_and_status_is_current():
+    assert held_is_current(stored_seq=4, stored_status="open", held_seq=4, held_status="open")
+    assert held_is_current(stored_seq=4, stored_status="open", held_seq=5, held_status="suspended")
+
+
+def test_a_client_behind_or_holding_another_status_at_the_same_sequence_is_not_current():
+    assert not held_is_current(stored_seq=5, stored_status="open", held_seq=4, held_status="open")
+    assert not held_is_current(stored_seq=4, stored_status="open", held_seq=4, held_status="suspended")

@@ -74,3 +74,33 @@ def test_invalid_record_is_rejected_with_reason(raw, reason):
         decode_price_update(raw)
     assert info.value.reason == reason
     assert reason in PRICE_DEAD_LETTER_REASONS, "every reason is listed with the others"
+
+
+def test_a_watch_since_is_read_as_sequence_and_status_by_market():
+    from odds.events import held_states
+
+    assert held_states(None) == {}
+    assert held_states({"42": [17, "open"], "7": [0, "suspended"]}) == {42: (17, "open"), 7: (0, "suspended")}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [],
+        {"42": 17},
+        {"42": [17]},
+        {"42": [17, "open", 1]},
+        {"-1": [1, "open"]},
+        {"4x": [1, "open"]},
+        {"\u0667": [1, "open"]},  # an Arabic-Indic seven: a digit to str.isdigit, not an id
+        {"42": [True, "open"]},
+        {"42": [1.5, "open"]},
+        {"42": [2**63, "open"]},
+        {"42": [1, ""]},
+        {"42": [1, "x" * 17]},
+    ],
+)
+def test_a_malformed_watch_since_is_refused(raw):
+    from odds.events import held_states
+
+    assert held_states(raw) is None
