@@ -215,6 +215,20 @@ def _field(where: str) -> str:
     return where[:200] or "body"
 
 
+def public_get(view: View) -> View:
+    """A public read (no login, no cookie read): GET and HEAD only, any other method a JSON 405."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method not in ("GET", "HEAD"):
+            response = error_response(ApiError(405, "method_not_allowed", "use GET"))
+            response["Allow"] = "GET, HEAD"
+            return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
 def api_view(*, methods: tuple[str, ...]) -> Callable[[View], View]:
     """Wrap a view: allowed methods, logged-in user, CSRF on writes, ``ApiError`` → JSON.
 

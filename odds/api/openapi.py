@@ -13,9 +13,9 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from odds.api.http import error_response, json_response
+from odds.api.http import json_response, public_get
 from odds.api.ops import BROWSER_SAMPLES_PER_POST
-from odds.api.schemas import API_VERSION, DECIMAL_MAX_LENGTH, ApiError
+from odds.api.schemas import API_VERSION, DECIMAL_MAX_LENGTH
 from odds.api.views import MAX_LIST
 from odds.formatting import OddsFormat
 from odds.models import Bet, BetLeg, LedgerEntry, Market
@@ -931,6 +931,86 @@ def _staff_paths() -> dict[str, JsonSchema]:
     }
 
 
+def _snapshot_paths() -> dict[str, JsonSchema]:
+    selection = _object(
+        {"id": {"type": "integer"}, "name": {"type": "string"}, "price": DECIMAL_OUT, "status": {"type": "string"}},
+        required=("id", "name", "price", "status"),
+    )
+    market = _object(
+        {
+            "market_id": {"type": "integer"},
+            "name": {"type": "string"},
+            "kind": {"type": "string"},
+            "seq": {"type": "integer", "minimum": 0, "description": "The stream's sequence; 0: not priced yet."},
+            "status": {"type": "string"},
+            "tradable": {"type": "boolean"},
+            "selections": _array(selection),
+        },
+        required=("market_id", "seq", "status", "tradable", "selections"),
+    )
+    event = _object(
+        {
+            "id": {"type": "integer"},
+            "home": {"type": "string"},
+            "away": {"type": "string"},
+            "starts_at": {"type": "string", "format": "date-time"},
+            "status": {"type": "string"},
+            "sport": {"type": "string"},
+            "competition": _object({"id": {"type": "integer"}, "name": {"type": "string"}}, required=("id", "name")),
+            "markets": _array(market),
+        },
+        required=("id", "markets"),
+    )
+    snapshot = _object(
+        {
+            "type": {"const": "view.snapshot"},
+            "v": VERSION,
+            "view": {"type": "string"},
+            "at": {"type": "integer", "description": "When it was taken (epoch ms)."},
+            "events": _array(event),
+        },
+        required=("type", "v", "view", "at", "events"),
+    )
+    headers = {
+        "ETag": {"schema": {"type": "string"}, "description": "Of the content; sent back in If-None-Match."},
+        "Cache-Control": {"schema": {"type": "string"}, "description": "public, short max-age, stale-while-revalidate"},
+    }
+    about = (
+        "The same for every punter (no cookie read or set), cacheable: `Cache-Control` public with a short "
+        "max-age and `stale-while-revalidate`, an `ETag`, and `304 Not Modified` (no body) to an "
+        "`If-None-Match` naming the current one. Each market's `seq` and `status` go in a `watch`'s "
+        "`since` (docs/protocol.md), so the stream then brings only what moved."
+    )
+
+    def get(summary: str, *, parameters: list[JsonSchema] | None = None, missing: str | None = None) -> JsonSchema:
+        responses = {"200": _json("The view's snapshot.", snapshot, headers=headers)}
+        if missing is not None:
+            responses["404"] = _error(f"No such {missing}.", "not_found")
+        operation: JsonSchema = {
+            "summary": summary,
+            "description": about,
+            "tags": ["views"],
+            "security": [],
+            "responses": responses,
+        }
+        if parameters:
+            operation["parameters"] = parameters
+        return {"get": operation}
+
+    sport = _path("sport_slug", {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"}, "A sport's slug (football).")
+    competition = _path("competition_id", {"type": "integer", "minimum": 0}, "A competition of that sport.")
+    event_id = _path("event_id", {"type": "integer", "minimum": 0}, "An event.")
+    return {
+        "/api/views/home": get("Live and upcoming events with their main market"),
+        "/api/views/in-play": get("Events in play with their main market"),
+        "/api/views/sport/{sport_slug}": get("A sport's events", parameters=[sport], missing="sport"),
+        "/api/views/sport/{sport_slug}/{competition_id}": get(
+            "A competition's events", parameters=[sport, competition], missing="competition"
+        ),
+        "/api/views/event/{event_id}": get("An event with every market", parameters=[event_id], missing="event"),
+    }
+
+
 def _public_paths() -> dict[str, JsonSchema]:
     return {
         "/api/openapi.json": {
@@ -971,15 +1051,12 @@ def openapi_description() -> dict[str, Any]:
             ),
         },
         "servers": [{"url": "/"}],
-        "paths": {**_bets_paths(), **_streams_paths(), **_staff_paths(), **_public_paths()},
+        "paths": {**_bets_paths(), **_streams_paths(), **_staff_paths(), **_snapshot_paths(), **_public_paths()},
         "components": _components(),
     }
 
 
+@public_get
 def openapi_json(request: HttpRequest) -> HttpResponse:
     """``GET /api/openapi.json``: public, like the API's documentation."""
-    if request.method not in ("GET", "HEAD"):
-        response = error_response(ApiError(405, "method_not_allowed", "use GET"))
-        response["Allow"] = "GET, HEAD"
-        return response
     return json_response(openapi_description())

@@ -39,3 +39,9 @@ WS_CONNECTION_CAP_EXEMPT_IPS = tuple(a for a in env("WS_CONNECTION_CAP_EXEMPT_IP
 WS_MAX_FRAMES_PER_S = env_int("WS_MAX_FRAMES_PER_S", 20)
 # Markets one connection may be sent images of within a sliding minute.
 WS_MAX_IMAGE_MARKETS_PER_MIN = env_int("WS_MAX_IMAGE_MARKETS_PER_MIN", 2000)
+
+# View snapshots (GET /api/views/…): how long a cache may serve one without asking, and how much
+# longer it may serve a stale one while it fetches the next. Short: prices move, and the stream
+# (watch with since) brings the page up to date from the snapshot's sequences anyway.
+VIEW_SNAPSHOT_MAX_AGE_S = env_int("VIEW_SNAPSHOT_MAX_AGE_S", 2)
+VIEW_SNAPSHOT_STALE_S = env_int("VIEW_SNAPSHOT_STALE_S", 10)

@@ -1,0 +1,120 @@
+"""View snapshots: a public list view (home, a sport, a competition, in play, an event) as one JSON
+document that is the same for every punter, so a cache can share it.
+
+Each market carries the live state the stream would send (prices, status, sequence) or, for a
+market the reducers have not priced yet, the catalogue's with sequence 0. A client opening the
+stream after a snapshot watches with ``since`` (docs/protocol.md) and is sent only the markets
+that moved. Prices here are for display: a bet is always accepted against live state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import redis
+
+from odds.models import Event, Market
+from odds.selectors.prices import redis_shared
+from reducers import keys
+
+SNAPSHOT_VERSION = 1
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The encoded document and its entity tag (of the content, not of when it was taken: two
+    snapshots of an unchanged view share it)."""
+
+    body: bytes
+    etag: str
+
+
+def _stored_states(market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """The state each market's stream carries now (the reducers' own, as a ``watch`` image
+    compares against), in one round trip."""
+    if not market_ids:
+        return {}
+    pipe = redis_shared().pipeline(transaction=False)
+    for market_id in market_ids:
+        pipe.hget(keys.market_state(market_id), "state")
+    try:
+        replies = pipe.execute()
+    except redis.RedisError:
+        # The catalogue's prices at sequence 0: a client watching from this snapshot is sent
+        # every market's live state, so nothing is missed while the live state cannot be read.
+        log.warning("view snapshot without live states: Redis unavailable", exc_info=True)
+        return {}
+    states = {}
+    for market_id, raw in zip(market_ids, replies, strict=True):
+        if raw is not None:
+            try:
+                states[market_id] = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+    return states
+
+
+def _market(market: Market, state: dict[str, Any] | None) -> dict[str, Any]:
+    live = {s.get("id"): s for s in state.get("selections", [])} if state else {}
+    selections = []
+    for selection in market.selections.all():
+        current = live.get(selection.id, {})
+        selections.append(
+            {
+                "id": selection.id,
+                "name": selection.name,
+                "price": str(current.get("price", selection.price)),
+                "status": current.get("status", selection.status),
+            }
+        )
+    status = state.get("status", market.status) if state else market.status
+    return {
+        "market_id": market.id,
+        "name": market.name,
+        "kind": market.kind,
+        "seq": int(state.get("seq", 0)) if state else 0,
+        "status": status,
+        "tradable": bool(state.get("tradable")) if state else market.status == Market.Status.OPEN,
+        "selections": selections,
+    }
+
+
+def _event(event: Event, markets: list[Market], states: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "home": event.home,
+        "away": event.away,
+        "starts_at": event.starts_at.isoformat(),
+        "status": event.status,
+        "sport": event.competition.sport.slug,
+        "competition": {"id": event.competition_id, "name": event.competition.name},
+        "markets": [_market(market, states.get(market.id)) for market in markets],
+    }
+
+
+def view_snapshot(*, view: str, events: list[Event], markets_of: str) -> Snapshot:
+    """The snapshot of ``view`` listing ``events`` with their markets (``markets_of`` names the
+    prefetched markets: ``headline_markets`` for lists, ``markets`` for an event page)."""
+    market_lists = [
+        list(getattr(event, markets_of).all() if markets_of == "markets" else getattr(event, markets_of))
+        for event in events
+    ]
+    at = int(time.time() * 1000)  # before reading: the states read are at least this new
+    states = _stored_states([market.id for markets in market_lists for market in markets])
+    content = [_event(event, markets, states) for event, markets in zip(events, market_lists, strict=True)]
+    encoded = orjson.dumps(content)
+    etag = '"' + hashlib.blake2b(view.encode() + b"\0" + encoded, digest_size=12).hexdigest() + '"'
+    body = (
+        b'{"type":"view.snapshot","v":%d,"view":%s,"at":%d,"events":' % (SNAPSHOT_VERSION, orjson.dumps(view), at)
+        + encoded
+        + b"}"
+    )
+    return Snapshot(body=body, etag=etag)

@@ -1,0 +1,113 @@
+"""View snapshots (GET /api/views/…) against real PostgreSQL and Redis: live sequences and prices,
+shareable by a cache (same bytes for everyone, no cookies, an entity tag and 304), and a stream
+started after a snapshot that brings only what moved since."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from django.test import Client
+
+from tests.factories import live_state_write, market_create, user_create
+from tests.integration.test_odds_consumer import connect
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+
+def _content(body: bytes) -> dict:
+    """A snapshot without the time it was taken."""
+    return {k: v for k, v in orjson.loads(body).items() if k != "at"}
+
+
+def _market_of(snapshot: dict, market_id: int) -> dict:
+    return next(m for event in snapshot["events"] for m in event["markets"] if m["market_id"] == market_id)
+
+
+def test_a_snapshot_carries_each_markets_live_sequence_and_prices(services, redis_client):
+    live = market_create(prices=("2.10", "3.40", "3.50"))
+    live_state_write(redis_client, live, prices=("2.20", "3.30", "3.40"), seq=9)
+    unpriced = market_create(prices=("1.50", "4.00", "6.00"))
+
+    response = Client().get("/api/views/home")
+    assert response.status_code == 200
+    snapshot = orjson.loads(response.content)
+    assert (snapshot["type"], snapshot["v"], snapshot["view"]) == ("view.snapshot", 1, "home")
+    assert isinstance(snapshot["at"], int)
+    shown = _market_of(snapshot, live.id)
+    assert (shown["seq"], shown["status"]) == (9, "open")
+    assert [s["price"] for s in shown["selections"]] == ["2.20", "3.30", "3.40"]
+    not_yet = _market_of(snapshot, unpriced.id)
+    assert not_yet["seq"] == 0
+    assert [s["price"] for s in not_yet["selections"]] == ["1.50", "4.00", "6.00"]
+
+
+def test_a_snapshot_is_the_same_for_every_punter_and_sets_no_cookie(services, redis_client):
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=3)
+    anonymous = Client().get(f"/api/views/event/{market.event_id}")
+    logged_in = Client()
+    logged_in.force_login(user_create(balance="25.00"))
+    personal = logged_in.get(f"/api/views/event/{market.event_id}")
+
+    for response in (anonymous, personal):
+        assert response.status_code == 200
+        assert "Set-Cookie" not in response.headers
+        assert "cookie" not in response.headers.get("Vary", "").lower()
+        assert response["Cache-Control"] == "public, max-age=2, stale-while-revalidate=10"
+    assert anonymous["ETag"] == personal["ETag"]
+    assert _content(anonymous.content) == _content(personal.content)
+
+
+def test_a_copy_still_current_is_answered_304_and_a_moved_price_gives_a_new_tag(services, redis_client):
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=3)
+    first = Client().get("/api/views/sport/football")
+    again = Client().get("/api/views/sport/football", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert (again.status_code, again.content, again["ETag"]) == (304, b"", first["ETag"])
+
+    live_state_write(redis_client, market, prices=("2.00", "3.40", "3.60"), seq=4)
+    moved = Client().get("/api/views/sport/football", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert moved.status_code == 200
+    assert moved["ETag"] != first["ETag"]
+    assert _market_of(orjson.loads(moved.content), market.id)["seq"] == 4
+
+
+def test_the_in_play_view_lists_only_events_in_play(services, redis_client):
+    from odds.models import Event
+
+    playing, waiting = market_create(), market_create()
+    Event.objects.filter(id=playing.event_id).update(status=Event.Status.IN_PLAY)
+    snapshot = orjson.loads(Client().get("/api/views/in-play").content)
+    listed = {event["id"] for event in snapshot["events"]}
+    assert playing.event_id in listed
+    assert waiting.event_id not in listed
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/views/event/999999999", "/api/views/sport/curling", "/api/views/sport/football/999999999"]
+)
+def test_a_view_of_nothing_is_a_json_404(services, path):
+    response = Client().get(path)
+    assert response.status_code == 404
+    assert orjson.loads(response.content)["error"]["code"] == "not_found"
+
+
+async def test_a_watch_after_a_snapshot_gets_only_the_markets_that_moved_in_between(services, redis_client):
+    still = market_create()
+    moved = market_create()
+    for market in (still, moved):
+        live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=5)
+    snapshot = orjson.loads(Client().get("/api/views/home").content)
+    since = {
+        str(m["market_id"]): [m["seq"], m["status"]]
+        for event in snapshot["events"]
+        for m in event["markets"]
+        if m["market_id"] in (still.id, moved.id)
+    }
+    live_state_write(redis_client, moved, prices=("2.40", "3.20", "3.10"), seq=6)  # between snapshot and watch
+
+    communicator = await connect()
+    await communicator.send_json_to({"type": "watch", "markets": [still.id, moved.id], "since": since})
+    image = await communicator.receive_json_from(timeout=5)
+    assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(moved.id, 6)]
+    await communicator.disconnect()
