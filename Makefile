@@ -39,19 +39,23 @@ up: topics seed
 	@$(PY) manage.py collectstatic --no-input -v0
 	@$(BIN)/app.sh start
 	@$(BIN)/wait-healthy.sh 240
+	@$(BIN)/nginx.sh start
 	@echo
 	@echo "Sportsbook      http://127.0.0.1:8000/"
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
+	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching /api/views/, as a CDN would)"
 	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
 down:
+	@$(BIN)/nginx.sh stop
 	@$(BIN)/app.sh stop
 	@$(MAKE) -s services-stop
 
 status:
 	@$(BIN)/app.sh status
+	@$(BIN)/nginx.sh status
 	@$(BIN)/kafka.sh status
 	@$(BIN)/redis.sh status
 	@$(BIN)/postgres.sh status

@@ -14,6 +14,8 @@ system() {
   command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
   command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
+  # The caching proxy in front of the site (infra/bin/nginx.sh), the CDN's stand-in.
+  [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
   # docker-compose.yml is checked with `docker compose config` where the docker CLI exists.
   if command -v docker >/dev/null && ! docker compose version >/dev/null 2>&1; then
     command -v docker-compose >/dev/null || need_apt+=(docker-compose)
@@ -21,11 +23,19 @@ system() {
   if [ "${#need_apt[@]}" -gt 0 ]; then
     say "installing Debian packages: ${need_apt[*]}"
     export DEBIAN_FRONTEND=noninteractive
+    # Packages must not start their own services (nginx's default site would listen on every
+    # address): the project starts what it needs, on loopback, itself.
+    local policy=/usr/sbin/policy-rc.d own_policy=""
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
+    fi
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >"$LOG/apt.log" 2>&1 || {
+      if [ -n "$own_policy" ]; then rm -f "$policy"; fi
       tail -20 "$LOG/apt.log" >&2
       exit 1
     }
+    if [ -n "$own_policy" ]; then rm -f "$policy"; fi
   fi
 }
 

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# nginx as the caching proxy in front of the site (infra/conf/nginx.conf.in), on loopback.
+# PROXY_LISTEN (127.0.0.1:8080) in front of PROXY_UPSTREAM (127.0.0.1:8000).
+# Usage: nginx.sh start|stop|status
+. "$(dirname "$0")/lib.sh"
+
+PROXY_LISTEN="${PROXY_LISTEN:-127.0.0.1:8080}"
+PROXY_UPSTREAM="${PROXY_UPSTREAM:-127.0.0.1:8000}"
+DATA="$VAR/nginx"
+read -r HOST PORT <<<"$(host_port "$PROXY_LISTEN")"
+
+case "${1:-}" in
+start)
+  [ -x /usr/sbin/nginx ] || { echo "nginx missing: run make deps" >&2; exit 1; }
+  if pid_alive nginx; then
+    echo "nginx already running (pid $(cat "$RUN/nginx.pid"))"
+    exit 0
+  fi
+  mkdir -p "$DATA/cache" "$DATA/tmp"
+  sed -e "s|@USER@|$(id -un) $(id -gn)|g" -e "s|@RUN@|$RUN|g" -e "s|@LOG@|$LOG|g" -e "s|@DATA@|$DATA|g" \
+    -e "s|@UPSTREAM@|$PROXY_UPSTREAM|g" -e "s|@LISTEN@|$PROXY_LISTEN|g" \
+    "$ROOT/infra/conf/nginx.conf.in" >"$DATA/nginx.conf"
+  /usr/sbin/nginx -t -q -c "$DATA/nginx.conf" -p "$DATA" 2>>"$LOG/nginx-error.log" || {
+    tail -5 "$LOG/nginx-error.log" >&2
+    exit 1
+  }
+  say "starting nginx on $PROXY_LISTEN in front of $PROXY_UPSTREAM"
+  start_bg nginx /usr/sbin/nginx -c "$DATA/nginx.conf" -p "$DATA"
+  wait_port "$HOST" "$PORT" nginx 30
+  ;;
+stop) stop_pid nginx ;;
+status)
+  if pid_alive nginx; then echo "nginx: up on $PROXY_LISTEN"; else echo "nginx: down"; fi
+  ;;
+*) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

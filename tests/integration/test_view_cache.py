@@ -1,0 +1,114 @@
+"""The caching proxy in front of the site (nginx from infra/conf/nginx.conf.in, the CDN's stand-in)
+against the real ASGI server: a burst of view-snapshot loads reaches Django about once per max-age,
+cookies never reach the origin, and websockets pass through."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import math
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from django.conf import settings
+
+from tests.factories import live_state_write, market_create
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+BURST = 1_000
+THREADS = 16
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def proxy(asgi_server, tmp_path) -> Iterator[tuple[str, Path]]:
+    """nginx in front of the session's ASGI server; yields its URL and its access log."""
+    listen = f"127.0.0.1:{_free_port()}"
+    env = {
+        **os.environ,
+        "SPORTSBOOK_VAR": str(tmp_path),
+        "PROXY_LISTEN": listen,
+        "PROXY_UPSTREAM": asgi_server.removeprefix("http://"),
+    }
+    script = ROOT / "infra" / "bin" / "nginx.sh"
+    subprocess.run([str(script), "start"], env=env, check=True, capture_output=True, timeout=60)
+    try:
+        yield f"http://{listen}", tmp_path / "log" / "nginx-access.log"
+    finally:
+        subprocess.run([str(script), "stop"], env=env, check=True, capture_output=True, timeout=60)
+
+
+def _origin_requests(log: Path, path: str) -> int:
+    """Requests of ``path`` the proxy passed to the origin (the others it answered from its cache)."""
+    lines = [line for line in log.read_text().splitlines() if f'"GET {path} ' in line]
+    return sum(1 for line in lines if "upstream=-" not in line)
+
+
+def test_a_burst_of_snapshot_loads_reaches_the_origin_about_once_per_max_age(proxy, redis_client):
+    url, log = proxy
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=4)
+
+    session = requests.Session()
+    started = time.monotonic()
+
+    def load(_: int) -> tuple[int, str]:
+        response = requests.get(f"{url}/api/views/home", timeout=30)
+        return response.status_code, response.headers.get("ETag", "")
+
+    with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:
+        answers = list(pool.map(load, range(BURST)))
+    elapsed = time.monotonic() - started
+    session.close()
+    time.sleep(0.5)  # the access log line of the last answers
+
+    assert {status for status, _ in answers} == {200}
+    origin = _origin_requests(log, "/api/views/home")
+    # One fetch per max-age, plus a background refresh that can land in the next period.
+    allowed = math.ceil(elapsed / settings.VIEW_SNAPSHOT_MAX_AGE_S) + 1
+    print(f"{BURST} loads in {elapsed:.1f} s reached the origin {origin} times (allowed {allowed})")
+    assert 1 <= origin <= allowed
+    assert origin * 1000 / BURST <= 10 or elapsed > 10 * settings.VIEW_SNAPSHOT_MAX_AGE_S
+
+
+def test_the_proxy_sends_no_cookie_to_the_origin_and_answers_again_from_its_cache(proxy, redis_client):
+    url, log = proxy
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=4)
+    path = f"/api/views/event/{market.event_id}"
+    first = requests.get(url + path, cookies={"sessionid": "someone", "csrftoken": "x"}, timeout=30)
+    second = requests.get(url + path, timeout=30)
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert first.headers["X-Cache"] == "MISS"
+    assert second.headers["X-Cache"] == "HIT"
+    assert first.content == second.content
+    assert "Set-Cookie" not in first.headers
+    time.sleep(0.5)
+    assert _origin_requests(log, path) == 1
+
+
+def test_websockets_pass_through_the_proxy(proxy, redis_client):
+    from websockets.sync.client import connect
+
+    url, _ = proxy
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=4)
+    ws_url = url.replace("http://", "ws://") + "/ws/odds/"
+    with connect(ws_url, origin=url, open_timeout=10) as ws:
+        assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+        ws.send(json.dumps({"type": "watch", "markets": [market.id], "since": {str(market.id): [3, "open"]}}))
+        image = json.loads(ws.recv(timeout=10))
+    assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(market.id, 4)]
