@@ -74,6 +74,17 @@ function sidebarToggle(): void {
   });
 }
 
+/** The sequence and status of each market the page was built with (odds.selectors.snapshots). */
+function heldMarkets(): Record<string, [number, string]> {
+  const node = document.getElementById("held-markets");
+  if (node === null) return {};
+  try {
+    return JSON.parse(node.textContent ?? "{}") as Record<string, [number, string]>;
+  } catch {
+    return {};
+  }
+}
+
 function boot(): void {
   const body = document.body.dataset;
   let fmt = storedOddsFormat(storage("local"));
@@ -86,6 +97,7 @@ function boot(): void {
   const client = new OddsClient({
     url: `${scheme}://${window.location.host}${body.wsPath ?? "/ws/odds/"}`,
     markets: pageMarkets(),
+    held: heldMarkets(),
     onMarket: (state) => {
       renderMarket(state, fmt);
       slip?.market(state);

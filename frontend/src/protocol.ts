@@ -148,6 +148,8 @@ export interface ChannelControl {
 export interface ClientOptions {
   url: string;
   markets: number[];
+  /** What the page was built with, market id → [seq, status] (a view snapshot's): sent as `since`. */
+  held?: Record<string, [number, string]>;
   onMarket: (state: MarketState, previous: MarketState | undefined) => void;
   onStatus: (status: ConnectionStatus) => void;
   onHello?: (user: string | null) => void;
@@ -470,7 +472,13 @@ export class OddsClient {
 
   /** Watch markets; the image leaves out those already held at their current state. */
   private sendWatch(markets: number[]): void {
-    const since = this.book.held(markets);
+    const built = this.options.held ?? {};
+    const since: Record<string, [number, string]> = {};
+    for (const id of markets) {
+      const held = built[String(id)];
+      if (held !== undefined) since[String(id)] = held;
+    }
+    Object.assign(since, this.book.held(markets)); // what arrived since is newer than the page
     this.send(Object.keys(since).length > 0 ? { type: "watch", markets, since } : { type: "watch", markets });
   }
 

@@ -181,6 +181,33 @@ describe("OddsClient: public prices", () => {
     expect(h.client.stats.reconnects).toBe(1);
   });
 
+  it("watches first with what the page was built with, and later with what arrived since", () => {
+    const sockets: FakeSocket[] = [];
+    const client = new OddsClient({
+      url: "ws://test/ws/odds/",
+      markets: [7, 8],
+      held: { "7": [3, "open"], "8": [5, "open"], "9": [1, "open"] },
+      onMarket: () => {},
+      onStatus: () => {},
+      connect: () => {
+        const socket = new FakeSocket();
+        sockets.push(socket);
+        return socket;
+      },
+      schedule: () => {},
+      now: () => 0,
+    });
+    client.start();
+    sockets[0]!.open();
+    expect(sockets[0]!.sent[0]).toEqual({ type: "watch", markets: [7, 8], since: { "7": [3, "open"], "8": [5, "open"] } });
+    sockets[0]!.receive({ type: "image", v: 1, markets: [market(8, 6)] });
+    client.watch([9]);
+    expect(sockets[0]!.sent[sockets[0]!.sent.length - 1]).toEqual({ type: "watch", markets: [9], since: { "9": [1, "open"] } });
+    client.unwatch([8]);
+    client.watch([8]);
+    expect(sockets[0]!.sent[sockets[0]!.sent.length - 1]).toEqual({ type: "watch", markets: [8], since: { "8": [6, "open"] } });
+  });
+
   it("watches again after a reconnect saying what it holds, so the image carries only what moved", () => {
     const h = harness([7, 8]);
     h.socket().open();

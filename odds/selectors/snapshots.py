@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -60,6 +61,30 @@ def _stored_states(market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
             except orjson.JSONDecodeError:
                 continue
     return states
+
+
+def live_overlay(*, markets: Sequence[Market]) -> dict[str, list[Any]]:
+    """Show ``markets`` (and their prefetched selections) as their streams carry them now: prices,
+    selection and market status from the live state, in memory only. Returns what a page built from
+    them holds, market id → ``[seq, status]``, for its ``watch`` to send as ``since``; markets
+    with no live state are left as the catalogue has them and out of the map."""
+    states = _stored_states([market.id for market in markets])
+    held: dict[str, list[Any]] = {}
+    for market in markets:
+        state = states.get(market.id)
+        if state is None:
+            continue
+        live = {s.get("id"): s for s in state.get("selections", [])}
+        for selection in market.selections.all():
+            current = live.get(selection.id)
+            if current is not None:
+                selection.price = Decimal(str(current.get("price", selection.price)))
+                selection.status = current.get("status", selection.status)
+        market.status = state.get("status", market.status)
+        seq = int(state.get("seq", 0))
+        market.live_seq = seq  # type: ignore[attr-defined]  # in memory only: the page shows it as data-seq
+        held[str(market.id)] = [seq, market.status]
+    return held
 
 
 def _market(market: Market, state: dict[str, Any] | None) -> dict[str, Any]:

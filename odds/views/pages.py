@@ -23,6 +23,7 @@ from odds.selectors.catalogue import (
     event_scores,
     sport_nav,
 )
+from odds.selectors.snapshots import live_overlay
 from odds.services.auth import login_failure_record, login_success_record, login_throttle_check
 
 MAX_LIVE_EVENTS = 200
@@ -35,10 +36,18 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpR
 def _listing(request: HttpRequest, *, title: str, events: list[Event], **context: Any) -> HttpResponse:
     live = [e for e in events if e.status == Event.Status.IN_PLAY]
     upcoming = [e for e in events if e.status != Event.Status.IN_PLAY]
+    # ``headline_markets``: prefetched by event_list.
+    held = live_overlay(markets=[market for event in events for market in getattr(event, "headline_markets", [])])
     return _page(
         request,
         "odds/home.html",
-        {"title": title, "live_groups": event_groups(live), "upcoming_groups": event_groups(upcoming), **context},
+        {
+            "title": title,
+            "live_groups": event_groups(live),
+            "upcoming_groups": event_groups(upcoming),
+            "held": held,
+            **context,
+        },
     )
 
 
@@ -80,7 +89,9 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
         event = event_detail(event_id=event_id)
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
-    return _page(request, "odds/event.html", {"event": event, "active_sport": event.competition.sport.slug})
+    held = live_overlay(markets=list(event.markets.all()))
+    context = {"event": event, "active_sport": event.competition.sport.slug, "held": held}
+    return _page(request, "odds/event.html", context)
 
 
 @login_required

@@ -111,3 +111,34 @@ async def test_a_watch_after_a_snapshot_gets_only_the_markets_that_moved_in_betw
     image = await communicator.receive_json_from(timeout=5)
     assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(moved.id, 6)]
     await communicator.disconnect()
+
+
+def _held(html: str) -> dict:
+    start = html.index('<script id="held-markets" type="application/json">') + len(
+        '<script id="held-markets" type="application/json">'
+    )
+    return orjson.loads(html[start : html.index("</script>", start)])
+
+
+def test_a_page_shows_its_markets_live_and_names_the_sequences_it_was_built_with(services, redis_client):
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    live_state_write(redis_client, market, prices=("2.40", "3.20", "3.10"), seq=8)
+    unpriced = market_create(prices=("1.50", "4.00", "6.00"))
+
+    event_page = Client().get(f"/event/{market.event_id}/").content.decode()
+    assert 'data-price="2.40"' in event_page
+    assert 'data-price="2.10"' not in event_page
+    assert f'data-market-box="{market.id}" data-status="open" data-seq="8"' in event_page
+    assert _held(event_page) == {str(market.id): [8, "open"]}
+
+    listing = Client().get("/sport/football/").content.decode()
+    assert _held(listing) == {str(market.id): [8, "open"]}  # the unpriced market is watched from nothing
+    assert f'data-market="{unpriced.id}"' in listing
+
+
+def test_a_page_shows_a_market_the_stream_suspended_as_suspended(services, redis_client):
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=3, status="suspended")
+    page = Client().get(f"/event/{market.event_id}/").content.decode()
+    assert f'data-market-box="{market.id}" data-status="suspended"' in page
+    assert _held(page) == {str(market.id): [3, "suspended"]}
