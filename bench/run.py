@@ -593,6 +593,17 @@ TARGETS = [
     ("bets_ratio", "Bets served ÷ the database's ceiling, same run", "ratio", ">= 0.25"),
     ("bet_p50_ms", "Bet placement p50 at 200 bets/s under stream load", "ms", None),
     ("bet_p99_ms", "Bet placement p99 at 200 bets/s under stream load", "ms", "<= 50"),
+    (
+        "origin_requests_per_1000_loads",
+        "View snapshot loads reaching Django, per 1,000 in a burst through the cache",
+        "requests",
+        "<= 10",
+    ),
+    ("first_price_ms_cached", "A page live: snapshot through the cache, then watch since it, p50", "ms", None),
+    ("first_price_ms_uncached", "A page live: snapshot from Django, then a full image, p50", "ms", None),
+    ("views_bytes_cached", "Bytes to a live page, through the cache and since", "bytes", None),
+    ("views_bytes_uncached", "Bytes to a live page, from Django with a full image", "bytes", None),
+    ("views_image_since_share", "Image after a fresh snapshot ÷ a full image, bytes", "ratio", "<= 0.1"),
     ("stack_rss_gib", "Whole stack resident memory", "GiB", "<= 6"),
     ("up_to_healthy_s", "`make up` to healthy", "s", None),
 ]
@@ -886,11 +897,11 @@ def main(argv: list[str] | None = None) -> None:
         "--merge", action="store_true", help="keep the last full run's figures for the stages not run (with --only)"
     )
     parser.add_argument(
-        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge suspend bets up)"
+        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge views suspend bets up)"
     )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "e2e", "suspend", "bets", "up"])
+    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "up"])
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -982,6 +993,12 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
         lap("edge")
+    if "views" in stages:
+        from bench.views import bench_views
+
+        log("time to first odds: view snapshots through the cache")
+        results.update(bench_views(burst=200 if quick else 1000, loads=5 if quick else 20))
+        lap("views")
     if "suspend" in stages and "e2e" not in stages:
         from bench.suspend import bench_suspend
 

@@ -38,6 +38,10 @@ REQUIRED = (
     "reducer_spark_ceiling_updates_per_s",
     "reducer_plain_consumer_updates_per_s",
     "feed_records_per_s",
+    "origin_requests_per_1000_loads",
+    "first_price_ms_cached",
+    "first_price_ms_uncached",
+    "views_image_since_share",
     "bet_p50_ms",
     "bet_p99_ms",
     "stack_rss_gib",
@@ -65,4 +69,5 @@ def test_quick_benchmark_runs_every_stage_and_writes_every_key():
     assert all(results[k] > 0 for k in MEASURED)
     assert results["machine"]["cpus"] >= 1
     assert results["edge_clients_logged_in"] == results["edge_clients"]  # k6 speaks as logged-in punters
+    assert results["views_burst_errors"] == 0
     assert results["bet_errors"] == {} or not any(str(code).startswith("5") for code in results["bet_errors"])

@@ -1,0 +1,236 @@
+"""Time to first odds: a punter opening a list of events, with and without the cache in front.
+
+A competition of benchmark events is served by the real ASGI server with nginx in front
+(infra/bin/nginx.sh, the CDN's stand-in) while a publisher moves its prices at the demo feed's
+rate. Measured in one run:
+
+- ``origin_requests_per_1000_loads``: a burst of loads of the view snapshot through the cache,
+  and how many of them reached Django (the cache's own log);
+- ``first_price_ms_cached``: the snapshot through the cache, then a websocket through it that
+  watches with ``since`` the snapshot's sequences, until its image (the page is live);
+- ``first_price_ms_uncached``: the snapshot from Django itself, then a watch without ``since``
+  (a full image), as before view snapshots;
+- the bytes each way, and the image after a snapshot against a full image of the same markets.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import os
+import random
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from bench.common import ROOT, free_port, median, wait_until
+from bench.edge import server_command
+
+COMPETITION = "Benchmark Views"
+PRICES = ("2.10", "3.40", "3.50")
+
+
+def log(message: str) -> None:
+    print(f"[views] {message}", flush=True)
+
+
+def _events_create(count: int) -> tuple[int, list[int]]:
+    """Benchmark events with one match-result market each; the competition and the market ids."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from odds.models import Competition, Event, Market, Selection, Sport
+
+    _events_remove()
+    sport, _ = Sport.objects.get_or_create(slug="football", defaults={"name": "Football"})
+    competition, _ = Competition.objects.get_or_create(sport=sport, name=COMPETITION)
+    starts_at = timezone.now() + timedelta(days=30)  # no lifecycle job touches them during the run
+    market_ids = []
+    for n in range(1, count + 1):
+        event = Event.objects.create(
+            competition=competition, home=f"Views Home {n}", away=f"Views Away {n}", starts_at=starts_at
+        )
+        market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result")
+        Selection.objects.bulk_create(
+            Selection(market=market, name=name, price=Decimal(price), display_order=i)
+            for i, (name, price) in enumerate(zip(("Home", "Draw", "Away"), PRICES, strict=True))
+        )
+        market_ids.append(market.id)
+    return competition.id, market_ids
+
+
+def _events_remove() -> None:
+    from odds.models import Competition, Event, Market, Selection
+
+    events = Event.objects.filter(competition__name=COMPETITION)
+    Selection.objects.filter(market__event__in=events).delete()
+    Market.objects.filter(event__in=events).delete()
+    events.delete()
+    Competition.objects.filter(name=COMPETITION).delete()
+
+
+class Feed(threading.Thread):
+    """Moves random benchmark markets through the reducers' own sink (state + publish)."""
+
+    def __init__(self, market_ids: list[int], *, rate: float) -> None:
+        super().__init__(daemon=True)
+        self.market_ids, self.rate = market_ids, rate
+        self.stopped = threading.Event()
+        self.seq = 1
+
+    def apply_all(self) -> None:
+        self._apply(self.market_ids)
+
+    def _apply(self, market_ids: list[int]) -> None:
+        import redis
+        from django.conf import settings
+
+        from odds.models import Selection
+        from reducers.prices import conflate
+        from reducers.schemas import PriceUpdate, SelectionPrice
+        from spark.sinks.redis_state import MarketStateSink
+
+        sink = MarketStateSink(redis.Redis.from_url(settings.REDIS_URL))
+        self.seq += 1
+        now = int(time.time() * 1000)
+        updates = []
+        for market_id in market_ids:
+            selections = Selection.objects.filter(market_id=market_id).order_by("display_order")
+            ids = list(selections.values_list("id", flat=True))
+            prices = [Decimal(p) + Decimal(random.randint(0, 20)) / 100 for p in PRICES]
+            updates.append(
+                (PriceUpdate(market_id, self.seq, "open", tuple(map(SelectionPrice, ids, prices)), now, now), now)
+            )
+        sink.apply(conflate(updates))
+
+    def run(self) -> None:
+        while not self.stopped.wait(1 / self.rate):
+            self._apply([random.choice(self.market_ids)])
+
+
+@contextlib.contextmanager
+def _stack(namespace: str) -> Iterator[tuple[str, str, Path]]:
+    """The ASGI server and nginx in front of it; yields both URLs and the cache's access log."""
+    port = free_port()
+    env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
+    server = subprocess.Popen(
+        server_command("uvicorn", port=port, workers=2, app="webapp.asgi:application"),
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    var = Path(tempfile.mkdtemp(prefix="sportsbook-views-"))
+    listen = f"127.0.0.1:{free_port()}"
+    proxy_env = {**env, "SPORTSBOOK_VAR": str(var), "PROXY_LISTEN": listen, "PROXY_UPSTREAM": f"127.0.0.1:{port}"}
+    script = ROOT / "infra" / "bin" / "nginx.sh"
+    try:
+        origin = f"http://127.0.0.1:{port}"
+        wait_until(lambda: _answers(origin), timeout=60, what="the ASGI server")
+        subprocess.run([str(script), "start"], env=proxy_env, check=True, capture_output=True, timeout=60)
+        yield origin, f"http://{listen}", var / "log" / "nginx-access.log"
+    finally:
+        subprocess.run([str(script), "stop"], env=proxy_env, capture_output=True, timeout=60)
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(20)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/api/openapi.json", timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def _origin_requests(log_path: Path, path: str) -> int:
+    lines = [line for line in log_path.read_text().splitlines() if f'"GET {path} ' in line]
+    return sum(1 for line in lines if "upstream=-" not in line)
+
+
+def _open_live(base: str, path: str, *, since: bool) -> dict[str, float]:
+    """Load the snapshot from ``base``, open the websocket there and watch its markets (with the
+    snapshot's sequences as ``since`` or without): milliseconds until the image, and bytes."""
+    from websockets.sync.client import connect
+    from websockets.typing import Origin
+
+    started = time.perf_counter()
+    response = requests.get(base + path, timeout=30)
+    snapshot = response.json()
+    markets = [m for event in snapshot["events"] for m in event["markets"]]
+    watch: dict[str, Any] = {"type": "watch", "markets": [m["market_id"] for m in markets]}
+    if since:
+        watch["since"] = {str(m["market_id"]): [m["seq"], m["status"]] for m in markets}
+    ws_url = base.replace("http://", "ws://") + "/ws/odds/"
+    with connect(ws_url, origin=Origin(base), open_timeout=10) as ws:
+        ws.recv(timeout=10)  # hello
+        ws.send(json.dumps(watch))
+        while True:
+            frame = str(ws.recv(timeout=10))
+            if frame.startswith('{"type":"image"'):
+                break
+    return {
+        "ms": (time.perf_counter() - started) * 1000,
+        "snapshot_bytes": len(response.content),
+        "image_bytes": len(frame),
+    }
+
+
+def bench_views(*, events: int = 40, burst: int = 1_000, loads: int = 20, feed_rate: float = 50) -> dict[str, Any]:
+    """Every ``views`` key, measured in one run (see the module's docstring)."""
+    from bench.bets import _migrate_if_needed
+    from bench.common import namespace as fresh_namespace
+
+    _migrate_if_needed()
+    with fresh_namespace() as namespace:
+        competition_id, market_ids = _events_create(events)
+        feed = Feed(market_ids, rate=feed_rate)
+        try:
+            feed.apply_all()
+            with _stack(namespace) as (origin, cache, access_log):
+                path = f"/api/views/sport/football/{competition_id}"
+                feed.start()
+                log(f"a burst of {burst} loads through the cache")
+                started = time.perf_counter()
+                with concurrent.futures.ThreadPoolExecutor(16) as pool:
+                    answers = pool.map(lambda _: requests.get(cache + path, timeout=30), range(burst))
+                    statuses = [answer.status_code for answer in answers]
+                burst_s = time.perf_counter() - started
+                time.sleep(0.5)  # the cache's log of the last answers
+                origin_hits = _origin_requests(access_log, path)
+                log(f"{loads} punters opening the page, with and without the cache and since")
+                cached, uncached = [], []
+                for _ in range(loads):
+                    cached.append(_open_live(cache, path, since=True))
+                    uncached.append(_open_live(origin, path, since=False))
+                    time.sleep(0.2)  # the feed moves some markets between punters
+        finally:
+            feed.stopped.set()
+            _events_remove()
+    image_since = median([c["image_bytes"] for c in cached])
+    image_full = median([u["image_bytes"] for u in uncached])
+    return {
+        "origin_requests_per_1000_loads": round(origin_hits * 1000 / burst, 1),
+        "views_burst_loads": burst,
+        "views_burst_s": round(burst_s, 2),
+        "views_burst_errors": sum(1 for s in statuses if s != 200),
+        "first_price_ms_cached": round(median([c["ms"] for c in cached]), 1),
+        "first_price_ms_uncached": round(median([u["ms"] for u in uncached]), 1),
+        "views_bytes_cached": round(median([c["snapshot_bytes"] + c["image_bytes"] for c in cached])),
+        "views_bytes_uncached": round(median([u["snapshot_bytes"] + u["image_bytes"] for u in uncached])),
+        "views_image_since_bytes": round(image_since),
+        "views_image_full_bytes": round(image_full),
+        "views_image_since_share": round(image_since / image_full, 3) if image_full else None,
+        "views_events": events,
+        "views_feed_rate": feed_rate,
+    }
