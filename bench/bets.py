@@ -51,7 +51,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from bench.common import ROOT, free_port, percentile, session_create, sessions_remove, wait_until
+from bench.common import ROOT, free_port, migrate_if_needed, percentile, session_create, sessions_remove, wait_until
 from bench.edge import client_process, paced_updates, server_command
 
 PUNTER_PREFIX = "bench-punter-"
@@ -255,17 +255,6 @@ def _django_setup() -> None:
 
     if not apps.ready:
         django.setup()
-
-
-def _migrate_if_needed() -> None:
-    from django.core.management import call_command
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    executor = MigrationExecutor(connection)
-    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
-        log("applying migrations")
-        call_command("migrate", interactive=False, verbosity=0)
 
 
 def _database_url() -> str:
@@ -695,7 +684,7 @@ def bench_bets(
     markets_per_client = min(20, universe)
     if universe < EVENTS:
         raise ValueError(f"the stream's universe must hold the {EVENTS} benchmark markets")
-    _migrate_if_needed()
+    migrate_if_needed()
     with _exclusive(), fresh_namespace() as namespace:
         fixture_remove()
         log(f"creating {punters} punters and {EVENTS} benchmark markets")

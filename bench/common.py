@@ -55,6 +55,18 @@ def machine() -> dict[str, Any]:
     }
 
 
+def migrate_if_needed() -> None:
+    """Apply the migrations the benchmark's database lacks (a fresh machine's has none)."""
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        print("applying migrations", flush=True)
+        call_command("migrate", interactive=False, verbosity=0)
+
+
 def session_create(*, user: Any, expiry_s: int = 3600) -> str:
     """A logged-in session of ``user`` in the site's session store, as a login would leave it;
     its key is the session cookie's value. It lapses after ``expiry_s`` if nobody removes it."""

@@ -31,7 +31,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench.common import session_create, sessions_remove
+from bench.common import migrate_if_needed, session_create, sessions_remove
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -411,6 +411,7 @@ def watcher_cookies(clients: int) -> Iterator[list[str]]:
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import User
 
+    migrate_if_needed()
     per_punter = max(1, settings.WS_MAX_CONNECTIONS_PER_USER // 2)
     User.objects.filter(username__startswith=WATCHER_PREFIX).delete()  # an interrupted run's
     users = User.objects.bulk_create(

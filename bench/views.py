@@ -34,7 +34,7 @@ from typing import Any
 
 import requests
 
-from bench.common import ROOT, free_port, median, wait_until
+from bench.common import ROOT, free_port, median, migrate_if_needed, wait_until
 from bench.edge import server_command
 
 COMPETITION = "Benchmark Views"
@@ -196,10 +196,9 @@ def _open_live(base: str, path: str, *, since: bool) -> dict[str, float]:
 def bench_views(*, events: int = LIST_EVENTS, burst: int = 1_000, loads: int = 20) -> dict[str, Any]:
     """Every ``views`` key, measured in one run (see the module's docstring)."""
     feed_rate = events * DEMO_UPDATES_PER_MARKET_S
-    from bench.bets import _migrate_if_needed
     from bench.common import namespace as fresh_namespace
 
-    _migrate_if_needed()
+    migrate_if_needed()
     with fresh_namespace() as namespace:
         competition_id, market_ids = _events_create(events)
         feed = Feed(market_ids, rate=feed_rate)
