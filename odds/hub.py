@@ -147,9 +147,16 @@ class Hub:
                 await self._pubsub.unsubscribe(*gone)
 
     def client(self) -> aioredis.Redis:
-        """The process's Redis connection pool for commands (the pub-sub has its own)."""
+        """The process's Redis connection pool for commands (the pub-sub has its own). A command
+        waits for a free connection rather than failing: a burst of reconnecting punters (every
+        socket's admission runs a script) must queue, not be refused by the pool."""
         if self._redis is None:
-            self._redis = aioredis.Redis.from_url(self._redis_url)
+            pool: aioredis.BlockingConnectionPool = aioredis.BlockingConnectionPool.from_url(
+                self._redis_url,
+                max_connections=settings.EDGE_REDIS_MAX_CONNECTIONS,
+                timeout=settings.EDGE_REDIS_POOL_TIMEOUT_S,
+            )
+            self._redis = aioredis.Redis(connection_pool=pool)
         return self._redis
 
     def _keep_alive_started(self) -> None:

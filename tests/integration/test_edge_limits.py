@@ -313,3 +313,20 @@ def test_healthz_names_redis_failing_at_maxmemory(small_redis, settings):
     assert "redis" in report["failing"]
     assert "maxmemory" in report["components"]["redis"]["error"]
     assert report["components"]["redis"]["maxmemory_mb"] > 0
+
+
+async def test_a_burst_of_admissions_beyond_the_hubs_redis_pool_queues_instead_of_failing(redis_client, settings):
+    """Every logged-in socket's admission runs a script on the hub's pool: a reconnect storm larger
+    than the pool (and than redis-py's default of 100 connections) waits for connections, each
+    admitted, rather than failing with "too many connections"."""
+    from odds.hub import Hub
+
+    settings.EDGE_REDIS_MAX_CONNECTIONS = 4
+    hub = Hub(settings.REDIS_URL)
+    cap = (f"{os.environ['SPORTSBOOK_NAMESPACE']}:test:burst-cap", 1_000)
+    storm = [f"burst-{n}" for n in range(150)]
+    results = await asyncio.gather(*(hub.connection_admit(connection_id=c, caps=[cap]) for c in storm))
+    assert results == [None] * len(storm)
+    assert redis_client.zcard(cap[0]) == len(storm)
+    await asyncio.gather(*(hub.connection_release(connection_id=c) for c in storm))
+    assert redis_client.zcard(cap[0]) == 0

@@ -27,6 +27,10 @@ STREAM_CONTROL_WINDOW_S = env_int("STREAM_CONTROL_WINDOW_S", 10)
 STREAM_MAX_CHANNELS_PER_USER = env_int("STREAM_MAX_CHANNELS_PER_USER", 64)
 STREAM_MAX_CHANNELS_PER_SESSION = env_int("STREAM_MAX_CHANNELS_PER_SESSION", 32)
 
+# Redis connections of each web process's websocket hub for commands, and how long a command
+# waits for one when all are busy (a burst of connects queues for them instead of failing).
+EDGE_REDIS_MAX_CONNECTIONS = env_int("EDGE_REDIS_MAX_CONNECTIONS", 64)
+EDGE_REDIS_POOL_TIMEOUT_S = env_int("EDGE_REDIS_POOL_TIMEOUT_S", 10)
 # Websocket connections open at once, counted across every worker process.
 WS_MAX_CONNECTIONS_PER_USER = env_int("WS_MAX_CONNECTIONS_PER_USER", 16)
 WS_MAX_CONNECTIONS_PER_IP = env_int("WS_MAX_CONNECTIONS_PER_IP", 256)
