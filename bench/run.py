@@ -470,11 +470,22 @@ EDGE_KINDS = (
 )
 
 
+# The share of the offered deliveries a row must deliver to count (conflation merges a few).
+EDGE_DELIVERED_SHARE = 0.9
+
+
 def edge_best(rows: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-    """The row of the highest delivery rate with p99 within EDGE_P99_MS; when none is, the row
-    of the lowest offered rate (flagged ``within_p99: False``)."""
+    """The row of the highest delivery rate with p99 within EDGE_P99_MS that delivered what was
+    offered (a row whose clients lost their sockets, or got a fraction of the frames, measured
+    nothing); when none is, the row of the lowest offered rate (flagged ``within_p99: False``)."""
     mine = [r for r in rows if r["edge"] == kind]
-    within = [r for r in mine if r["p99_ms"] <= EDGE_P99_MS]
+    within = [
+        r
+        for r in mine
+        if r["p99_ms"] <= EDGE_P99_MS
+        and not r.get("client_errors")
+        and r["deliveries_per_s"] >= EDGE_DELIVERED_SHARE * r["expected_per_s"]
+    ]
     if within:
         return {**max(within, key=lambda r: r["deliveries_per_s"]), "within_p99": True}
     return {**min(mine, key=lambda r: r["rate"]), "within_p99": False}
