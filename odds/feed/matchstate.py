@@ -62,6 +62,13 @@ def phase_at(*, sport: str, elapsed_s: float) -> Phase | None:
     return timeline[-1]
 
 
+def breaks_passed(*, sport: str, from_s: float, to_s: float) -> list[Phase]:
+    """The breaks that start after ``from_s`` and are over by ``to_s`` (match seconds): what a
+    publisher that looked at ``from_s`` and then only at ``to_s`` would otherwise never show."""
+    timeline = TIMELINES.get(sport, ())
+    return [p for p in timeline if not p.playing and from_s < p.start_s and p.start_s + p.length_s <= to_s]
+
+
 def in_break(*, sport: str, elapsed_s: float) -> bool:
     """Whether play stops at this moment (half time, between quarters): nobody scores then."""
     phase = phase_at(sport=sport, elapsed_s=elapsed_s)

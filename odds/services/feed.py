@@ -27,7 +27,7 @@ from django.conf import settings
 
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
 from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market_winners, shock_for
-from odds.feed.matchstate import match_state_build, phase_at, tennis_score
+from odds.feed.matchstate import breaks_passed, match_state_build, phase_at, tennis_score
 from odds.models import Event, Market, Selection
 from odds.services.kafka import producer_create
 from odds.services.markets import event_update, market_result, markets_status_set
@@ -179,6 +179,8 @@ class FeedRunner:
         # tennis, who won each game.
         self.match_seq: dict[int, int] = {}
         self.match_phase: dict[int, tuple[int, bool] | None] = {}
+        # Per event: the match time (seconds) of the last look at it.
+        self.match_elapsed: dict[int, float] = {}
         self.match_incidents: dict[int, list[Incident]] = defaultdict(list)
         self.games_won: dict[int, list[str]] = defaultdict(list)
 
@@ -289,23 +291,36 @@ class FeedRunner:
     # --- match state ---
 
     def _match_publish(self, match: MatchState, *, actions: list[Action], now: float) -> None:
-        """Publish the event's match state when something happened or its phase changed."""
+        """Publish the event's match state when something happened or its phase changed. A
+        break that began and ended between two looks (a late tick, a fast simulation) is
+        published too, as it stood when it began: every clock shows half time."""
         if match.status == "scheduled":
             return
         now_ms = int(now * 1000)
         elapsed = max(0.0, (now - match.starts_at) * self.speed)
+        looked = self.match_elapsed.get(match.event_id)
+        self.match_elapsed[match.event_id] = elapsed
+        if looked is not None and match.status == "in_play":
+            for passed in breaks_passed(sport=match.sport, from_s=looked, to_s=elapsed):
+                self._break_begins(match, period=passed.period, now_ms=now_ms)
+                self._match_emit(match, elapsed=float(passed.start_s), now_ms=now_ms)
         phase = phase_at(sport=match.sport, elapsed_s=elapsed)
         shown = None if phase is None else (phase.period, phase.playing)
         previous = self.match_phase.get(match.event_id, ())
-        incidents = self.match_incidents[match.event_id]
         if previous not in ((), shown) and phase is not None and not phase.playing:
-            kind = "half_time" if match.sport == "football" else "quarter_end"
-            incidents.append(Incident(kind=kind, side="", period=phase.period, at=now_ms))
+            self._break_begins(match, period=phase.period, now_ms=now_ms)
         for action in actions:
-            incidents.extend(self._incidents_of(action, match, now_ms=now_ms))
+            self.match_incidents[match.event_id].extend(self._incidents_of(action, match, now_ms=now_ms))
         if not actions and previous == shown:
             return
         self.match_phase[match.event_id] = shown
+        self._match_emit(match, elapsed=elapsed, now_ms=now_ms)
+
+    def _break_begins(self, match: MatchState, *, period: int, now_ms: int) -> None:
+        kind = "half_time" if match.sport == "football" else "quarter_end"
+        self.match_incidents[match.event_id].append(Incident(kind=kind, side="", period=period, at=now_ms))
+
+    def _match_emit(self, match: MatchState, *, elapsed: float, now_ms: int) -> None:
         seq = max(self.match_seq.get(match.event_id, 0) + 1, now_ms)
         self.match_seq[match.event_id] = seq
         self.produce_match(
@@ -318,7 +333,7 @@ class FeedRunner:
                 home=match.home,
                 away=match.away,
                 games_won=self.games_won[match.event_id],
-                incidents=incidents,
+                incidents=self.match_incidents[match.event_id],
                 now_ms=now_ms,
                 rate=max(1, round(self.speed)),
             )

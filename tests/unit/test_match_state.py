@@ -1,7 +1,7 @@
 import orjson
 import pytest
 
-from odds.feed.matchstate import in_break, match_clock, match_state_build, tennis_score
+from odds.feed.matchstate import breaks_passed, in_break, match_clock, match_state_build, tennis_score
 from reducers.matchstate import ConflatedMatch, conflate_matches, match_apply
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 
@@ -161,3 +161,12 @@ def test_applied_state_is_the_match_message():
 def test_match_state_key_is_the_event_id():
     assert isinstance(football(), MatchStateUpdate)
     assert football(event_id=42).key() == b"42"
+
+
+def test_a_break_begun_and_over_between_two_looks_is_named():
+    half_time = breaks_passed(sport="football", from_s=2_000, to_s=3_000)  # half time from 46:00 to 49:00
+    assert [(p.period, p.playing, p.start_s) for p in half_time] == [(1, False, 46 * 60)]
+    assert breaks_passed(sport="football", from_s=2_000, to_s=2_800) == []  # still under way: shown as it is
+    assert breaks_passed(sport="football", from_s=2_800, to_s=3_000) == []  # begun before the first look
+    assert [p.period for p in breaks_passed(sport="basketball", from_s=0, to_s=54 * 60)] == [1, 2, 3]
+    assert breaks_passed(sport="tennis", from_s=0, to_s=10_000) == []

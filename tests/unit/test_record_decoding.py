@@ -66,7 +66,8 @@ def test_a_malformed_market_record_is_refused_with_its_reason(key, value, reason
 
 def test_a_market_tombstone_and_a_good_definition_decode():
     assert decode_market_row(b"7", None) == (7, None)
-    assert decode_market_row(b"7", market_record()) == (7, decode_market_definition(market_record()))
+    record = market_record()  # one record: each call stamps the time it was made
+    assert decode_market_row(b"7", record) == (7, decode_market_definition(record))
 
 
 def bet(**overrides) -> bytes:
