@@ -87,32 +87,22 @@ def live_overlay(*, markets: Sequence[Market]) -> dict[str, list[Any]]:
     return held
 
 
-def _market(market: Market, state: dict[str, Any] | None) -> dict[str, Any]:
-    live = {s.get("id"): s for s in state.get("selections", [])} if state else {}
-    selections = []
-    for selection in market.selections.all():
-        current = live.get(selection.id, {})
-        selections.append(
-            {
-                "id": selection.id,
-                "name": selection.name,
-                "price": str(current.get("price", selection.price)),
-                "status": current.get("status", selection.status),
-            }
-        )
-    status = state.get("status", market.status) if state else market.status
+def _market(market: Market, held: list[Any] | None) -> dict[str, Any]:
+    """A market as ``live_overlay`` left it, with the sequence it is held at (0: not priced yet)."""
     return {
         "market_id": market.id,
         "name": market.name,
         "kind": market.kind,
-        "seq": int(state.get("seq", 0)) if state else 0,
-        "status": status,
-        "tradable": bool(state.get("tradable")) if state else market.status == Market.Status.OPEN,
-        "selections": selections,
+        "seq": held[0] if held else 0,
+        "status": market.status,
+        "tradable": market.status == Market.Status.OPEN,
+        "selections": [
+            {"id": s.id, "name": s.name, "price": str(s.price), "status": s.status} for s in market.selections.all()
+        ],
     }
 
 
-def _event(event: Event, markets: list[Market], states: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def _event(event: Event, markets: list[Market], held: dict[str, list[Any]]) -> dict[str, Any]:
     return {
         "id": event.id,
         "home": event.home,
@@ -121,7 +111,7 @@ def _event(event: Event, markets: list[Market], states: dict[int, dict[str, Any]
         "status": event.status,
         "sport": event.competition.sport.slug,
         "competition": {"id": event.competition_id, "name": event.competition.name},
-        "markets": [_market(market, states.get(market.id)) for market in markets],
+        "markets": [_market(market, held.get(str(market.id))) for market in markets],
     }
 
 
@@ -133,8 +123,8 @@ def view_snapshot(*, view: str, events: list[Event], markets_of: str) -> Snapsho
         for event in events
     ]
     at = int(time.time() * 1000)  # before reading: the states read are at least this new
-    states = _stored_states([market.id for markets in market_lists for market in markets])
-    content = [_event(event, markets, states) for event, markets in zip(events, market_lists, strict=True)]
+    held = live_overlay(markets=[market for markets in market_lists for market in markets])
+    content = [_event(event, markets, held) for event, markets in zip(events, market_lists, strict=True)]
     encoded = orjson.dumps(content)
     etag = '"' + hashlib.blake2b(view.encode() + b"\0" + encoded, digest_size=12).hexdigest() + '"'
     body = (
