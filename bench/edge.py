@@ -55,6 +55,18 @@ def server_command(server: str, *, port: int, workers: int, app: str) -> list[st
     return [str(ROOT / ".venv" / "bin" / program), *args]
 
 
+def server_start(server: str, *, port: int, workers: int, app: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """An ASGI server of ``SERVERS`` in a session of its own (stop it with ``os.killpg``), quiet."""
+    return subprocess.Popen(
+        server_command(server, port=port, workers=workers, app=app),
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 # The application each edge runs in the server.
 EDGE_APPS = {"hub": "webapp.asgi:application", "channel_layer": "bench.plain_edge:application"}
 
@@ -448,14 +460,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     namespace = os.environ.get("SPORTSBOOK_NAMESPACE") or f"bench{uuid.uuid4().hex[:6]}"
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
-    server = subprocess.Popen(
-        server_command(args.server, port=port, workers=args.workers, app=EDGE_APPS[args.edge]),
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = server_start(args.server, port=port, workers=args.workers, app=EDGE_APPS[args.edge], env=env)
     relay = None
     if args.edge == "channel_layer":
         relay = subprocess.Popen(

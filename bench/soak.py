@@ -25,7 +25,6 @@ import random
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -100,21 +99,14 @@ def run(*, duration: float, clients: int, rate: float, markets: int, sample_s: f
 def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
     import redis
 
-    from bench.edge import client_process, publisher_process, server_command
+    from bench.edge import client_process, publisher_process, server_start
 
     namespace = f"soak{uuid.uuid4().hex[:6]}"
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     port = _free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    server = subprocess.Popen(
-        server_command("uvicorn", port=port, workers=1, app="webapp.asgi:application"),
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = server_start("uvicorn", port=port, workers=1, app="webapp.asgi:application", env=env)
     ctx = mp.get_context("spawn")
     out: Any = ctx.Queue()
     started = time.time()

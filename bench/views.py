@@ -35,7 +35,7 @@ from typing import Any
 import requests
 
 from bench.common import ROOT, free_port, median, migrate_if_needed, wait_until
-from bench.edge import server_command
+from bench.edge import server_start
 
 COMPETITION = "Benchmark Views"
 PRICES = ("2.10", "3.40", "3.50")
@@ -130,14 +130,7 @@ def _stack(namespace: str) -> Iterator[tuple[str, str, Path]]:
     """The ASGI server and nginx in front of it; yields both URLs and the cache's access log."""
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
-    server = subprocess.Popen(
-        server_command("uvicorn", port=port, workers=2, app="webapp.asgi:application"),
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = server_start("uvicorn", port=port, workers=2, app="webapp.asgi:application", env=env)
     var = Path(tempfile.mkdtemp(prefix="sportsbook-views-"))
     listen = f"127.0.0.1:{free_port()}"
     proxy_env = {**env, "SPORTSBOOK_VAR": str(var), "PROXY_LISTEN": listen, "PROXY_UPSTREAM": f"127.0.0.1:{port}"}
