@@ -23,7 +23,7 @@ from odds.eager import run_eagerly
 from odds.hub import get_hub
 from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
-from reducers.prices import held_is_current
+from reducers.prices import held_is_current, held_states
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
@@ -326,7 +326,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if ids is None:
             await self._error("bad_markets", "markets must be a list of market ids")
             return
-        since = events.held_states(raw_since)
+        since = held_states(raw_since)
         if since is None:
             await self._error("bad_since", 'since must map market ids to [seq, status], e.g. {"42": [17, "open"]}')
             return

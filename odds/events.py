@@ -43,31 +43,6 @@ STATUS_PREFIX = '{"type":"market.status"'
 CLOSE_TOO_MANY_CONNECTIONS = 4429
 
 
-MAX_SINCE_STATUS = 16
-
-
-def held_states(raw: Any) -> dict[int, tuple[int, str]] | None:
-    """The ``since`` of a ``watch``: market id → (sequence, status) the client already holds
-    (from a view snapshot or its own earlier frames); ``{}`` when absent, ``None`` when malformed."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        return None
-    held: dict[int, tuple[int, str]] = {}
-    for key, value in raw.items():
-        if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 18):
-            return None
-        if not (isinstance(value, list) and len(value) == 2):
-            return None
-        seq, status = value
-        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63):
-            return None
-        if not (isinstance(status, str) and 0 < len(status) <= MAX_SINCE_STATUS):
-            return None
-        held[int(key)] = (seq, status)
-    return held
-
-
 def hello(*, user: str | None) -> str:
     return orjson.dumps({"type": HELLO, "v": PROTOCOL_VERSION, "user": user}).decode()
 

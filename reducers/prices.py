@@ -52,6 +52,38 @@ def held_is_current(*, stored_seq: int, stored_status: str, held_seq: int, held_
     return held_seq > stored_seq or (held_seq == stored_seq and held_status == stored_status)
 
 
+# The longest market status a ``since`` may name (the statuses are short words).
+MAX_SINCE_STATUS = 16
+
+
+def held_states(raw: Any) -> dict[int, tuple[int, str]] | None:
+    """A ``since`` (of a websocket ``watch`` or a channel's ``begin``): market id → (sequence,
+    status) the client already holds (from a view snapshot or its own earlier frames), as
+    ``{"42": [17, "open"]}``; ``{}`` when absent, ``None`` when malformed."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        return None
+    held: dict[int, tuple[int, str]] = {}
+    for key, value in raw.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 18):
+            return None
+        if not (isinstance(value, list) and len(value) == 2):
+            return None
+        seq, status = value
+        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63):
+            return None
+        if not (isinstance(status, str) and 0 < len(status) <= MAX_SINCE_STATUS):
+            return None
+        held[int(key)] = (seq, status)
+    return held
+
+
+def held_to_json(held: dict[int, tuple[int, str]]) -> dict[str, list[Any]]:
+    """The wire form of a ``since``: the inverse of ``held_states``."""
+    return {str(market_id): [seq, status] for market_id, (seq, status) in sorted(held.items())}
+
+
 def is_newer(*, stored_seq: int | None, incoming_seq: int) -> bool:
     """Whether an incoming sequence supersedes the stored one (idempotent apply)."""
     return stored_seq is None or incoming_seq > stored_seq

@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from reducers.prices import held_states, held_to_json
 from reducers.schemas import InvalidRecord, MarketDefinition, json_record, parse_amount, parse_price
 
 COMMAND_SCHEMA_VERSION = 1
@@ -185,6 +186,9 @@ class StreamCommand:
     resync: bool = False
     # Only for ``unsubscribe``: why the channel ends (commands from before it carry none).
     reason: str | None = None
+    # Only for ``begin``: market id → (sequence, status) the client already holds; the image
+    # leaves out the markets still at that state.
+    since: dict[int, tuple[int, str]] | None = None
     v: int = COMMAND_SCHEMA_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -199,6 +203,8 @@ class StreamCommand:
         }
         if self.reason is not None:
             body["reason"] = self.reason
+        if self.since:
+            body["since"] = held_to_json(self.since)
         return body
 
     def encode(self) -> bytes:
@@ -224,6 +230,7 @@ def decode_command(raw: bytes | None) -> StreamCommand:
     resync = obj.get("resync", False)
     if not isinstance(resync, bool):
         raise InvalidRecord("bad_field", "resync must be true or false", field="resync")
+    since = since_from_json(obj.get("since"))
     return StreamCommand(
         type=kind,
         channel_id=channel,
@@ -232,7 +239,20 @@ def decode_command(raw: bytes | None) -> StreamCommand:
         ts=_id(obj, "ts"),
         resync=resync,
         reason=obj.get("reason") if obj.get("reason") in END_REASONS else None,
+        since=since or None,
     )
+
+
+def since_from_json(raw: Any) -> dict[int, tuple[int, str]]:
+    """The ``since`` of a ``begin``: at most one entry per market a channel may have."""
+    held = held_states(raw)
+    if held is None:
+        raise InvalidRecord(
+            "bad_field", 'since must map market ids to [seq, status], e.g. {"42": [17, "open"]}', field="since"
+        )
+    if len(held) > MAX_CHANNEL_MARKETS:
+        raise InvalidRecord("bad_field", f"since names at most {MAX_CHANNEL_MARKETS} markets", field="since")
+    return held
 
 
 def ended_frame(*, channel_id: str, reason: str) -> bytes:

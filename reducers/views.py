@@ -130,10 +130,13 @@ def view_frame(
     states: dict[int, dict[str, Any]],
     resync: bool = False,
     matches: list[dict[str, Any]] | None = None,
+    since: bool = False,
 ) -> bytes:
     """A channel frame without its sequence number (the publishing script stamps it).
 
     ``kind`` is ``image`` (every market of the channel) or ``delta`` (the markets that changed).
+    An image asked for ``since`` what the client holds carries only the markets that moved since,
+    and says so (``"since": true``).
     An image carries ``matches``: the match state of the events of its markets.
     Never raises for the view's data: a summary that cannot be computed (a market state it
     cannot read) is left out and the frame carries ``error`` (``view_failed``) instead.
@@ -146,6 +149,8 @@ def view_frame(
     }
     if resync:
         frame["resync"] = True
+    if since:
+        frame["since"] = True
     if matches is not None:
         frame["matches"] = matches
     try:

@@ -1,6 +1,7 @@
 // The REST API (docs/protocol.md, "REST API" and "Control API"): JSON in and out, the session
 // cookie for authentication, the csrftoken cookie echoed in X-CSRFToken on writes.
 import type { CashOutPolicy } from "./cashout";
+import type { Held } from "./protocol";
 
 export interface ApiErrorBody {
   code: string;
@@ -121,6 +122,12 @@ export interface StreamSpecBets {
 
 export type StreamSpec = StreamSpecSlip | StreamSpecBets;
 
+/** The markets a spec names (those of its slip legs or its bets' legs). */
+export function specMarkets(spec: StreamSpec): number[] {
+  const legs = spec.view === "slip" ? spec.slip : spec.bets.flatMap((bet) => bet.legs);
+  return [...new Set(legs.map((leg) => leg.market_id))];
+}
+
 export const api = {
   placeBet: (body: PlaceBetRequest) => apiRequest<{ v: 1; created: boolean; bet: Bet }>("POST", "/api/bets", body),
   bets: (state: "open" | "settled", limit = 50) =>
@@ -129,8 +136,12 @@ export const api = {
     apiRequest<{ v: 1; bet: Bet }>("POST", `/api/bets/${betId}/cash-out`, { v: 1, quote, accept }),
   wallet: () => apiRequest<{ v: 1; wallet: { currency: string; balance: string } }>("GET", "/api/wallet"),
   subscribe: (spec: StreamSpec) => apiRequest<{ v: 1; channel: string }>("POST", "/api/streams", spec),
-  begin: (channel: string, resync: boolean) =>
-    apiRequest<unknown>("POST", `/api/streams/${encodeURIComponent(channel)}/begin${resync ? "?resync=1" : ""}`),
+  begin: (channel: string, resync: boolean, since: Held = {}) =>
+    apiRequest<unknown>(
+      "POST",
+      `/api/streams/${encodeURIComponent(channel)}/begin${resync ? "?resync=1" : ""}`,
+      Object.keys(since).length > 0 ? { since } : undefined,
+    ),
   change: (channel: string, spec: StreamSpec) =>
     apiRequest<unknown>("PUT", `/api/streams/${encodeURIComponent(channel)}`, spec),
   unsubscribe: (channel: string) => apiRequest<unknown>("DELETE", `/api/streams/${encodeURIComponent(channel)}`),

@@ -125,7 +125,7 @@ function boot(): void {
       // My bets and the balance follow at once.
       moneyMoved();
     },
-    control: { begin: async (channel, resync) => void (await api.begin(channel, resync)) },
+    control: { begin: async (channel, resync, since) => void (await api.begin(channel, resync, since)) },
   });
   slip = new SlipView({ client, user, loginUrl: body.loginUrl ?? "/login/", format });
 

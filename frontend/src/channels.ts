@@ -2,7 +2,7 @@
 // changed with PUT when the spec changes, removed with DELETE when nothing is wanted. The id is
 // kept for the browser tab, so the next page attaches to the same channel instead of creating
 // another (subscriptions are rate limited per user).
-import { ApiError, api, type StreamSpec } from "./api";
+import { ApiError, api, specMarkets, type StreamSpec } from "./api";
 import { readJSON, storage, writeJSON } from "./dom";
 import type { ChannelFrame, ChannelListener } from "./protocol";
 
@@ -71,6 +71,7 @@ export class ManagedChannel {
         this.save();
         this.later(0);
       },
+      markets: () => (this.desired === null ? [] : specMarkets(this.desired)),
     };
   }
 

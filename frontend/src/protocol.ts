@@ -58,6 +58,8 @@ export interface ChannelFrame {
   /** The match state of the channel's events: all of them in an image, the new ones in ``view.match``. */
   matches?: MatchMessage[];
   resync?: boolean;
+  /** An image begun with `since`: it leaves out the markets the client said it holds at their current state. */
+  since?: boolean;
   slip?: SlipSummary;
   bets?: BetCashOut[];
 }
@@ -110,8 +112,8 @@ export class MarketBook {
    * What is held of these markets, as a `watch` frame's `since`: the server's image then leaves
    * out every market still at that sequence and status (docs/protocol.md).
    */
-  held(marketIds: Iterable<number>): Record<string, [number, string]> {
-    const since: Record<string, [number, string]> = {};
+  held(marketIds: Iterable<number>): Held {
+    const since: Held = {};
     for (const id of marketIds) {
       const state = this.markets.get(id);
       if (state !== undefined) since[String(id)] = [state.seq, state.status];
@@ -138,18 +140,24 @@ export interface ChannelListener {
   /** The server no longer knows the channel: ``code`` is the reason of an ``ended`` frame
    * (expired, unsubscribed, ended_by_staff) or the error of a refused attach. */
   onLost?(code: string): void;
+  /** The markets the channel's spec names: those the client holds are sent as `since` with a
+   * begin, so the image leaves out the ones still current. */
+  markets?(): number[];
 }
 
-/** The HTTP half of the control flow (POST /api/streams/<id>/begin[?resync=1]). */
+/** Market id → [seq, status]: what a client holds of each market (docs/protocol.md, `since`). */
+export type Held = Record<string, [number, string]>;
+
+/** The HTTP half of the control flow (POST /api/streams/<id>/begin[?resync=1], body `{since}`). */
 export interface ChannelControl {
-  begin(channelId: string, resync: boolean): Promise<void>;
+  begin(channelId: string, resync: boolean, since: Held): Promise<void>;
 }
 
 export interface ClientOptions {
   url: string;
   markets: number[];
   /** What the page was built with, market id → [seq, status] (a view snapshot's): sent as `since`. */
-  held?: Record<string, [number, string]>;
+  held?: Held;
   onMarket: (state: MarketState, previous: MarketState | undefined) => void;
   onStatus: (status: ConnectionStatus) => void;
   onHello?: (user: string | null) => void;
@@ -450,7 +458,7 @@ export class OddsClient {
   private control(channel: Channel, resync: boolean): void {
     const control = this.options.control;
     if (control === undefined) return;
-    control.begin(channel.id, resync).catch((error: unknown) => {
+    control.begin(channel.id, resync, this.holding(channel.listener.markets?.() ?? [])).catch((error: unknown) => {
       const code = (error as { code?: unknown }).code;
       if (code === "no_such_channel" && this.channels.get(channel.id) === channel) {
         this.channels.delete(channel.id);
@@ -470,15 +478,21 @@ export class OddsClient {
     (this.options.schedule ?? ((f, t) => window.setTimeout(f, t)))(fn, ms);
   }
 
-  /** Watch markets; the image leaves out those already held at their current state. */
-  private sendWatch(markets: number[]): void {
+  /** What the client holds of these markets: the page's snapshot, then what arrived since. */
+  private holding(markets: number[]): Held {
     const built = this.options.held ?? {};
-    const since: Record<string, [number, string]> = {};
+    const since: Held = {};
     for (const id of markets) {
       const held = built[String(id)];
       if (held !== undefined) since[String(id)] = held;
     }
     Object.assign(since, this.book.held(markets)); // what arrived since is newer than the page
+    return since;
+  }
+
+  /** Watch markets; the image leaves out those already held at their current state. */
+  private sendWatch(markets: number[]): void {
+    const since = this.holding(markets);
     this.send(Object.keys(since).length > 0 ? { type: "watch", markets, since } : { type: "watch", markets });
   }
 

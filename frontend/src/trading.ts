@@ -163,7 +163,7 @@ function boot(): void {
     markets,
     onMarket: (state) => renderTradingMarket(state),
     onStatus: connection,
-    control: { begin: async (channel, resync) => void (await api.begin(channel, resync)) },
+    control: { begin: async (channel, resync, since) => void (await api.begin(channel, resync, since)) },
   });
   window.addEventListener("offline", () => client.stop());
   window.addEventListener("online", () => client.start());

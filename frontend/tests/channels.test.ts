@@ -121,3 +121,20 @@ describe("a managed channel follows the spec the page wants", () => {
     expect(host.forgotten).toContain("channel-2");
   });
 });
+
+describe("the markets a channel names", () => {
+  it("are those of the spec it wants now, for the begin's since", async () => {
+    const { host, channel } = setup();
+    channel.set(slip(1, 2));
+    await channel.sync();
+    const listener = host.listeners.get("channel-1")!;
+    expect(listener.markets?.()).toEqual([10, 20]);
+    channel.set({
+      view: "bets",
+      bets: [{ bet_id: 4, stake: "5.00", legs: [{ selection_id: 3, market_id: 30, price: "2.00" }, { selection_id: 4, market_id: 30, price: "1.50" }] }],
+    });
+    expect(listener.markets?.()).toEqual([30]);
+    channel.set(null);
+    expect(listener.markets?.()).toEqual([]);
+  });
+});

@@ -71,6 +71,7 @@ interface Harness {
   clock: Clock;
   sockets: FakeSocket[];
   begins: [string, boolean][];
+  sinces: Record<string, [number, string]>[];
   markets: number[];
   matches: number[];
   socket(): FakeSocket;
@@ -80,6 +81,7 @@ function harness(markets: number[] = [], beginFails = false): Harness {
   const clock = new Clock();
   const sockets: FakeSocket[] = [];
   const begins: [string, boolean][] = [];
+  const sinces: Record<string, [number, string]>[] = [];
   const seen: number[] = [];
   const matches: number[] = [];
   const client = new OddsClient({
@@ -94,8 +96,9 @@ function harness(markets: number[] = [], beginFails = false): Harness {
     onMatch: (match) => matches.push(match.seq),
     onStatus: () => undefined,
     control: {
-      begin: (channel, resync) => {
+      begin: (channel, resync, since) => {
         begins.push([channel, resync]);
+        sinces.push(since);
         return beginFails ? Promise.reject(Object.assign(new Error("gone"), { code: "no_such_channel" })) : Promise.resolve();
       },
     },
@@ -103,7 +106,7 @@ function harness(markets: number[] = [], beginFails = false): Harness {
     now: clock.now,
   });
   client.start();
-  return { client, clock, sockets, begins, markets: seen, matches, socket: () => sockets[sockets.length - 1]! };
+  return { client, clock, sockets, begins, sinces, markets: seen, matches, socket: () => sockets[sockets.length - 1]! };
 }
 
 const CH = "c".repeat(32);
@@ -241,6 +244,27 @@ describe("OddsClient: subscriber channels", () => {
     ]);
     expect(h.markets).toEqual([10, 11]);
     expect(h.client.channelSeq(CH)).toBe(2);
+  });
+
+  it("begins saying what it holds of the channel's markets, so the image carries only what moved", () => {
+    const h = harness([5, 6]);
+    const listener = { ...recorder(), markets: () => [5, 7] };
+    h.client.attach(CH, listener);
+    h.socket().open();
+    h.socket().receive({ type: "image", v: 1, markets: [market(5, 10), market(6, 4)] });
+    h.socket().receive({ type: "attached", channel: CH });
+    // Market 6 is held but not the channel's; market 7 is the channel's but not held.
+    expect(h.begins).toEqual([[CH, false]]);
+    expect(h.sinces).toEqual([{ "5": [10, "open"] }]);
+    // A partial image leaves the held market as it was, and later deltas apply as usual.
+    h.socket().receive(frame(1, "image", { markets: [market(7, 2)], since: true }));
+    h.socket().receive(frame(2, "delta", { markets: [market(5, 11)] }));
+    expect(listener.frames).toEqual([
+      [1, true],
+      [2, false],
+    ]);
+    expect(h.client.book.get(5)?.seq).toBe(11);
+    expect(h.client.book.get(7)?.seq).toBe(2);
   });
 
   it("hands on match states of the image and of match frames, in the channel's sequence", () => {

@@ -147,6 +147,7 @@ def _operation(
     parameters: list[JsonSchema] | None = None,
     kafka: bool = False,
     unavailable: JsonSchema | None = None,
+    body_required: bool = True,
 ) -> JsonSchema:
     """One operation with the answers every ``api_view`` gives: 401, 403 (CSRF, staff), 503
     (``unavailable`` when the operation has more reasons for it than the database)."""
@@ -164,7 +165,7 @@ def _operation(
         media: JsonSchema = {"schema": body}
         if examples:
             media["examples"] = {name: {"value": value} for name, value in examples.items()}
-        operation["requestBody"] = {"required": True, "content": {"application/json": media}}
+        operation["requestBody"] = {"required": body_required, "content": {"application/json": media}}
         operation["responses"].setdefault("400", _error("The body is not JSON or a field is invalid.", *BODY_ERRORS))
         operation["responses"]["413"] = TOO_LARGE
     return operation
@@ -183,6 +184,25 @@ CHANNEL_ID = _path(
     "channel_id", {"type": "string", "minLength": 1}, "A channel id from `POST /api/streams` (32 characters)."
 )
 MARKET_ID = _path("market_id", {"type": "integer", "minimum": 0}, "A market id.")
+# What a client already holds (a view snapshot's or its own frames' sequences): market id →
+# [sequence, status]; an image leaves out every market still at that state.
+HELD = {
+    "type": "object",
+    "maxProperties": 500,
+    "propertyNames": {"pattern": "^[0-9]{1,18}$"},
+    "additionalProperties": {
+        "type": "array",
+        "prefixItems": [{"type": "integer", "minimum": 0}, {"type": "string", "minLength": 1, "maxLength": 16}],
+        "minItems": 2,
+        "maxItems": 2,
+    },
+}
+BEGIN_BODY = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {"since": HELD},
+    "description": "Optional. `since`: the markets the client holds; the image carries only those that moved since.",
+}
 
 
 def _components() -> JsonSchema:
@@ -705,11 +725,20 @@ def _streams_paths() -> dict[str, JsonSchema]:
                     CHANNEL_ID,
                     _query("resync", {"type": "string"}, "`1` asks for a fresh image flagged `resync`"),
                 ],
+                body=BEGIN_BODY,
+                examples={"since": {"since": {"42": [17, "open"]}}},
                 responses={
                     "202": _json("Requested.", status_answer),
+                    "400": _error(
+                        "The body is not JSON, has unknown fields, or `since` is not an object of market-id"
+                        " strings to `[sequence, status]` (at most 500).",
+                        *BODY_ERRORS,
+                        "bad_since",
+                    ),
                     "404": no_channel,
                     "429": control_limited,
                 },
+                body_required=False,
             ),
         },
         "/api/streams/{channel_id}": {

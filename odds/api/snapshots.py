@@ -15,7 +15,9 @@ from odds.selectors.catalogue import competition_get, event_detail, event_list
 from odds.selectors.snapshots import Snapshot, view_snapshot
 
 
-def _cache_control() -> str:
+def public_cache_control() -> str:
+    """What a shared cache may do with a view: keep it briefly, then serve it stale while it
+    refreshes (the HTML pages of visitors who are not logged in say the same)."""
     max_age, stale = settings.VIEW_SNAPSHOT_MAX_AGE_S, settings.VIEW_SNAPSHOT_STALE_S
     return f"public, max-age={max_age}, stale-while-revalidate={stale}"
 
@@ -27,7 +29,7 @@ def _serve(request: HttpRequest, snapshot: Snapshot) -> HttpResponse:
     else:
         response = HttpResponse(snapshot.body, content_type="application/json")
     response["ETag"] = snapshot.etag
-    response["Cache-Control"] = _cache_control()
+    response["Cache-Control"] = public_cache_control()
     return response
 
 

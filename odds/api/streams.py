@@ -14,7 +14,7 @@ from odds.api.schemas import ApiError
 from odds.services.placement import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
 from reducers.schemas import InvalidRecord
-from reducers.subscriptions import SubscriptionSpec, spec_from_json
+from reducers.subscriptions import SubscriptionSpec, since_from_json, spec_from_json
 
 log = logging.getLogger(__name__)
 
@@ -106,12 +106,36 @@ def streams(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _since(request: HttpRequest) -> dict[int, tuple[int, str]]:
+    """The optional body of a begin: ``{"since": {"42": [17, "open"]}}``, what the client holds.
+    A begin without a JSON body (none, or an empty form) holds nothing."""
+    if request.content_type != "application/json":
+        if request.POST:
+            raise ApiError(400, "bad_json", 'send the begin\'s body as JSON: {"since": {…}}')
+        return {}
+    body = json_body(request)
+    if not isinstance(body, dict):
+        raise ApiError(400, "bad_json", "the request body must be a JSON object")
+    unknown = set(body) - {"since"}
+    if unknown:
+        raise ApiError(400, "invalid", f"unknown fields: {', '.join(sorted(unknown))}", field=sorted(unknown)[0])
+    try:
+        return since_from_json(body.get("since"))
+    except InvalidRecord as exc:
+        raise ApiError(400, "bad_since", exc.detail or exc.reason, field="since") from exc
+
+
 @api_view(methods=("POST",))
 def stream_begin_view(request: HttpRequest, channel_id: str) -> HttpResponse:
     resync = request.GET.get("resync") == "1"
+    since = _since(request)
     try:
         stream_begin(
-            channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key, resync=resync
+            channel_id=channel_id,
+            user_id=_user_id(request),
+            session_key=request.session.session_key,
+            resync=resync,
+            since=since,
         )
     except StreamError as exc:
         return _refusal(exc)

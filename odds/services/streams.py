@@ -154,10 +154,28 @@ def _require_owner(*, channel_id: str, user_id: int, session_key: str | None) ->
         raise StreamError(404, "no_such_channel", "no such channel")
 
 
-def stream_begin(*, channel_id: str, user_id: int, session_key: str | None, resync: bool = False) -> None:
+def stream_begin(
+    *,
+    channel_id: str,
+    user_id: int,
+    session_key: str | None,
+    resync: bool = False,
+    since: dict[int, tuple[int, str]] | None = None,
+) -> None:
+    """Ask for the channel's image. ``since``: what the client already holds (market id →
+    sequence, status); the image then carries only the markets that moved since."""
     _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
     _control_rate_limit(user_id=user_id)
-    _send(StreamCommand(type="begin", channel_id=channel_id, user_id=user_id, spec=None, ts=_now_ms(), resync=resync))
+    command = StreamCommand(
+        type="begin",
+        channel_id=channel_id,
+        user_id=user_id,
+        spec=None,
+        ts=_now_ms(),
+        resync=resync,
+        since=since or None,
+    )
+    _send(command)
 
 
 def stream_change(*, channel_id: str, user_id: int, session_key: str | None, spec: SubscriptionSpec) -> None:

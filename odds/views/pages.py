@@ -1,19 +1,31 @@
-"""Punter pages: event lists, event pages, my bets. Live data is added in the browser."""
+"""Punter pages: event lists, event pages, my bets. Live data is added in the browser.
+
+The public pages (the event lists and an event) are built from the same live overlay as the view
+snapshots (``odds.api.snapshots``). For a visitor who is not logged in, such a page is the same
+bytes for everyone: no cookie is read or set (the page has no form to protect), and it is served
+with the snapshots' ``Cache-Control`` and an entity tag, so a cache in front can share it. A
+logged-in punter gets a page with their own header (balance, logout form), which no cache keeps.
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import render
+from django.utils.cache import get_conditional_response, patch_cache_control, set_response_etag
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from odds.api.http import error_response, query_ids
 from odds.api.schemas import ApiError
+from odds.api.snapshots import public_cache_control
 from odds.models import Competition, Event
 from odds.selectors.catalogue import (
     competition_get,
@@ -27,6 +39,28 @@ from odds.selectors.snapshots import live_overlay
 from odds.services.auth import login_failure_record, login_success_record, login_throttle_check
 
 MAX_LIVE_EVENTS = 200
+
+PageView = Callable[..., HttpResponse]
+
+
+def shared_page(view: PageView) -> PageView:
+    """A public page: shareable by a cache for visitors who are not logged in, personal otherwise."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.user.is_authenticated:
+            get_token(request)  # the page's forms and the API calls of its scripts send it
+            response = view(request, *args, **kwargs)
+            patch_cache_control(response, private=True, no_cache=True)
+            return response
+        response = view(request, *args, **kwargs)
+        if response.status_code != 200 or request.method not in ("GET", "HEAD"):
+            return response
+        response["Cache-Control"] = public_cache_control()
+        set_response_etag(response)
+        return get_conditional_response(request, etag=response["ETag"], response=response) or response
+
+    return wrapper
 
 
 def _page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
@@ -51,7 +85,7 @@ def _listing(request: HttpRequest, *, title: str, events: list[Event], **context
     )
 
 
-@ensure_csrf_cookie
+@shared_page
 def home(request: HttpRequest, sport_slug: str | None = None) -> HttpResponse:
     events = event_list(sport_slug=sport_slug)
     if sport_slug is None:
@@ -62,7 +96,7 @@ def home(request: HttpRequest, sport_slug: str | None = None) -> HttpResponse:
     return _listing(request, title=nav[sport_slug], events=events, active_sport=sport_slug)
 
 
-@ensure_csrf_cookie
+@shared_page
 def competition_page(request: HttpRequest, sport_slug: str, competition_id: int) -> HttpResponse:
     try:
         competition = competition_get(competition_id=competition_id, sport_slug=sport_slug)
@@ -78,12 +112,12 @@ def competition_page(request: HttpRequest, sport_slug: str, competition_id: int)
     )
 
 
-@ensure_csrf_cookie
+@shared_page
 def in_play(request: HttpRequest) -> HttpResponse:
     return _listing(request, title="In play", events=event_list(in_play=True), active_in_play=True)
 
 
-@ensure_csrf_cookie
+@shared_page
 def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
     try:
         event = event_detail(event_id=event_id)

@@ -17,6 +17,7 @@ import orjson
 import redis
 
 from reducers import keys
+from reducers.prices import held_is_current
 from reducers.schemas import InvalidRecord, decode_market_definition
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
@@ -167,20 +168,27 @@ class ChannelStore:
             )
         )
 
-    def send_image(self, channel_id: str, *, resync: bool = False) -> int:
+    def send_image(
+        self, channel_id: str, *, resync: bool = False, since: dict[int, tuple[int, str]] | None = None
+    ) -> int:
+        """Publish the channel's image. With ``since`` (what the client holds), the image leaves
+        out every market still at the sequence and status named there; the view's summary (slip,
+        bets) is always computed over all of them."""
         spec = self.spec(channel_id)
         if spec is None:
             return 0
         markets = self.markets_of(channel_id)
         states = self.states(markets)
+        held = since or {}
         body = view_frame(
             kind="image",
             channel_id=channel_id,
             spec=spec,
-            changed=[states[m] for m in sorted(states)],
+            changed=[states[m] for m in sorted(states) if not _held_current(held.get(m), states[m])],
             states=states,
             resync=resync,
             matches=self.matches_of(markets),
+            since=since is not None,
         )
         return self.publish(channel_id, body, only_streaming=False)
 
@@ -219,7 +227,7 @@ class ChannelStore:
         if command.type == "begin":
             self.r.hset(meta, mapping={"status": "streaming"})
             self.r.zadd(keys.channels_index(), {command.channel_id: now})
-            self.send_image(command.channel_id, resync=command.resync)
+            self.send_image(command.channel_id, resync=command.resync, since=command.since)
             return "streaming"
         if command.type == "change":
             assert command.spec is not None
@@ -347,3 +355,15 @@ class ChannelStore:
                 if self.r.hget(keys.channel_meta(channel_id), "status") == b"streaming":
                     self.send_image(channel_id)
         return changes
+
+
+def _held_current(held: tuple[int, str] | None, state: dict[str, Any]) -> bool:
+    """Whether a client holding ``held`` of a market already has its stored ``state``."""
+    if held is None:
+        return False
+    return held_is_current(
+        stored_seq=int(state.get("seq", 0)),
+        stored_status=str(state.get("status", "")),
+        held_seq=held[0],
+        held_status=held[1],
+    )

@@ -109,6 +109,79 @@ async def test_subscribe_attach_begin_streams_image_then_deltas_and_resumes_afte
     await ws.disconnect()
 
 
+async def test_a_begin_since_a_snapshot_gets_only_the_markets_that_moved_in_between(
+    django_user_model, reducers_running, producer, redis_client
+):
+    still, moved, unheld = 300_041, 300_042, 300_043
+    market_ids_define(redis_client, still, moved, unheld)
+    for market_id in (still, moved, unheld):
+        price(producer, market_id, 5, "2.00")
+    wait_for(lambda: redis_client.hget(keys.market_state(unheld), "seq") == b"5", what="first prices")
+    # The page's snapshot held all three at 5; one moves before the stream begins.
+    price(producer, moved, 6, "2.20")
+    wait_for(lambda: redis_client.hget(keys.market_state(moved), "seq") == b"6", what="the move")
+    client = logged_in(django_user_model, "snapshot-punter")
+    spec = {
+        "view": "slip",
+        "slip": [{"selection_id": 1, "market_id": m} for m in (still, moved, unheld)],
+        "stake": "10.00",
+    }
+    channel = client.post("/api/streams", spec, content_type="application/json").json()["channel"]
+
+    ws = await websocket(client)
+    await ws.send_json_to({"type": "attach", "channel": channel})
+    await next_of(ws, "attached")
+    since = {str(still): [5, "open"], str(moved): [5, "open"]}
+    answer = client.post(f"/api/streams/{channel}/begin", {"since": since}, content_type="application/json")
+    assert answer.status_code == 202, answer.content
+    image = await next_of(ws, "view.image")
+    assert image["since"] is True
+    # The held market at its current state is left out; the one that moved and the one not held are in.
+    assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(moved, 6), (unheld, 5)]
+    # The slip's summary still covers every leg, at the live prices.
+    assert [(leg["market_id"], leg["price"]) for leg in image["slip"]["legs"]] == [
+        (still, "2.00"),
+        (moved, "2.20"),
+        (unheld, "2.00"),
+    ]
+    assert image["slip"]["combined_odds"] == "8.80"
+
+    price(producer, still, 6, "2.40")
+    delta = await next_of(ws, "view.delta")
+    assert [(m["market_id"], m["seq"]) for m in delta["markets"]] == [(still, 6)]
+    await ws.disconnect()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"since": {"42": 17}},
+        {"since": {"forty-two": [17, "open"]}},
+        {"since": [[42, 17, "open"]]},
+        {"since": {"42": [-1, "open"]}},
+        {"since": {str(n): [1, "open"] for n in range(1, 502)}},
+    ],
+)
+def test_a_malformed_since_on_begin_is_refused_and_nothing_is_sent(django_user_model, kafka_topics, body):
+    client = logged_in(django_user_model, "since-checker")
+    spec = {"view": "markets", "markets": [42]}
+    channel = client.post("/api/streams", spec, content_type="application/json").json()["channel"]
+    response = client.post(f"/api/streams/{channel}/begin", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "bad_since"
+    assert response.json()["error"]["field"] == "since"
+
+
+def test_a_begin_body_with_an_unknown_field_is_refused(django_user_model, kafka_topics):
+    client = logged_in(django_user_model, "begin-checker")
+    channel = client.post("/api/streams", {"view": "markets", "markets": [42]}, content_type="application/json").json()[
+        "channel"
+    ]
+    response = client.post(f"/api/streams/{channel}/begin", {"since_ts": 1}, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "since_ts"
+
+
 async def test_resume_from_too_far_back_gets_a_resync_image(
     django_user_model, reducers_running, producer, redis_client
 ):

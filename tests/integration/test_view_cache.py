@@ -112,3 +112,82 @@ def test_websockets_pass_through_the_proxy(proxy, redis_client):
         ws.send(json.dumps({"type": "watch", "markets": [market.id], "since": {str(market.id): [3, "open"]}}))
         image = json.loads(ws.recv(timeout=10))
     assert [(m["market_id"], m["seq"]) for m in image["markets"]] == [(market.id, 4)]
+
+
+def test_a_burst_of_anonymous_page_loads_reaches_the_origin_about_once_per_max_age(proxy, redis_client):
+    url, log = proxy
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=4)
+    path = "/sport/football/"
+    started = time.monotonic()
+
+    def load(n: int) -> tuple[int, bool]:
+        # Some visitors carry a CSRF cookie of an earlier visit: they share the same copy.
+        cookies = {"csrftoken": f"token-of-visitor-{n:026d}"} if n % 2 else {}
+        response = requests.get(url + path, cookies=cookies, timeout=30)
+        return response.status_code, f'data-market="{market.id}"' in response.text
+
+    with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:
+        answers = list(pool.map(load, range(BURST)))
+    elapsed = time.monotonic() - started
+    time.sleep(0.5)
+
+    assert set(answers) == {(200, True)}
+    origin = _origin_requests(log, path)
+    allowed = math.ceil(elapsed / settings.VIEW_SNAPSHOT_MAX_AGE_S) + 1
+    print(f"{BURST} page loads in {elapsed:.1f} s reached the origin {origin} times (allowed {allowed})")
+    assert 1 <= origin <= allowed
+
+
+def test_a_logged_in_punters_page_always_comes_from_the_origin_and_is_never_shared(proxy, redis_client, client):
+    from tests.factories import user_create
+
+    url, log = proxy
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=4)
+    user = user_create(balance="25.00")
+    client.force_login(user)
+    session = {settings.SESSION_COOKIE_NAME: client.cookies[settings.SESSION_COOKIE_NAME].value}
+    path = f"/event/{market.event_id}/"
+
+    personal = [requests.get(url + path, cookies=session, timeout=30) for _ in range(2)]
+    anonymous = requests.get(url + path, timeout=30)
+    for response in personal:
+        assert response.status_code == 200
+        assert response.headers["X-Cache"] == "BYPASS"
+        assert f'data-user="{user.username}"' in response.text
+    # The personal page was not stored: the visitor who is not logged in is not shown it.
+    assert anonymous.headers["X-Cache"] == "MISS"
+    assert 'data-user=""' in anonymous.text
+    assert user.username not in anonymous.text
+    time.sleep(0.5)
+    assert _origin_requests(log, path) == 3
+
+
+def test_the_login_form_posts_through_the_proxy_with_its_csrf_cookie(proxy):
+    from tests.factories import user_create
+
+    url, _ = proxy
+    user = user_create()
+    browser = requests.Session()
+    form = browser.get(f"{url}/login/", timeout=30)
+    assert form.status_code == 200
+    assert form.headers["X-Cache"] != "HIT"
+    token = browser.cookies["csrftoken"]
+    answer = browser.post(
+        f"{url}/login/",
+        data={"username": user.username, "password": "pw-for-tests", "csrfmiddlewaretoken": token},
+        headers={"Referer": f"{url}/login/"},
+        allow_redirects=False,
+        timeout=30,
+    )
+    assert answer.status_code == 302, answer.text[:500]
+    assert settings.SESSION_COOKIE_NAME in browser.cookies
+    page = browser.get(f"{url}/", timeout=30)
+    assert page.headers["X-Cache"] == "BYPASS"
+    assert f'data-user="{user.username}"' in page.text
+
+
+def test_the_proxy_names_the_session_cookie_the_site_uses():
+    conf = (ROOT / "infra" / "conf" / "nginx.conf.in").read_text()
+    assert f"$cookie_{settings.SESSION_COOKIE_NAME}" in conf

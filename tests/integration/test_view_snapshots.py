@@ -142,3 +142,60 @@ def test_a_page_shows_a_market_the_stream_suspended_as_suspended(services, redis
     page = Client().get(f"/event/{market.event_id}/").content.decode()
     assert f'data-market-box="{market.id}" data-status="suspended"' in page
     assert _held(page) == {str(market.id): [3, "suspended"]}
+
+
+PUBLIC_PAGES = ("/", "/in-play/", "/sport/football/")
+
+
+@pytest.mark.parametrize("path", PUBLIC_PAGES)
+def test_a_public_page_for_a_visitor_not_logged_in_is_shareable(services, redis_client, path):
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=3)
+    first = Client().get(path)
+    # A visitor holding cookies of an earlier visit (a CSRF cookie from the login page) gets the
+    # same bytes: nothing personal is read.
+    second = Client(HTTP_COOKIE="csrftoken=abcdefghijklmnopqrstuvwxyzABCDEF").get(path)
+    for response in (first, second):
+        assert response.status_code == 200
+        assert "Set-Cookie" not in response.headers, response.headers.get("Set-Cookie")
+        assert response["Cache-Control"] == "public, max-age=2, stale-while-revalidate=10"
+        page = response.content.decode()
+        assert "csrfmiddlewaretoken" not in page
+        assert 'data-user=""' in page
+    assert first["ETag"] == second["ETag"]
+    assert first.content == second.content
+
+    again = Client().get(path, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert (again.status_code, again.content) == (304, b"")
+
+
+def test_an_event_page_gets_a_new_tag_when_its_market_moves(services, redis_client):
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=3)
+    path = f"/event/{market.event_id}/"
+    first = Client().get(path)
+    assert Client().get(path, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    live_state_write(redis_client, market, prices=("2.00", "3.40", "3.60"), seq=4)
+    moved = Client().get(path, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert moved.status_code == 200
+    assert moved["ETag"] != first["ETag"]
+    assert _held(moved.content.decode()) == {str(market.id): [4, "open"]}
+
+
+def test_a_logged_in_punters_page_is_personal_and_kept_by_no_cache(services, redis_client):
+    market = market_create()
+    live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), seq=3)
+    punter = Client()
+    user = user_create(balance="25.00")
+    punter.force_login(user)
+    response = punter.get(f"/event/{market.event_id}/")
+    assert response.status_code == 200
+    cache_control = {part.strip() for part in response["Cache-Control"].split(",")}
+    assert {"private", "no-cache"} <= cache_control
+    assert "public" not in cache_control
+    assert "ETag" not in response
+    assert "cookie" in response["Vary"].lower()
+    assert "csrftoken" in response.cookies  # the page's forms and scripts post with it
+    page = response.content.decode()
+    assert f'data-user="{user.username}"' in page
+    assert "csrfmiddlewaretoken" in page  # the logout form

@@ -35,3 +35,28 @@ def test_the_ended_frame_names_the_channel_and_the_reason():
         "channel": CHANNEL,
         "reason": "unsubscribed",
     }
+
+
+def test_a_begin_carries_what_the_client_holds_through_the_topic():
+    command = StreamCommand(
+        type="begin", channel_id=CHANNEL, user_id=3, spec=None, ts=1, since={42: (17, "open"), 7: (0, "suspended")}
+    )
+    assert orjson.loads(command.encode())["since"] == {"7": [0, "suspended"], "42": [17, "open"]}
+    assert decode_command(command.encode()) == command
+
+
+def test_a_begin_without_since_is_encoded_as_before_and_decodes_without_one():
+    command = StreamCommand(type="begin", channel_id=CHANNEL, user_id=3, spec=None, ts=1, since={})
+    assert "since" not in orjson.loads(command.encode())
+    assert decode_command(command.encode()).since is None
+
+
+def test_a_command_with_a_malformed_since_is_an_invalid_record():
+    import pytest
+
+    from reducers.schemas import InvalidRecord
+
+    raw = {"v": 1, "type": "begin", "channel_id": CHANNEL, "user_id": 3, "spec": None, "ts": 1, "since": {"x": [1]}}
+    with pytest.raises(InvalidRecord) as caught:
+        decode_command(orjson.dumps(raw))
+    assert caught.value.field == "since"
