@@ -2,15 +2,18 @@
 
 A competition of benchmark events is served by the real ASGI server with nginx in front
 (infra/bin/nginx.sh, the CDN's stand-in) while a publisher moves its prices at the demo feed's
-rate. Measured in one run:
+rate. The punter opens the competition's HTML page as a visitor not logged in (the page's own
+assets, which a browser keeps, are not counted). Measured in one run:
 
-- ``origin_requests_per_1000_loads``: a burst of loads of the view snapshot through the cache,
-  and how many of them reached Django (the cache's own log);
-- ``first_price_ms_cached``: the snapshot through the cache, then a websocket through it that
-  watches with ``since`` the snapshot's sequences, until its image (the page is live);
-- ``first_price_ms_uncached``: the snapshot from Django itself, then a watch without ``since``
-  (a full image), as before view snapshots;
-- the bytes each way, and the image right after a fresh snapshot (from Django, watched with
+- ``origin_requests_per_1000_loads``: a burst of loads of the page through the cache, and how
+  many of them reached Django (the cache's own log); ``views_snapshot_origin_requests_per_1000_loads``
+  the same for the page's JSON view snapshot;
+- ``first_price_ms_cached``: the page through the cache, then a websocket through it that
+  watches the page's markets with ``since`` the sequences the page names, until its image (the
+  page is live);
+- ``first_price_ms_uncached``: the page from Django itself, then a watch without ``since`` (a
+  full image), as before view snapshots;
+- the bytes each way, and the image right after a fresh page (from Django, watched with
   ``since``) against a full image of the same markets, with the markets moving as often as the
   demo feed moves them.
 """
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import gzip
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import tempfile
@@ -158,19 +163,34 @@ def _origin_requests(log_path: Path, path: str) -> int:
     return sum(1 for line in lines if "upstream=-" not in line)
 
 
+HELD_SCRIPT = re.compile(r'<script id="held-markets" type="application/json">(.*?)</script>', re.S)
+PAGE_MARKET = re.compile(r'data-market="(\d+)"')
+
+
+def _page_markets(html: str) -> tuple[list[int], dict[str, list[Any]]]:
+    """The markets a page shows and what it names as held (its ``held-markets`` script)."""
+    markets = list(dict.fromkeys(int(m) for m in PAGE_MARKET.findall(html)))
+    found = HELD_SCRIPT.search(html)
+    return markets, (json.loads(found.group(1)) if found else {})
+
+
 def _open_live(base: str, path: str, *, since: bool) -> dict[str, float]:
-    """Load the snapshot from ``base``, open the websocket there and watch its markets (with the
-    snapshot's sequences as ``since`` or without): milliseconds until the image, and bytes."""
+    """Load the page from ``base``, open the websocket there and watch its markets (with the
+    page's sequences as ``since`` or without): milliseconds until the image, and bytes."""
     from websockets.sync.client import connect
     from websockets.typing import Origin
 
     started = time.perf_counter()
-    response = requests.get(base + path, timeout=30)
-    snapshot = response.json()
-    markets = [m for event in snapshot["events"] for m in event["markets"]]
-    watch: dict[str, Any] = {"type": "watch", "markets": [m["market_id"] for m in markets]}
+    # What crosses the wire: the body as sent (compressed when the server compresses it).
+    response = requests.get(base + path, timeout=30, stream=True, headers={"Accept-Encoding": "gzip"})
+    response.raise_for_status()
+    wire = response.raw.read(decode_content=False)
+    body = gzip.decompress(wire) if response.headers.get("Content-Encoding") == "gzip" else wire
+    page_ms = (time.perf_counter() - started) * 1000
+    markets, held = _page_markets(body.decode())
+    watch: dict[str, Any] = {"type": "watch", "markets": markets}
     if since:
-        watch["since"] = {str(m["market_id"]): [m["seq"], m["status"]] for m in markets}
+        watch["since"] = held
     ws_url = base.replace("http://", "ws://") + "/ws/odds/"
     with connect(ws_url, origin=Origin(base), open_timeout=10) as ws:
         ws.recv(timeout=10)  # hello
@@ -181,9 +201,19 @@ def _open_live(base: str, path: str, *, since: bool) -> dict[str, float]:
                 break
     return {
         "ms": (time.perf_counter() - started) * 1000,
-        "snapshot_bytes": len(response.content),
+        "page_ms": page_ms,
+        "page_bytes": len(wire),
         "image_bytes": len(frame),
+        "markets": len(markets),
     }
+
+
+def _burst(url: str, count: int) -> tuple[list[int], float]:
+    """``count`` loads of ``url`` by 16 visitors at once: the statuses and the seconds taken."""
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(lambda _: requests.get(url, timeout=30).status_code, range(count)))
+    return statuses, time.perf_counter() - started
 
 
 def bench_views(*, events: int = LIST_EVENTS, burst: int = 1_000, loads: int = 20) -> dict[str, Any]:
@@ -198,22 +228,22 @@ def bench_views(*, events: int = LIST_EVENTS, burst: int = 1_000, loads: int = 2
         try:
             feed.apply_all()
             with _stack(namespace) as (origin, cache, access_log):
-                path = f"/api/views/sport/football/{competition_id}"
+                page = f"/sport/football/{competition_id}/"
+                snapshot = f"/api/views/sport/football/{competition_id}"
                 feed.start()
-                log(f"a burst of {burst} loads through the cache")
-                started = time.perf_counter()
-                with concurrent.futures.ThreadPoolExecutor(16) as pool:
-                    answers = pool.map(lambda _: requests.get(cache + path, timeout=30), range(burst))
-                    statuses = [answer.status_code for answer in answers]
-                burst_s = time.perf_counter() - started
+                log(f"a burst of {burst} page loads through the cache")
+                statuses, burst_s = _burst(cache + page, burst)
+                log(f"a burst of {burst} snapshot loads through the cache")
+                snapshot_statuses, _ = _burst(cache + snapshot, burst)
                 time.sleep(0.5)  # the cache's log of the last answers
-                origin_hits = _origin_requests(access_log, path)
+                origin_hits = _origin_requests(access_log, page)
+                snapshot_origin_hits = _origin_requests(access_log, snapshot)
                 log(f"{loads} punters opening the page, with and without the cache and since")
                 cached, uncached, fresh = [], [], []
                 for _ in range(loads):
-                    cached.append(_open_live(cache, path, since=True))
-                    uncached.append(_open_live(origin, path, since=False))
-                    fresh.append(_open_live(origin, path, since=True))
+                    cached.append(_open_live(cache, page, since=True))
+                    uncached.append(_open_live(origin, page, since=False))
+                    fresh.append(_open_live(origin, page, since=True))
                     time.sleep(0.2)  # the feed moves some markets between punters
         finally:
             feed.stopped.set()
@@ -222,13 +252,17 @@ def bench_views(*, events: int = LIST_EVENTS, burst: int = 1_000, loads: int = 2
     image_full = median([u["image_bytes"] for u in uncached])
     return {
         "origin_requests_per_1000_loads": round(origin_hits * 1000 / burst, 1),
+        "views_snapshot_origin_requests_per_1000_loads": round(snapshot_origin_hits * 1000 / burst, 1),
         "views_burst_loads": burst,
         "views_burst_s": round(burst_s, 2),
-        "views_burst_errors": sum(1 for s in statuses if s != 200),
+        "views_burst_errors": sum(1 for s in statuses + snapshot_statuses if s != 200),
+        "views_page_markets": max(c["markets"] for c in cached),
         "first_price_ms_cached": round(median([c["ms"] for c in cached]), 1),
         "first_price_ms_uncached": round(median([u["ms"] for u in uncached]), 1),
-        "views_bytes_cached": round(median([c["snapshot_bytes"] + c["image_bytes"] for c in cached])),
-        "views_bytes_uncached": round(median([u["snapshot_bytes"] + u["image_bytes"] for u in uncached])),
+        "views_page_ms_cached": round(median([c["page_ms"] for c in cached]), 1),
+        "views_page_ms_uncached": round(median([u["page_ms"] for u in uncached]), 1),
+        "views_bytes_cached": round(median([c["page_bytes"] + c["image_bytes"] for c in cached])),
+        "views_bytes_uncached": round(median([u["page_bytes"] + u["image_bytes"] for u in uncached])),
         "views_image_since_bytes": round(image_since),
         "views_image_full_bytes": round(image_full),
         "views_image_since_share": round(image_since / image_full, 3) if image_full else None,

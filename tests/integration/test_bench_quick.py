@@ -39,6 +39,7 @@ REQUIRED = (
     "reducer_plain_consumer_updates_per_s",
     "feed_records_per_s",
     "origin_requests_per_1000_loads",
+    "views_snapshot_origin_requests_per_1000_loads",
     "first_price_ms_cached",
     "first_price_ms_uncached",
     "views_image_since_share",

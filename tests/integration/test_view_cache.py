@@ -5,6 +5,7 @@ cookies never reach the origin, and websockets pass through."""
 from __future__ import annotations
 
 import concurrent.futures
+import gzip
 import json
 import math
 import os
@@ -191,3 +192,17 @@ def test_the_login_form_posts_through_the_proxy_with_its_csrf_cookie(proxy):
 def test_the_proxy_names_the_session_cookie_the_site_uses():
     conf = (ROOT / "infra" / "conf" / "nginx.conf.in").read_text()
     assert f"$cookie_{settings.SESSION_COOKIE_NAME}" in conf
+
+
+def test_the_proxy_compresses_pages_and_snapshots_for_clients_that_accept_it(proxy, redis_client):
+    url, _ = proxy
+    for _ in range(5):  # documents above the smallest size worth compressing
+        live_state_write(redis_client, market_create(), prices=("2.10", "3.40", "3.50"), seq=4)
+    for path in ("/sport/football/", "/api/views/sport/football"):
+        plain = requests.get(url + path, headers={"Accept-Encoding": "identity"}, timeout=30)
+        packed = requests.get(url + path, headers={"Accept-Encoding": "gzip"}, timeout=30, stream=True)
+        wire = packed.raw.read(decode_content=False)
+        assert packed.headers.get("Content-Encoding") == "gzip", path
+        assert "Accept-Encoding" in packed.headers.get("Vary", "")
+        assert gzip.decompress(wire) == plain.content
+        assert len(wire) < len(plain.content)
