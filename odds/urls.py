@@ -20,6 +20,7 @@ urlpatterns = [
 
 urlpatterns += [
     path("in-play/", pages.in_play, name="in-play"),
+    path("starting-soon/", pages.starting_soon, name="starting-soon"),
     path("sport/<slug:sport_slug>/<int:competition_id>/", pages.competition_page, name="competition"),
     path("my-bets/", pages.my_bets, name="my-bets"),
     path("wallet/", wallet.wallet_page, name="wallet"),

@@ -19,6 +19,7 @@ from odds.api.schemas import API_VERSION, DECIMAL_MAX_LENGTH
 from odds.api.views import MAX_LIST
 from odds.formatting import OddsFormat
 from odds.models import Bet, BetLeg, LedgerEntry, Market
+from odds.selectors.catalogue import STARTING_SOON
 from odds.selectors.ops import RANGES
 from odds.services.health import CHECKS
 from odds.services.placement import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE
@@ -1032,6 +1033,9 @@ def _snapshot_paths() -> dict[str, JsonSchema]:
     return {
         "/api/views/home": get("Live and upcoming events with their main market"),
         "/api/views/in-play": get("Events in play with their main market"),
+        "/api/views/starting-soon": get(
+            f"Events kicking off within {STARTING_SOON.total_seconds() / 3600:g} hours, with their main market"
+        ),
         "/api/views/sport/{sport_slug}": get("A sport's events", parameters=[sport], missing="sport"),
         "/api/views/sport/{sport_slug}/{competition_id}": get(
             "A competition's events", parameters=[sport, competition], missing="competition"

@@ -49,6 +49,12 @@ def in_play_view(request: HttpRequest) -> HttpResponse:
 
 
 @public_get
+def starting_soon_view(request: HttpRequest) -> HttpResponse:
+    events = event_list(starting_soon=True)
+    return _serve(request, view_snapshot(view="starting-soon", events=events, markets_of="headline_markets"))
+
+
+@public_get
 def sport_view(request: HttpRequest, sport_slug: str) -> HttpResponse:
     if not Sport.objects.filter(slug=sport_slug).exists():
         return _missing("sport")

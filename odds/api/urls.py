@@ -15,6 +15,7 @@ urlpatterns = [
     path("wallet/break", views.wallet_break, name="wallet-break"),
     path("views/home", snapshots.home_view, name="view-home"),
     path("views/in-play", snapshots.in_play_view, name="view-in-play"),
+    path("views/starting-soon", snapshots.starting_soon_view, name="view-starting-soon"),
     path("views/sport/<slug:sport_slug>", snapshots.sport_view, name="view-sport"),
     path("views/sport/<slug:sport_slug>/<int:competition_id>", snapshots.competition_view, name="view-competition"),
     path("views/event/<int:event_id>", snapshots.event_view, name="view-event"),

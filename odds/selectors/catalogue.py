@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import orjson
 import redis
 from django.db.models import Case, Count, IntegerField, Prefetch, Q, QuerySet, Value, When
+from django.utils import timezone
 
 from odds.models import Competition, Event, Market, Selection, Sport
 from odds.selectors.prices import redis_shared
@@ -15,6 +17,9 @@ from reducers import keys
 
 LISTED = (Event.Status.SCHEDULED, Event.Status.IN_PLAY)
 TRADED = (Market.Status.OPEN, Market.Status.SUSPENDED)
+# "Starting soon": events not yet in play whose kick-off is within this window (punters' pages
+# and the traders' filter alike).
+STARTING_SOON = timedelta(hours=2)
 
 
 def sport_list() -> QuerySet[Sport]:
@@ -68,10 +73,12 @@ def event_list(
     sport_slug: str | None = None,
     competition_id: int | None = None,
     in_play: bool | None = None,
+    starting_soon: bool = False,
     limit: int = 80,
 ) -> list[Event]:
     """Listed events, in play first, then by kick-off; each with its headline market
-    (``headline_markets``) and the number of markets still traded (``market_count``)."""
+    (``headline_markets``) and the number of markets still traded (``market_count``).
+    ``starting_soon``: only events not in play whose kick-off is within ``STARTING_SOON``."""
     events = (
         Event.objects.filter(status__in=LISTED)
         .select_related("competition__sport")
@@ -90,6 +97,9 @@ def event_list(
         events = events.filter(competition_id=competition_id)
     if in_play is not None:
         events = events.filter(status=Event.Status.IN_PLAY) if in_play else events.filter(status=Event.Status.SCHEDULED)
+    if starting_soon:
+        now = timezone.now()
+        events = events.filter(status=Event.Status.SCHEDULED, starts_at__gte=now, starts_at__lt=now + STARTING_SOON)
     return list(events[:limit])
 
 

@@ -4,7 +4,7 @@ and what a result would pay out before a trader confirms it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from django.core.paginator import Page, Paginator
@@ -12,9 +12,9 @@ from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from odds.models import Bet, BetLeg, Competition, Event, Market, Selection, Sport
+from odds.selectors.catalogue import STARTING_SOON
 
 EVENTS_PER_PAGE = 20
-STARTING_SOON = timedelta(hours=2)
 SEARCH_MAX_LENGTH = 100
 # Market statuses a trader can filter on; "active" (open, suspended or awaiting settlement) is the default.
 MARKET_STATUS_FILTERS = {

@@ -28,6 +28,7 @@ from odds.api.schemas import ApiError
 from odds.api.snapshots import public_cache_control
 from odds.models import Competition, Event
 from odds.selectors.catalogue import (
+    STARTING_SOON,
     competition_get,
     event_detail,
     event_groups,
@@ -115,6 +116,18 @@ def competition_page(request: HttpRequest, sport_slug: str, competition_id: int)
 @shared_page
 def in_play(request: HttpRequest) -> HttpResponse:
     return _listing(request, title="In play", events=event_list(in_play=True), active_in_play=True)
+
+
+@shared_page
+def starting_soon(request: HttpRequest) -> HttpResponse:
+    hours = int(STARTING_SOON.total_seconds() // 3600)
+    return _listing(
+        request,
+        title="Starting soon",
+        events=event_list(starting_soon=True),
+        active_starting_soon=True,
+        empty=f"Nothing starts in the next {hours} hours.",
+    )
 
 
 @shared_page

@@ -83,6 +83,43 @@ def test_the_in_play_view_lists_only_events_in_play(services, redis_client):
     assert waiting.event_id not in listed
 
 
+def test_starting_soon_lists_events_kicking_off_within_the_window_soonest_first(services, redis_client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from odds.models import Event
+    from odds.selectors.catalogue import STARTING_SOON
+
+    later_today, next_up, next_week, playing = (market_create() for _ in range(4))
+    now = timezone.now()
+    Event.objects.filter(id=later_today.event_id).update(starts_at=now + STARTING_SOON - timedelta(minutes=5))
+    Event.objects.filter(id=next_up.event_id).update(starts_at=now + timedelta(minutes=10))
+    Event.objects.filter(id=next_week.event_id).update(starts_at=now + timedelta(days=7))
+    Event.objects.filter(id=playing.event_id).update(status=Event.Status.IN_PLAY, starts_at=now)
+
+    snapshot = orjson.loads(Client().get("/api/views/starting-soon").content)
+    assert snapshot["view"] == "starting-soon"
+    ours = {later_today.event_id, next_up.event_id, next_week.event_id, playing.event_id}
+    assert [e["id"] for e in snapshot["events"] if e["id"] in ours] == [next_up.event_id, later_today.event_id]
+
+    page = Client().get("/starting-soon/")
+    assert page.status_code == 200
+    assert page["Cache-Control"] == "public, max-age=2, stale-while-revalidate=10"
+    html = page.content.decode()
+    assert f'data-event-id="{next_up.event_id}"' in html
+    assert f'data-event-id="{next_week.event_id}"' not in html
+    assert f'data-event-id="{playing.event_id}"' not in html
+
+
+def test_starting_soon_says_so_when_nothing_kicks_off(services):
+    from odds.models import Event
+
+    Event.objects.all().update(status=Event.Status.FINISHED)
+    html = Client().get("/starting-soon/").content.decode()
+    assert "Nothing starts in the next 2 hours." in html
+
+
 @pytest.mark.parametrize(
     "path", ["/api/views/event/999999999", "/api/views/sport/curling", "/api/views/sport/football/999999999"]
 )
@@ -144,7 +181,7 @@ def test_a_page_shows_a_market_the_stream_suspended_as_suspended(services, redis
     assert _held(page) == {str(market.id): [3, "suspended"]}
 
 
-PUBLIC_PAGES = ("/", "/in-play/", "/sport/football/")
+PUBLIC_PAGES = ("/", "/in-play/", "/starting-soon/", "/sport/football/")
 
 
 @pytest.mark.parametrize("path", PUBLIC_PAGES)

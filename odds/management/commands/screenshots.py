@@ -25,6 +25,7 @@ PUNTER, TRADER = "alice", "trader"
 PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("home", PUNTER, "home", ()),
     ("in-play", PUNTER, "in-play", ()),
+    ("starting-soon", None, "starting-soon", ()),
     ("event", PUNTER, "event", ("EVENT",)),
     ("my-bets", PUNTER, "my-bets", ()),
     ("wallet", PUNTER, "wallet", ()),
