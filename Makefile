@@ -44,7 +44,7 @@ up: topics seed
 	@echo "Sportsbook      http://127.0.0.1:8000/"
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
-	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching /api/views/, as a CDN would)"
+	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching the public pages and /api/views/, as a CDN would)"
 	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
