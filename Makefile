@@ -64,6 +64,7 @@ lint: deps
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy .
+	.venv/bin/lint-imports
 	cd frontend && npx tsc --noEmit
 
 test: deps
