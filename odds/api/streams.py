@@ -108,10 +108,12 @@ def streams(request: HttpRequest) -> HttpResponse:
 
 def _since(request: HttpRequest) -> dict[int, tuple[int, str]]:
     """The optional body of a begin: ``{"since": {"42": [17, "open"]}}``, what the client holds.
-    A begin without a JSON body (none, or an empty form) holds nothing."""
+    A begin without a body (none, an empty JSON body or an empty form) holds nothing."""
     if request.content_type != "application/json":
         if request.POST:
             raise ApiError(400, "bad_json", 'send the begin\'s body as JSON: {"since": {…}}')
+        return {}
+    if not request.body:
         return {}
     body = json_body(request)
     if not isinstance(body, dict):

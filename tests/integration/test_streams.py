@@ -172,6 +172,23 @@ def test_a_malformed_since_on_begin_is_refused_and_nothing_is_sent(django_user_m
     assert response.json()["error"]["field"] == "since"
 
 
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/json", ""),
+        ("multipart/form-data; boundary=BoUnDaRy", "--BoUnDaRy--\r\n"),
+        ("text/plain", ""),
+    ],
+)
+def test_a_begin_without_a_body_holds_nothing_and_is_taken(django_user_model, kafka_topics, content_type, body):
+    client = logged_in(django_user_model, "plain-beginner")
+    channel = client.post("/api/streams", {"view": "markets", "markets": [42]}, content_type="application/json").json()[
+        "channel"
+    ]
+    response = client.generic("POST", f"/api/streams/{channel}/begin", body, content_type=content_type)
+    assert response.status_code == 202, response.content
+
+
 def test_a_begin_body_with_an_unknown_field_is_refused(django_user_model, kafka_topics):
     client = logged_in(django_user_model, "begin-checker")
     channel = client.post("/api/streams", {"view": "markets", "markets": [42]}, content_type="application/json").json()[
