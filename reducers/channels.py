@@ -148,7 +148,9 @@ def fan_out_routes(members: Mapping[int, Iterable[str]]) -> dict[str, list[int]]
     return routes
 
 
-def match_routes(markets_of_event: Mapping[int, Iterable[int]], members: Mapping[int, Iterable[str]]) -> dict[str, list[int]]:
+def match_routes(
+    markets_of_event: Mapping[int, Iterable[int]], members: Mapping[int, Iterable[str]]
+) -> dict[str, list[int]]:
     """Channel id → the events (in order) with a new match state that it shows a market of, from
     event id → its markets and market id → the channels holding it."""
     routes: dict[str, set[int]] = {}

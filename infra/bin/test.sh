@@ -18,10 +18,11 @@ for svc in kafka redis postgres; do
   fi
 done
 
-say "lint: ruff, mypy, tsc"
+say "lint: ruff, mypy, import layers, tsc"
 "$PY" -m ruff check .
 "$PY" -m ruff format --check .
 "$PY" -m mypy .
+(cd "$ROOT" && .venv/bin/lint-imports --no-cache)
 (cd frontend && npx tsc --noEmit)
 
 say "frontend unit tests (vitest)"
