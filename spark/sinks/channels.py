@@ -1,7 +1,9 @@
 """Subscriber channels in Redis: the two maps, the channel's spec and status, and its frames.
 
 Everything a reducer knows about subscriptions lives here, in Redis, so a restarted or rescaled
-reducer resumes every subscription where it was. Frames are stamped with the channel's next
+reducer resumes every subscription where it was. What a command or a change of states does is
+decided in ``reducers.channels``; this store reads what a decision needs and executes the
+effects it returns. Frames are stamped with the channel's next
 sequence number, kept in a short log for resume, and published, in one script, so sequence
 numbers on a channel have no gaps and no duplicates.
 """
@@ -17,6 +19,21 @@ import orjson
 import redis
 
 from reducers import keys
+from reducers.channels import (
+    Create,
+    Effect,
+    QueryMember,
+    Remove,
+    SaveSpec,
+    SendImage,
+    SetMarkets,
+    Stream,
+    command_decision,
+    context_markets,
+    fan_out_routes,
+    match_routes,
+    query_refresh_decision,
+)
 from reducers.prices import held_is_current
 from reducers.schemas import InvalidRecord, decode_market_definition
 from reducers.subscriptions import (
@@ -24,7 +41,6 @@ from reducers.subscriptions import (
     StreamCommand,
     SubscriptionSpec,
     ended_frame,
-    map_changes,
     query_matches,
     spec_from_json,
 )
@@ -141,17 +157,15 @@ class ChannelStore:
 
     # --- writes ---
 
-    def _set_markets(self, channel_id: str, new: set[int]) -> tuple[set[int], set[int]]:
-        added, removed = map_changes(old=self.markets_of(channel_id), new=new)
+    def _map_markets(self, channel_id: str, change: SetMarkets) -> None:
         pipe = self.r.pipeline(transaction=False)
-        for market_id in added:
+        for market_id in sorted(change.added):
             pipe.sadd(keys.market_channels(market_id), channel_id)
             pipe.sadd(keys.channel_markets(channel_id), market_id)
-        for market_id in removed:
+        for market_id in sorted(change.removed):
             pipe.srem(keys.market_channels(market_id), channel_id)
             pipe.srem(keys.channel_markets(channel_id), market_id)
         pipe.execute()
-        return added, removed
 
     def publish(self, channel_id: str, body: bytes, *, only_streaming: bool) -> int:
         """Stamp, log and publish one frame; returns its sequence (0 when not sent)."""
@@ -193,56 +207,52 @@ class ChannelStore:
         return self.publish(channel_id, body, only_streaming=False)
 
     def apply_command(self, command: StreamCommand) -> str:
-        """Apply one command idempotently; returns what happened (for logs and tests)."""
-        meta = keys.channel_meta(command.channel_id)
-        owner = self.r.hget(meta, "user")
-        if owner is not None and int(owner) != command.user_id:
-            return "ignored: channel belongs to another user"
+        """Apply one command idempotently (``reducers.channels.command_decision``); returns what
+        happened (for logs and tests)."""
+        owner = self.r.hget(keys.channel_meta(command.channel_id), "user")
         now = _now_ms()
-        if command.type == "subscribe":
-            assert command.spec is not None
-            if owner is not None:
-                return "exists"
-            # The index entry first: a channel whose meta can be seen is already in the index, so
-            # an expiry decided after that is never overwritten by this subscribe.
-            self.r.zadd(keys.channels_index(), {command.channel_id: now})
-            self.r.hset(
-                meta,
-                mapping={
-                    "user": command.user_id,
-                    "spec": orjson.dumps(command.spec.to_json()),
-                    "status": "pending",
-                    "seq": 0,
-                    "created": now,
-                },
-            )
-            if command.spec.query is not None:
-                self.r.sadd(keys.query_channels(), command.channel_id)
-            self._set_markets(
-                command.channel_id, command.spec.explicit_markets() | self.resolve_query(command.spec, now_ms=now)
-            )
-            return "subscribed"
-        if owner is None:
-            return "ignored: no such channel"
-        if command.type == "begin":
-            self.r.hset(meta, mapping={"status": "streaming"})
-            self.r.zadd(keys.channels_index(), {command.channel_id: now})
-            self.send_image(command.channel_id, resync=command.resync, since=command.since)
-            return "streaming"
-        if command.type == "change":
-            assert command.spec is not None
-            self.r.hset(meta, "spec", orjson.dumps(command.spec.to_json()))
-            if command.spec.query is not None:
-                self.r.sadd(keys.query_channels(), command.channel_id)
-            else:
-                self.r.srem(keys.query_channels(), command.channel_id)
-            self._set_markets(
-                command.channel_id, command.spec.explicit_markets() | self.resolve_query(command.spec, now_ms=now)
-            )
-            self.send_image(command.channel_id)
-            return "changed"
-        self.remove(command.channel_id, reason=command.reason or "unsubscribed")
-        return "unsubscribed"
+        decision = command_decision(
+            command,
+            owner=int(owner) if owner is not None else None,
+            markets=frozenset(self.markets_of(command.channel_id)),
+            now_ms=now,
+            resolve=lambda spec: self.resolve_query(spec, now_ms=now),
+        )
+        self.execute(command.channel_id, decision.effects)
+        return decision.outcome
+
+    def execute(self, channel_id: str, effects: Iterable[Effect]) -> None:
+        """Carry out a decision's effects on one channel, in their order."""
+        meta = keys.channel_meta(channel_id)
+        for effect in effects:
+            match effect:
+                case Create(user_id=user_id, spec=spec, now_ms=now_ms):
+                    self.r.zadd(keys.channels_index(), {channel_id: now_ms})
+                    self.r.hset(
+                        meta,
+                        mapping={
+                            "user": user_id,
+                            "spec": orjson.dumps(spec.to_json()),
+                            "status": "pending",
+                            "seq": 0,
+                            "created": now_ms,
+                        },
+                    )
+                case Stream(now_ms=now_ms):
+                    self.r.hset(meta, mapping={"status": "streaming"})
+                    self.r.zadd(keys.channels_index(), {channel_id: now_ms})
+                case SaveSpec(spec=spec):
+                    self.r.hset(meta, "spec", orjson.dumps(spec.to_json()))
+                case QueryMember(member=True):
+                    self.r.sadd(keys.query_channels(), channel_id)
+                case QueryMember(member=False):
+                    self.r.srem(keys.query_channels(), channel_id)
+                case SetMarkets():
+                    self._map_markets(channel_id, effect)
+                case SendImage(resync=resync, since=since):
+                    self.send_image(channel_id, resync=resync, since=dict(since) if since is not None else None)
+                case Remove(reason=reason):
+                    self.remove(channel_id, reason=reason)
 
     def remove(self, channel_id: str, *, reason: str) -> None:
         """Drop a channel and its entries in both maps, and tell its websockets it ended and why.
@@ -275,12 +285,9 @@ class ChannelStore:
         pipe = self.r.pipeline(transaction=False)
         for market_id in ids:
             pipe.smembers(keys.market_channels(market_id))
-        by_channel: dict[str, list[int]] = {}
-        for market_id, members in zip(ids, pipe.execute(), strict=True):
-            for channel in members:
-                by_channel.setdefault(channel.decode(), []).append(market_id)
+        members = {m: [c.decode() for c in found] for m, found in zip(ids, pipe.execute(), strict=True)}
         sent = 0
-        for channel_id, market_ids in by_channel.items():
+        for channel_id, market_ids in fan_out_routes(members).items():
             try:
                 spec = self.spec(channel_id)
             except InvalidRecord:
@@ -289,8 +296,7 @@ class ChannelStore:
                 continue
             context = dict(states)
             if spec.view != "markets":
-                missing = self.markets_of(channel_id) - context.keys()
-                context.update(self.states(missing))
+                context.update(self.states(context_markets(spec, held=self.markets_of(channel_id), changed=context)))
             body = view_frame(
                 kind="delta",
                 channel_id=channel_id,
@@ -316,14 +322,15 @@ class ChannelStore:
             for market_id in market_ids:
                 pipe.smembers(keys.market_channels(market_id))
         replies = iter(pipe.execute())
-        by_channel: dict[str, set[int]] = {}
-        for event_id, market_ids in zip(events, markets_of_event, strict=True):
-            for _ in market_ids:
-                for channel in next(replies):
-                    by_channel.setdefault(channel.decode(), set()).add(event_id)
+        members = {
+            market_id: [c.decode() for c in next(replies)]
+            for market_ids in markets_of_event
+            for market_id in market_ids
+        }
+        routes = match_routes(dict(zip(events, markets_of_event, strict=True)), members)
         sent = 0
-        for channel_id, event_ids in sorted(by_channel.items()):
-            body = match_frame(channel_id=channel_id, matches=[matches[e] for e in sorted(event_ids)])
+        for channel_id, event_ids in routes.items():
+            body = match_frame(channel_id=channel_id, matches=[matches[e] for e in event_ids])
             if self.publish(channel_id, body, only_streaming=True):
                 sent += 1
         return sent
@@ -348,12 +355,16 @@ class ChannelStore:
             if spec is None:
                 self.r.srem(keys.query_channels(), channel_id)
                 continue
-            target = spec.explicit_markets() | self.resolve_query(spec, now_ms=now_ms)
-            added, removed = self._set_markets(channel_id, target)
-            if added or removed:
-                changes[channel_id] = (len(added), len(removed))
-                if self.r.hget(keys.channel_meta(channel_id), "status") == b"streaming":
-                    self.send_image(channel_id)
+            effects = query_refresh_decision(
+                spec,
+                markets=frozenset(self.markets_of(channel_id)),
+                streaming=self.r.hget(keys.channel_meta(channel_id), "status") == b"streaming",
+                matched=self.resolve_query(spec, now_ms=now_ms),
+            )
+            for effect in effects:
+                if isinstance(effect, SetMarkets):
+                    changes[channel_id] = (len(effect.added), len(effect.removed))
+            self.execute(channel_id, effects)
         return changes
 
 
