@@ -28,27 +28,28 @@ def command(kind: str, *, user: int = 7, spec=None, **extra) -> StreamCommand:
     return StreamCommand(type=kind, channel_id=CHANNEL, user_id=user, spec=spec, ts=1, **extra)
 
 
-def resolved(*found: int):
-    asked = []
+class Resolver:
+    """A query resolver that finds ``found`` and remembers the specs it was asked about."""
 
-    def resolve(spec):
-        asked.append(spec)
-        return set(found)
+    def __init__(self, *found: int) -> None:
+        self.found = set(found)
+        self.asked: list = []
 
-    resolve.asked = asked  # type: ignore[attr-defined]
-    return resolve
+    def __call__(self, spec) -> set[int]:
+        self.asked.append(spec)
+        return set(self.found)
 
 
 def test_a_subscribe_creates_the_channel_then_maps_its_markets():
     decision = command_decision(
-        command("subscribe", spec=MARKETS), owner=None, markets=frozenset(), now_ms=5, resolve=resolved()
+        command("subscribe", spec=MARKETS), owner=None, markets=frozenset(), now_ms=5, resolve=Resolver()
     )
     assert decision.outcome == "subscribed"
     assert decision.effects == (Create(7, MARKETS, 5), SetMarkets(frozenset({1, 2}), frozenset()))
 
 
 def test_a_query_subscribe_joins_the_query_stage_with_what_the_query_matches_now():
-    resolve = resolved(3, 4)
+    resolve = Resolver(3, 4)
     decision = command_decision(
         command("subscribe", spec=QUERY), owner=None, markets=frozenset(), now_ms=5, resolve=resolve
     )
@@ -57,7 +58,7 @@ def test_a_query_subscribe_joins_the_query_stage_with_what_the_query_matches_now
 
 
 def test_a_repeated_subscribe_changes_nothing_and_resolves_nothing():
-    resolve = resolved(3)
+    resolve = Resolver(3)
     decision = command_decision(
         command("subscribe", spec=QUERY), owner=7, markets=frozenset({1, 3}), now_ms=5, resolve=resolve
     )
@@ -67,7 +68,7 @@ def test_a_repeated_subscribe_changes_nothing_and_resolves_nothing():
 def test_a_command_on_another_users_channel_is_ignored():
     for kind, spec in (("subscribe", MARKETS), ("begin", None), ("change", MARKETS), ("unsubscribe", None)):
         decision = command_decision(
-            command(kind, spec=spec, user=8), owner=7, markets=frozenset(), now_ms=5, resolve=resolved()
+            command(kind, spec=spec, user=8), owner=7, markets=frozenset(), now_ms=5, resolve=Resolver()
         )
         assert decision.outcome == "ignored: channel belongs to another user"
         assert decision.effects == ()
@@ -76,7 +77,7 @@ def test_a_command_on_another_users_channel_is_ignored():
 def test_a_command_on_no_channel_is_ignored():
     for kind, spec in (("begin", None), ("change", MARKETS), ("unsubscribe", None)):
         decision = command_decision(
-            command(kind, spec=spec), owner=None, markets=frozenset(), now_ms=5, resolve=resolved()
+            command(kind, spec=spec), owner=None, markets=frozenset(), now_ms=5, resolve=Resolver()
         )
         assert (decision.outcome, decision.effects) == ("ignored: no such channel", ())
 
@@ -84,7 +85,7 @@ def test_a_command_on_no_channel_is_ignored():
 def test_a_begin_streams_and_sends_the_image_asked_for():
     since = {1: (4, "open")}
     decision = command_decision(
-        command("begin", resync=True, since=since), owner=7, markets=frozenset({1}), now_ms=9, resolve=resolved()
+        command("begin", resync=True, since=since), owner=7, markets=frozenset({1}), now_ms=9, resolve=Resolver()
     )
     assert decision.outcome == "streaming"
     assert decision.effects == (Stream(9), SendImage(resync=True, since=since))
@@ -92,7 +93,7 @@ def test_a_begin_streams_and_sends_the_image_asked_for():
 
 def test_a_change_saves_the_spec_moves_the_markets_and_sends_a_new_image():
     decision = command_decision(
-        command("change", spec=SLIP), owner=7, markets=frozenset({1, 2}), now_ms=9, resolve=resolved()
+        command("change", spec=SLIP), owner=7, markets=frozenset({1, 2}), now_ms=9, resolve=Resolver()
     )
     assert decision.outcome == "changed"
     assert decision.effects == (
@@ -104,9 +105,9 @@ def test_a_change_saves_the_spec_moves_the_markets_and_sends_a_new_image():
 
 
 def test_an_unsubscribe_removes_the_channel_with_its_reason():
-    plain = command_decision(command("unsubscribe"), owner=7, markets=frozenset(), now_ms=9, resolve=resolved())
+    plain = command_decision(command("unsubscribe"), owner=7, markets=frozenset(), now_ms=9, resolve=Resolver())
     expired = command_decision(
-        command("unsubscribe", reason="expired"), owner=7, markets=frozenset(), now_ms=9, resolve=resolved()
+        command("unsubscribe", reason="expired"), owner=7, markets=frozenset(), now_ms=9, resolve=Resolver()
     )
     assert plain.effects == (Remove("unsubscribed"),)
     assert expired.effects == (Remove("expired"),)
