@@ -23,7 +23,7 @@ from odds.eager import run_eagerly
 from odds.hub import get_hub
 from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
-from reducers.prices import held_is_current, held_states
+from reducers.prices import held_states, state_is_held
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
@@ -345,12 +345,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             for market_id in ids:
-                pipe.hmget(keys.market_state(market_id), "seq", "state")
+                pipe.hget(keys.market_state(market_id), "state")
             stored = zip(ids, await pipe.execute(), strict=True)
             states = [
                 state.decode()
-                for market_id, (seq, state) in stored
-                if state is not None and _not_held(since.get(market_id), seq, state)
+                for market_id, state in stored
+                if state is not None
+                and (market_id not in since or not state_is_held(since[market_id], orjson.loads(state)))
             ]
             await self.send(text_data=events.image(markets=states))
 
@@ -417,11 +418,3 @@ class OddsConsumer(AsyncWebsocketConsumer):
             )
         except StreamError as exc:
             await self._error(exc.code, exc.message)
-
-
-def _not_held(held: tuple[int, str] | None, seq: bytes | None, state: bytes) -> bool:
-    """Whether a stored state belongs in an image for a client holding ``held`` of its market."""
-    if held is None or seq is None:
-        return True
-    stored_status = orjson.loads(state).get("status", "")
-    return not held_is_current(stored_seq=int(seq), stored_status=stored_status, held_seq=held[0], held_status=held[1])

@@ -7,7 +7,7 @@ a restart and duplicates from at-least-once delivery change nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,19 @@ def held_is_current(*, stored_seq: int, stored_status: str, held_seq: int, held_
     stored state (or a newer one), so an image need not carry it again. The same sequence with
     another status is a change: the markets table restates a status without a new price."""
     return held_seq > stored_seq or (held_seq == stored_seq and held_status == stored_status)
+
+
+def state_is_held(held: tuple[int, str] | None, state: Mapping[str, Any]) -> bool:
+    """Whether a client holding ``held`` (sequence, status) of a market already has its stored
+    ``state`` (a reducer state: ``seq`` and ``status`` in it), so an image leaves it out."""
+    if held is None:
+        return False
+    return held_is_current(
+        stored_seq=int(state.get("seq", 0)),
+        stored_status=str(state.get("status", "")),
+        held_seq=held[0],
+        held_status=held[1],
+    )
 
 
 # The longest market status a ``since`` may name (the statuses are short words).

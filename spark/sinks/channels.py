@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -34,7 +34,7 @@ from reducers.channels import (
     match_routes,
     query_refresh_decision,
 )
-from reducers.prices import held_is_current
+from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord, decode_market_definition
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
@@ -183,7 +183,7 @@ class ChannelStore:
         )
 
     def send_image(
-        self, channel_id: str, *, resync: bool = False, since: dict[int, tuple[int, str]] | None = None
+        self, channel_id: str, *, resync: bool = False, since: Mapping[int, tuple[int, str]] | None = None
     ) -> int:
         """Publish the channel's image. With ``since`` (what the client holds), the image leaves
         out every market still at the sequence and status named there; the view's summary (slip,
@@ -198,7 +198,7 @@ class ChannelStore:
             kind="image",
             channel_id=channel_id,
             spec=spec,
-            changed=[states[m] for m in sorted(states) if not _held_current(held.get(m), states[m])],
+            changed=[states[m] for m in sorted(states) if not state_is_held(held.get(m), states[m])],
             states=states,
             resync=resync,
             matches=self.matches_of(markets),
@@ -250,7 +250,7 @@ class ChannelStore:
                 case SetMarkets():
                     self._map_markets(channel_id, effect)
                 case SendImage(resync=resync, since=since):
-                    self.send_image(channel_id, resync=resync, since=dict(since) if since is not None else None)
+                    self.send_image(channel_id, resync=resync, since=since)
                 case Remove(reason=reason):
                     self.remove(channel_id, reason=reason)
 
@@ -366,15 +366,3 @@ class ChannelStore:
                     changes[channel_id] = (len(effect.added), len(effect.removed))
             self.execute(channel_id, effects)
         return changes
-
-
-def _held_current(held: tuple[int, str] | None, state: dict[str, Any]) -> bool:
-    """Whether a client holding ``held`` of a market already has its stored ``state``."""
-    if held is None:
-        return False
-    return held_is_current(
-        stored_seq=int(state.get("seq", 0)),
-        stored_status=str(state.get("status", "")),
-        held_seq=held[0],
-        held_status=held[1],
-    )
