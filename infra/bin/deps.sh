@@ -16,6 +16,8 @@ system() {
   command -v mvn >/dev/null || need_apt+=(maven)
   # The caching proxy in front of the site (infra/bin/nginx.sh), the CDN's stand-in.
   [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
+  # promtool, which the tests run on /metrics (`promtool check metrics`); only the tool is wanted.
+  command -v promtool >/dev/null || need_apt+=(prometheus)
   # docker-compose.yml is checked with `docker compose config` where the docker CLI exists.
   if command -v docker >/dev/null && ! docker compose version >/dev/null 2>&1; then
     command -v docker-compose >/dev/null || need_apt+=(docker-compose)
@@ -36,6 +38,11 @@ system() {
       exit 1
     }
     if [ -n "$own_policy" ]; then rm -f "$policy"; fi
+    # The policy kept the Prometheus server the package brings from starting now; nor may it
+    # start at boot: the package enables its init script and unit, update-rc.d disables both.
+    if [[ " ${need_apt[*]} " == *" prometheus "* ]]; then
+      update-rc.d prometheus disable >/dev/null 2>&1 || true
+    fi
   fi
 }
 
