@@ -222,10 +222,10 @@ def stream_process(
 
     from reducers.prices import conflate
     from reducers.schemas import SelectionPrice
-    from spark.sinks.redis_state import MarketStateSink
+    from reducers.store import MarketStore
 
     client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    sink = MarketStateSink(client)
+    sink = MarketStore(client)
     published = 0
     started = time.monotonic()
     for batch in paced_updates(len(slots), rate, seconds):
@@ -367,9 +367,9 @@ def markets_publish(books: dict[int, list[int]]) -> None:
     from reducers import topics
     from reducers.prices import conflate
     from reducers.schemas import PriceUpdate, SelectionPrice
+    from reducers.store import MarketStore
     from spark.jobs.markets import MarketTableProcessor
     from spark.sinks.dead_letter import dead_letter_sink
-    from spark.sinks.redis_state import MarketStateSink
 
     client = redis.Redis.from_url(settings.REDIS_URL)
     markets = Market.objects.select_related("event__competition__sport").filter(id__in=list(books))
@@ -389,7 +389,7 @@ def markets_publish(books: dict[int, list[int]]) -> None:
         )
         for market_id, selections in books.items()
     ]
-    MarketStateSink(client).apply(conflate([(update, now) for update in updates]))
+    MarketStore(client).apply(conflate([(update, now) for update in updates]))
 
 
 # --- the database's ceiling ---------------------------------------------------------------

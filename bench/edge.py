@@ -210,9 +210,9 @@ def publisher_process(namespace: str, markets: int, rate: float, seconds: float,
     import redis
 
     from reducers.prices import conflate
-    from spark.sinks.redis_state import MarketStateSink
+    from reducers.store import MarketStore
 
-    sink = MarketStateSink(redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
+    sink = MarketStore(redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
     sent = 0
     for batch in paced_updates(markets, rate, seconds):
         sink.apply(conflate([(update, update.produce_ts) for update in batch]))

@@ -110,9 +110,9 @@ class Feed(threading.Thread):
         from odds.models import Selection
         from reducers.prices import conflate
         from reducers.schemas import PriceUpdate, SelectionPrice
-        from spark.sinks.redis_state import MarketStateSink
+        from reducers.store import MarketStore
 
-        sink = MarketStateSink(redis.Redis.from_url(settings.REDIS_URL))
+        sink = MarketStore(redis.Redis.from_url(settings.REDIS_URL))
         self.seq += 1
         now = int(time.time() * 1000)
         updates = []

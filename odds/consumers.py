@@ -24,6 +24,7 @@ from odds.hub import get_hub
 from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
 from reducers import keys
 from reducers.prices import held_states, state_is_held
+from reducers.store import queue_states, raw_states
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
@@ -344,14 +345,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self.market_channels_add(ids)
             self.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
-            for market_id in ids:
-                pipe.hget(keys.market_state(market_id), "state")
-            stored = zip(ids, await pipe.execute(), strict=True)
+            queue_states(pipe, ids)
+            stored = raw_states(ids, await pipe.execute())
             states = [
                 state.decode()
-                for market_id, state in stored
-                if state is not None
-                and (market_id not in since or not state_is_held(since[market_id], orjson.loads(state)))
+                for market_id, state in stored.items()
+                if market_id not in since or not state_is_held(since[market_id], orjson.loads(state))
             ]
             await self.send(text_data=events.image(markets=states))
 

@@ -178,3 +178,32 @@ def merge_conflated(*groups: list[Conflated]) -> list[Conflated]:
                 winner = item if item.update.seq > current.update.seq else current
                 best[item.update.market_id] = Conflated(winner.update, current.merged + item.merged, winner.kafka_ts)
     return sorted(best.values(), key=lambda c: c.update.market_id)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Which conflated items of a batch are applied now (with their markets-table statuses) and
+    which markets' prices wait for their definitions instead."""
+
+    applied: list[Conflated]
+    statuses: list[str | None]
+    kept: frozenset[int]
+
+
+def unknown_items(items: list[Conflated], statuses: list[str | None]) -> list[Conflated]:
+    """The items whose market the markets table did not know at the lookup (no status)."""
+    return [item for item, status in zip(items, statuses, strict=True) if status is None]
+
+
+def admit(items: list[Conflated], statuses: list[str | None], now_known: Mapping[int, str | None]) -> Admission:
+    """Admit a batch's items given the markets table at the lookup (``statuses``) and, for each
+    market unknown then, what keeping its price found (``now_known``): ``None`` when the price
+    was kept, or the status of a definition written since, in which case the price is applied
+    now with that status."""
+    kept = frozenset(market_id for market_id, status in now_known.items() if status is None)
+    admitted = [
+        (item, status if status is not None else now_known.get(item.update.market_id))
+        for item, status in zip(items, statuses, strict=True)
+        if item.update.market_id not in kept
+    ]
+    return Admission(applied=[item for item, _ in admitted], statuses=[status for _, status in admitted], kept=kept)

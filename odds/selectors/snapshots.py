@@ -22,7 +22,7 @@ import redis
 
 from odds.models import Event, Market
 from odds.selectors.prices import redis_shared
-from reducers import keys
+from reducers.store import queue_states, raw_states
 
 SNAPSHOT_VERSION = 1
 
@@ -44,8 +44,7 @@ def _stored_states(market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
     if not market_ids:
         return {}
     pipe = redis_shared().pipeline(transaction=False)
-    for market_id in market_ids:
-        pipe.hget(keys.market_state(market_id), "state")
+    queue_states(pipe, market_ids)
     try:
         replies = pipe.execute()
     except redis.RedisError:
@@ -54,12 +53,11 @@ def _stored_states(market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         log.warning("view snapshot without live states: Redis unavailable", exc_info=True)
         return {}
     states = {}
-    for market_id, raw in zip(market_ids, replies, strict=True):
-        if raw is not None:
-            try:
-                states[market_id] = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
+    for market_id, raw in raw_states(market_ids, replies).items():
+        try:
+            states[market_id] = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
     return states
 
 

@@ -11,8 +11,6 @@ markets are ranked by their largest move (basis points) into a Redis sorted set.
 from __future__ import annotations
 
 import logging
-import time
-from typing import Any
 
 import redis
 from pyspark.sql import DataFrame, SparkSession
@@ -20,12 +18,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
-from reducers import keys, topics
+from reducers import topics
+from reducers.movers import Movement, best_moves
+from reducers.store import MarketStore
 from spark.sources import env, kafka_stream
 
 log = logging.getLogger("spark.jobs.movers")
 QUERY_NAME = "movers"
-KEEP_WINDOWS_S = 3600
 
 PRICE_SCHEMA = T.StructType(
     [
@@ -82,30 +81,24 @@ def movements(prices: DataFrame, *, window: str, watermark: str) -> DataFrame:
     )
 
 
-def move_bps(first: Any, last: Any) -> int:
-    """Signed move from first to last price in basis points."""
-    return int((last - first) / first * 10_000)
-
-
 class MoversSink:
+    """Scores each window's markets (``reducers.movers.best_moves``) into the store's rankings."""
+
     def __init__(self, *, redis_client: redis.Redis) -> None:
-        self._redis = redis_client
+        self._store = MarketStore(redis_client)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        rows = batch.collect()
-        best: dict[tuple[int, int], int] = {}
-        for row in rows:
-            key = (int(row["window_start"]), int(row["market_id"]))
-            best[key] = max(best.get(key, 0), abs(move_bps(row["first"], row["last"])))
-        if not best:
-            return
-        pipe = self._redis.pipeline(transaction=False)
-        for (window_start, market_id), bps in best.items():
-            pipe.zadd(keys.movers(window_start), {str(market_id): bps})
-            pipe.expire(keys.movers(window_start), KEEP_WINDOWS_S)
-            pipe.zadd(keys.movers_index(), {str(window_start): window_start})
-        pipe.zremrangebyscore(keys.movers_index(), 0, int(time.time() * 1000) - KEEP_WINDOWS_S * 1000)
-        pipe.execute()
+        self._store.rank_movers(
+            best_moves(
+                Movement(
+                    window_start=int(row["window_start"]),
+                    market_id=int(row["market_id"]),
+                    first=row["first"],
+                    last=row["last"],
+                )
+                for row in batch.collect()
+            )
+        )
 
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:

@@ -23,13 +23,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from reducers import keys, topics
-from reducers.prices import Conflated, conflate, merge_conflated
+from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
+from reducers.store import MarketStore
 from reducers.windows import advance_watermark, parse_duration_ms
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects
-from spark.sinks.redis_state import MarketStateSink
 from spark.sources import env, kafka_stream
 from spark.validation import RAW_COLUMNS, with_validity
 
@@ -64,7 +64,7 @@ class PriceBatchProcessor:
     """The reducer for one micro-batch of raw price records (runs on the driver)."""
 
     def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
-        self._sink = MarketStateSink(redis_client)
+        self._sink = MarketStore(redis_client)
         self._channels = ChannelStore(redis_client)
         self._redis = redis_client
         self._dead_letters = dead_letters
@@ -106,28 +106,19 @@ class PriceBatchProcessor:
         records dead-lettered.
         """
         statuses = self._sink.table_statuses([item.update.market_id for item in items])
-        absent = [item for item, status in zip(items, statuses, strict=True) if status is None]
-        if not absent:
-            return items, statuses, 0
+        unknown = unknown_items(items, statuses)
         # A definition written since the lookup is seen by the keeping script, which then returns
         # its status instead of keeping the price.
-        now_known = {
-            item.update.market_id: status
-            for item, status in zip(absent, self._sink.keep_unknown(absent, ttl_s=UNKNOWN_MARKET_KEEP_S), strict=True)
-        }
-        kept = {market_id for market_id, status in now_known.items() if status is None}
-        admitted = [
-            (item, status if status is not None else now_known[item.update.market_id])
-            for item, status in zip(items, statuses, strict=True)
-            if item.update.market_id not in kept
-        ]
-        rows = rows_of(kept) if kept else []
+        found = self._sink.keep_unknown(unknown, ttl_s=UNKNOWN_MARKET_KEEP_S) if unknown else []
+        now_known = {item.update.market_id: status for item, status in zip(unknown, found, strict=True)}
+        admission = admit(items, statuses, now_known)
+        rows = rows_of(set(admission.kept)) if admission.kept else []
         detail = (
             f"no definition in the markets table; the market's newest price is applied if its "
             f"definition arrives within {UNKNOWN_MARKET_KEEP_S} s"
         )
         self._dead_letter([(row, UNKNOWN_MARKET, detail) for row in rows])
-        return [item for item, _ in admitted], [status for _, status in admitted], len(rows)
+        return admission.applied, admission.statuses, len(rows)
 
     def _apply(
         self, items: list[Conflated], *, statuses: list[str | None], records: int, rejected: int

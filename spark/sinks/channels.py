@@ -35,7 +35,8 @@ from reducers.channels import (
     query_refresh_decision,
 )
 from reducers.prices import state_is_held
-from reducers.schemas import InvalidRecord, decode_market_definition
+from reducers.schemas import InvalidRecord
+from reducers.store import MarketStore
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
     StreamCommand,
@@ -88,6 +89,7 @@ def _now_ms() -> int:
 class ChannelStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
+        self.markets = MarketStore(client)
         self._publish = client.register_script(PUBLISH_FRAME)
 
     # --- reads ---
@@ -107,32 +109,12 @@ class ChannelStore:
         return {int(m) for m in self.r.smembers(keys.channel_markets(channel_id))}
 
     def states(self, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-        ids = sorted(set(market_ids))
-        if not ids:
-            return {}
-        pipe = self.r.pipeline(transaction=False)
-        for market_id in ids:
-            pipe.hget(keys.market_state(market_id), "state")
-        return {m: orjson.loads(raw) for m, raw in zip(ids, pipe.execute(), strict=True) if raw is not None}
+        return self.markets.states(market_ids)
 
     def matches_of(self, market_ids: Iterable[int]) -> list[dict[str, Any]]:
         """The latest match state of every event the markets belong to, by event id."""
-        ids = sorted(set(market_ids))
-        if not ids:
-            return []
+        event_ids = {definition.event_id for definition in self.markets.definitions(market_ids).values()}
         pipe = self.r.pipeline(transaction=False)
-        for market_id in ids:
-            pipe.hget(keys.market_definition(market_id), "def")
-        event_ids = set()
-        for raw in pipe.execute():
-            if raw is None:
-                continue
-            try:
-                definition = decode_market_definition(raw)
-            except InvalidRecord:
-                continue
-            if definition is not None:
-                event_ids.add(definition.event_id)
         events = sorted(event_ids)
         for event_id in events:
             pipe.hget(keys.match_state(event_id), "state")
@@ -142,18 +124,11 @@ class ChannelStore:
         """Markets in the markets table that match the spec's query now."""
         if spec.query is None:
             return set()
-        ids = [int(m) for m in self.r.smembers(keys.market_definitions_index())]
-        pipe = self.r.pipeline(transaction=False)
-        for market_id in ids:
-            pipe.hget(keys.market_definition(market_id), "def")
-        matched = set()
-        for raw in pipe.execute():
-            if raw is None:
-                continue
-            definition = decode_market_definition(raw)
-            if definition is not None and query_matches(spec.query, definition, now_ms=now_ms):
-                matched.add(definition.market_id)
-        return matched
+        return {
+            definition.market_id
+            for definition in self.markets.all_definitions()
+            if query_matches(spec.query, definition, now_ms=now_ms)
+        }
 
     # --- writes ---
 

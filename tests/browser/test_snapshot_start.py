@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, WebSocket, expect
 
 from reducers.prices import conflate
-from spark.sinks.redis_state import MarketStateSink
+from reducers.store import MarketStore
 from tests.factories import live_state_write, market_create, price_update
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -47,6 +47,6 @@ def test_the_page_starts_its_stream_after_what_it_was_built_with(asgi_server, re
     assert _frames_until(received, "image", page)["markets"] == []  # nothing moved since the page
 
     moved = price_update(market, seq=9, prices=("2.50", "3.20", "3.00"))
-    MarketStateSink(redis_client).apply(conflate([(moved, 1)]))
+    MarketStore(redis_client).apply(conflate([(moved, 1)]))
     expect(page.locator(f'[data-market-box="{market.id}"]')).to_have_attribute("data-seq", "9")
     expect(page.locator(f'.price[data-selection="{home.id}"] .odds')).to_have_text("2.50")

@@ -12,7 +12,7 @@ from django.conf import settings
 from odds.hub import Hub
 from reducers import keys
 from reducers.prices import conflate
-from spark.sinks.redis_state import MarketStateSink
+from reducers.store import MarketStore
 from tests.factories import raw_price_update
 from webapp.asgi import application
 
@@ -23,7 +23,7 @@ ORIGIN = (b"origin", b"http://127.0.0.1:8000")
 
 def apply(redis_client, *, market_id: int, seq: int, price: str, status: str = "open") -> None:
     update = raw_price_update(market_id=market_id, seq=seq, prices=((1, price),), status=status)
-    MarketStateSink(redis_client).apply(conflate([(update, 1)]))
+    MarketStore(redis_client).apply(conflate([(update, 1)]))
 
 
 async def connect(app=application) -> WebsocketCommunicator:

@@ -40,3 +40,18 @@ def test_a_reducer_importing_the_web_framework_breaks_the_projects_contracts(tmp
     )
     assert result.returncode != 0
     assert "reducers.leak -> django" in result.stdout
+
+
+def test_every_reducers_module_but_the_store_and_the_key_names_is_a_decision_the_contract_names():
+    """A new module in reducers/ must be named in the contract that keeps decisions off the
+    store (or be the store or the key names themselves)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in config if c.get("forbidden_modules") == ["reducers.store"]]
+    modules = {
+        f"reducers.{path.stem}"
+        for path in (ROOT / "reducers").glob("*.py")
+        if path.stem not in ("__init__", "store", "keys", "topics")
+    }
+    assert set(contract["source_modules"]) == modules

@@ -1,27 +1,35 @@
-"""Redis sink for market state: idempotent apply, then publish, in one atomic script.
+"""The Redis store of the reducers' state: the one place that knows each Redis layout.
 
-Redis is written before anything is published, and an update whose sequence is not newer
-than the stored one is neither stored nor published, so replays are harmless. When a market's
-status changes (suspended, reopened, closed) an explicit status message goes out just before
-the new state.
+The decisions in ``reducers/`` return effects; this module carries them out against a Redis
+client it is handed (redis-py's, or anything with its interface), and reads what the decisions
+need. The Spark jobs and the site read and write the markets table, market states, kept prices
+and movers only through it. It imports no client library: the process that owns the connection
+passes it in.
 
-The sink applies whatever it is given; the price reducer first keeps prices of markets the
-markets table does not know out of it (``keep_unknown``), and the markets query applies the kept
-price when the market's definition arrives (``kept_prices``, ``discard_kept``).
+Market states: Redis is written before anything is published, and an update whose sequence is
+not newer than the stored one is neither stored nor published, so replays are harmless. When a
+market's status changes (suspended, reopened, closed) an explicit status message goes out just
+before the new state.
+
+The store applies whatever it is given; the price reducer first keeps prices of markets the
+markets table does not know out of it (``keep_unknown``, decided by ``reducers.prices.admit``),
+and the markets query applies the kept price when the market's definition arrives
+(``kept_prices``, ``discard_kept``).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 import orjson
-import redis
 
 from reducers import keys
+from reducers.markets import StoredDefinition, WriteDefinition
+from reducers.movers import KEEP_WINDOWS_S
 from reducers.prices import Conflated, encode_state, market_state, restated, status_change
-from reducers.schemas import decode_price_update
+from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_definition, decode_price_update
 
 APPLY_IF_NEWER = """
 local cur = redis.call('HGET', KEYS[1], 'seq')
@@ -72,10 +80,13 @@ return false
 """
 
 
-class MarketStateSink:
-    """Applies conflated price updates to Redis with one pipelined round trip per batch."""
+class MarketStore:
+    """The markets table, each market's applied state and the prices kept for unknown markets.
 
-    def __init__(self, client: redis.Redis) -> None:
+    Writes are pipelined, one round trip per call; the apply and restatus scripts store and
+    publish atomically."""
+
+    def __init__(self, client: Any) -> None:
         self._client = client
         self._script = client.register_script(APPLY_IF_NEWER)
         self._keep = client.register_script(KEEP_IF_UNKNOWN)
@@ -195,3 +206,111 @@ class MarketStateSink:
         """Forget the markets' kept prices (once applied)."""
         if market_ids:
             self._client.delete(*(keys.unknown_market_price(market_id) for market_id in market_ids))
+
+    # --- the markets table ---
+
+    def stored_definitions(self, market_ids: Sequence[int]) -> dict[int, StoredDefinition]:
+        """The version and status the table holds of each market, in one round trip."""
+        ids = list(dict.fromkeys(market_ids))
+        pipe = self._client.pipeline(transaction=False)
+        for market_id in ids:
+            pipe.hmget(keys.market_definition(market_id), "version", "status")
+        return {
+            market_id: StoredDefinition(
+                version=int(version) if version is not None else None,
+                status=status.decode() if status is not None else None,
+            )
+            for market_id, (version, status) in zip(ids, pipe.execute(), strict=True)
+        }
+
+    def execute_definition(self, effect: WriteDefinition) -> None:
+        """Write one decision of ``reducers.markets`` atomically."""
+        pipe = self._client.pipeline(transaction=True)
+        key = keys.market_definition(effect.market_id)
+        pipe.delete(key)
+        definition = effect.definition
+        if definition is None:
+            pipe.hset(key, mapping={"status": "closed", "removed": 1})
+            pipe.srem(keys.market_definitions_index(), effect.market_id)
+        else:
+            pipe.hset(
+                key, mapping={"version": definition.version, "status": definition.status, "def": definition.encode()}
+            )
+            pipe.sadd(keys.market_definitions_index(), definition.market_id)
+            pipe.sadd(keys.event_markets(definition.event_id), definition.market_id)
+        pipe.execute()
+
+    def definitions(self, market_ids: Iterable[int]) -> dict[int, MarketDefinition]:
+        """The definitions the table holds of these markets (absent, removed and damaged rows
+        left out)."""
+        ids = sorted(set(market_ids))
+        if not ids:
+            return {}
+        pipe = self._client.pipeline(transaction=False)
+        for market_id in ids:
+            pipe.hget(keys.market_definition(market_id), "def")
+        found = {}
+        for market_id, raw in zip(ids, pipe.execute(), strict=True):
+            if raw is None:
+                continue
+            try:
+                definition = decode_market_definition(raw)
+            except InvalidRecord:
+                continue
+            if definition is not None:
+                found[market_id] = definition
+        return found
+
+    def all_definitions(self) -> list[MarketDefinition]:
+        """Every definition in the table."""
+        ids = [int(m) for m in self._client.smembers(keys.market_definitions_index())]
+        return list(self.definitions(ids).values())
+
+    def sample_market_ids(self, count: int) -> list[int]:
+        """Up to ``count`` markets of the table, chosen at random."""
+        return sorted(int(m) for m in self._client.srandmember(keys.market_definitions_index(), count) or [])
+
+    # --- applied states ---
+
+    def states(self, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Each market's applied state (markets without one left out), in one round trip."""
+        ids = sorted(set(market_ids))
+        if not ids:
+            return {}
+        pipe = self._client.pipeline(transaction=False)
+        queue_states(pipe, ids)
+        return {market_id: orjson.loads(raw) for market_id, raw in raw_states(ids, pipe.execute()).items()}
+
+    # --- movers ---
+
+    def rank_movers(self, best: Mapping[tuple[int, int], int], *, now_ms: int | None = None) -> None:
+        """Record each (window start, market) score in the window's ranking and drop rankings
+        older than ``KEEP_WINDOWS_S``."""
+        if not best:
+            return
+        now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
+        pipe = self._client.pipeline(transaction=False)
+        for (window_start, market_id), bps in best.items():
+            pipe.zadd(keys.movers(window_start), {str(market_id): bps})
+            pipe.expire(keys.movers(window_start), KEEP_WINDOWS_S)
+            pipe.zadd(keys.movers_index(), {str(window_start): window_start})
+        pipe.zremrangebyscore(keys.movers_index(), 0, now_ms - KEEP_WINDOWS_S * 1000)
+        pipe.execute()
+
+
+class Pipeline(Protocol):
+    """What the read helpers need of a pipeline (redis-py's, sync or asyncio)."""
+
+    def hget(self, name: str, key: str) -> Any: ...
+
+
+def queue_states(pipe: Pipeline, market_ids: Sequence[int]) -> None:
+    """Queue on ``pipe`` the reads of each market's applied state (for callers that run their own
+    pipeline, such as the asyncio websocket consumer); ``raw_states`` reads the replies."""
+    for market_id in market_ids:
+        pipe.hget(keys.market_state(market_id), "state")
+
+
+def raw_states(market_ids: Sequence[int], replies: Sequence[Any]) -> dict[int, bytes]:
+    """The encoded state of each market that has one, from the replies of ``queue_states``."""
+    return {market_id: raw for market_id, raw in zip(market_ids, replies, strict=True) if raw is not None}

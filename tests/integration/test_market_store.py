@@ -1,0 +1,74 @@
+"""The reducers' Redis store (reducers/store.py) against real Redis: the layouts the decisions'
+effects are written in, and what the readers get back."""
+
+from __future__ import annotations
+
+import pytest
+
+from reducers import keys
+from reducers.markets import StoredDefinition, WriteDefinition
+from reducers.prices import conflate
+from reducers.store import MarketStore, queue_states, raw_states
+from tests.factories import definition_build, raw_price_update
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_written_definition_is_read_back_indexed_under_its_event(redis_client):
+    store = MarketStore(redis_client)
+    definition = definition_build(987_001, version=3, status="suspended")
+    store.execute_definition(WriteDefinition(987_001, definition))
+    assert store.stored_definitions([987_001, 987_002]) == {
+        987_001: StoredDefinition(version=3, status="suspended"),
+        987_002: StoredDefinition(),
+    }
+    assert store.definitions([987_001, 987_002]) == {987_001: definition}
+    assert definition in store.all_definitions()
+    assert redis_client.sismember(keys.event_markets(definition.event_id), 987_001)
+    assert store.table_statuses([987_001, 987_002]) == ["suspended", None]
+
+
+def test_a_removed_market_is_closed_and_leaves_the_table(redis_client):
+    store = MarketStore(redis_client)
+    store.execute_definition(WriteDefinition(987_011, definition_build(987_011)))
+    store.execute_definition(WriteDefinition(987_011, None))
+    assert store.stored_definitions([987_011]) == {987_011: StoredDefinition(version=None, status="closed")}
+    assert store.definitions([987_011]) == {}
+    assert 987_011 not in {d.market_id for d in store.all_definitions()}
+    assert store.table_statuses([987_011]) == ["closed"]
+
+
+def test_a_damaged_definition_row_is_left_out_of_what_the_readers_see(redis_client):
+    store = MarketStore(redis_client)
+    redis_client.hset(keys.market_definition(987_021), mapping={"version": 1, "status": "open", "def": b"{not json"})
+    redis_client.sadd(keys.market_definitions_index(), 987_021)
+    assert store.definitions([987_021]) == {}
+    assert 987_021 not in {d.market_id for d in store.all_definitions()}
+
+
+def test_applied_states_are_read_the_same_through_the_store_and_a_callers_own_pipeline(redis_client):
+    store = MarketStore(redis_client)
+    store.execute_definition(WriteDefinition(987_031, definition_build(987_031)))
+    applied = store.apply(conflate([(raw_price_update(market_id=987_031, seq=4, prices=((1, "2.50"),)), 1)]))
+    assert set(applied) == {987_031}
+    states = store.states([987_031, 987_032])
+    assert list(states) == [987_031]
+    assert states[987_031]["seq"] == 4
+    pipe = redis_client.pipeline(transaction=False)
+    queue_states(pipe, [987_031, 987_032])
+    raw = raw_states([987_031, 987_032], pipe.execute())
+    assert list(raw) == [987_031]
+    # an older sequence is neither stored nor reported applied
+    assert store.apply(conflate([(raw_price_update(market_id=987_031, seq=3, prices=((1, "9.00"),)), 1)])) == {}
+    assert store.states([987_031])[987_031]["selections"][0]["price"] == "2.50"
+
+
+def test_movers_rankings_keep_an_hour_of_windows(redis_client):
+    store = MarketStore(redis_client)
+    now = 10_000_000_000
+    old, recent = now - 2 * 3_600_000, now - 60_000
+    store.rank_movers({(old, 1): 50}, now_ms=old)
+    store.rank_movers({(recent, 1): 500, (recent, 2): 20}, now_ms=now)
+    assert redis_client.zrange(keys.movers(recent), 0, -1, desc=True, withscores=True) == [(b"1", 500.0), (b"2", 20.0)]
+    assert redis_client.zrange(keys.movers_index(), 0, -1) == [str(recent).encode()]
+    assert 0 < redis_client.ttl(keys.movers(recent)) <= 3600
