@@ -3,11 +3,16 @@ effects are written in, and what the readers get back."""
 
 from __future__ import annotations
 
+import time
+
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reducers import keys
 from reducers.markets import StoredDefinition, WriteDefinition
-from reducers.prices import conflate
+from reducers.prices import conflate, is_newer
 from reducers.store import MarketStore, queue_states, raw_states
 from tests.factories import definition_build, raw_price_update
 
@@ -72,3 +77,56 @@ def test_movers_rankings_keep_an_hour_of_windows(redis_client):
     assert redis_client.zrange(keys.movers(recent), 0, -1, desc=True, withscores=True) == [(b"1", 500.0), (b"2", 20.0)]
     assert redis_client.zrange(keys.movers_index(), 0, -1) == [str(recent).encode()]
     assert 0 < redis_client.ttl(keys.movers(recent)) <= 3600
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 2), st.integers(1, 6), st.sampled_from(["open", "suspended"])),
+            min_size=1,
+            max_size=5,
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_the_stores_apply_if_newer_is_the_pure_rule(redis_client, batches):
+    """The Lua apply-if-newer does what ``reducers.prices.is_newer`` says, on duplicates, replays
+    and out-of-order sequences, and publishes a status message exactly when the status changes."""
+    store = MarketStore(redis_client)
+    markets = [987_101, 987_102, 987_103]
+    for market_id in markets:
+        redis_client.delete(keys.market_state(market_id))
+        store.execute_definition(WriteDefinition(market_id, definition_build(market_id)))
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(*(keys.market_channel(m) for m in markets))
+    model: dict[int, tuple[int, str]] = {}
+    expected_messages: list[tuple[str, int, int]] = []
+    for batch in batches:
+        items = conflate(
+            (raw_price_update(market_id=markets[m], seq=seq, prices=((1, "2.00"),), status=status), 1)
+            for m, seq, status in batch
+        )
+        expected = set()
+        for item in items:
+            market_id, seq, status = item.update.market_id, item.update.seq, item.update.status
+            stored = model.get(market_id)
+            if is_newer(stored_seq=stored[0] if stored else None, incoming_seq=seq):
+                expected.add(market_id)
+                if stored is not None and stored[1] != status:
+                    expected_messages.append(("market.status", market_id, seq))
+                expected_messages.append(("market", market_id, seq))
+                model[market_id] = (seq, status)
+        assert set(store.apply(items)) == expected
+    states = store.states(markets)
+    assert {m: (s["seq"], s["status"]) for m, s in states.items()} == model
+    received = []
+    deadline = time.monotonic() + 5
+    while len(received) < len(expected_messages) and time.monotonic() < deadline:
+        message = pubsub.get_message(timeout=0.1)
+        if message is not None:
+            frame = orjson.loads(message["data"])
+            received.append((frame["type"], frame["market_id"], frame["seq"]))
+    pubsub.close()
+    assert sorted(received) == sorted(expected_messages)
