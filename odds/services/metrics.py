@@ -35,6 +35,16 @@ from django.conf import settings
 
 from odds.services.health import reducer_query_runs
 from odds.services.kafka import admin_client, reader_create
+from odds.services.latency_histograms import (
+    PIPELINE_STAGES,
+    STAGE_BROWSER,
+    STAGE_WEBSOCKET,
+    STAGES,
+    LatencyHistogram,
+    histogram_key,
+    histogram_read,
+    latency_observe,
+)
 from reducers import burrow, keys, topics
 
 # The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
@@ -356,7 +366,7 @@ def percentiles(values: Sequence[float], points: Sequence[int] = (50, 90, 99)) -
 def stage_latencies(frames: Iterable[dict[str, Any]], *, now_ms: int) -> dict[str, list[float]]:
     """Per-stage latencies (ms) of market frames applied within ``LATENCY_MAX_AGE_MS``:
     event → produce, produce → Kafka, Kafka → reducer, and event → reducer."""
-    stages: dict[str, list[float]] = {"source": [], "kafka": [], "reducer": [], "end_to_end": []}
+    stages: dict[str, list[float]] = {stage: [] for stage in PIPELINE_STAGES}
     for frame in frames:
         ts = frame.get("ts") if isinstance(frame, dict) else None
         if not isinstance(ts, dict):
@@ -367,10 +377,10 @@ def stage_latencies(frames: Iterable[dict[str, Any]], *, now_ms: int) -> dict[st
         event, produce, kafka, reducer = stamps
         if now_ms - reducer > LATENCY_MAX_AGE_MS:
             continue
-        stages["source"].append(max(0, produce - event))
-        stages["kafka"].append(max(0, kafka - produce))
-        stages["reducer"].append(max(0, reducer - kafka))
-        stages["end_to_end"].append(max(0, reducer - event))
+        # In the order of PIPELINE_STAGES: source, kafka, reducer, end_to_end.
+        spans = (produce - event, kafka - produce, reducer - kafka, reducer - event)
+        for stage, ms in zip(PIPELINE_STAGES, spans, strict=True):
+            stages[stage].append(max(0, ms))
     return stages
 
 
@@ -392,14 +402,15 @@ def latency(*, now_ms: int | None = None) -> dict[str, dict[str, float]]:
     result = {name: percentiles(values) for name, values in stages.items()}
     browser = [orjson.loads(x) for x in client.lrange(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)]
     recent = [b for b in browser if now_ms - int(b.get("at", 0)) <= LATENCY_MAX_AGE_MS * 5]
-    result["browser"] = percentiles([float(b["e2e"]) for b in recent])
-    result["websocket"] = percentiles([float(b["ws"]) for b in recent if b.get("ws") is not None])
+    result[STAGE_BROWSER] = percentiles([float(b["e2e"]) for b in recent])
+    result[STAGE_WEBSOCKET] = percentiles([float(b["ws"]) for b in recent if b.get("ws") is not None])
     return result
 
 
 def browser_latency_record(*, samples: Sequence[dict[str, float]], now_ms: int | None = None) -> int:
     """Keep latency samples a browser measured: ``e2e`` (receipt - event time, ms) and optionally
-    ``ws`` (receipt - reducer time). Returns how many were kept."""
+    ``ws`` (receipt - reducer time), in the recent window the dashboard's percentiles read and in
+    the cumulative histograms of ``/metrics``. Returns how many were kept."""
     now_ms = now_ms if now_ms is not None else _now_ms()
     rows = [
         orjson.dumps({"at": now_ms, "e2e": float(s["e2e"]), "ws": float(s["ws"]) if "ws" in s else None})
@@ -408,12 +419,23 @@ def browser_latency_record(*, samples: Sequence[dict[str, float]], now_ms: int |
     if not rows:
         return 0
     client = _redis()
-    pipe = client.pipeline(transaction=False)
+    # One transaction, so a scrape never sees a bucket counted without its share of the sum.
+    pipe = client.pipeline(transaction=True)
     pipe.lpush(keys.browser_latency(), *rows)
     pipe.ltrim(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)
     pipe.expire(keys.browser_latency(), BROWSER_SAMPLES_TTL_S)
+    latency_observe(pipe, stage=STAGE_BROWSER, seconds=[float(s["e2e"]) / 1000 for s in samples])
+    latency_observe(pipe, stage=STAGE_WEBSOCKET, seconds=[float(s["ws"]) / 1000 for s in samples if "ws" in s])
     pipe.execute()
     return len(rows)
+
+
+def latency_histograms() -> dict[str, LatencyHistogram]:
+    """Every stage's cumulative latency histogram, as every process recorded it."""
+    pipe = _redis().pipeline(transaction=False)
+    for stage in STAGES:
+        pipe.hgetall(histogram_key(stage))
+    return {stage: histogram_read(fields) for stage, fields in zip(STAGES, pipe.execute(), strict=True)}
 
 
 # --- Websockets per worker -------------------------------------------------------------------

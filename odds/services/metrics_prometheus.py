@@ -1,61 +1,88 @@
-"""The metrics snapshot in Prometheus' text exposition format (version 0.0.4). Pure."""
+"""``/metrics``: the figures of the metrics snapshot and the cumulative latency histograms as
+Prometheus metric families, built by a custom collector at each scrape and rendered by
+prometheus_client in its text format. Units are seconds and bytes; counters end in ``_total``."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from odds.services.latency_histograms import LatencyHistogram
+from odds.services.metrics import latency_histograms, metrics_snapshot
+
 STATUSES = ("OK", "WARN", "STALL", "STOP", "ERR")
 
-# name → (type, help): every metric is named here once.
-METRICS: dict[str, tuple[str, str]] = {
-    "sportsbook_reducer_lag_records": ("gauge", "Records between the committed offset and the log end, per partition."),
-    "sportsbook_reducer_lag_seconds": ("gauge", "How far behind in time the reducer is, per partition."),
-    "sportsbook_reducer_committed_offset": ("gauge", "Offset committed by the reducer's consumer group."),
-    "sportsbook_reducer_log_end_offset": ("gauge", "Log-end offset (high watermark) of the partition."),
-    "sportsbook_reducer_partition_status": ("gauge", "Burrow status of the partition (1 for the current status)."),
-    "sportsbook_reducer_input_rows_per_second": ("gauge", "Input rate of the query's latest batch."),
-    "sportsbook_reducer_processed_rows_per_second": ("gauge", "Processing rate of the query's latest batch."),
-    "sportsbook_reducer_batch_duration_seconds": ("gauge", "Duration of the query's latest trigger."),
-    "sportsbook_reducer_state_rows": ("gauge", "Rows held in the query's state store."),
-    "sportsbook_reducer_lag_objective_seconds": ("gauge", "Seconds behind the query may fall (its objective)."),
-    "sportsbook_reducer_objective_breached": ("gauge", "1 while the query is further behind than its objective."),
-    "sportsbook_reducer_last_seen_age_seconds": (
-        "gauge",
-        "Seconds since the query's last progress report or idle event.",
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """A metric family's type, help text and label names."""
+
+    kind: str
+    help: str
+    labels: tuple[str, ...] = ()
+
+
+PARTITION = ("query", "group", "topic", "partition")
+QUERY = ("query",)
+LATENCY = "sportsbook_latency_seconds"
+
+# Every metric is named here once, by the name it is exposed under (a histogram's samples add
+# ``_bucket``, ``_sum`` and ``_count``).
+METRICS: dict[str, Family] = {
+    "sportsbook_reducer_lag_records": Family(
+        "gauge", "Records between the committed offset and the log end, per partition.", PARTITION
     ),
-    "sportsbook_reducer_query_up": ("gauge", "1 while the reducer query runs, 0 while it waits to be restarted."),
-    "sportsbook_reducer_query_restarts_total": ("counter", "Times the reducer query was restarted after it failed."),
-    "sportsbook_latency_milliseconds": ("gauge", "Latency percentiles per stage over recent samples."),
-    "sportsbook_websockets": ("gauge", "Websockets connected, per ASGI worker."),
-    "sportsbook_dead_letters_total": ("counter", "Records sent to a dead-letter topic, by reason."),
-    "sportsbook_late_records_total": ("counter", "Records behind the watermark, by query."),
-    "sportsbook_redis_memory_bytes": ("gauge", "Memory used by Redis."),
-    "sportsbook_celery_queue_depth": ("gauge", "Tasks waiting in the Celery queue."),
+    "sportsbook_reducer_lag_seconds": Family(
+        "gauge", "How far behind in time the reducer is, per partition.", PARTITION
+    ),
+    "sportsbook_reducer_committed_offset": Family(
+        "gauge", "Offset committed by the reducer's consumer group.", PARTITION
+    ),
+    "sportsbook_reducer_log_end_offset": Family(
+        "gauge", "Log-end offset (high watermark) of the partition.", PARTITION
+    ),
+    "sportsbook_reducer_partition_status": Family(
+        "gauge", "Burrow status of the partition (1 for the current status).", (*PARTITION, "status")
+    ),
+    "sportsbook_reducer_input_rows_per_second": Family("gauge", "Input rate of the query's latest batch.", QUERY),
+    "sportsbook_reducer_processed_rows_per_second": Family(
+        "gauge", "Processing rate of the query's latest batch.", QUERY
+    ),
+    "sportsbook_reducer_batch_duration_seconds": Family("gauge", "Duration of the query's latest trigger.", QUERY),
+    "sportsbook_reducer_state_rows": Family("gauge", "Rows held in the query's state store.", QUERY),
+    "sportsbook_reducer_lag_objective_seconds": Family(
+        "gauge", "Seconds behind the query may fall (its objective).", QUERY
+    ),
+    "sportsbook_reducer_objective_breached": Family(
+        "gauge", "1 while the query is further behind than its objective.", QUERY
+    ),
+    "sportsbook_reducer_last_seen_age_seconds": Family(
+        "gauge", "Seconds since the query's last progress report or idle event.", QUERY
+    ),
+    "sportsbook_reducer_query_up": Family(
+        "gauge", "1 while the reducer query runs, 0 while it waits to be restarted.", QUERY
+    ),
+    "sportsbook_reducer_query_restarts_total": Family(
+        "counter", "Times the reducer query was restarted after it failed.", QUERY
+    ),
+    LATENCY: Family(
+        "histogram",
+        "Latency per stage: source (event to produce), kafka (produce to Kafka), reducer (Kafka to "
+        "reducer), end_to_end (event to reducer), browser (event to an operator's browser), "
+        "websocket (reducer to an operator's browser).",
+        ("stage",),
+    ),
+    "sportsbook_websockets": Family("gauge", "Websockets connected, per ASGI worker.", ("worker",)),
+    "sportsbook_dead_letters_total": Family("counter", "Records sent to a dead-letter topic, by reason.", ("reason",)),
+    "sportsbook_late_records_total": Family("counter", "Records behind the watermark, by query.", QUERY),
+    "sportsbook_redis_memory_bytes": Family("gauge", "Memory used by Redis."),
+    "sportsbook_celery_queue_depth": Family("gauge", "Tasks waiting in the Celery queue."),
 }
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _value(value: float) -> str:
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if float(value).is_integer():
-        return str(int(value))
-    return repr(float(value))
-
-
-def _line(name: str, labels: dict[str, Any], value: float) -> str:
-    if labels:
-        inner = ",".join(f'{k}="{_escape(str(v))}"' for k, v in labels.items())
-        return f"{name}{{{inner}}} {_value(value)}"
-    return f"{name} {_value(value)}"
 
 
 def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], float]]:
@@ -82,10 +109,6 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
         if run is not None:
             yield "sportsbook_reducer_query_up", labels, int(run["state"] == "running")
             yield "sportsbook_reducer_query_restarts_total", labels, run["restarts"]
-    for stage, figures in sorted(snapshot.get("latency", {}).items()):
-        for point in ("p50", "p90", "p99"):
-            quantile = str(int(point[1:]) / 100)
-            yield "sportsbook_latency_milliseconds", {"stage": stage, "quantile": quantile}, figures.get(point, 0.0)
     for worker, count in sorted(snapshot.get("websockets", {}).items()):
         yield "sportsbook_websockets", {"worker": worker}, count
     for reason, count in sorted(snapshot.get("dead_letters", {}).items()):
@@ -96,15 +119,50 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
     yield "sportsbook_celery_queue_depth", {}, snapshot.get("celery_queue_depth", 0)
 
 
-def render(snapshot: dict[str, Any]) -> str:
-    """Every figure of the snapshot, grouped by metric with its HELP and TYPE lines."""
-    grouped: dict[str, list[str]] = {name: [] for name in METRICS}
+def metric_families(*, snapshot: dict[str, Any], histograms: Mapping[str, LatencyHistogram]) -> list[Metric]:
+    """Every family of ``METRICS``, in its order, with the samples of the snapshot and one
+    histogram per stage."""
+    scalars: dict[str, GaugeMetricFamily | CounterMetricFamily] = {}
+    for name, family in METRICS.items():
+        if family.kind == "gauge":
+            scalars[name] = GaugeMetricFamily(name, family.help, labels=family.labels)
+        elif family.kind == "counter":
+            scalars[name] = CounterMetricFamily(name, family.help, labels=family.labels)
     for name, labels, value in _samples(snapshot):
-        grouped[name].append(_line(name, labels, float(value)))
-    out: list[str] = []
-    for name, lines in grouped.items():
-        kind, text = METRICS[name]
-        out.append(f"# HELP {name} {text}")
-        out.append(f"# TYPE {name} {kind}")
-        out.extend(lines)
-    return "\n".join(out) + "\n"
+        scalars[name].add_metric([str(labels[label]) for label in METRICS[name].labels], float(value))
+    latency = HistogramMetricFamily(LATENCY, METRICS[LATENCY].help, labels=METRICS[LATENCY].labels)
+    for stage, histogram in sorted(histograms.items()):
+        latency.add_metric([stage], buckets=histogram.buckets, sum_value=histogram.sum_s)
+    return [latency if name == LATENCY else scalars[name] for name in METRICS]
+
+
+class MetricsCollector(Collector):
+    """A collector over the state ``read`` returns at each collection: the metrics snapshot and
+    the latency histograms per stage."""
+
+    def __init__(self, read: Callable[[], tuple[dict[str, Any], Mapping[str, LatencyHistogram]]]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        snapshot, histograms = self._read()
+        yield from metric_families(snapshot=snapshot, histograms=histograms)
+
+
+def render(*, snapshot: dict[str, Any], histograms: Mapping[str, LatencyHistogram] | None = None) -> bytes:
+    """The text exposition of a given snapshot and histograms."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(MetricsCollector(lambda: (snapshot, histograms or {})))
+    return generate_latest(registry)
+
+
+def _live() -> tuple[dict[str, Any], Mapping[str, LatencyHistogram]]:
+    return metrics_snapshot(), latency_histograms()
+
+
+REGISTRY = CollectorRegistry(auto_describe=False)
+REGISTRY.register(MetricsCollector(_live))
+
+
+def metrics_exposition() -> bytes:
+    """What a scrape of ``/metrics`` answers: the platform's figures read now."""
+    return generate_latest(REGISTRY)

@@ -16,12 +16,11 @@ from django.shortcuts import render
 from django.urls import path
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from odds.api import ops as api
 from odds.selectors.ops import DEAD_LETTER_SOURCES, RANGES, dead_letters_recent
-from odds.services.metrics import metrics_snapshot
-from odds.services.metrics_prometheus import CONTENT_TYPE
-from odds.services.metrics_prometheus import render as prometheus_render
+from odds.services.metrics_prometheus import metrics_exposition
 from odds.views import trading
 from odds.views.trading import staff_page
 
@@ -87,7 +86,7 @@ def metrics(request: HttpRequest) -> HttpResponse:
             return response
     elif not _loopback(request):
         return HttpResponse("set METRICS_TOKEN to scrape from other hosts\n", status=403, content_type="text/plain")
-    return HttpResponse(prometheus_render(metrics_snapshot()), content_type=CONTENT_TYPE)
+    return HttpResponse(metrics_exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
 # Staff pages and APIs (every one of them is checked for 401/403 by the tests).

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
+from odds.services.latency_histograms import histogram_increments, histogram_read
 from odds.services.metrics import percentiles, snapshot_series, stage_latencies
 from odds.services.metrics_prometheus import METRICS, render
 
@@ -56,72 +59,97 @@ SNAPSHOT: dict[str, Any] = {
     "redis_memory_bytes": 1048576,
     "celery_queue_depth": 3,
 }
+# The same end-to-end latencies as the snapshot's percentiles, as a histogram in seconds.
+HISTOGRAMS = {"end_to_end": histogram_read({k: str(v) for k, v in histogram_increments([0.012, 0.030, 0.031]).items()})}
+PARTITION_0 = {"query": "prices", "group": "sb.reducer.prices", "topic": "sb.prices.v1", "partition": "0"}
+
+
+def text(snapshot: dict[str, Any] = SNAPSHOT) -> str:
+    return render(snapshot=snapshot, histograms=HISTOGRAMS).decode()
+
+
+def exposed(snapshot: dict[str, Any] = SNAPSHOT) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample of the exposition by name and labels, as Prometheus parses it."""
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text(snapshot))
+        for sample in family.samples
+    }
+
+
+def value_in(snapshot: dict[str, Any], name: str, **labels: str) -> float:
+    """The sample ``name`` with exactly ``labels`` in the exposition of ``snapshot``."""
+    return exposed(snapshot)[(name, frozenset(labels.items()))]
+
+
+def value(name: str, **labels: str) -> float:
+    return value_in(SNAPSHOT, name, **labels)
 
 
 def test_lag_per_partition_is_rendered_with_query_group_topic_and_partition():
-    text = render(SNAPSHOT)
-    assert (
-        'sportsbook_reducer_lag_records{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",partition="0"} 7'
-        in text
-    )
-    assert (
-        'sportsbook_reducer_lag_seconds{query="prices",group="sb.reducer.prices",topic="sb.prices.v1",'
-        'partition="0"} 1.5' in text
-    )
+    assert value("sportsbook_reducer_lag_records", **PARTITION_0) == 7
+    assert value("sportsbook_reducer_lag_seconds", **PARTITION_0) == 1.5
 
 
 def test_the_objective_its_breach_and_the_age_of_the_last_sign_of_life_are_rendered_per_query():
-    text = render(SNAPSHOT)
-    assert 'sportsbook_reducer_lag_objective_seconds{query="prices"} 1' in text
-    assert 'sportsbook_reducer_objective_breached{query="prices"} 1' in text
-    assert 'sportsbook_reducer_last_seen_age_seconds{query="prices"} 2.5' in text
+    assert value("sportsbook_reducer_lag_objective_seconds", query="prices") == 1
+    assert value("sportsbook_reducer_objective_breached", query="prices") == 1
+    assert value("sportsbook_reducer_last_seen_age_seconds", query="prices") == 2.5
     met = {**SNAPSHOT, "queries": {"prices": {**SNAPSHOT["queries"]["prices"], "objective": "met"}}}
-    assert 'sportsbook_reducer_objective_breached{query="prices"} 0' in render(met)
+    assert value_in(met, "sportsbook_reducer_objective_breached", query="prices") == 0
 
 
 def test_status_is_one_hot_over_the_burrow_statuses():
-    text = render(SNAPSHOT)
-    assert 'partition="0",status="WARN"} 1' in text
-    assert 'partition="0",status="OK"} 0' in text
-    assert 'partition="1",status="OK"} 1' in text
+    assert value("sportsbook_reducer_partition_status", **PARTITION_0, status="WARN") == 1
+    assert value("sportsbook_reducer_partition_status", **PARTITION_0, status="OK") == 0
+    assert value("sportsbook_reducer_partition_status", **{**PARTITION_0, "partition": "1"}, status="OK") == 1
 
 
 def test_every_metric_has_help_and_type_once():
-    text = render(SNAPSHOT)
-    for name, (kind, _) in METRICS.items():
-        assert text.count(f"# TYPE {name} {kind}\n") == 1
-        assert text.count(f"# HELP {name} ") == 1
+    rendered = text()
+    for name, family in METRICS.items():
+        assert rendered.count(f"# TYPE {name} {family.kind}\n") == 1
+        assert rendered.count(f"# HELP {name} ") == 1
 
 
 def test_rates_batch_duration_and_service_figures():
-    text = render(SNAPSHOT)
-    assert 'sportsbook_reducer_input_rows_per_second{query="prices"} 120.5' in text
-    assert 'sportsbook_reducer_batch_duration_seconds{query="prices"} 0.21' in text
-    assert 'sportsbook_websockets{worker="host:1"} 4' in text
-    assert 'sportsbook_dead_letters_total{reason="bad_json"} 2' in text
-    assert 'sportsbook_late_records_total{query="movers"} 9' in text
-    assert "sportsbook_redis_memory_bytes 1048576" in text
-    assert "sportsbook_celery_queue_depth 3" in text
-    assert 'sportsbook_latency_milliseconds{stage="end_to_end",quantile="0.99"} 31' in text
+    assert value("sportsbook_reducer_input_rows_per_second", query="prices") == 120.5
+    assert value("sportsbook_reducer_batch_duration_seconds", query="prices") == 0.21
+    assert value("sportsbook_websockets", worker="host:1") == 4
+    assert value("sportsbook_dead_letters_total", reason="bad_json") == 2
+    assert value("sportsbook_late_records_total", query="movers") == 9
+    assert value("sportsbook_redis_memory_bytes") == 1048576
+    assert value("sportsbook_celery_queue_depth") == 3
+
+
+def test_latency_is_a_histogram_in_seconds_with_cumulative_buckets_sum_and_count():
+    assert value("sportsbook_latency_seconds_bucket", stage="end_to_end", le="0.01") == 0
+    assert value("sportsbook_latency_seconds_bucket", stage="end_to_end", le="0.025") == 1
+    assert value("sportsbook_latency_seconds_bucket", stage="end_to_end", le="0.05") == 3
+    assert value("sportsbook_latency_seconds_bucket", stage="end_to_end", le="+Inf") == 3
+    assert value("sportsbook_latency_seconds_count", stage="end_to_end") == 3
+    assert value("sportsbook_latency_seconds_sum", stage="end_to_end") == 0.073
 
 
 def test_label_values_are_escaped():
-    text = render({"websockets": {'a"b\\c\nd': 1}})
-    assert 'sportsbook_websockets{worker="a\\"b\\\\c\\nd"} 1' in text
+    rendered = render(snapshot={"websockets": {'a"b\\c\nd': 1}}).decode()
+    assert 'sportsbook_websockets{worker="a\\"b\\\\c\\nd"} 1.0' in rendered
+    assert value_in({"websockets": {'a"b\\c\nd': 1}}, "sportsbook_websockets", worker='a"b\\c\nd') == 1
 
 
 def test_every_sample_line_parses_as_name_labels_value():
-    for line in render(SNAPSHOT).splitlines():
+    for line in text().splitlines():
         if line.startswith("#"):
             continue
-        name_and_labels, value = line.rsplit(" ", 1)
-        float(value)
-        assert name_and_labels.split("{")[0] in METRICS
+        name_and_labels, number = line.rsplit(" ", 1)
+        float(number)
+        name = name_and_labels.split("{")[0]
+        assert name in METRICS or name.removesuffix("_bucket").removesuffix("_sum").removesuffix("_count") in METRICS
 
 
 def test_empty_snapshot_renders_only_the_service_gauges():
-    samples = [line for line in render({}).splitlines() if not line.startswith("#")]
-    assert samples == ["sportsbook_redis_memory_bytes 0", "sportsbook_celery_queue_depth 0"]
+    samples = [line for line in render(snapshot={}).decode().splitlines() if not line.startswith("#")]
+    assert samples == ["sportsbook_redis_memory_bytes 0.0", "sportsbook_celery_queue_depth 0.0"]
 
 
 def test_percentiles_use_nearest_rank():

@@ -3,11 +3,11 @@ consumer group's committed offsets and the log-end offsets, read at the same mom
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 from django.conf import settings
+from prometheus_client import CONTENT_TYPE_LATEST
+from prometheus_client.parser import text_string_to_metric_families
 
 from reducers import topics
 from tests.conftest import wait_for
@@ -61,11 +61,13 @@ def test_dashboard_and_metrics_lag_match_the_consumer_group(price_query, produce
 
     text = client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
     exposed = {
-        int(m.group(1)): int(m.group(2))
-        for m in re.finditer(
-            r'sportsbook_reducer_lag_records\{query="prices",group="[^"]+",topic="[^"]+",partition="(\d+)"\} (\d+)',
-            text,
-        )
+        int(sample.labels["partition"]): int(sample.value)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "sportsbook_reducer_lag_records"
+        and sample.labels["query"] == "prices"
+        and sample.labels["group"] == topics.reducer_group("prices")
+        and sample.labels["topic"] == topics.prices()
     }
     assert exposed == kafka_tool_lag("prices")
 
@@ -102,7 +104,7 @@ def test_metrics_needs_the_bearer_token_when_one_is_set(client, settings, servic
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     response = client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret")
     assert response.status_code == 200
-    assert response["Content-Type"].startswith("text/plain; version=0.0.4")
+    assert response["Content-Type"] == CONTENT_TYPE_LATEST
 
 
 def test_metrics_without_a_token_answers_loopback_only(client, settings, services, redis_client, kafka_topics):

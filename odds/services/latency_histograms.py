@@ -1,0 +1,107 @@
+"""Latency histograms: cumulative counts per stage, held in Redis.
+
+Every process that records a latency adds to the same hash, so ``/metrics`` on any instance
+answers the whole platform's counts and ``histogram_quantile`` works however many web workers or
+hosts took the samples. One hash per stage (``keys.counter("latency.<stage>")``): one field per
+bucket, named by its upper bound as the ``le`` label spells it, counting the observations that
+fell in that bucket alone (made cumulative when read), and ``sum_us``, the sum of the
+observations in microseconds (an integer, so concurrent increments add up exactly). The count is
+the sum of the buckets, so ``_count`` always equals the ``+Inf`` bucket.
+
+Changing the bounds needs new hashes: the counts of a bound no longer listed would be dropped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reducers import keys
+
+# Upper bounds (seconds) of the buckets of every latency histogram, ``+Inf`` implied: from a
+# millisecond (a stage of the pipeline) to a minute (a browser tab that was asleep).
+LATENCY_BUCKETS_S: tuple[float, ...] = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+)
+# Each bucket's field and ``le`` label: the bound as Prometheus' clients print a float.
+BUCKET_FIELDS: tuple[str, ...] = (*(repr(bound) for bound in LATENCY_BUCKETS_S), "+Inf")
+FIELD_SUM_US = "sum_us"
+COUNTER_LATENCY = "latency"
+
+# Stages timed by the stamps of an applied market state (event → produce → Kafka → reducer, and
+# event → reducer) and by operators' browsers (event → receipt, reducer → receipt).
+PIPELINE_STAGES: tuple[str, ...] = ("source", "kafka", "reducer", "end_to_end")
+STAGE_BROWSER = "browser"
+STAGE_WEBSOCKET = "websocket"
+BROWSER_STAGES: tuple[str, ...] = (STAGE_BROWSER, STAGE_WEBSOCKET)
+STAGES: tuple[str, ...] = (*PIPELINE_STAGES, *BROWSER_STAGES)
+
+
+def histogram_key(stage: str) -> str:
+    """The Redis hash holding ``stage``'s histogram."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown latency stage {stage!r}")
+    return keys.counter(f"{COUNTER_LATENCY}.{stage}")
+
+
+def bucket_of(seconds: float) -> str:
+    """The field of the bucket an observation falls in: the smallest bound not below it."""
+    return BUCKET_FIELDS[bisect.bisect_left(LATENCY_BUCKETS_S, seconds)]
+
+
+def histogram_increments(seconds: Sequence[float]) -> dict[str, int]:
+    """What observing ``seconds`` adds to a stage's hash: one per observation to its bucket's
+    field, and their sum in microseconds. A negative observation (clocks apart) counts as 0."""
+    clipped = [max(0.0, float(s)) for s in seconds]
+    counts: dict[str, int] = dict(Counter(bucket_of(s) for s in clipped))
+    return {**counts, FIELD_SUM_US: round(sum(clipped) * 1_000_000)}
+
+
+def latency_observe(pipe: Any, *, stage: str, seconds: Sequence[float]) -> None:
+    """Queue on ``pipe`` (a Redis pipeline, sent by the caller with its other writes) the
+    increments that add ``seconds`` to ``stage``'s histogram."""
+    if not seconds:
+        return
+    key = histogram_key(stage)
+    for field, amount in histogram_increments(seconds).items():
+        pipe.hincrby(key, field, amount)
+
+
+@dataclasses.dataclass(frozen=True)
+class LatencyHistogram:
+    """One stage's histogram as Prometheus exposes it: the cumulative count per bucket (``le``,
+    ending with ``+Inf``) and the sum of the observations in seconds."""
+
+    buckets: tuple[tuple[str, int], ...]
+    sum_s: float
+
+    @property
+    def count(self) -> int:
+        return self.buckets[-1][1]
+
+
+def histogram_read(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> LatencyHistogram:
+    """A stage's histogram from its hash (empty when the hash is)."""
+    held = {(k.decode() if isinstance(k, bytes) else k): int(v) for k, v in fields.items()}
+    cumulative, total = [], 0
+    for field in BUCKET_FIELDS:
+        total += held.get(field, 0)
+        cumulative.append((field, total))
+    return LatencyHistogram(buckets=tuple(cumulative), sum_s=held.get(FIELD_SUM_US, 0) / 1_000_000)
