@@ -4,7 +4,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 BIN := infra/bin
 
-.PHONY: help deps services services-stop topics migrate seed up down status test lint unit bench bench-quick lock logs
+.PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
@@ -12,6 +12,7 @@ help:
 	@echo "make status   show what runs (supervisord's processes, then the services)"
 	@echo "make test     lint, type-check and run every test against real services"
 	@echo "make bench    run the benchmarks (writes docs/performance.md)"
+	@echo "make rules    write frontend/src/rules.json from reducers/rules.py (bet limits, the odds ladder)"
 
 deps:
 	@$(BIN)/deps.sh all
@@ -59,6 +60,9 @@ status:
 	@$(BIN)/kafka.sh status
 	@$(BIN)/redis.sh status
 	@$(BIN)/postgres.sh status
+
+rules: deps
+	$(PY) -m reducers.rules --write
 
 lint: deps
 	$(PY) -m ruff check .

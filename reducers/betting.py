@@ -24,16 +24,11 @@ from decimal import (
     localcontext,
 )
 
+from reducers.rules import MAX_LEGS, ODDS_PLACES, PENNY, SLIP_VIEW_MAX_STAKE
 from reducers.schemas import MAX_PRICE
-from reducers.subscriptions import MAX_STAKE
 
-PENNY = Decimal("0.01")
-ODDS_PLACES = Decimal("0.01")
 # The book keeps this share of a cash-out's fair value (the cash-out margin).
 CASH_OUT_MARGIN = Decimal("0.05")
-# The longest accumulator the maths is sized for; bet placement takes as many legs
-# (odds.services.bets.MAX_LEGS, checked by tests/unit/test_bet_maths.py).
-MAX_LEGS = 20
 
 
 def _coefficient(amount: Decimal) -> int:
@@ -44,9 +39,9 @@ def _coefficient(amount: Decimal) -> int:
 # Digits of the exact product of the largest stake and MAX_LEGS of the largest prices, each at
 # two places: 100000.00 * 1000.00 ** 20 has the coefficient 10**7 * (10**5)**20 = 10**107, so 108
 # digits. Every product of prices the schemas admit (at most two places, at most MAX_PRICE) is
-# exact in this context, and so is every return of a stake in pennies up to MAX_STAKE (the slip's;
-# a placed bet's is smaller). The default context (28 digits) failed at ten legs of 500.00.
-PRECISION = len(str(_coefficient(MAX_STAKE) * _coefficient(MAX_PRICE) ** MAX_LEGS))
+# exact in this context, and so is every return of a stake in pennies up to SLIP_VIEW_MAX_STAKE (a
+# placed bet's is smaller). The default context (28 digits) failed at ten legs of 500.00.
+PRECISION = len(str(_coefficient(SLIP_VIEW_MAX_STAKE) * _coefficient(MAX_PRICE) ** MAX_LEGS))
 
 # Products of prices must be exact: a result that would need rounding is an error.
 _EXACT = Context(

@@ -15,13 +15,13 @@ from typing import Any
 import orjson
 
 from reducers.prices import held_states, held_to_json
+from reducers.rules import SLIP_VIEW_MAX_STAKE
 from reducers.schemas import InvalidRecord, MarketDefinition, json_record, parse_amount, parse_price
 
 COMMAND_SCHEMA_VERSION = 1
 COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
 VIEWS = ("markets", "slip", "bets")
 MAX_CHANNEL_MARKETS = 500
-MAX_STAKE = Decimal("100000")
 # Why a channel ended, told to its attached websockets in the ``ended`` frame.
 END_REASONS = ("unsubscribed", "expired", "ended_by_staff")
 # How long the owner of an ended channel is told so when attaching to it.
@@ -149,8 +149,8 @@ def spec_from_json(raw: Any) -> SubscriptionSpec:
     stake = None
     if raw.get("stake") is not None:
         stake = parse_amount(raw.get("stake"), "stake")
-        if stake > MAX_STAKE:
-            raise InvalidRecord("bad_field", f"stake must be at most {MAX_STAKE}", field="stake")
+        if stake > SLIP_VIEW_MAX_STAKE:
+            raise InvalidRecord("bad_field", f"stake must be at most {SLIP_VIEW_MAX_STAKE}", field="stake")
     bets_raw = raw.get("bets") or []
     if not isinstance(bets_raw, list):
         raise InvalidRecord("bad_field", "bets must be a list", field="bets")

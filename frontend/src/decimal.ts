@@ -1,6 +1,7 @@
 // Exact decimal arithmetic for prices and money: a value is an integer coefficient (BigInt)
 // and a number of decimal places. Binary floats never touch a price or an amount of money.
 // Rounding follows Python's decimal module as used by reducers/betting.py and odds/formatting.py.
+import { STAKE_PLACES } from "./rules";
 
 export interface Dec {
   readonly coef: bigint;
@@ -127,7 +128,7 @@ export function compareDecimal(a: string, b: string): -1 | 0 | 1 {
 
 export type StakeParse = { ok: true; value: string } | { ok: false; message: string };
 
-/** The book's stake limits (the server's, handed to the page; see slip.ts ``SlipLimits``). */
+/** The book's stake limits (``LIMITS`` of rules.ts; see slip.ts ``SlipLimits``). */
 export interface StakeLimits {
   minStake: string;
   maxStake: string;
@@ -139,8 +140,8 @@ export function parseStake(text: string, limits: StakeLimits): StakeParse {
   if (trimmed === "") return { ok: false, message: "Enter a stake" };
   const value = parseDec(trimmed);
   if (value === null || value.coef < 0n) return { ok: false, message: "Enter an amount such as 5.00" };
-  if (value.places > 2) return { ok: false, message: "Use at most two decimal places (pence)" };
-  const money = quantize(value, 2, "down");
+  if (value.places > STAKE_PLACES) return { ok: false, message: "Use at most two decimal places (pence)" };
+  const money = quantize(value, STAKE_PLACES, "down");
   if (money.coef === 0n) return { ok: false, message: "Enter a stake above zero" };
   if (compare(money, dec(limits.minStake)) < 0) {
     return { ok: false, message: `The minimum stake is ${formatMoney(limits.minStake)}` };

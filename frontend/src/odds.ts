@@ -1,21 +1,13 @@
 // Odds formats at the edge, with the same rules as odds/formatting.py: prices are decimal strings
 // everywhere; fractional (from the traditional UK ladder) and American odds exist only on screen.
 import { type Dec, compare, dec, div, format, mul, quantize, sub } from "./decimal";
+import { FRACTIONAL_LADDER } from "./rules";
 
 export type OddsFormat = "decimal" | "fractional" | "american";
 export const ODDS_FORMATS: readonly OddsFormat[] = ["decimal", "fractional", "american"];
 
-// The ladder as the platform spells it, ascending (6/4 rather than 3/2, 85/40 rather than 17/8).
-export const FRACTIONAL_LADDER: readonly string[] = [
-  "1/100", "1/66", "1/50", "1/40", "1/33", "1/25", "1/20", "1/16", "1/14", "1/12", "1/10", "1/9",
-  "1/8", "2/15", "1/7", "2/13", "1/6", "2/11", "1/5", "2/9", "1/4", "2/7", "3/10", "1/3",
-  "4/11", "2/5", "4/9", "1/2", "8/15", "4/7", "8/13", "4/6", "8/11", "4/5", "5/6", "10/11",
-  "1/1", "11/10", "6/5", "5/4", "11/8", "6/4", "13/8", "7/4", "15/8", "2/1", "85/40", "9/4",
-  "5/2", "11/4", "3/1", "10/3", "7/2", "4/1", "9/2", "5/1", "11/2", "6/1", "13/2", "7/1",
-  "15/2", "8/1", "17/2", "9/1", "10/1", "11/1", "12/1", "14/1", "16/1", "18/1", "20/1", "22/1",
-  "25/1", "28/1", "33/1", "40/1", "50/1", "66/1", "80/1", "100/1", "125/1", "150/1", "200/1",
-  "250/1", "300/1", "400/1", "500/1", "750/1", "999/1",
-];
+// The ladder as the platform spells it, ascending (reducers/rules.py, through rules.ts).
+export { FRACTIONAL_LADDER };
 
 interface Rung {
   text: string;

@@ -3,8 +3,7 @@
 import type { ApiErrorBody, PlaceBetRequest, PricePolicy } from "./api";
 import { combinedOdds, compareDecimal, formatMoney, parseStake, potentialReturn, type StakeLimits, sumMoney } from "./decimal";
 
-/** The book's limits on a bet, as the server states them (``odds.services.placement``, handed to
- * the page in the ``slip-limits`` script; see ``pageLimits`` in slipView.ts). */
+/** The book's limits on a bet (``LIMITS`` of rules.ts, from reducers/rules.py). */
 export interface SlipLimits extends StakeLimits {
   maxReturn: string;
   maxLegs: number;

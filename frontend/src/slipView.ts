@@ -9,6 +9,7 @@ import { type BetDecision, HeldBets, withDecision } from "./pending";
 import { displayOdds, markSelected } from "./prices";
 import type { ChannelFrame, MarketState, OddsClient } from "./protocol";
 import { refusalText } from "./refusals";
+import { LIMITS } from "./rules";
 import { BetSlip, type Move, type NewLeg, type SlipLeg, type SlipLimits } from "./slip";
 import { moneyMoved } from "./wallet";
 
@@ -21,11 +22,9 @@ const POLICIES: { value: PricePolicy; label: string }[] = [
   { value: "any", label: "Accept all price changes" },
 ];
 
-/** The book's limits as the server states them: the ``slip-limits`` script of every page. */
+/** The book's limits on a bet (reducers/rules.py, through rules.ts). */
 export function pageLimits(): SlipLimits {
-  const raw = JSON.parse(document.getElementById("slip-limits")?.textContent ?? "null") as SlipLimits | null;
-  if (raw === null) throw new Error("the page has no slip-limits script");
-  return raw;
+  return LIMITS;
 }
 
 type Notice = { kind: "error" | "info"; text: string; code?: string } | null;

@@ -24,8 +24,8 @@ from odds.selectors.ops import RANGES
 from odds.services.health import CHECKS
 from odds.services.placement import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE
 from reducers import betting
+from reducers.rules import SLIP_VIEW_MAX_STAKE as SLIP_MAX_STAKE
 from reducers.subscriptions import MAX_CHANNEL_MARKETS, VIEWS
-from reducers.subscriptions import MAX_STAKE as SLIP_MAX_STAKE
 
 JsonSchema = dict[str, Any]
 

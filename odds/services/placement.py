@@ -25,12 +25,12 @@ import orjson
 from odds.models import Bet, BetLeg, Event, Market, Selection
 from odds.selectors.prices import live_quote
 from odds.services.wallet import exclusion_message
-from reducers import betting, schemas
+from reducers import betting, rules, schemas
 
-MIN_STAKE = Decimal("0.10")
-MAX_STAKE = Decimal("10000.00")
-MAX_RETURN = Decimal("250000.00")
-MAX_LEGS = betting.MAX_LEGS
+MIN_STAKE = rules.MIN_STAKE
+MAX_STAKE = rules.MAX_STAKE
+MAX_RETURN = rules.MAX_RETURN
+MAX_LEGS = rules.MAX_LEGS
 MAX_KEY_LENGTH = 64
 
 # The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).

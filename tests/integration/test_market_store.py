@@ -121,7 +121,7 @@ def test_the_stores_apply_if_newer_is_the_pure_rule(redis_client, batches):
         assert set(store.apply(items)) == expected
     states = store.states(markets)
     assert {m: (s["seq"], s["status"]) for m, s in states.items()} == model
-    received = []
+    received: list[tuple[str, int, int]] = []
     deadline = time.monotonic() + 5
     while len(received) < len(expected_messages) and time.monotonic() < deadline:
         message = pubsub.get_message(timeout=0.1)

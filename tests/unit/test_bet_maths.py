@@ -3,7 +3,7 @@ from decimal import Decimal
 import pytest
 
 from odds.services import bets
-from reducers import schemas, subscriptions
+from reducers import rules, schemas
 from reducers.betting import (
     MAX_LEGS,
     PRECISION,
@@ -121,16 +121,16 @@ def test_cash_out_offer_counts_won_legs_as_settled():
 
 
 def test_the_maths_is_sized_for_every_bet_the_api_takes():
-    assert bets.MAX_STAKE <= subscriptions.MAX_STAKE
+    assert bets.MAX_STAKE <= rules.SLIP_VIEW_MAX_STAKE
     # 100000.00 * 1000.00 ** 20: a coefficient of 10 ** 107.
-    assert PRECISION == len(str(int(subscriptions.MAX_STAKE * 100) * int(schemas.MAX_PRICE * 100) ** MAX_LEGS)) == 108
+    assert PRECISION == len(str(int(rules.SLIP_VIEW_MAX_STAKE * 100) * int(schemas.MAX_PRICE * 100) ** MAX_LEGS)) == 108
 
 
 def test_the_longest_accumulator_at_the_longest_prices_is_exact():
     legs = [D("1000.00")] * MAX_LEGS
     assert combined_odds(legs) == D(10**60)
-    assert potential_return(stake=subscriptions.MAX_STAKE, prices=legs) == D(10**65)
-    assert str(potential_return(stake=subscriptions.MAX_STAKE, prices=legs)) == "1" + "0" * 65 + ".00"
+    assert potential_return(stake=rules.SLIP_VIEW_MAX_STAKE, prices=legs) == D(10**65)
+    assert str(potential_return(stake=rules.SLIP_VIEW_MAX_STAKE, prices=legs)) == "1" + "0" * 65 + ".00"
 
 
 def test_a_worst_case_return_with_every_digit_significant_is_exact():

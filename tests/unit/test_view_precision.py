@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reducers.betting import MAX_LEGS
-from reducers.subscriptions import MAX_STAKE, spec_from_json
+from reducers.rules import SLIP_VIEW_MAX_STAKE as MAX_STAKE
+from reducers.subscriptions import spec_from_json
 from reducers.views import TOO_LARGE, VIEW_FAILED, slip_summary, view_frame
 
 MAX_BET_STAKE_PENNIES = 1_000_000  # a claimed bet's stake, at most 10000.00 through the API

@@ -1,0 +1,13 @@
+// The book's rules in the browser: bet limits, stake precision and the fractional ladder, read
+// from rules.json, which `make rules` generates from reducers/rules.py (make test fails when the
+// two differ). Money stays a decimal string.
+import rules from "./rules.json";
+
+/** The book's limits on a bet. */
+export const LIMITS: { minStake: string; maxStake: string; maxReturn: string; maxLegs: number } = rules.limits;
+
+/** Decimal places of a stake (pence). */
+export const STAKE_PLACES: number = rules.stakePlaces;
+
+/** The fractional ladder as the platform spells it, ascending. */
+export const FRACTIONAL_LADDER: readonly string[] = rules.fractionalLadder;
