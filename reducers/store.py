@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import orjson
 
 from reducers import keys
+from reducers.latency import pipeline_observe
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.movers import KEEP_WINDOWS_S
 from reducers.prices import Conflated, encode_state, market_state, restated, status_change
@@ -103,6 +104,7 @@ class MarketStore:
         self, items: Sequence[Conflated], *, table_statuses: Sequence[str | None] | None = None
     ) -> dict[int, dict[str, Any]]:
         """Apply the items; return the states that were newer than the stored ones, by market.
+        Their pipeline stages are added to the latency histograms (``reducers.latency``).
 
         ``table_statuses`` are the items' statuses in the markets table when the caller has just
         read them; otherwise they are read here.
@@ -130,9 +132,12 @@ class MarketStore:
                 ],
                 client=pipe,
             )
-        return {
-            state["market_id"]: state for state, applied in zip(states, pipe.execute(), strict=True) if int(applied)
-        }
+        applied = {state["market_id"]: state for state, done in zip(states, pipe.execute(), strict=True) if int(done)}
+        if applied:
+            latencies = self._client.pipeline(transaction=True)
+            pipeline_observe(latencies, applied.values())
+            latencies.execute()
+        return applied
 
     def restatus(self, market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         """Re-derive the stored state of markets whose row in the markets table just changed;

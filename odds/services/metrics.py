@@ -35,7 +35,8 @@ from django.conf import settings
 
 from odds.services.health import reducer_query_runs
 from odds.services.kafka import admin_client, reader_create
-from odds.services.latency_histograms import (
+from reducers import burrow, keys, topics
+from reducers.latency import (
     PIPELINE_STAGES,
     STAGE_BROWSER,
     STAGE_WEBSOCKET,
@@ -44,8 +45,9 @@ from odds.services.latency_histograms import (
     histogram_key,
     histogram_read,
     latency_observe,
+    state_spans_ms,
 )
-from reducers import burrow, keys, topics
+from reducers.store import MarketStore, queue_states, raw_states
 
 # The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
 QUERY_TOPICS: dict[str, Callable[[], str]] = {
@@ -368,19 +370,11 @@ def stage_latencies(frames: Iterable[dict[str, Any]], *, now_ms: int) -> dict[st
     event → produce, produce → Kafka, Kafka → reducer, and event → reducer."""
     stages: dict[str, list[float]] = {stage: [] for stage in PIPELINE_STAGES}
     for frame in frames:
-        ts = frame.get("ts") if isinstance(frame, dict) else None
-        if not isinstance(ts, dict):
+        spans = state_spans_ms(frame) if isinstance(frame, dict) else None
+        if spans is None or now_ms - frame["ts"]["reducer"] > LATENCY_MAX_AGE_MS:
             continue
-        stamps = [v for v in (ts.get(k) for k in ("event", "produce", "kafka", "reducer")) if isinstance(v, int)]
-        if len(stamps) != 4:
-            continue
-        event, produce, kafka, reducer = stamps
-        if now_ms - reducer > LATENCY_MAX_AGE_MS:
-            continue
-        # In the order of PIPELINE_STAGES: source, kafka, reducer, end_to_end.
-        spans = (produce - event, kafka - produce, reducer - kafka, reducer - event)
         for stage, ms in zip(PIPELINE_STAGES, spans, strict=True):
-            stages[stage].append(max(0, ms))
+            stages[stage].append(ms)
     return stages
 
 
@@ -389,15 +383,13 @@ def latency(*, now_ms: int | None = None) -> dict[str, dict[str, float]]:
     table) and of the samples operators' browsers acknowledged (receipt - event time)."""
     client = _redis()
     now_ms = now_ms if now_ms is not None else _now_ms()
-    ids = client.srandmember(keys.market_definitions_index(), LATENCY_STATE_SAMPLE) or []
+    ids = MarketStore(client).sample_market_ids(LATENCY_STATE_SAMPLE)
     pipe = client.pipeline(transaction=False)
-    for raw in ids:
-        pipe.hget(keys.market_state(int(raw)), "state")
+    queue_states(pipe, ids)
     frames = []
-    for raw_state in pipe.execute() if ids else []:
-        if raw_state:
-            with contextlib.suppress(orjson.JSONDecodeError):
-                frames.append(orjson.loads(raw_state))
+    for raw_state in raw_states(ids, pipe.execute() if ids else []).values():
+        with contextlib.suppress(orjson.JSONDecodeError):
+            frames.append(orjson.loads(raw_state))
     stages = stage_latencies(frames, now_ms=now_ms)
     result = {name: percentiles(values) for name, values in stages.items()}
     browser = [orjson.loads(x) for x in client.lrange(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)]
@@ -530,4 +522,4 @@ def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
 
 def latency_watch_markets(*, count: int = 20) -> list[int]:
     """A few markets of the table for an operator's browser to watch and acknowledge."""
-    return sorted(int(m) for m in _redis().srandmember(keys.market_definitions_index(), count) or [])
+    return MarketStore(_redis()).sample_market_ids(count)

@@ -12,8 +12,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from odds.services.latency_histograms import LatencyHistogram
 from odds.services.metrics import latency_histograms, metrics_snapshot
+from reducers.latency import LatencyHistogram
 
 STATUSES = ("OK", "WARN", "STALL", "STOP", "ERR")
 

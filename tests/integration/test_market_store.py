@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reducers import keys
+from reducers.latency import PIPELINE_STAGES, histogram_key, histogram_read
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.prices import conflate, is_newer
 from reducers.store import MarketStore, queue_states, raw_states
@@ -130,3 +131,18 @@ def test_the_stores_apply_if_newer_is_the_pure_rule(redis_client, batches):
             received.append((frame["type"], frame["market_id"], frame["seq"]))
     pubsub.close()
     assert sorted(received) == sorted(expected_messages)
+
+
+def test_applied_states_add_their_pipeline_stages_to_the_latency_histograms_and_replays_do_not(redis_client):
+    store = MarketStore(redis_client)
+    store.execute_definition(WriteDefinition(987_201, definition_build(987_201)))
+
+    def counts() -> dict[str, int]:
+        return {stage: histogram_read(redis_client.hgetall(histogram_key(stage))).count for stage in PIPELINE_STAGES}
+
+    before = counts()
+    update = raw_price_update(market_id=987_201, seq=1, prices=((1, "2.00"),))
+    store.apply(conflate([(update, update.produce_ts + 3)]))
+    assert counts() == {stage: before[stage] + 1 for stage in PIPELINE_STAGES}
+    store.apply(conflate([(update, update.produce_ts + 3)]))  # the same record again
+    assert counts() == {stage: before[stage] + 1 for stage in PIPELINE_STAGES}

@@ -8,15 +8,18 @@ from typing import Any
 
 import pytest
 
-from odds.services.latency_histograms import (
+from odds.services.metrics_prometheus import render
+from reducers.latency import (
     BUCKET_FIELDS,
     FIELD_SUM_US,
     LATENCY_BUCKETS_S,
     bucket_of,
     histogram_increments,
+    histogram_key,
     histogram_read,
+    pipeline_observe,
+    state_spans_ms,
 )
-from odds.services.metrics_prometheus import render
 from tests.promtool import promtool_check
 from tests.unit.test_metrics_rendering import HISTOGRAMS, SNAPSHOT
 
@@ -80,3 +83,39 @@ def test_every_metric_with_samples_passes_promtool_check_metrics():
     snapshot: dict[str, Any] = {**SNAPSHOT, "queries": {"prices": {**SNAPSHOT["queries"]["prices"], "run": run}}}
     checked = promtool_check(render(snapshot=snapshot, histograms=HISTOGRAMS))
     assert (checked.returncode, checked.stdout, checked.stderr) == (0, "", "")
+
+
+def test_a_states_stamps_give_its_pipeline_stages_clipped_at_zero():
+    state = {"ts": {"event": 1_000, "produce": 1_004, "kafka": 1_003, "reducer": 1_050}}
+    # source 4, Kafka -1 (clocks apart) → 0, reducer 47, end to end 50
+    assert state_spans_ms(state) == (4, 0, 47, 50)
+
+
+def test_a_state_missing_a_stamp_has_no_stages():
+    assert state_spans_ms({"ts": {"event": 1, "produce": 2, "kafka": 3}}) is None
+    assert state_spans_ms({"ts": {"event": 1, "produce": 2, "kafka": 3, "reducer": True}}) is None
+    assert state_spans_ms({}) is None
+
+
+def test_observing_applied_states_adds_each_stage_in_seconds():
+    class Pipe:
+        def __init__(self) -> None:
+            self.added: dict[tuple[str, str], int] = {}
+
+        def hincrby(self, key: str, field: str, amount: int) -> None:
+            self.added[(key, field)] = self.added.get((key, field), 0) + amount
+
+    pipe = Pipe()
+    pipeline_observe(
+        pipe,
+        [
+            {"ts": {"event": 0, "produce": 2, "kafka": 3, "reducer": 20}},
+            {"ts": {"event": 0, "produce": 1, "kafka": 1, "reducer": 400}},
+            {"ts": {}},
+        ],
+    )
+    end_to_end = histogram_key("end_to_end")
+    assert pipe.added[(end_to_end, "0.025")] == 1
+    assert pipe.added[(end_to_end, "0.5")] == 1
+    assert pipe.added[(end_to_end, "sum_us")] == 420_000
+    assert pipe.added[(histogram_key("source"), "sum_us")] == 3_000

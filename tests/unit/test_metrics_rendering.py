@@ -6,9 +6,9 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from odds.services.latency_histograms import histogram_increments, histogram_read
 from odds.services.metrics import percentiles, snapshot_series, stage_latencies
 from odds.services.metrics_prometheus import METRICS, render
+from reducers.latency import histogram_increments, histogram_read
 
 SNAPSHOT: dict[str, Any] = {
     "v": 1,

@@ -11,7 +11,7 @@ import pytest
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 
-from odds.services.latency_histograms import BUCKET_FIELDS, STAGES
+from reducers.latency import BUCKET_FIELDS, STAGES
 from tests.conftest import ROOT
 from tests.promtool import promtool_check
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from reducers import keys
@@ -105,3 +105,32 @@ def histogram_read(fields: Mapping[bytes, bytes] | Mapping[str, str]) -> Latency
         total += held.get(field, 0)
         cumulative.append((field, total))
     return LatencyHistogram(buckets=tuple(cumulative), sum_s=held.get(FIELD_SUM_US, 0) / 1_000_000)
+
+
+def state_spans_ms(state: Mapping[str, Any]) -> tuple[int, int, int, int] | None:
+    """The pipeline stages of an applied market state, in milliseconds, in the order of
+    ``PIPELINE_STAGES``: event → produce (source), produce → Kafka, Kafka → reducer, and event →
+    reducer (end to end), each clipped at 0 (clocks apart); ``None`` when a stamp is missing."""
+    ts = state.get("ts")
+    if not isinstance(ts, Mapping):
+        return None
+    stamps = [ts.get(name) for name in ("event", "produce", "kafka", "reducer")]
+    whole = [stamp for stamp in stamps if isinstance(stamp, int) and not isinstance(stamp, bool)]
+    if len(whole) != len(stamps):
+        return None
+    event, produce, kafka, reducer = whole
+    return (max(0, produce - event), max(0, kafka - produce), max(0, reducer - kafka), max(0, reducer - event))
+
+
+def pipeline_observe(pipe: Any, states: Iterable[Mapping[str, Any]]) -> None:
+    """Queue on ``pipe`` the pipeline stages of newly applied market states (a replay is not a
+    new latency, so only states that were applied belong here)."""
+    by_stage: list[list[float]] = [[] for _ in PIPELINE_STAGES]
+    for state in states:
+        spans = state_spans_ms(state)
+        if spans is None:
+            continue
+        for observed, ms in zip(by_stage, spans, strict=True):
+            observed.append(ms / 1000)
+    for stage, seconds in zip(PIPELINE_STAGES, by_stage, strict=True):
+        latency_observe(pipe, stage=stage, seconds=seconds)
