@@ -64,10 +64,27 @@ export interface ChannelFrame {
   bets?: BetCashOut[];
 }
 
+/** A market's status changed (docs/protocol.md, `market.status`): sent just before the market's
+ * state of the same sequence, and never conflated away. */
+export interface MarketStatusFrame {
+  type: "market.status";
+  v: number;
+  market_id: number;
+  seq: number;
+  status: string;
+  tradable: boolean;
+  ts?: { event: number; produce: number; kafka: number; reducer: number };
+}
+
+/** Every frame the server sends on the odds websocket (docs/protocol.md); ``handle`` has a case
+ * for each, and the compiler fails when one is added here without its case. */
 export type ServerFrame =
   | { type: "hello"; v: number; user: string | null }
   | { type: "image"; v: number; markets: MarketState[] }
   | MarketState
+  | { type: "markets"; items: MarketState[] }
+  | MarketStatusFrame
+  | { type: "conflated"; merged: number }
   | { type: "pong"; ts: number }
   | { type: "heartbeat"; ts: number }
   | { type: "error"; code: string; message: string }
@@ -194,6 +211,10 @@ export interface ClientStats {
   silentDrops: number;
   /** Milliseconds from the reducer applying the latest market frame to this client applying it. */
   latencyMs: number | null;
+  /** Status changes announced (``market.status``) for markets this client watches. */
+  statusChanges: number;
+  /** Market updates the server replaced by newer ones before it could send them (``conflated``). */
+  conflated: number;
 }
 
 class Channel {
@@ -222,6 +243,8 @@ export class OddsClient {
     duplicates: 0,
     silentDrops: 0,
     latencyMs: null,
+    statusChanges: 0,
+    conflated: 0,
   };
   private readonly received = new Map<number, number>();
   private readonly watched: Set<number>;
@@ -316,6 +339,18 @@ export class OddsClient {
       case "market":
         this.update(frame);
         break;
+      case "markets":
+        for (const state of frame.items) this.update(state);
+        break;
+      case "market.status":
+        // The market's state of the same sequence follows at once and carries the status with its
+        // prices; applying the announcement alone would make the book hold that sequence with the
+        // old prices and drop the state as already held.
+        if (this.watched.has(frame.market_id)) this.stats.statusChanges += 1;
+        break;
+      case "conflated":
+        this.stats.conflated += frame.merged;
+        break;
       case "view.image":
       case "view.delta":
       case "view.match":
@@ -344,9 +379,14 @@ export class OddsClient {
       case "error":
         this.serverError(frame.code, frame.message);
         break;
-      default:
-        // pong and heartbeat: only proof of life (lastHeard above).
+      case "pong":
+      case "heartbeat":
+        // Only proof of life (lastHeard above).
         break;
+      default: {
+        const unhandled: never = frame;
+        return unhandled;
+      }
     }
   }
 

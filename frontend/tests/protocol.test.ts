@@ -226,6 +226,38 @@ describe("OddsClient: public prices", () => {
   });
 });
 
+describe("OddsClient: every frame type the server sends", () => {
+  it("takes a status change as notice and the state that follows with its prices", () => {
+    const h = harness([1]);
+    h.socket().open();
+    h.socket().receive({ type: "image", v: 1, markets: [market(1, 1, "2.00")] });
+    h.socket().receive({ type: "market.status", v: 1, market_id: 1, seq: 2, status: "suspended", tradable: false });
+    expect(h.client.book.get(1)?.seq).toBe(1);
+    h.socket().receive({ ...market(1, 2, "2.40"), status: "suspended", tradable: false });
+    expect(h.client.book.get(1)).toMatchObject({ seq: 2, status: "suspended", selections: [{ price: "2.40" }] });
+    expect(h.client.stats.statusChanges).toBe(1);
+    expect(h.markets).toEqual([1, 2]);
+  });
+
+  it("applies every market of a batched frame and counts what the server conflated", () => {
+    const h = harness([1, 2]);
+    h.socket().open();
+    h.socket().receive({ type: "markets", items: [market(1, 3), market(2, 4)] });
+    h.socket().receive({ type: "conflated", merged: 5 });
+    expect([h.client.book.get(1)?.seq, h.client.book.get(2)?.seq]).toEqual([3, 4]);
+    expect(h.client.stats.conflated).toBe(5);
+  });
+
+  it("takes pong and heartbeat as proof of life only", () => {
+    const h = harness([1]);
+    h.socket().open();
+    h.socket().receive({ type: "heartbeat", ts: 1 });
+    h.socket().receive({ type: "pong", ts: 2 });
+    expect(h.markets).toEqual([]);
+    expect(h.socket().closed).toBe(false);
+  });
+});
+
 describe("OddsClient: subscriber channels", () => {
   it("attaches, begins only once attached, then takes the image and the following deltas", () => {
     const h = harness();
