@@ -11,6 +11,7 @@ read are counted under ``keys.bench_rows(CONSUMER)``.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
 import time
@@ -20,9 +21,9 @@ import redis
 from confluent_kafka import Consumer
 
 from reducers import keys, topics
+from spark.config import config
 from spark.jobs.prices import PriceBatchProcessor
 from spark.sinks.dead_letter import DeadLetterSink
-from spark.sources import env
 
 CONSUMER = "plain"
 FETCH = 20_000
@@ -33,10 +34,11 @@ log = logging.getLogger("bench.plain_consumer")
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-    client = redis.Redis.from_url(env("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    cap = int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000"))
-    poll_s = float(env("PLAIN_CONSUMER_POLL_S", "0.05"))
+    settings = config()
+    bootstrap = settings.kafka_bootstrap
+    client = redis.Redis.from_url(settings.redis_url)
+    cap = settings.max_offsets_per_trigger
+    poll_s = float(os.environ.get("PLAIN_CONSUMER_POLL_S", "0.05"))
     processor = PriceBatchProcessor(
         redis_client=client,
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),

@@ -21,10 +21,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from reducers import keys
+from spark.config import config
 from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
 from spark.session import build_session
-from spark.sources import env
 from spark.validation import PRICE_RECORD, RAW_COLUMNS
 
 QUERY_NAME = "ceiling"
@@ -41,8 +41,8 @@ def newest_per_market(batch: DataFrame) -> DataFrame:
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-    client = redis.Redis.from_url(env("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    bootstrap = config().kafka_bootstrap
+    client = redis.Redis.from_url(config().redis_url)
     spark = build_session("sportsbook-bench-ceiling")
     spark.streams.addListener(RedisProgressListener(client, QUERY_NAME))
 

@@ -1,4 +1,4 @@
-"""SparkSession construction from the environment.
+"""SparkSession construction from the reducers' configuration (``spark.config``).
 
 ``SPARK_MASTER`` picks where the reducers run: ``local[N]`` by default, or a standalone
 (``spark://host:7077``) or Kubernetes (``k8s://…``) master. The Kafka connector jars resolved
@@ -8,17 +8,17 @@ by Maven into ``.cache/jars/spark-kafka`` are passed with ``spark.jars``.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+from spark.config import config
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def connector_jars() -> list[str]:
-    jar_dir = Path(os.environ.get("SPARK_KAFKA_JARS_DIR", ROOT / ".cache" / "jars" / "spark-kafka"))
+    jar_dir = config().kafka_jars_dir
     jars = sorted(str(p) for p in jar_dir.glob("*.jar"))
     if not any("spark-sql-kafka" in j for j in jars):
         raise RuntimeError(f"Spark Kafka connector not found in {jar_dir}: run `make deps`")
@@ -28,30 +28,32 @@ def connector_jars() -> list[str]:
 def build_session(app_name: str, *, master: str | None = None, extra: dict[str, str] | None = None) -> SparkSession:
     """A session tuned for small, latency-sensitive streaming batches."""
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    settings = config()
     conf = {
         "spark.jars": ",".join(connector_jars()),
-        "spark.sql.shuffle.partitions": os.environ.get("SPARK_SHUFFLE_PARTITIONS", "4"),
-        "spark.ui.enabled": os.environ.get("SPARK_UI_ENABLED", "false"),
-        "spark.ui.port": os.environ.get("SPARK_UI_PORT", "4040"),
+        # The Python workers run this interpreter (the project's virtual environment).
+        "spark.pyspark.python": settings.python,
+        "spark.pyspark.driver.python": settings.python,
+        "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
+        "spark.ui.enabled": str(settings.ui_enabled).lower(),
+        "spark.ui.port": str(settings.ui_port),
         "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.host": os.environ.get("SPARK_DRIVER_HOST", "127.0.0.1"),
-        "spark.driver.memory": os.environ.get("SPARK_DRIVER_MEMORY", "1g"),
+        "spark.driver.host": settings.driver_host,
+        "spark.driver.memory": settings.driver_memory,
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
         "spark.sql.session.timeZone": "UTC",
         # ``limit(n).collect()`` reads every partition in its first job (the default starts
         # with one and scales up, a job each): the price reducer's batch-size probe relies on it.
-        "spark.sql.limit.initialNumPartitions": os.environ.get("SPARK_LIMIT_INITIAL_PARTITIONS", "1024"),
+        "spark.sql.limit.initialNumPartitions": str(settings.limit_initial_partitions),
         "spark.python.worker.reuse": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
-        "spark.log.level": os.environ.get("SPARK_LOG_LEVEL", "WARN"),
+        "spark.log.level": settings.log_level,
     }
     conf.update(extra or {})
-    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("SPARK_MASTER", "local[4]"))
+    builder = SparkSession.builder.appName(app_name).master(master or settings.master)
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

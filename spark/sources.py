@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+
+from spark.config import config
 
 
 def kafka_stream(
@@ -25,10 +25,10 @@ def kafka_stream(
         .option("failOnDataLoss", "false")
         # A task's consumer reads a fixed offset range; an empty fetch of what lies beyond it must
         # not hold the next batch's read for the broker's default 500 ms wait.
-        .option("kafka.fetch.max.wait.ms", env("SPARK_KAFKA_FETCH_MAX_WAIT_MS", "10"))
+        .option("kafka.fetch.max.wait.ms", str(config().kafka_fetch_max_wait_ms))
         # A backlog is read in fetches of up to this many bytes per partition (the client's
         # default is 1 MiB): fewer round trips per batch.
-        .option("kafka.max.partition.fetch.bytes", env("SPARK_KAFKA_PARTITION_FETCH_BYTES", str(4 << 20)))
+        .option("kafka.max.partition.fetch.bytes", str(config().kafka_partition_fetch_bytes))
     )
     if max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
@@ -39,7 +39,3 @@ def kafka_stream(
         "offset",
         F.unix_millis(F.col("timestamp")).alias("kafka_ts"),
     )
-
-
-def env(name: str, default: str) -> str:
-    return os.environ.get(name, default)

@@ -16,10 +16,11 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import topics
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import decode_command
+from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
-from spark.sources import env, kafka_stream
+from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.commands")
 QUERY_NAME = "commands"
@@ -72,6 +73,6 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(processor)
-        .trigger(processingTime=env("SPARK_COMMANDS_TRIGGER", "0 seconds"))
+        .trigger(processingTime=config().commands_trigger)
         .start()
     )

@@ -16,9 +16,10 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import keys, topics
 from reducers.liability import liability_deltas
 from reducers.schemas import InvalidRecord, decode_bet_event
+from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
-from spark.sources import env, kafka_stream
+from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.liability")
 QUERY_NAME = "liability"
@@ -102,6 +103,6 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(processor)
-        .trigger(processingTime=env("SPARK_LIABILITY_TRIGGER", "1 second"))
+        .trigger(processingTime=config().liability_trigger)
         .start()
     )

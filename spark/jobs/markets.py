@@ -24,10 +24,11 @@ from reducers import topics
 from reducers.markets import TablePlan, plan_table
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_row
 from reducers.store import MarketStore
+from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
-from spark.sources import env, kafka_stream
+from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.markets")
 QUERY_NAME = "markets"
@@ -129,6 +130,6 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(processor)
-        .trigger(processingTime=env("SPARK_MARKETS_TRIGGER", "1 second"))
+        .trigger(processingTime=config().markets_trigger)
         .start()
     )

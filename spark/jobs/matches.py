@@ -19,10 +19,11 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import keys, topics
 from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
+from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
-from spark.sources import env, kafka_stream
+from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.matches")
 QUERY_NAME = "matches"
@@ -100,6 +101,6 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(processor)
-        .trigger(processingTime=env("SPARK_MATCHES_TRIGGER", "500 milliseconds"))
+        .trigger(processingTime=config().matches_trigger)
         .start()
     )

@@ -21,7 +21,8 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import topics
 from reducers.movers import Movement, best_moves
 from reducers.store import MarketStore
-from spark.sources import env, kafka_stream
+from spark.config import config
+from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.movers")
 QUERY_NAME = "movers"
@@ -106,14 +107,14 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     # aggregation, about a second each on two cores) then take one core, not all, and the price
     # query's batches beside them stay short. SPARK_MOVERS_TASKS raises it where cores allow.
     stream = kafka_stream(spark, topic=topics.prices(), bootstrap=bootstrap, starting_offsets="latest").coalesce(
-        int(env("SPARK_MOVERS_TASKS", "1"))
+        config().movers_tasks
     )
     return (
-        movements(stream, window=env("MOVERS_WINDOW", "1 minute"), watermark=env("MOVERS_WATERMARK", "30 seconds"))
+        movements(stream, window=config().movers_window, watermark=config().movers_watermark)
         .writeStream.queryName(QUERY_NAME)
         .outputMode("update")
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(MoversSink(redis_client=redis.Redis.from_url(redis_url)))
-        .trigger(processingTime=env("SPARK_MOVERS_TRIGGER", "10 seconds"))
+        .trigger(processingTime=config().movers_trigger)
         .start()
     )

@@ -26,19 +26,17 @@ from reducers import keys, topics
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
 from reducers.store import MarketStore
-from reducers.windows import advance_watermark, parse_duration_ms
+from reducers.windows import advance_watermark
+from spark.config import ReducerConfig, config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects
-from spark.sources import env, kafka_stream
+from spark.sources import kafka_stream
 from spark.validation import RAW_COLUMNS, with_validity
 
 log = logging.getLogger("spark.jobs.prices")
 
 QUERY_NAME = "prices"
-SQL_PATH_MIN_RECORDS = int(env("SPARK_SQL_PATH_MIN_RECORDS", "2000"))
-# How long the newest price of a market the markets table does not know waits for its definition.
-UNKNOWN_MARKET_KEEP_S = int(env("SPARK_UNKNOWN_MARKET_KEEP_S", "600"))
 COMPONENT = "reducers"
 
 # A validated price, its Kafka timestamp (ms) and the raw row it came from.
@@ -56,7 +54,7 @@ def read_prices(spark: SparkSession, *, bootstrap: str, mode: str, starting_offs
         topic=topics.prices(),
         bootstrap=bootstrap,
         starting_offsets=starting_offsets,
-        max_offsets_per_trigger=(int(env("SPARK_MAX_OFFSETS_PER_TRIGGER", "200000")) if mode == "microbatch" else None),
+        max_offsets_per_trigger=config().max_offsets_per_trigger if mode == "microbatch" else None,
     )
 
 
@@ -71,7 +69,10 @@ class PriceBatchProcessor:
         self._watermark: int | None = None
         # Milliseconds the last SQL-path batch spent in Spark (parse, check, aggregate, collect).
         self.last_sql_ms: int | None = None
-        self._delay_ms = parse_duration_ms(env("MOVERS_WATERMARK", "30 seconds"))
+        self._delay_ms = config().movers_watermark_ms
+        # How long the newest price of a market the markets table does not know waits for its
+        # definition.
+        self._unknown_keep_s = config().unknown_market_keep_s
 
     def _dead_letter(self, rejects: list[tuple[Any, str, str]]) -> None:
         """Send each (row, reason, detail) to the dead-letter topic and count it by reason."""
@@ -101,7 +102,7 @@ class PriceBatchProcessor:
 
         Every record of such a market (``rows_of`` finds them) is dead-lettered as
         ``unknown_market``; the market's newest price is kept for the markets query, which
-        applies it if the definition arrives within ``UNKNOWN_MARKET_KEEP_S``. Returns the items
+        applies it if the definition arrives within ``SPARK_UNKNOWN_MARKET_KEEP_S``. Returns the items
         to apply, their table statuses (one round trip, reused by the sink) and the number of
         records dead-lettered.
         """
@@ -109,13 +110,13 @@ class PriceBatchProcessor:
         unknown = unknown_items(items, statuses)
         # A definition written since the lookup is seen by the keeping script, which then returns
         # its status instead of keeping the price.
-        found = self._sink.keep_unknown(unknown, ttl_s=UNKNOWN_MARKET_KEEP_S) if unknown else []
+        found = self._sink.keep_unknown(unknown, ttl_s=self._unknown_keep_s) if unknown else []
         now_known = {item.update.market_id: status for item, status in zip(unknown, found, strict=True)}
         admission = admit(items, statuses, now_known)
         rows = rows_of(set(admission.kept)) if admission.kept else []
         detail = (
             f"no definition in the markets table; the market's newest price is applied if its "
-            f"definition arrives within {UNKNOWN_MARKET_KEEP_S} s"
+            f"definition arrives within {self._unknown_keep_s} s"
         )
         self._dead_letter([(row, UNKNOWN_MARKET, detail) for row in rows])
         return admission.applied, admission.statuses, len(rows)
@@ -235,14 +236,15 @@ class PriceBatchProcessor:
         size = batch_records(batch)
         sized = time.perf_counter()
         self.last_sql_ms = None
-        if size is not None and size > SQL_PATH_MIN_RECORDS:
+        limit = config().sql_path_min_records
+        if size is not None and size > limit:
             stats = self.process_batch(batch)
         else:
             # A source whose batch size is not known is probed: at most one record past the
             # limit is read from each partition (``spark.sql.limit.initialNumPartitions``
             # covers them all in one job, see spark/session.py).
-            rows = batch.collect() if size is not None else batch.limit(SQL_PATH_MIN_RECORDS + 1).collect()
-            stats = self.process_rows(rows) if len(rows) <= SQL_PATH_MIN_RECORDS else self.process_batch(batch)
+            rows = batch.collect() if size is not None else batch.limit(limit + 1).collect()
+            stats = self.process_rows(rows) if len(rows) <= limit else self.process_batch(batch)
         stats["size_ms"] = round((sized - started) * 1000)
         if self.last_sql_ms is not None:
             stats["sql_ms"] = self.last_sql_ms
@@ -271,18 +273,21 @@ def batch_records(batch: DataFrame) -> int | None:
         return None
 
 
-# Session settings when the price query runs in real-time mode (the other queries use no Python
-# UDFs, so these change nothing for them). Why each is needed: docs/architecture.md, "Real-time mode".
-REALTIME_SQL_CONF = {
-    # Hand each record to Python as its own Arrow batch instead of waiting for a full one. More
-    # records per batch trade latency (a batch waits until it is full) for throughput.
-    "spark.sql.execution.arrow.maxRecordsPerBatch": env("SPARK_REALTIME_RECORDS_PER_BATCH", "1"),
-    # Flush the JVM → Python stream after every small write instead of every 64 KiB.
-    "spark.sql.execution.pandas.udf.buffer.size": "64",
-    # Spark's real-time allowlist does not yet list Arrow Python UDFs (ArrowEvalPythonExec);
-    # the query is stateless and its effects idempotent, which is what the allowlist protects.
-    "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
-}
+def realtime_sql_conf() -> dict[str, str]:
+    """Session settings when the price query runs in real-time mode (the other queries use no
+    Python UDFs, so these change nothing for them). Why each is needed: docs/architecture.md,
+    "Real-time mode"."""
+    return {
+        # Hand each record to Python as its own Arrow batch instead of waiting for a full one.
+        # More records per batch trade latency (a batch waits until it is full) for throughput.
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(config().realtime_records_per_batch),
+        # Flush the JVM → Python stream after every small write instead of every 64 KiB.
+        "spark.sql.execution.pandas.udf.buffer.size": "64",
+        # Spark's real-time allowlist does not yet list Arrow Python UDFs (ArrowEvalPythonExec);
+        # the query is stateless and its effects idempotent, which is what the allowlist protects.
+        "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
+    }
+
 
 _row_processors: dict[tuple[str, str, str], PriceBatchProcessor] = {}
 
@@ -340,16 +345,16 @@ def start_realtime(spark: SparkSession, *, source: DataFrame, redis_url: str, bo
             "applied"
         )
     )
-    unset = [name for name, value in REALTIME_SQL_CONF.items() if spark.conf.get(name, None) != value]
+    unset = [name for name, value in realtime_sql_conf().items() if spark.conf.get(name, None) != value]
     if unset:
-        raise RuntimeError(f"real-time mode needs the session built with REALTIME_SQL_CONF; not set: {unset}")
+        raise RuntimeError(f"real-time mode needs the session built with realtime_sql_conf(); not set: {unset}")
     return (
         applied.writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
         .format("noop")
         .outputMode("update")
         # realTime is missing from PySpark's type overloads of trigger(); passed by name.
-        .trigger(**{"realTime": env("SPARK_REALTIME_BATCH", "5 minutes")})
+        .trigger(**{"realTime": config().realtime_batch})
         .start()
     )
 
@@ -368,12 +373,12 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         redis_client=redis.Redis.from_url(redis_url),
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
     )
-    for key, value in async_progress_options().items():
+    for key, value in async_progress_options(config()).items():
         writer = writer.option(key, value)
-    return writer.foreachBatch(processor).trigger(processingTime=env("SPARK_TRIGGER_INTERVAL", "0 seconds")).start()
+    return writer.foreachBatch(processor).trigger(processingTime=config().trigger_interval).start()
 
 
-def async_progress_options() -> dict[str, str]:
+def async_progress_options(settings: ReducerConfig) -> dict[str, str]:
     """Writer options for asynchronous progress tracking of the micro-batch price query.
 
     Writing the offset log and the commit log takes about half of a small price batch (90 and
@@ -387,10 +392,10 @@ def async_progress_options() -> dict[str, str]:
     check is overridden. ``SPARK_ASYNC_PROGRESS=false`` turns it off; a query restarted without
     it on a checkpoint written with it resumes from the last logged batch (tried with Spark 4.x).
     """
-    if env("SPARK_ASYNC_PROGRESS", "true").lower() not in ("1", "true", "yes"):
+    if not settings.async_progress:
         return {}
     return {
         "asyncProgressTrackingEnabled": "true",
-        "asyncProgressTrackingCheckpointIntervalMs": env("SPARK_ASYNC_PROGRESS_INTERVAL_MS", "1000"),
+        "asyncProgressTrackingCheckpointIntervalMs": str(settings.async_progress_interval_ms),
         "_asyncProgressTrackingOverrideSinkSupportCheck": "true",
     }

@@ -36,11 +36,11 @@ from reducers.supervision import (
     run_steady,
     run_stopped,
 )
+from spark.config import ConfigError, ReducerConfig, config
 from spark.jobs import commands, liability, markets, matches, movers, prices
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
-from spark.session import ROOT, build_session
-from spark.sources import env
+from spark.session import build_session
 
 log = logging.getLogger("spark.jobs.reducers")
 COMPONENT = "reducers"
@@ -186,30 +186,29 @@ class QuerySupervisor:
             log.warning("query states not written: %s", exc)
 
 
-def backoff_from_env() -> Backoff:
-    return Backoff(
-        base_s=float(env("SPARK_QUERY_RESTART_BASE_S", "1")),
-        cap_s=float(env("SPARK_QUERY_RESTART_MAX_S", "60")),
-        stable_s=float(env("SPARK_QUERY_STABLE_S", "60")),
-    )
+def backoff_from_config(settings: ReducerConfig) -> Backoff:
+    return Backoff(base_s=settings.restart_base_s, cap_s=settings.restart_max_s, stable_s=settings.stable_s)
 
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    bootstrap = env("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
-    redis_url = env("REDIS_URL", "redis://127.0.0.1:6379/0")
-    mode = env("SPARK_TRIGGER_MODE", "microbatch")
-    checkpoint_root = Path(env("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints")))
-    spark = build_session("sportsbook-reducers", extra=prices.REALTIME_SQL_CONF if mode == "realtime" else None)
+    try:
+        settings = config()
+    except ConfigError as exc:
+        log.error("%s", exc)
+        raise SystemExit(2) from exc
+    bootstrap, redis_url, mode = settings.kafka_bootstrap, settings.redis_url, settings.trigger_mode
+    checkpoint_root = settings.checkpoint_dir
+    spark = build_session("sportsbook-reducers", extra=prices.realtime_sql_conf() if mode == "realtime" else None)
     client = redis.Redis.from_url(redis_url)
     spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))
     supervisor = QuerySupervisor(
         starters=starters(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode),
         redis_client=client,
-        backoff=backoff_from_env(),
+        backoff=backoff_from_config(settings),
     )
     supervisor.start()
-    refresher = QueryRefresher(redis_client=client, interval_s=float(env("QUERY_REFRESH_SECONDS", "10")))
+    refresher = QueryRefresher(redis_client=client, interval_s=settings.query_refresh_s)
     refresher.start()
     log.info("reducers running: %s (price path in %s mode)", ", ".join(supervisor.queries), mode)
     stop_requested = threading.Event()

@@ -215,13 +215,11 @@ def test_the_micro_batch_price_query_logs_its_progress_in_the_background(price_q
     assert execution == "AsyncProgressTrackingMicroBatchExecution"
 
 
-def test_asynchronous_progress_tracking_is_on_by_default_and_can_be_turned_off(monkeypatch):
+def test_asynchronous_progress_tracking_is_on_by_default_and_can_be_turned_off():
+    from spark.config import load
     from spark.jobs.prices import async_progress_options
 
-    monkeypatch.delenv("SPARK_ASYNC_PROGRESS", raising=False)
-    monkeypatch.setenv("SPARK_ASYNC_PROGRESS_INTERVAL_MS", "500")
-    options = async_progress_options()
+    options = async_progress_options(load({"SPARK_ASYNC_PROGRESS_INTERVAL_MS": "500"}))
     assert options["asyncProgressTrackingEnabled"] == "true"
     assert options["asyncProgressTrackingCheckpointIntervalMs"] == "500"
-    monkeypatch.setenv("SPARK_ASYNC_PROGRESS", "false")
-    assert async_progress_options() == {}
+    assert async_progress_options(load({"SPARK_ASYNC_PROGRESS": "false"})) == {}

@@ -1,0 +1,208 @@
+"""The reducers' configuration: one object per process, read from the environment once.
+
+Every setting of the Spark jobs is named here with its type, its development default and its
+check; nothing else in ``spark/`` reads the environment. ``load`` reads and checks them all and
+raises ``ConfigError`` naming every problem at once, before a Spark session starts. With
+``SPORTSBOOK_ENV=production`` the settings that locate shared state (Kafka, Redis, the
+checkpoints) have no default: a reducer that would quietly use a development address refuses to
+start instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from reducers.windows import parse_duration_ms
+
+ROOT = Path(__file__).resolve().parents[1]
+TRIGGER_MODES = ("microbatch", "realtime")
+
+
+class ConfigError(ValueError):
+    """One or more settings are missing or malformed; the message names each."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ReducerConfig:
+    """Every setting of the reducer application, typed and checked."""
+
+    environment: str
+    # where the shared state is
+    kafka_bootstrap: str
+    redis_url: str
+    checkpoint_dir: Path
+    # the Spark session
+    master: str
+    driver_host: str
+    driver_memory: str
+    shuffle_partitions: int
+    ui_enabled: bool
+    ui_port: int
+    log_level: str
+    limit_initial_partitions: int
+    kafka_jars_dir: Path
+    python: str
+    # the Kafka source
+    kafka_fetch_max_wait_ms: int
+    kafka_partition_fetch_bytes: int
+    # the price query
+    trigger_mode: Literal["microbatch", "realtime"]
+    trigger_interval: str
+    max_offsets_per_trigger: int
+    sql_path_min_records: int
+    unknown_market_keep_s: int
+    async_progress: bool
+    async_progress_interval_ms: int
+    realtime_batch: str
+    realtime_records_per_batch: int
+    # the other queries
+    commands_trigger: str
+    markets_trigger: str
+    matches_trigger: str
+    liability_trigger: str
+    movers_trigger: str
+    movers_tasks: int
+    movers_window: str
+    movers_watermark: str
+    query_refresh_s: float
+    # supervision of failed queries
+    restart_base_s: float
+    restart_max_s: float
+    stable_s: float
+
+    @property
+    def production(self) -> bool:
+        return self.environment == "production"
+
+    @property
+    def movers_watermark_ms(self) -> int:
+        return parse_duration_ms(self.movers_watermark)
+
+
+class _Reader:
+    """Reads settings from ``environ``, collecting every problem instead of stopping at the first."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+        self.environment = environ.get("SPORTSBOOK_ENV", "development")
+        self.problems: list[str] = []
+
+    def text(self, name: str, default: str, *, production_default: bool = True) -> str:
+        value = self.environ.get(name, "")
+        if value:
+            return value
+        if self.environment == "production" and not production_default:
+            self.problems.append(f"{name} must be set when SPORTSBOOK_ENV=production")
+        return default
+
+    def parsed(self, name: str, default: str, parse: Callable[[str], Any], wanted: str) -> Any:
+        raw = self.text(name, default)
+        try:
+            return parse(raw)
+        except (ValueError, TypeError):
+            self.problems.append(f"{name} must be {wanted}, got {raw!r}")
+            return parse(default)
+
+    def whole(self, name: str, default: int, *, minimum: int = 0) -> int:
+        def parse(raw: str) -> int:
+            value = int(raw)
+            if value < minimum:
+                raise ValueError(raw)
+            return value
+
+        return int(self.parsed(name, str(default), parse, f"a whole number of at least {minimum}"))
+
+    def seconds(self, name: str, default: float) -> float:
+        def parse(raw: str) -> float:
+            value = float(raw)
+            if not value >= 0:
+                raise ValueError(raw)
+            return value
+
+        return float(self.parsed(name, str(default), parse, "a number of seconds, 0 or more"))
+
+    def flag(self, name: str, default: bool) -> bool:
+        def parse(raw: str) -> bool:
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+
+        return bool(self.parsed(name, "true" if default else "false", parse, "true or false"))
+
+    def duration(self, name: str, default: str) -> str:
+        def parse(raw: str) -> str:
+            parse_duration_ms(raw)
+            return raw
+
+        return str(self.parsed(name, default, parse, 'a duration such as "500 milliseconds" or "1 minute"'))
+
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        def parse(raw: str) -> str:
+            if raw not in choices:
+                raise ValueError(raw)
+            return raw
+
+        return str(self.parsed(name, default, parse, f"one of {', '.join(choices)}"))
+
+
+def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
+    """The configuration in ``environ`` (the process's environment by default), checked."""
+    read = _Reader(os.environ if environ is None else environ)
+    config = ReducerConfig(
+        environment=read.environment,
+        kafka_bootstrap=read.text("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092", production_default=False),
+        redis_url=read.text("REDIS_URL", "redis://127.0.0.1:6379/0", production_default=False),
+        checkpoint_dir=Path(
+            read.text("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints"), production_default=False)
+        ),
+        master=read.text("SPARK_MASTER", "local[4]"),
+        driver_host=read.text("SPARK_DRIVER_HOST", "127.0.0.1"),
+        driver_memory=read.text("SPARK_DRIVER_MEMORY", "1g"),
+        shuffle_partitions=read.whole("SPARK_SHUFFLE_PARTITIONS", 4, minimum=1),
+        ui_enabled=read.flag("SPARK_UI_ENABLED", False),
+        ui_port=read.whole("SPARK_UI_PORT", 4040, minimum=1),
+        log_level=read.choice("SPARK_LOG_LEVEL", "WARN", ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")),
+        limit_initial_partitions=read.whole("SPARK_LIMIT_INITIAL_PARTITIONS", 1024, minimum=1),
+        kafka_jars_dir=Path(read.text("SPARK_KAFKA_JARS_DIR", str(ROOT / ".cache" / "jars" / "spark-kafka"))),
+        python=read.text("PYSPARK_PYTHON", sys.executable),
+        kafka_fetch_max_wait_ms=read.whole("SPARK_KAFKA_FETCH_MAX_WAIT_MS", 10),
+        kafka_partition_fetch_bytes=read.whole("SPARK_KAFKA_PARTITION_FETCH_BYTES", 4 << 20, minimum=1),
+        trigger_mode=read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES),  # type: ignore[arg-type]
+        trigger_interval=read.duration("SPARK_TRIGGER_INTERVAL", "0 seconds"),
+        max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),
+        sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 2000),
+        unknown_market_keep_s=read.whole("SPARK_UNKNOWN_MARKET_KEEP_S", 600, minimum=1),
+        async_progress=read.flag("SPARK_ASYNC_PROGRESS", True),
+        async_progress_interval_ms=read.whole("SPARK_ASYNC_PROGRESS_INTERVAL_MS", 1000),
+        realtime_batch=read.duration("SPARK_REALTIME_BATCH", "5 minutes"),
+        realtime_records_per_batch=read.whole("SPARK_REALTIME_RECORDS_PER_BATCH", 1, minimum=1),
+        commands_trigger=read.duration("SPARK_COMMANDS_TRIGGER", "0 seconds"),
+        markets_trigger=read.duration("SPARK_MARKETS_TRIGGER", "1 second"),
+        matches_trigger=read.duration("SPARK_MATCHES_TRIGGER", "500 milliseconds"),
+        liability_trigger=read.duration("SPARK_LIABILITY_TRIGGER", "1 second"),
+        movers_trigger=read.duration("SPARK_MOVERS_TRIGGER", "10 seconds"),
+        movers_tasks=read.whole("SPARK_MOVERS_TASKS", 1, minimum=1),
+        movers_window=read.duration("MOVERS_WINDOW", "1 minute"),
+        movers_watermark=read.duration("MOVERS_WATERMARK", "30 seconds"),
+        query_refresh_s=read.seconds("QUERY_REFRESH_SECONDS", 10),
+        restart_base_s=read.seconds("SPARK_QUERY_RESTART_BASE_S", 1),
+        restart_max_s=read.seconds("SPARK_QUERY_RESTART_MAX_S", 60),
+        stable_s=read.seconds("SPARK_QUERY_STABLE_S", 60),
+    )
+    if read.problems:
+        raise ConfigError("the reducers' configuration is not usable:\n  " + "\n  ".join(read.problems))
+    return config
+
+
+@functools.cache
+def config() -> ReducerConfig:
+    """This process's configuration, read once."""
+    return load()
