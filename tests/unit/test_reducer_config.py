@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,3 +92,23 @@ def test_nothing_else_in_spark_reads_the_environment():
             if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv"):
                 readers.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert readers == []
+
+
+def test_the_reducers_refuse_to_start_in_production_without_their_addresses():
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "SPARK_CHECKPOINT_DIR", "SPARK_MOVERS_TASKS")
+    }
+    environ.update({"SPORTSBOOK_ENV": "production", "SPARK_MOVERS_TASKS": "none"})
+    result = subprocess.run(
+        [sys.executable, "-m", "spark.jobs.reducers"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    for name in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "SPARK_CHECKPOINT_DIR", "SPARK_MOVERS_TASKS"):
+        assert name in result.stderr
