@@ -202,6 +202,15 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
     return config
 
 
+def export_python(settings: ReducerConfig) -> None:
+    """Name the interpreter of the Python workers (the project's virtual environment) where
+    PySpark looks for it: the environment, inherited by the JVM and the workers it starts. The
+    ``spark.pyspark.python`` session setting instead left the Arrow UDF of real-time mode without
+    its records (tried with Spark 4.3)."""
+    os.environ["PYSPARK_PYTHON"] = settings.python
+    os.environ["PYSPARK_DRIVER_PYTHON"] = settings.python
+
+
 @functools.cache
 def config() -> ReducerConfig:
     """This process's configuration, read once."""

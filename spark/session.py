@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from spark.config import config
+from spark.config import config, export_python
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,11 +29,9 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
     """A session tuned for small, latency-sensitive streaming batches."""
     logging.getLogger("py4j").setLevel(logging.WARNING)
     settings = config()
+    export_python(settings)
     conf = {
         "spark.jars": ",".join(connector_jars()),
-        # The Python workers run this interpreter (the project's virtual environment).
-        "spark.pyspark.python": settings.python,
-        "spark.pyspark.driver.python": settings.python,
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.ui.enabled": str(settings.ui_enabled).lower(),
         "spark.ui.port": str(settings.ui_port),
