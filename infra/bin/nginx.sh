@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # nginx as the caching proxy in front of the site (infra/conf/nginx.conf.in), on loopback.
-# PROXY_LISTEN (127.0.0.1:8080) in front of PROXY_UPSTREAM (127.0.0.1:8000).
+# PROXY_LISTEN (127.0.0.1:8080) in front of PROXY_UPSTREAM (127.0.0.1:8000; several web hosts
+# comma-separated, balanced round-robin, a host that refuses connections skipped).
 # Usage: nginx.sh start|stop|status
 . "$(dirname "$0")/lib.sh"
 
@@ -18,7 +19,7 @@ start)
   fi
   mkdir -p "$DATA/cache" "$DATA/tmp"
   sed -e "s|@USER@|$(id -un) $(id -gn)|g" -e "s|@RUN@|$RUN|g" -e "s|@LOG@|$LOG|g" -e "s|@DATA@|$DATA|g" \
-    -e "s|@UPSTREAM@|$PROXY_UPSTREAM|g" -e "s|@LISTEN@|$PROXY_LISTEN|g" \
+    -e "s|@UPSTREAM@|${PROXY_UPSTREAM//,/; server }|g" -e "s|@LISTEN@|$PROXY_LISTEN|g" \
     "$ROOT/infra/conf/nginx.conf.in" >"$DATA/nginx.conf"
   /usr/sbin/nginx -t -q -c "$DATA/nginx.conf" -p "$DATA" 2>>"$LOG/nginx-error.log" || {
     tail -5 "$LOG/nginx-error.log" >&2
