@@ -7,7 +7,6 @@ rest of the suite shares cannot mask what happens when this process dies.
 from __future__ import annotations
 
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import redis as redis_lib
 from reducers import keys, topics
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_ids_define, raw_price_update
+from tests.integration.reliability.streaming import Feed, stored
 
 pytestmark = pytest.mark.integration
 
@@ -99,31 +99,6 @@ def reducer(tmp_path) -> Iterator[Callable[[str], ReducerProcess]]:
         handle.stop()
 
 
-class Feed(threading.Thread):
-    """Produces price updates for MARKETS with per-market sequences until stopped."""
-
-    def __init__(self, producer, rate: float) -> None:
-        super().__init__(daemon=True)
-        self.producer = producer
-        self.rate = rate
-        self.last: dict[int, tuple[int, str]] = {}
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        rng = random.Random(3)
-        seqs: dict[int, int] = defaultdict(int)
-        while not self.stopped.is_set():
-            market = rng.choice(MARKETS)
-            seqs[market] += 1
-            price = f"{rng.randint(101, 999) / 100:.2f}"
-            update = raw_price_update(market_id=market, seq=seqs[market], prices=((1, price),))
-            self.producer.produce(topics.prices(), key=update.key(), value=update.encode())
-            self.producer.poll(0)
-            self.last[market] = (seqs[market], price)
-            time.sleep(1 / self.rate)
-        self.producer.flush(30)
-
-
 class Published(threading.Thread):
     """Records every market frame published on pub-sub, per market, in order."""
 
@@ -142,14 +117,6 @@ class Published(threading.Thread):
                 self.seqs[state["market_id"]].append(state["seq"])
 
 
-def stored(client: redis_lib.Redis, market_id: int) -> tuple[int, str] | None:
-    raw = client.hget(keys.market_state(market_id), "state")
-    if raw is None:
-        return None
-    state = orjson.loads(raw)
-    return state["seq"], state["selections"][0]["price"]
-
-
 def test_killing_the_reducers_mid_stream_loses_nothing_and_no_sequence_goes_backwards(
     namespace, reducer, producer, redis_client
 ):
@@ -159,7 +126,7 @@ def test_killing_the_reducers_mid_stream_loses_nothing_and_no_sequence_goes_back
     wait_for(lambda: redis_client.get(keys.heartbeat("reducers")), timeout=120, what="reducers running")
     published = Published(redis_client)
     published.start()
-    feed = Feed(producer, rate=200)
+    feed = Feed(producer, rate=200, markets=MARKETS, primed=False, seed=3)
     feed.start()
     try:
         for _ in range(2):

@@ -14,83 +14,23 @@ process is killed, no shared service is touched.
 from __future__ import annotations
 
 import random
-import threading
 import time
-from collections import defaultdict
 
-import orjson
 import pytest
-import redis as redis_lib
 
-from reducers import keys, topics
-from tests.conftest import wait_for
-from tests.factories import market_ids_define, raw_price_update, user_create
+from reducers import keys
+from tests.factories import user_create
 from tests.integration.reliability.clients import ChannelClient, Loop, session_for
-from tests.integration.reliability.conftest import free_port, wait_web
+from tests.integration.reliability.streaming import MARKETS, Feed, settle, start_streaming
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
-MARKETS = list(range(410_001, 410_031))
 CLIENTS = 12
 
 
-class Feed(threading.Thread):
-    """Idempotent producer of price updates with per-market sequences, until stopped."""
-
-    def __init__(self, producer, rate: float) -> None:
-        super().__init__(daemon=True)
-        self.producer = producer
-        self.rate = rate
-        self.last: dict[int, tuple[int, str]] = {}
-        self.sent = 0
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        rng = random.Random(8)
-        # Every market was primed with seq 1 before the channels began; the feed goes on from 2.
-        seqs: dict[int, int] = defaultdict(lambda: 1)
-        while not self.stopped.is_set():
-            market = rng.choice(MARKETS)
-            seqs[market] += 1
-            price = f"{rng.randint(101, 999) / 100:.2f}"
-            update = raw_price_update(market_id=market, seq=seqs[market], prices=((1, price),))
-            self.producer.produce(topics.prices(), key=update.key(), value=update.encode())
-            self.producer.poll(0)
-            self.last[market] = (seqs[market], price)
-            self.sent += 1
-            time.sleep(1 / self.rate)
-        self.producer.flush(30)
-
-
-def stored(client: redis_lib.Redis, market_id: int) -> tuple[int, str] | None:
-    raw = client.hget(keys.market_state(market_id), "state")
-    if raw is None:
-        return None
-    state = orjson.loads(raw)
-    return state["seq"], state["selections"][0]["price"]
-
-
 def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_namespace, tmp_path):
-    from odds.services.kafka import producer_create
-
-    stack = shared_namespace
-    client = redis_lib.Redis.from_url(stack.redis)
-    market_ids_define(client, *MARKETS)
-    reducers = stack.reducers(tmp_path / "checkpoints")
-    reducers.start()
-    port = free_port()
-    web = stack.uvicorn(port)
-    web.start()
-    base = f"http://127.0.0.1:{port}"
-    wait_web(base, web)
-    wait_for(lambda: client.get(keys.heartbeat("reducers")), timeout=150, what="reducers running")
-
-    producer = producer_create(**{"linger.ms": 5})
-    for market in MARKETS:  # every market has a state before the channels begin
-        update = raw_price_update(market_id=market, seq=1, prices=((1, "2.00"),))
-        producer.produce(topics.prices(), key=update.key(), value=update.encode())
-    producer.flush(10)
-    wait_for(lambda: all(stored(client, m) for m in MARKETS), timeout=90, what="first prices")
+    streaming = start_streaming(shared_namespace, tmp_path / "checkpoints")
+    client, reducers, producer, base = streaming.client, streaming.reducers, streaming.producer, streaming.base()
 
     rng = random.Random(2)
     sessions = [session_for(base, user_create(balance="0")) for _ in range(3)]
@@ -100,7 +40,6 @@ def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_
     feed = Feed(producer, rate=150)
     try:
         loop.wait_ready(list(clients), timeout=90)
-        feed.last.update(dict.fromkeys(MARKETS, (1, "2.00")))
         feed.start()
         for _ in range(2):
             time.sleep(6)
@@ -108,19 +47,7 @@ def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_
             time.sleep(2)
             reducers.start()
         time.sleep(4)
-        feed.stopped.set()
-        feed.join(30)
-
-        wait_for(
-            lambda: all(stored(client, m) == feed.last[m] for m in MARKETS),
-            timeout=180,
-            what="Redis to hold the last produced price of every market",
-        )
-        wait_for(
-            lambda: all(c.markets.get(m) == feed.last[m] for c in clients for m in c.watch),
-            timeout=60,
-            what="every client to hold the last price of each of its markets",
-        )
+        settle(client, clients, feed)
     finally:
         loop.stop(list(clients))
 

@@ -15,14 +15,13 @@ import subprocess
 import time
 
 import pytest
-import redis as redis_lib
 
-from reducers import keys, topics
+from reducers import keys
 from tests.conftest import ROOT, wait_for
-from tests.factories import market_ids_define, raw_price_update, user_create
+from tests.factories import user_create
 from tests.integration.reliability.clients import ChannelClient, Loop, session_for
 from tests.integration.reliability.conftest import Stack, free_port, wait_web
-from tests.integration.reliability.test_reducer_crash import MARKETS, Feed, stored
+from tests.integration.reliability.streaming import MARKETS, Feed, settle, start_streaming
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 
@@ -44,19 +43,11 @@ def proxy(stack: Stack, action: str, *, listen: str, upstream: str) -> None:
 
 
 def test_clients_of_a_killed_web_host_resume_their_channels_on_the_other_through_the_proxy(shared_namespace, tmp_path):
-    from odds.services.kafka import producer_create
-
     stack = shared_namespace
-    client = redis_lib.Redis.from_url(stack.redis)
-    market_ids_define(client, *MARKETS)
-    reducers = stack.reducers(tmp_path / "checkpoints")
-    reducers.start()
-    ports = [free_port(), free_port()]
-    webs = [stack.uvicorn(port) for port in ports]
-    for web in webs:
-        web.start()
-    for port, web in zip(ports, webs, strict=True):
-        wait_web(f"http://127.0.0.1:{port}", web)
+    streaming = start_streaming(stack, tmp_path / "checkpoints", web_hosts=2)
+    client, producer = streaming.client, streaming.producer
+    ports = [port for port, _ in streaming.hosts]
+    webs = [web for _, web in streaming.hosts]
     listen = f"127.0.0.1:{free_port()}"
     upstream = ",".join(f"127.0.0.1:{port}" for port in ports)
     proxy(stack, "start", listen=listen, upstream=upstream)
@@ -65,13 +56,6 @@ def test_clients_of_a_killed_web_host_resume_their_channels_on_the_other_through
     clients: list[ChannelClient] = []
     try:
         wait_web(base, webs[0])
-        wait_for(lambda: client.get(keys.heartbeat("reducers")), timeout=150, what="reducers running")
-        producer = producer_create(**{"linger.ms": 5})
-        for market in MARKETS:
-            update = raw_price_update(market_id=market, seq=1, prices=((1, "2.00"),))
-            producer.produce(topics.prices(), key=update.key(), value=update.encode())
-        producer.flush(10)
-        wait_for(lambda: all(stored(client, m) for m in MARKETS), timeout=90, what="first prices")
 
         rng = random.Random(3)
         sessions = [session_for(base, user_create(balance="0")) for _ in range(3)]
@@ -79,7 +63,6 @@ def test_clients_of_a_killed_web_host_resume_their_channels_on_the_other_through
         loop.start(list(clients))
         loop.wait_ready(list(clients), timeout=90)
         feed = Feed(producer, rate=100)
-        feed.last.update(dict.fromkeys(MARKETS, (1, "2.00")))
         feed.start()
         time.sleep(4)
         webs[0].kill()
@@ -91,18 +74,7 @@ def test_clients_of_a_killed_web_host_resume_their_channels_on_the_other_through
         )
         reconnected_s = time.monotonic() - killed_at
         time.sleep(5)
-        feed.stopped.set()
-        feed.join(30)
-        wait_for(
-            lambda: all(stored(client, m) == feed.last[m] for m in MARKETS),
-            timeout=120,
-            what="Redis to hold the last produced price of every market",
-        )
-        wait_for(
-            lambda: all(c.markets.get(m) == feed.last[m] for c in clients for m in c.watch),
-            timeout=60,
-            what="every client to hold the last price of each of its markets",
-        )
+        settle(client, clients, feed, timeout=120)
     finally:
         loop.stop(list(clients))
         proxy(stack, "stop", listen=listen, upstream=upstream)

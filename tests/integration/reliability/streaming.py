@@ -1,0 +1,126 @@
+"""The price stream of the channel fault tests: primed markets, a feed producing until stopped,
+and the wait for everything to settle on its last prices."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis as redis_lib
+
+from reducers import keys, topics
+from tests.conftest import wait_for
+from tests.factories import market_ids_define, raw_price_update
+from tests.integration.reliability.clients import ChannelClient
+from tests.integration.reliability.conftest import Process, Stack, free_port, wait_web
+
+MARKETS = list(range(410_001, 410_031))
+
+
+class Feed(threading.Thread):
+    """Idempotent producer of price updates with per-market sequences, until stopped.
+
+    ``primed``: every market was given seq 1 before (``prime``), so the feed goes on from 2."""
+
+    def __init__(
+        self, producer, rate: float, *, markets: list[int] = MARKETS, primed: bool = True, seed: int = 8
+    ) -> None:
+        super().__init__(daemon=True)
+        self.producer = producer
+        self.rate = rate
+        self.markets = markets
+        self.primed = primed
+        self.seed = seed
+        self.last: dict[int, tuple[int, str]] = dict.fromkeys(markets, (1, "2.00")) if primed else {}
+        self.sent = 0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        rng = random.Random(self.seed)
+        seqs: dict[int, int] = defaultdict(lambda: 1 if self.primed else 0)
+        while not self.stopped.is_set():
+            market = rng.choice(self.markets)
+            seqs[market] += 1
+            price = f"{rng.randint(101, 999) / 100:.2f}"
+            update = raw_price_update(market_id=market, seq=seqs[market], prices=((1, price),))
+            self.producer.produce(topics.prices(), key=update.key(), value=update.encode())
+            self.producer.poll(0)
+            self.last[market] = (seqs[market], price)
+            self.sent += 1
+            time.sleep(1 / self.rate)
+        self.producer.flush(30)
+
+
+def stored(client: redis_lib.Redis, market_id: int) -> tuple[int, str] | None:
+    raw = client.hget(keys.market_state(market_id), "state")
+    if raw is None:
+        return None
+    state = orjson.loads(raw)
+    return state["seq"], state["selections"][0]["price"]
+
+
+def prime(client: redis_lib.Redis, producer) -> None:
+    """Give every market its first price (seq 1, 2.00) and wait until the reducers applied it."""
+    for market in MARKETS:
+        update = raw_price_update(market_id=market, seq=1, prices=((1, "2.00"),))
+        producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    producer.flush(10)
+    wait_for(lambda: all(stored(client, m) for m in MARKETS), timeout=90, what="first prices")
+
+
+def settle(client: redis_lib.Redis, clients: list[ChannelClient], feed: Feed, *, timeout: float = 180) -> None:
+    """Stop the feed and wait until Redis, then every client, holds its last price of each market."""
+    feed.stopped.set()
+    feed.join(30)
+    wait_for(
+        lambda: all(stored(client, m) == feed.last[m] for m in MARKETS),
+        timeout=timeout,
+        what="Redis to hold the last produced price of every market",
+    )
+    wait_for(
+        lambda: all(c.markets.get(m) == feed.last[m] for c in clients for m in c.watch),
+        timeout=60,
+        what="every client to hold the last price of each of its markets",
+    )
+
+
+@dataclass
+class Streaming:
+    """The reducers and web hosts of a channel fault test, on its stack, with primed markets."""
+
+    client: redis_lib.Redis
+    reducers: Process
+    hosts: list[tuple[int, Process]]
+    producer: Any
+
+    def base(self, host: int = 0) -> str:
+        return f"http://127.0.0.1:{self.hosts[host][0]}"
+
+
+def start_streaming(stack: Stack, checkpoints: Path, *, web_hosts: int = 1) -> Streaming:
+    """Define the markets, start the reducers and ``web_hosts`` uvicorn servers, wait until all
+    run, and prime every market with its first price."""
+    from odds.services.kafka import producer_create
+
+    client = redis_lib.Redis.from_url(stack.redis)
+    market_ids_define(client, *MARKETS)
+    reducers = stack.reducers(checkpoints)
+    reducers.start()
+    hosts = []
+    for _ in range(web_hosts):
+        port = free_port()
+        web = stack.uvicorn(port)
+        web.start()
+        hosts.append((port, web))
+    for port, web in hosts:
+        wait_web(f"http://127.0.0.1:{port}", web)
+    wait_for(lambda: client.get(keys.heartbeat("reducers")), timeout=150, what="reducers running")
+    producer = producer_create(**{"linger.ms": 5})
+    prime(client, producer)  # every market has a state before the channels begin
+    return Streaming(client=client, reducers=reducers, hosts=hosts, producer=producer)
