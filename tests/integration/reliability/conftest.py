@@ -153,13 +153,13 @@ class Stack:
             DJANGO_CSRF_TRUSTED_ORIGINS=f"http://127.0.0.1:{port}",
         )
 
-    def reducers(self, checkpoints: Path) -> Process:
+    def reducers(self, checkpoints: Path, **extra_env: str) -> Process:
+        settings = {"SPARK_TRIGGER_MODE": "microbatch", "SPARK_MASTER": "local[2]", **extra_env}
         return self.process(
             "reducers",
             [sys.executable, "-m", "spark.jobs.reducers"],
-            SPARK_TRIGGER_MODE="microbatch",
-            SPARK_MASTER="local[2]",
             SPARK_CHECKPOINT_DIR=str(checkpoints),
+            **settings,
         )
 
     def celery_worker(self) -> Process:

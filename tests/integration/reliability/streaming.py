@@ -103,14 +103,16 @@ class Streaming:
         return f"http://127.0.0.1:{self.hosts[host][0]}"
 
 
-def start_streaming(stack: Stack, checkpoints: Path, *, web_hosts: int = 1) -> Streaming:
+def start_streaming(
+    stack: Stack, checkpoints: Path, *, web_hosts: int = 1, reducers_env: dict[str, str] | None = None
+) -> Streaming:
     """Define the markets, start the reducers and ``web_hosts`` uvicorn servers, wait until all
     run, and prime every market with its first price."""
     from odds.services.kafka import producer_create
 
     client = redis_lib.Redis.from_url(stack.redis)
     market_ids_define(client, *MARKETS)
-    reducers = stack.reducers(checkpoints)
+    reducers = stack.reducers(checkpoints, **(reducers_env or {}))
     reducers.start()
     hosts = []
     for _ in range(web_hosts):
