@@ -103,12 +103,15 @@ def test_two_positions_on_one_partition_are_both_read(probe_topic, producer):
     assert 2_500 <= now - found[(probe_topic, 2, 1)] < 14_000
 
 
-def _dead_letter(producer, topic: str, reason: str, n: int) -> None:
+def _dead_letter(producer, topic: str, reason: str, n: int, *, first_ms: int) -> None:
+    # The n-th letter is stamped n ms after ``first_ms``: letters of two topics produced within
+    # one millisecond would otherwise tie, and newest first would have no order between them.
     producer.produce(
         topic,
         key=f"k{n}".encode(),
         value=f'{{"n": {n}, "broken": true'.encode(),
         headers=[("reason", reason.encode()), ("detail", f"detail {n}".encode()), ("origin", f"src/0/{n}".encode())],
+        timestamp=first_ms + n,
     )
     producer.flush(10)
 
@@ -116,9 +119,10 @@ def _dead_letter(producer, topic: str, reason: str, n: int) -> None:
 def test_dead_letters_are_browsed_newest_first_by_topic_and_reason(staff_client, kafka_topics, producer):
     tag = uuid.uuid4().hex[:6]
     bad_json, missing = f"bad_json_{tag}", f"missing_field_{tag}"
-    _dead_letter(producer, topics.prices_dead_letter(), bad_json, 1)
-    _dead_letter(producer, topics.commands_dead_letter(), missing, 2)
-    _dead_letter(producer, topics.prices_dead_letter(), bad_json, 3)
+    first_ms = int(time.time() * 1000)
+    _dead_letter(producer, topics.prices_dead_letter(), bad_json, 1, first_ms=first_ms)
+    _dead_letter(producer, topics.commands_dead_letter(), missing, 2, first_ms=first_ms)
+    _dead_letter(producer, topics.prices_dead_letter(), bad_json, 3, first_ms=first_ms)
 
     page = staff_client.get("/ops/dead-letters")
     assert page.status_code == 200
