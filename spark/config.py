@@ -21,7 +21,8 @@ from typing import Any, Literal
 from reducers.windows import parse_duration_ms
 
 ROOT = Path(__file__).resolve().parents[1]
-TRIGGER_MODES = ("microbatch", "realtime")
+TriggerMode = Literal["microbatch", "realtime"]
+TRIGGER_MODES: tuple[TriggerMode, ...] = ("microbatch", "realtime")
 
 
 class ConfigError(ValueError):
@@ -52,7 +53,7 @@ class ReducerConfig:
     kafka_fetch_max_wait_ms: int
     kafka_partition_fetch_bytes: int
     # the price query
-    trigger_mode: Literal["microbatch", "realtime"]
+    trigger_mode: TriggerMode
     trigger_interval: str
     max_offsets_per_trigger: int
     sql_path_min_records: int
@@ -153,6 +154,14 @@ class _Reader:
         return str(self.parsed(name, default, parse, f"one of {', '.join(choices)}"))
 
 
+def _trigger_mode(raw: str) -> TriggerMode:
+    """The checked text of ``SPARK_TRIGGER_MODE`` as its type."""
+    for mode in TRIGGER_MODES:
+        if raw == mode:
+            return mode
+    raise ConfigError(f"SPARK_TRIGGER_MODE must be one of {', '.join(TRIGGER_MODES)}, got {raw!r}")
+
+
 def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
     """The configuration in ``environ`` (the process's environment by default), checked."""
     read = _Reader(os.environ if environ is None else environ)
@@ -175,7 +184,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         python=read.text("PYSPARK_PYTHON", sys.executable),
         kafka_fetch_max_wait_ms=read.whole("SPARK_KAFKA_FETCH_MAX_WAIT_MS", 10),
         kafka_partition_fetch_bytes=read.whole("SPARK_KAFKA_PARTITION_FETCH_BYTES", 4 << 20, minimum=1),
-        trigger_mode=read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES),  # type: ignore[arg-type]
+        trigger_mode=_trigger_mode(read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES)),
         trigger_interval=read.duration("SPARK_TRIGGER_INTERVAL", "0 seconds"),
         max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),
         sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 2000),
