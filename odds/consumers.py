@@ -176,6 +176,23 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self.pending[channel] = moved[channel]
         self.wake.set()
 
+    def resync(self) -> None:
+        """The hub missed messages (its Redis connection was re-established): each attached
+        channel gets a fresh image flagged as a resync, and the watched markets an image of
+        their stored states (the client keeps the higher sequence of what it holds)."""
+        for channel_id in set(self.attached.values()):
+            self._background(self._resync(channel_id))
+        if self.watched:
+            self._background(self._reimage())
+
+    async def _reimage(self) -> None:
+        ids = sorted(self.watched)
+        pipe = get_hub().client().pipeline(transaction=False)
+        queue_states(pipe, ids)
+        stored = raw_states(ids, await pipe.execute())
+        self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))
+        self.wake.set()
+
     def _idle(self) -> bool:
         return (
             self.inflight is None

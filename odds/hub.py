@@ -28,12 +28,15 @@ from redis.commands.core import AsyncScript
 
 from odds.events import STATUS_PREFIX, markets_batch
 from reducers import keys
+from reducers.connections import async_redis_client
 
 log = logging.getLogger(__name__)
 REPORT_INTERVAL_S = 5.0
 # A connection's entry under the connection caps lapses after this many keep-alive intervals
 # without a refresh (its process died without closing it).
 CONNECTION_ENTRY_INTERVALS = 3
+# After the pub-sub reconnects, listeners resync this long later (see Hub._reconnected).
+RESYNC_DELAY_S = 0.2
 
 # Check every cap, then take a place under each: KEYS are the caps' sorted sets, ARGV[1] the
 # connection id, ARGV[2] now (ms), ARGV[3] when the entry lapses (ms), ARGV[4..] the caps.
@@ -53,6 +56,12 @@ return 0
 
 class Listener(Protocol):
     def deliver(self, channel: bytes, payload: str) -> None: ...
+
+    def resync(self) -> None:
+        """The hub's subscription was re-established (Redis restarted or failed over): what was
+        published meanwhile never reached this process, so the listener brings its client up to
+        date from the stored state."""
+        ...
 
     def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
         """One tick's frame for this listener: ``channels`` (the markets in it, whose newest
@@ -91,6 +100,8 @@ class Hub:
         self._replaced: Counter[bytes] = Counter()
         self._tick: asyncio.TimerHandle | None = None
         self._pubsub: aioredis.client.PubSub | None = None
+        self._watched_connection: object | None = None
+        self.reconnects = 0
         self._reader: asyncio.Task[None] | None = None
         self._reporter: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
@@ -106,8 +117,35 @@ class Hub:
 
     def _connection(self) -> aioredis.client.PubSub:
         if self._pubsub is None:
-            self._pubsub = aioredis.Redis.from_url(self._redis_url).pubsub(ignore_subscribe_messages=True)
+            self._pubsub = async_redis_client(self._redis_url).pubsub(ignore_subscribe_messages=True)
         return self._pubsub
+
+    def _watch_reconnects(self, pubsub: aioredis.client.PubSub) -> None:
+        """Call ``_reconnected`` on every later connect of the pub-sub's connection (redis-py
+        reconnects it itself, after the callback that subscribes its channels again)."""
+        connection = pubsub.connection
+        if connection is not None and connection is not self._watched_connection:
+            connection.register_connect_callback(self._reconnected)
+            self._watched_connection = connection
+
+    async def _reconnected(self, _connection: object) -> None:
+        # Messages published while the connection was down are lost to this process. The
+        # resync waits a moment so that the subscriptions sent again on connect are in place
+        # before the stored state is read: an update after that read arrives as a message.
+        self.reconnects += 1
+        log.warning("hub reconnected to Redis; resyncing %d listeners", len(self._all_listeners()))
+        asyncio.get_running_loop().call_later(RESYNC_DELAY_S, self._resync_all)
+
+    def _all_listeners(self) -> set[Listener]:
+        listeners: set[Listener] = set()
+        for table in (self._listeners, self._batched):
+            for watchers in table.values():
+                listeners.update(watchers)
+        return listeners
+
+    def _resync_all(self) -> None:
+        for listener in self._all_listeners():
+            listener.resync()
 
     async def add(self, listener: Listener, channels: Iterable[str], *, batched: bool = False) -> None:
         """Start delivering the channels' messages to the listener (``batched``: market states
@@ -125,6 +163,7 @@ class Hub:
                 (self._batched if batched else self._listeners)[key].add(listener)
             if new:
                 await pubsub.subscribe(*new)
+                self._watch_reconnects(pubsub)
             # A pub-sub has its connection only from its first subscribe on: a reader started
             # before that dies at once ("pubsub connection not set").
             if pubsub.connection is not None and (self._reader is None or self._reader.done()):
@@ -151,12 +190,11 @@ class Hub:
         waits for a free connection rather than failing: a burst of reconnecting punters (every
         socket's admission runs a script) must queue, not be refused by the pool."""
         if self._redis is None:
-            pool: aioredis.BlockingConnectionPool = aioredis.BlockingConnectionPool.from_url(
+            self._redis = async_redis_client(
                 self._redis_url,
                 max_connections=settings.EDGE_REDIS_MAX_CONNECTIONS,
-                timeout=settings.EDGE_REDIS_POOL_TIMEOUT_S,
+                pool_timeout=settings.EDGE_REDIS_POOL_TIMEOUT_S,
             )
-            self._redis = aioredis.Redis(connection_pool=pool)
         return self._redis
 
     def _keep_alive_started(self) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import time
 
-import redis
 from celery import Task, shared_task
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError
@@ -15,6 +14,7 @@ from odds.services import bet_delay
 from odds.services.outbox import outbox_drain
 from odds.services.settlement import market_bets_settle
 from reducers import keys
+from reducers.connections import redis_client
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 @shared_task(ignore_result=True)
 def worker_heartbeat() -> None:
     """Scheduled by beat and run by a worker: proves both are alive for /healthz."""
-    redis.Redis.from_url(settings.REDIS_URL).set(keys.heartbeat("celery"), int(time.time()), ex=120)
+    redis_client(settings.REDIS_URL).set(keys.heartbeat("celery"), int(time.time()), ex=120)
 
 
 @shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=10)

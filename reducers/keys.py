@@ -47,6 +47,12 @@ def heartbeat(component: str) -> str:
     return f"{namespace()}:hb:{component}"
 
 
+def replication_mark() -> str:
+    """Counter written just before waiting for replicas: once they acknowledge it, they hold
+    every write made before it, on any connection (replication is one ordered stream)."""
+    return f"{namespace()}:replication-mark"
+
+
 def reducer_progress(query: str) -> str:
     """String: JSON of the latest streaming-query progress of one reducer query."""
     return f"{namespace()}:progress:{query}"

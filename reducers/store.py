@@ -303,6 +303,25 @@ class MarketStore:
         pipe.execute()
 
 
+class ReplicationLag(RuntimeError):
+    """Fewer replicas than required acknowledged the writes in time: the batch is not done."""
+
+
+def replicas_acknowledge(client: Any, *, replicas: int, timeout_ms: int) -> None:
+    """Return once ``replicas`` replicas hold every write made so far, whichever connection made
+    it, else raise ``ReplicationLag``: a batch that returns has state a failover keeps. A mark
+    is written and waited for on one connection (WAIT covers that connection's writes; a
+    replica that acknowledges the mark holds everything the master ran before it)."""
+    if replicas <= 0:
+        return
+    pipe = client.pipeline(transaction=False)
+    pipe.incr(keys.replication_mark())
+    pipe.execute_command("WAIT", replicas, timeout_ms)
+    acknowledged = int(pipe.execute()[1])
+    if acknowledged < replicas:
+        raise ReplicationLag(f"{acknowledged} of {replicas} replicas acknowledged the writes within {timeout_ms} ms")
+
+
 class Pipeline(Protocol):
     """What the read helpers need of a pipeline (redis-py's, sync or asyncio)."""
 

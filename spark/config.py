@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from reducers.connections import RedisUrlError, sentinel_target
 from reducers.windows import parse_duration_ms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,6 +38,9 @@ class ReducerConfig:
     # where the shared state is
     kafka_bootstrap: str
     redis_url: str
+    # replicas that must hold a batch's writes before it counts as done (0: none waited for)
+    redis_replicas: int
+    redis_replica_timeout_ms: int
     checkpoint_dir: Path
     # the Spark session
     master: str
@@ -145,6 +149,14 @@ class _Reader:
 
         return str(self.parsed(name, default, parse, 'a duration such as "500 milliseconds" or "1 minute"'))
 
+    def redis_url(self, name: str, default: str) -> str:
+        raw = self.text(name, default, production_default=False)
+        try:
+            sentinel_target(raw)
+        except RedisUrlError as exc:
+            self.problems.append(f"{name}: {exc}")
+        return raw
+
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         def parse(raw: str) -> str:
             if raw not in choices:
@@ -168,7 +180,9 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
     config = ReducerConfig(
         environment=read.environment,
         kafka_bootstrap=read.text("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092", production_default=False),
-        redis_url=read.text("REDIS_URL", "redis://127.0.0.1:6379/0", production_default=False),
+        redis_url=read.redis_url("REDIS_URL", "redis://127.0.0.1:6379/0"),
+        redis_replicas=read.whole("REDIS_REPLICAS_ACK", 0),
+        redis_replica_timeout_ms=read.whole("REDIS_REPLICA_TIMEOUT_MS", 2000, minimum=1),
         checkpoint_dir=Path(
             read.text("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints"), production_default=False)
         ),

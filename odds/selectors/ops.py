@@ -20,12 +20,13 @@ from odds.models import Bet, Event, Market, MetricSample, Selection
 from odds.services.kafka import PRODUCER_DEFAULTS, reader_create
 from odds.services.metrics import topic_partitions
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
 
 
 @functools.cache
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL)
+    return redis_client(settings.REDIS_URL)
 
 
 def trading_events(*, limit: int = 100, include_settled: bool = False) -> list[Event]:

@@ -21,6 +21,7 @@ from django.conf import settings
 
 from odds.models import Event, Market, Selection
 from reducers import keys
+from reducers.connections import redis_client
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Quote:
 @functools.cache
 def redis_shared() -> redis.Redis:
     """One connection pool per process for reads of the live state."""
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    return redis_client(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
 class _Pipeline(Protocol):

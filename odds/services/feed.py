@@ -21,7 +21,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Protocol
 
-import redis
 from confluent_kafka import Producer
 from django.conf import settings
 
@@ -33,6 +32,7 @@ from odds.services.kafka import producer_create
 from odds.services.markets import event_update, market_result, markets_status_set
 from odds.services.sequences import sequences_next
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update
 
 HEARTBEAT_TTL_S = 60
@@ -162,7 +162,7 @@ class FeedRunner:
         self.speed = speed
         self.lifecycle = lifecycle
         self.rng = random.Random(seed)
-        self.redis = redis.Redis.from_url(settings.REDIS_URL)
+        self.redis = redis_client(settings.REDIS_URL)
         self.producer: Producer = producer_create()
         self.record = record
         self.markets = markets_load(limit=markets, rng=self.rng)

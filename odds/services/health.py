@@ -13,13 +13,14 @@ from django.db import connection
 
 from odds.services.kafka import admin_client
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.supervision import RUNNING
 
 HEARTBEAT_MAX_AGE_S = 30
 
 
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    return redis_client(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
 def _check_kafka() -> dict[str, Any]:

@@ -36,6 +36,7 @@ from django.conf import settings
 from odds.services.health import reducer_query_runs
 from odds.services.kafka import admin_client, reader_create
 from reducers import burrow, keys, topics
+from reducers.connections import redis_client
 from reducers.latency import (
     PIPELINE_STAGES,
     STAGE_BROWSER,
@@ -86,12 +87,12 @@ def window_spacing_ms() -> int:
 
 @functools.cache
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=3, socket_connect_timeout=3)
+    return redis_client(settings.REDIS_URL, socket_timeout=3, socket_connect_timeout=3)
 
 
 @functools.cache
 def _broker() -> redis.Redis:
-    return redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=3, socket_connect_timeout=3)
+    return redis_client(settings.CELERY_BROKER_REDIS_URL, socket_timeout=3, socket_connect_timeout=3)
 
 
 def _now_ms() -> int:

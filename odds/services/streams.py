@@ -17,6 +17,7 @@ from django.conf import settings
 
 from odds.services.kafka import producer_create
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, SubscriptionSpec
 
 OWNER_TTL_S = 24 * 3600
@@ -41,7 +42,7 @@ class Channel:
 
 
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL)
+    return redis_client(settings.REDIS_URL)
 
 
 def _send(command: StreamCommand) -> None:

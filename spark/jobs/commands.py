@@ -14,12 +14,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
+from reducers.connections import redis_client
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import decode_command
 from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.replicated import replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.commands")
@@ -65,14 +67,14 @@ class CommandBatchProcessor:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = CommandBatchProcessor(
-        redis_client=redis.Redis.from_url(redis_url),
+        redis_client=redis_client(redis_url),
         dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.commands()),
     )
     return (
         kafka_stream(spark, topic=topics.commands(), bootstrap=bootstrap, starting_offsets="latest")
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(processor)
+        .foreachBatch(replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().commands_trigger)
         .start()
     )

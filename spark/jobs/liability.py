@@ -14,11 +14,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.liability import liability_deltas
 from reducers.schemas import InvalidRecord, decode_bet_event
 from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.replicated import replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.liability")
@@ -95,14 +97,14 @@ class LiabilityProcessor:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = LiabilityProcessor(
-        redis_client=redis.Redis.from_url(redis_url),
+        redis_client=redis_client(redis_url),
         dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.bets()),
     )
     return (
         kafka_stream(spark, topic=topics.bets(), bootstrap=bootstrap, starting_offsets="earliest")
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(processor)
+        .foreachBatch(replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().liability_trigger)
         .start()
     )

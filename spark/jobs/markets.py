@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
+from reducers.connections import redis_client
 from reducers.markets import TablePlan, plan_table
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_row
 from reducers.store import MarketStore
@@ -28,6 +29,7 @@ from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.replicated import replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.markets")
@@ -122,14 +124,14 @@ class QueryRefresher(threading.Thread):
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = MarketTableProcessor(
-        redis_client=redis.Redis.from_url(redis_url),
+        redis_client=redis_client(redis_url),
         dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.markets()),
     )
     return (
         kafka_stream(spark, topic=topics.markets(), bootstrap=bootstrap, starting_offsets="earliest")
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(processor)
+        .foreachBatch(replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().markets_trigger)
         .start()
     )

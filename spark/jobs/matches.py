@@ -17,12 +17,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.replicated import replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.matches")
@@ -93,14 +95,14 @@ class MatchBatchProcessor:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = MatchBatchProcessor(
-        redis_client=redis.Redis.from_url(redis_url),
+        redis_client=redis_client(redis_url),
         dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.match_states()),
     )
     return (
         kafka_stream(spark, topic=topics.match_states(), bootstrap=bootstrap, starting_offsets="earliest")
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(processor)
+        .foreachBatch(replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().matches_trigger)
         .start()
     )

@@ -19,9 +19,11 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
+from reducers.connections import redis_client
 from reducers.movers import Movement, best_moves
 from reducers.store import MarketStore
 from spark.config import config
+from spark.sinks.replicated import replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.movers")
@@ -114,7 +116,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         .writeStream.queryName(QUERY_NAME)
         .outputMode("update")
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(MoversSink(redis_client=redis.Redis.from_url(redis_url)))
+        .foreachBatch(replicated(MoversSink(redis_client=redis_client(redis_url)), redis_url=redis_url))
         .trigger(processingTime=config().movers_trigger)
         .start()
     )

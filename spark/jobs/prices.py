@@ -23,14 +23,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
-from reducers.store import MarketStore
+from reducers.store import MarketStore, replicas_acknowledge
 from reducers.windows import advance_watermark
 from spark.config import ReducerConfig, config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects
+from spark.sinks.replicated import replicated
 from spark.sources import kafka_stream
 from spark.validation import RAW_COLUMNS, with_validity
 
@@ -133,6 +135,10 @@ class PriceBatchProcessor:
             "applied": len(applied),
             "frames": frames,
         }
+
+    @property
+    def redis(self) -> redis.Redis:
+        return self._redis
 
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
         """Reduce raw rows entirely in Python (real-time mode, and small batches)."""
@@ -297,7 +303,7 @@ def _row_processor(redis_url: str, bootstrap: str) -> PriceBatchProcessor:
     key = (redis_url, bootstrap, topics.namespace())
     if key not in _row_processors:
         _row_processors[key] = PriceBatchProcessor(
-            redis_client=redis.Redis.from_url(redis_url),
+            redis_client=redis_client(redis_url),
             dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
         )
     return _row_processors[key]
@@ -317,7 +323,12 @@ def reduce_records(
         {"key": k, "value": v, "partition": int(p), "offset": int(o), "kafka_ts": int(t)}
         for k, v, p, o, t in zip(key, value, partition, offset, ts, strict=True)
     ]
-    stats = _row_processor(redis_url, bootstrap).process_rows(rows)
+    processor = _row_processor(redis_url, bootstrap)
+    stats = processor.process_rows(rows)
+    # As for a micro-batch (spark/sinks/replicated.py): applied means held by the replicas too.
+    replicas_acknowledge(
+        processor.redis, replicas=config().redis_replicas, timeout_ms=config().redis_replica_timeout_ms
+    )
     return pd.Series([stats["applied"]] + [0] * (len(rows) - 1), dtype="int32")
 
 
@@ -370,12 +381,16 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     if mode != "microbatch":
         raise ValueError(f"SPARK_TRIGGER_MODE must be microbatch or realtime, got {mode!r}")
     processor = PriceBatchProcessor(
-        redis_client=redis.Redis.from_url(redis_url),
+        redis_client=redis_client(redis_url),
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
     )
     for key, value in async_progress_options(config()).items():
         writer = writer.option(key, value)
-    return writer.foreachBatch(processor).trigger(processingTime=config().trigger_interval).start()
+    return (
+        writer.foreachBatch(replicated(processor, redis_url=redis_url))
+        .trigger(processingTime=config().trigger_interval)
+        .start()
+    )
 
 
 def async_progress_options(settings: ReducerConfig) -> dict[str, str]:

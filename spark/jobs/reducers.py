@@ -26,6 +26,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.supervision import (
     Backoff,
     QueryRun,
@@ -200,7 +201,7 @@ def main() -> None:
     bootstrap, redis_url, mode = settings.kafka_bootstrap, settings.redis_url, settings.trigger_mode
     checkpoint_root = settings.checkpoint_dir
     spark = build_session("sportsbook-reducers", extra=prices.realtime_sql_conf() if mode == "realtime" else None)
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))
     supervisor = QuerySupervisor(
         starters=starters(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode),

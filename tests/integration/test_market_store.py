@@ -150,3 +150,12 @@ def test_applied_states_add_their_pipeline_stages_to_the_latency_histograms_and_
     assert counts() == {stage: before[stage] + 1 for stage in PIPELINE_STAGES}
     store.apply(conflate([(update, update.produce_ts + 3)]))  # the same record again
     assert counts() == {stage: before[stage] + 1 for stage in PIPELINE_STAGES}
+
+
+def test_waiting_for_replicas_that_are_not_there_fails_the_batch_and_none_wanted_costs_nothing(redis_client):
+    from reducers.store import ReplicationLag, replicas_acknowledge
+
+    replicas_acknowledge(redis_client, replicas=0, timeout_ms=1)
+    assert redis_client.get(keys.replication_mark()) is None, "no replicas wanted: nothing written"
+    with pytest.raises(ReplicationLag, match="0 of 1 replicas"):
+        replicas_acknowledge(redis_client, replicas=1, timeout_ms=50)

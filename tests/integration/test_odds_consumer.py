@@ -233,9 +233,13 @@ class _Inbox:
 
     def __init__(self) -> None:
         self.messages: asyncio.Queue[tuple[bytes, str]] = asyncio.Queue()
+        self.resyncs = 0
 
     def deliver(self, channel: bytes, payload: str) -> None:
         self.messages.put_nowait((channel, payload))
+
+    def resync(self) -> None:
+        self.resyncs += 1
 
     def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
         raise AssertionError("added unbatched: every message comes through deliver")
@@ -262,4 +266,38 @@ async def test_a_hub_asked_for_no_channels_starts_no_reader_and_delivers_once_as
         assert not reader.done()
     finally:
         await hub.remove(inbox, [channel])
+        reader.cancel()
+
+
+async def test_a_hub_whose_redis_connection_drops_resubscribes_and_asks_its_listeners_to_resync(redis_client):
+    """Whatever was published while the hub's pub-sub connection was down never reaches it: once
+    redis-py has reconnected and subscribed again, every listener is told to resync."""
+    hub = Hub(settings.REDIS_URL)
+    inbox, other = _Inbox(), _Inbox()
+    channel, second = keys.market_channel(800_502), keys.market_channel(800_503)
+    await hub.add(inbox, [channel])
+    await hub.add(other, [second])
+    reader = hub._reader
+    assert reader is not None
+    assert hub._pubsub is not None
+    try:
+        while redis_client.pubsub_numsub(channel) != [(channel.encode(), 1)]:
+            await asyncio.sleep(0.01)
+        connection = hub._pubsub.connection
+        assert connection is not None
+        host, port = connection._writer.get_extra_info("sockname")[:2]
+        assert redis_client.client_kill_filter(_type="pubsub", addr=f"{host}:{port}") == 1
+        for _ in range(200):
+            if inbox.resyncs and other.resyncs:
+                break
+            await asyncio.sleep(0.05)
+        assert (inbox.resyncs, other.resyncs) == (1, 1), "every listener of the process resyncs once"
+        assert hub.reconnects == 1
+        while redis_client.pubsub_numsub(channel) != [(channel.encode(), 1)]:
+            await asyncio.sleep(0.01)  # subscribed again on the new connection
+        redis_client.publish(channel, "after")
+        assert await asyncio.wait_for(inbox.messages.get(), timeout=5) == (channel.encode(), "after")
+    finally:
+        await hub.remove(inbox, [channel])
+        await hub.remove(other, [second])
         reader.cancel()

@@ -18,6 +18,9 @@ class Inbox:
     def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
         raise AssertionError("tick_frames only computes")
 
+    def resync(self) -> None:
+        raise AssertionError("tick_frames only computes")
+
 
 def state(market: int, seq: int) -> str:
     return json.dumps({"type": "market", "market_id": market, "seq": seq})

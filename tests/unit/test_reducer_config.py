@@ -32,8 +32,13 @@ def test_settings_are_typed_from_the_environment():
             "SPARK_ASYNC_PROGRESS": "off",
             "QUERY_REFRESH_SECONDS": "2.5",
             "SPARK_MARKETS_TRIGGER": "250 milliseconds",
+            "REDIS_URL": "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/book",
+            "REDIS_REPLICAS_ACK": "1",
         }
     )
+    assert config.redis_url == "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/book"
+    assert config.redis_replicas == 1
+    assert config.redis_replica_timeout_ms == 2000
     assert config.trigger_mode == "realtime"
     assert config.max_offsets_per_trigger == 5000
     assert config.async_progress is False
@@ -51,6 +56,8 @@ def test_every_malformed_setting_is_named_at_once():
                 "SPARK_ASYNC_PROGRESS": "maybe",
                 "MOVERS_WATERMARK": "soon",
                 "SPARK_QUERY_RESTART_BASE_S": "-1",
+                "REDIS_URL": "redis+sentinel://127.0.0.1:26379",
+                "REDIS_REPLICAS_ACK": "one",
             }
         )
     message = str(caught.value)
@@ -61,6 +68,8 @@ def test_every_malformed_setting_is_named_at_once():
         "SPARK_ASYNC_PROGRESS",
         "MOVERS_WATERMARK",
         "SPARK_QUERY_RESTART_BASE_S",
+        "REDIS_URL",
+        "REDIS_REPLICAS_ACK",
     ):
         assert name in message
 

@@ -1,10 +1,11 @@
+from reducers.connections import channel_layer_host
 from webapp.settings.env import env, env_int
 from webapp.settings.redis import REDIS_URL
 
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL]},
+        "CONFIG": {"hosts": [channel_layer_host(REDIS_URL)]},
     }
 }
 

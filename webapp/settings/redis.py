@@ -1,3 +1,4 @@
+from reducers.connections import ConnectionPoolOf
 from webapp.settings.env import env
 
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0", required_in_production=True)
@@ -5,7 +6,10 @@ REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0", required_in_production=
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": REDIS_URL,
+        # A list: Django splits a string at commas, which a Sentinel URL has between its hosts.
+        "LOCATION": [REDIS_URL],
         "KEY_PREFIX": "cache",
+        # A Sentinel URL (redis+sentinel://…) follows the master through a failover.
+        "OPTIONS": {"pool_class": ConnectionPoolOf},
     }
 }

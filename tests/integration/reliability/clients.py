@@ -132,12 +132,14 @@ class WatchClient(Client):
         super().__init__(session)
         self.watch = markets
         self.received = 0
+        self.images = 0
 
     async def on_open(self, ws: Any) -> None:
         await ws.send(json.dumps({"type": "watch", "markets": self.watch}))
 
     async def on_frame(self, ws: Any, frame: dict[str, Any]) -> None:
         if frame["type"] == "image":
+            self.images += 1
             for market in frame["markets"]:
                 self.note_market(market)
             self.ready.set()

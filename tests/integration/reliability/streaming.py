@@ -15,6 +15,7 @@ import orjson
 import redis as redis_lib
 
 from reducers import keys, topics
+from reducers.connections import redis_client
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.clients import ChannelClient
@@ -110,7 +111,7 @@ def start_streaming(
     run, and prime every market with its first price."""
     from odds.services.kafka import producer_create
 
-    client = redis_lib.Redis.from_url(stack.redis)
+    client = redis_client(stack.redis)
     market_ids_define(client, *MARKETS)
     reducers = stack.reducers(checkpoints, **(reducers_env or {}))
     reducers.start()

@@ -1,0 +1,154 @@
+"""Every Redis connection of every process is opened here, from one URL.
+
+``REDIS_URL`` names either one server or a Sentinel-managed master:
+
+* ``redis://[:password@]host:port/db`` (or ``rediss://``, ``unix://``): that server.
+* ``redis+sentinel://[:password@]host:port[,host:port…]/service[/db]``: the master the
+  Sentinels at those addresses name for ``service``. Clients ask a Sentinel for the master's
+  address on every new connection, so after a failover they reconnect to the promoted replica
+  by themselves; a connection still open to a demoted master is closed on its first error.
+  The password is the data nodes' (Sentinels are reached without one).
+
+The same URL configures the reducers, the web processes' clients and websocket hub, the Django
+cache (``ConnectionPoolOf``), the Channels layer and the Celery broker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import redis
+import redis.asyncio as aioredis
+from redis.asyncio.sentinel import Sentinel as AsyncSentinel
+from redis.sentinel import Sentinel, SentinelConnectionPool
+
+SENTINEL_SCHEME = "redis+sentinel"
+SENTINEL_DEFAULT_PORT = 26379
+
+
+class RedisUrlError(ValueError):
+    """A Redis URL that cannot be used; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class SentinelTarget:
+    """A Sentinel-managed master: where to ask, for which service, and the data nodes' db and password."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    service: str
+    db: int = 0
+    password: str | None = None
+
+
+def sentinel_target(url: str) -> SentinelTarget | None:
+    """The Sentinel target of a ``redis+sentinel://`` URL, None for any other URL."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme != SENTINEL_SCHEME:
+        return None
+    rest = rest.split("?", 1)[0]
+    credentials, at, hosts_and_path = rest.rpartition("@")
+    password = None
+    if at:
+        password = unquote(credentials.partition(":")[2]) or None
+    hosts, _, path = hosts_and_path.partition("/")
+    sentinels = []
+    for item in hosts.split(","):
+        host, colon, port = item.strip().rpartition(":")
+        if not colon:
+            host, port = item.strip(), str(SENTINEL_DEFAULT_PORT)
+        if not host or not port.isdigit():
+            raise RedisUrlError(f"{url!r}: each Sentinel is host:port, got {item!r}")
+        sentinels.append((host, int(port)))
+    parts = [p for p in path.split("/") if p]
+    if not parts:
+        raise RedisUrlError(f"{url!r}: the service name (as in the Sentinels' monitor line) follows the hosts")
+    if len(parts) > 2 or (len(parts) == 2 and not parts[1].isdigit()):
+        raise RedisUrlError(f"{url!r}: the path is /service or /service/db")
+    return SentinelTarget(
+        sentinels=tuple(sentinels), service=parts[0], db=int(parts[1]) if len(parts) == 2 else 0, password=password
+    )
+
+
+def with_db(url: str, db: int) -> str:
+    """The same URL with another database number (the Celery broker's, beside the data's)."""
+    target = sentinel_target(url)
+    if target is None:
+        return url.rsplit("/", 1)[0] + f"/{db}"
+    head = url.split("?", 1)[0]
+    authority = head[len(SENTINEL_SCHEME) + 3 :].split("/", 1)[0]
+    return f"{SENTINEL_SCHEME}://{authority}/{target.service}/{db}"
+
+
+def _sentinel_options(options: dict[str, Any]) -> dict[str, Any]:
+    # Asking a Sentinel must not wait long on a dead one: the next is tried.
+    return {k: v for k, v in options.items() if k.startswith("socket_")} or {
+        "socket_timeout": 1.0,
+        "socket_connect_timeout": 1.0,
+    }
+
+
+def redis_client(url: str, **options: Any) -> redis.Redis:
+    """A client for the URL's server or Sentinel-managed master; ``options`` are redis-py's."""
+    target = sentinel_target(url)
+    if target is None:
+        return redis.Redis.from_url(url, **options)
+    sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=_sentinel_options(options))
+    return sentinel.master_for(target.service, db=target.db, password=target.password, **options)
+
+
+def async_redis_client(
+    url: str, *, max_connections: int | None = None, pool_timeout: float | None = None, **options: Any
+) -> aioredis.Redis:
+    """An asyncio client. With ``max_connections`` and ``pool_timeout`` a command waits that long
+    for a free connection instead of failing (single server); a Sentinel-managed master's pool
+    is capped at ``max_connections`` the same way redis-py's Sentinel pool caps it."""
+    target = sentinel_target(url)
+    if target is None:
+        if max_connections is None:
+            return aioredis.Redis.from_url(url, **options)
+        pool: aioredis.BlockingConnectionPool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=pool_timeout, **options
+        )
+        return aioredis.Redis(connection_pool=pool)
+    sentinel = AsyncSentinel(list(target.sentinels), sentinel_kwargs=_sentinel_options(options))
+    if max_connections is not None:
+        options["max_connections"] = max_connections
+    return sentinel.master_for(target.service, db=target.db, password=target.password, **options)
+
+
+class ConnectionPoolOf:
+    """A ``pool_class`` for Django's Redis cache: ``from_url`` understands Sentinel URLs too."""
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> redis.ConnectionPool:
+        target = sentinel_target(url)
+        if target is None:
+            return redis.ConnectionPool.from_url(url, **options)
+        sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=_sentinel_options(options))
+        return SentinelConnectionPool(
+            target.service, sentinel, is_master=True, db=target.db, password=target.password, **options
+        )
+
+
+def channel_layer_host(url: str) -> str | dict[str, Any]:
+    """The URL as a host of channels_redis, which takes Sentinels as a mapping."""
+    target = sentinel_target(url)
+    if target is None:
+        return url
+    host: dict[str, Any] = {"sentinels": list(target.sentinels), "master_name": target.service, "db": target.db}
+    if target.password:
+        host["password"] = target.password
+    return host
+
+
+def celery_broker(url: str) -> tuple[str, dict[str, Any]]:
+    """Celery's broker URL and the transport options it needs for the URL (kombu names
+    Sentinels ``sentinel://host:port;sentinel://…`` and the service in the options)."""
+    target = sentinel_target(url)
+    if target is None:
+        return url, {}
+    auth = f":{target.password}@" if target.password else ""
+    broker = ";".join(f"sentinel://{auth}{host}:{port}/{target.db}" for host, port in target.sentinels)
+    return broker, {"master_name": target.service}
