@@ -29,6 +29,9 @@ from reducers.store import queue_states, raw_states
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
 IMAGE_WINDOW_S = 60.0
+# After the hub's subscription is re-established, channels and markets are read back from Redis
+# this long later (the subscriptions sent again on connect are in place by then).
+RECOVER_DELAY_S = 0.2
 
 
 def _frame_seq(frame: str) -> int:
@@ -48,6 +51,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.channel_frames: collections.deque[str] = collections.deque()
         self.batch_frames = False
         self.attached: dict[bytes, str] = {}
+        # The newest sequence queued for each attached channel, and the frames held back while
+        # a channel is recovered from its log after the hub's subscription was re-established.
+        self.channel_seqs: dict[bytes, int] = {}
+        self.holding: dict[bytes, list[str]] = {}
         self.merged = 0
         self.background: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
@@ -126,6 +133,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if channel == self.punter:
             # In order and never conflated, like a channel's frames.
             self.channel_frames.append(payload)
+        elif channel in self.holding:
+            self.holding[channel].append(payload)
+            return
         elif channel in self.attached:
             if payload.startswith(events.ENDED_PREFIX):
                 # The channel is gone: forward the news after the frames before it, and stop
@@ -139,6 +149,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self._background(self._resync(self.attached[channel]))
             else:
                 self.channel_frames.append(payload)
+                self.channel_seqs[channel] = _frame_seq(payload)
         elif payload.startswith(events.STATUS_PREFIX):
             # Suspensions and reopenings are never conflated away; they precede the market's state.
             self.channel_frames.append(payload)
@@ -177,15 +188,55 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.wake.set()
 
     def resync(self) -> None:
-        """The hub missed messages (its Redis connection was re-established): each attached
-        channel gets a fresh image flagged as a resync, and the watched markets an image of
-        their stored states (the client keeps the higher sequence of what it holds)."""
-        for channel_id in set(self.attached.values()):
-            self._background(self._resync(channel_id))
+        """The hub missed messages (its Redis connection was re-established; called before any
+        message of the new connection is handed out). Each attached channel's frames are held
+        back while the ones missed are read from its log and queued first, so the client sees
+        every sequence in order (or a resync image when the log no longer reaches back); the
+        watched markets get an image of their stored states (the client keeps the higher
+        sequence of what it holds)."""
+        for name in self.attached:
+            if name not in self.holding:
+                self.holding[name] = []
+                self._background(self._recover(name))
         if self.watched:
             self._background(self._reimage())
 
+    async def _recover(self, name: bytes) -> None:
+        # The subscription was sent again on connect; reading the log a moment later means a
+        # frame published after the read is in the held frames, and one before it in the log.
+        await asyncio.sleep(RECOVER_DELAY_S)
+        channel_id = self.attached.get(name)
+        last = self.channel_seqs.get(name)
+        logged: list[str] = []
+        complete = True
+        if channel_id is not None and last is not None:
+            try:
+                raw = await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1)
+            except Exception:  # Redis away again: a resync image, once the channel is begun again
+                complete = False
+            else:
+                logged = sorted((bytes(f).decode() for f in raw), key=_frame_seq)
+                # The log must reach back to the frame after the client's last one.
+                complete = not logged or _frame_seq(logged[0]) <= last + 1
+        held = self.holding.pop(name, [])
+        if channel_id is None:
+            return
+        if not complete:
+            self._background(self._resync(channel_id))
+            logged = []
+        newest = last if last is not None else -1
+        for frame in [*logged, *held]:
+            if frame.startswith(events.ENDED_PREFIX):
+                self.deliver(name, frame)
+                continue
+            seq = _frame_seq(frame)
+            if seq > newest:
+                self.channel_frames.append(frame)
+                self.channel_seqs[name] = newest = seq
+        self.wake.set()
+
     async def _reimage(self) -> None:
+        await asyncio.sleep(RECOVER_DELAY_S)
         ids = sorted(self.watched)
         pipe = get_hub().client().pipeline(transaction=False)
         queue_states(pipe, ids)
@@ -217,6 +268,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def _detach(self, name: bytes) -> None:
         channel_id = self.attached.pop(name, None)
+        self.channel_seqs.pop(name, None)
+        self.holding.pop(name, None)
         if channel_id is None:
             return
         get_hub().channel_detached(channel_id)
@@ -418,6 +471,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
             )
             for frame in missed:
                 await self.send(text_data=frame)
+            if missed:
+                self.channel_seqs[keys.subscriber_channel(channel_id).encode()] = _frame_seq(missed[-1])
         else:
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
             await self._resync(channel_id)

@@ -35,8 +35,6 @@ REPORT_INTERVAL_S = 5.0
 # A connection's entry under the connection caps lapses after this many keep-alive intervals
 # without a refresh (its process died without closing it).
 CONNECTION_ENTRY_INTERVALS = 3
-# After the pub-sub reconnects, listeners resync this long later (see Hub._reconnected).
-RESYNC_DELAY_S = 0.2
 
 # Check every cap, then take a place under each: KEYS are the caps' sorted sets, ARGV[1] the
 # connection id, ARGV[2] now (ms), ARGV[3] when the entry lapses (ms), ARGV[4..] the caps.
@@ -129,12 +127,14 @@ class Hub:
             self._watched_connection = connection
 
     async def _reconnected(self, _connection: object) -> None:
-        # Messages published while the connection was down are lost to this process. The
-        # resync waits a moment so that the subscriptions sent again on connect are in place
-        # before the stored state is read: an update after that read arrives as a message.
+        # Messages published while the connection was down are lost to this process. Listeners
+        # are told now, before any message of the new connection is handed out, so each can
+        # hold its frames back while it reads what it missed from the store.
         self.reconnects += 1
-        log.warning("hub reconnected to Redis; resyncing %d listeners", len(self._all_listeners()))
-        asyncio.get_running_loop().call_later(RESYNC_DELAY_S, self._resync_all)
+        listeners = self._all_listeners()
+        log.warning("hub reconnected to Redis; resyncing %d listeners", len(listeners))
+        for listener in listeners:
+            listener.resync()
 
     def _all_listeners(self) -> set[Listener]:
         listeners: set[Listener] = set()
@@ -142,10 +142,6 @@ class Hub:
             for watchers in table.values():
                 listeners.update(watchers)
         return listeners
-
-    def _resync_all(self) -> None:
-        for listener in self._all_listeners():
-            listener.resync()
 
     async def add(self, listener: Listener, channels: Iterable[str], *, batched: bool = False) -> None:
         """Start delivering the channels' messages to the listener (``batched``: market states

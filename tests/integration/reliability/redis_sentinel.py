@@ -42,7 +42,7 @@ class RedisSentinel:
 
     def _spawn(self, port: int, args: list[str]) -> None:
         log = (self.root / f"redis-{port}.log").open("ab")
-        self.processes[port] = subprocess.Popen(  # noqa: S603 - the test's own server
+        self.processes[port] = subprocess.Popen(
             args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
