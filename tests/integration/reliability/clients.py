@@ -15,7 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,14 +216,14 @@ class Loop:
         self.tasks.append(future)
         return future
 
-    def start(self, clients: list[Client]) -> None:
+    def start(self, clients: Sequence[Client]) -> None:
         for client in clients:
             self.submit(client.run())
 
     def call(self, coroutine: Coroutine[Any, Any, Any], timeout: float = 60) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
-    def wait_ready(self, clients: list[Client], timeout: float = 90) -> None:
+    def wait_ready(self, clients: Sequence[Client], timeout: float = 90) -> None:
         async def all_ready() -> None:
             await asyncio.gather(*(c.ready.wait() for c in clients))
 
@@ -233,7 +233,7 @@ class Loop:
             waiting = [c.summary() for c in clients if not c.ready.is_set()]
             raise AssertionError(f"{len(waiting)} clients not ready: {waiting[:3]}") from exc
 
-    def stop(self, clients: list[Client]) -> None:
+    def stop(self, clients: Sequence[Client]) -> None:
         for client in clients:
             client.stopped = True
         for future in self.tasks:

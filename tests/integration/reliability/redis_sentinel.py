@@ -42,9 +42,7 @@ class RedisSentinel:
 
     def _spawn(self, port: int, args: list[str]) -> None:
         log = (self.root / f"redis-{port}.log").open("ab")
-        self.processes[port] = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        self.processes[port] = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def _data_node(self, port: int, *extra: str) -> None:
         directory = self.root / f"data-{port}"

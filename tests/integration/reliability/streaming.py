@@ -7,6 +7,7 @@ import random
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from reducers import keys, topics
 from reducers.connections import redis_client
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
-from tests.integration.reliability.clients import ChannelClient
+from tests.integration.reliability.clients import ChannelClient, WatchClient
 from tests.integration.reliability.conftest import Process, Stack, free_port, wait_web
 
 MARKETS = list(range(410_001, 410_031))
@@ -75,7 +76,9 @@ def prime(client: redis_lib.Redis, producer) -> None:
     wait_for(lambda: all(stored(client, m) for m in MARKETS), timeout=90, what="first prices")
 
 
-def settle(client: redis_lib.Redis, clients: list[ChannelClient], feed: Feed, *, timeout: float = 180) -> None:
+def settle(
+    client: redis_lib.Redis, clients: Sequence[ChannelClient | WatchClient], feed: Feed, *, timeout: float = 180
+) -> None:
     """Stop the feed and wait until Redis, then every client, holds its last price of each market."""
     feed.stopped.set()
     feed.join(30)

@@ -79,7 +79,7 @@ def test_a_redis_failover_mid_stream_loses_no_state_and_every_client_resyncs(sta
     sessions = [session_for(base, user_create(balance="0")) for _ in range(2)]
     channels = [ChannelClient(sessions[i % 2], MARKETS[i * 5 : i * 5 + 6]) for i in range(4)]
     watchers = [WatchClient(sessions[i % 2], MARKETS[i::3]) for i in range(3)]
-    clients = [*channels, *watchers]
+    clients: list[ChannelClient | WatchClient] = [*channels, *watchers]
     try:
         loop.start(clients)
         loop.wait_ready(clients, timeout=90)
@@ -120,8 +120,10 @@ def test_a_redis_failover_mid_stream_loses_no_state_and_every_client_resyncs(sta
         assert (w.connects, w.images) == (1, 2), w.summary()
     for m in MARKETS:
         assert stored(client, m) == feed.last[m]
+    recovered = len(channels) - len(resynced)
     print(
         f"\nredis failover: master killed; replica promoted after {promoted_s:.1f} s; prices applied again "
-        f"{flowing_s:.1f} s after the kill; {feed.sent} prices sent; {len(channels) - len(resynced)} of {len(channels)} channels "
-        "recovered from their logs, the others by a resync image; every market and client ends on its last price; 0 silent gaps"
+        f"{flowing_s:.1f} s after the kill; {feed.sent} prices sent; {recovered} of {len(channels)} channels "
+        "recovered from their logs, the others by a resync image; every market and client ends on its last "
+        "price; 0 silent gaps"
     )
