@@ -11,12 +11,14 @@ import asyncio
 import collections
 import secrets
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from odds import events
 from odds.eager import run_eagerly
@@ -25,6 +27,7 @@ from odds.services.streams import StreamError, channel_end_reason, channel_owned
 from reducers import keys
 from reducers.prices import held_states, state_is_held
 from reducers.store import queue_states, raw_states
+from reducers.subscriptions import LOST
 
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
@@ -32,11 +35,27 @@ IMAGE_WINDOW_S = 60.0
 # After the hub's subscription is re-established, channels and markets are read back from Redis
 # this long later (the subscriptions sent again on connect are in place by then).
 RECOVER_DELAY_S = 0.2
+READ_BACK_ATTEMPTS = 5
 
 
 def _frame_seq(frame: str) -> int:
     """The channel sequence of a stamped frame (it always starts ``{"seq":N,``)."""
     return int(frame[7 : frame.index(",")])
+
+
+async def _read_back(queue: Callable[[Any], object]) -> list[Any]:
+    """Run the commands ``queue`` puts on a pipeline, retried a few times: right after the hub
+    reconnected, pooled connections opened before Redis went away fail once each."""
+    for attempt in range(READ_BACK_ATTEMPTS):
+        pipe = get_hub().client().pipeline(transaction=False)
+        queue(pipe)
+        try:
+            return list(await pipe.execute())
+        except (ConnectionError, RedisConnectionError):
+            if attempt == READ_BACK_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(RECOVER_DELAY_S * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 class OddsConsumer(AsyncWebsocketConsumer):
@@ -209,17 +228,25 @@ class OddsConsumer(AsyncWebsocketConsumer):
         last = self.channel_seqs.get(name)
         logged: list[str] = []
         complete = True
-        if channel_id is not None and last is not None:
+        exists = True
+        if channel_id is not None:
             try:
-                raw = await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1)
+                meta, log_key = keys.channel_meta(channel_id), keys.channel_log(channel_id)
+                found, raw = await _read_back(lambda pipe: (pipe.exists(meta), pipe.lrange(log_key, 0, -1)))
             except Exception:  # Redis away again: a resync image, once the channel is begun again
                 complete = False
             else:
+                exists = bool(found)
                 logged = sorted((bytes(f).decode() for f in raw), key=_frame_seq)
                 # The log must reach back to the frame after the client's last one.
-                complete = not logged or _frame_seq(logged[0]) <= last + 1
+                complete = last is None or not logged or _frame_seq(logged[0]) <= last + 1
         held = self.holding.pop(name, [])
         if channel_id is None:
+            return
+        if not exists:
+            # The store no longer has the channel (Redis came back empty): nothing will come
+            # for it; the client subscribes again.
+            self.deliver(name, events.ended(channel=channel_id, reason=LOST))
             return
         if not complete:
             self._background(self._resync(channel_id))
@@ -238,9 +265,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _reimage(self) -> None:
         await asyncio.sleep(RECOVER_DELAY_S)
         ids = sorted(self.watched)
-        pipe = get_hub().client().pipeline(transaction=False)
-        queue_states(pipe, ids)
-        stored = raw_states(ids, await pipe.execute())
+        try:
+            stored = raw_states(ids, await _read_back(lambda pipe: queue_states(pipe, ids)))
+        except Exception:  # Redis away again: the next reconnect resyncs again
+            return
         self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))
         self.wake.set()
 

@@ -47,6 +47,12 @@ def heartbeat(component: str) -> str:
     return f"{namespace()}:hb:{component}"
 
 
+def store_mark() -> str:
+    """String: JSON written once the store holds what Kafka retains (spark/rebuild.py); its
+    absence means Redis came back empty and the reducers rebuild it."""
+    return f"{namespace()}:store-mark"
+
+
 def replication_mark() -> str:
     """Counter written just before waiting for replicas: once they acknowledge it, they hold
     every write made before it, on any connection (replication is one ordered stream)."""

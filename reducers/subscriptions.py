@@ -22,8 +22,10 @@ COMMAND_SCHEMA_VERSION = 1
 COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
 VIEWS = ("markets", "slip", "bets")
 MAX_CHANNEL_MARKETS = 500
-# Why a channel ended, told to its attached websockets in the ``ended`` frame.
-END_REASONS = ("unsubscribed", "expired", "ended_by_staff")
+# Why a channel ended, told to its attached websockets in the ``ended`` frame. ``lost``: the
+# store no longer has it (Redis came back empty); the client subscribes again.
+LOST = "lost"
+END_REASONS = ("unsubscribed", "expired", "ended_by_staff", LOST)
 # How long the owner of an ended channel is told so when attaching to it.
 ENDED_CHANNEL_KEEP_S = 3600
 

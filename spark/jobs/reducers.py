@@ -41,6 +41,7 @@ from spark.config import ConfigError, ReducerConfig, config
 from spark.jobs import commands, liability, markets, matches, movers, prices
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
+from spark.rebuild import StoreWatch
 from spark.session import build_session
 
 log = logging.getLogger("spark.jobs.reducers")
@@ -211,6 +212,8 @@ def main() -> None:
     supervisor.start()
     refresher = QueryRefresher(redis_client=client, interval_s=settings.query_refresh_s)
     refresher.start()
+    store_watch = StoreWatch(redis_url=redis_url, bootstrap=bootstrap)
+    store_watch.start()
     log.info("reducers running: %s (price path in %s mode)", ", ".join(supervisor.queries), mode)
     stop_requested = threading.Event()
 
@@ -223,6 +226,7 @@ def main() -> None:
     while not stop_requested.wait(POLL_S):
         supervisor.poll()
     refresher.stopped.set()
+    store_watch.stopped.set()
     supervisor.stop()
     spark.stop()
 

@@ -158,6 +158,9 @@ class ChannelClient(Client):
         self.channel: str | None = None
         self.frames: list[Frame] = []
         self.resumes: list[dict[str, Any]] = []
+        # Channels the server lost (``ended`` / an attach refused): as the browser does, the
+        # client subscribes a new one with the same spec. The frames of each lost one are kept.
+        self.lost: list[tuple[str, list[Frame]]] = []
 
     @property
     def last_seq(self) -> int | None:
@@ -190,8 +193,19 @@ class ChannelClient(Client):
             for market in frame["markets"]:
                 self.note_market(market)
             self.ready.set()
+        elif kind == "ended" and frame["channel"] == self.channel:
+            await self._subscribe_again(ws, frame["reason"])
         elif kind == "error":
             self.errors.append(frame["code"])
+            if frame["code"] == "not_your_channel" and self.channel is not None:
+                await self._subscribe_again(ws, frame["code"])
+
+    async def _subscribe_again(self, ws: Any, reason: str) -> None:
+        assert self.channel is not None
+        self.lost.append((self.channel, self.frames))
+        self.errors.append(f"lost: {reason}")
+        self.channel, self.frames = None, []
+        await self.on_open(ws)
 
     def silent_gaps(self) -> list[tuple[int, int]]:
         """Pairs (previous seq, next seq) that skip sequences without a resync image."""

@@ -28,10 +28,18 @@ MARKETS = list(range(410_001, 410_031))
 class Feed(threading.Thread):
     """Idempotent producer of price updates with per-market sequences, until stopped.
 
-    ``primed``: every market was given seq 1 before (``prime``), so the feed goes on from 2."""
+    ``primed``: every market was given seq 1 before (``prime``), so the feed goes on from 2;
+    ``after``: the last (seq, price) of each market of an earlier feed, which this one goes on from."""
 
     def __init__(
-        self, producer, rate: float, *, markets: list[int] = MARKETS, primed: bool = True, seed: int = 8
+        self,
+        producer,
+        rate: float,
+        *,
+        markets: list[int] = MARKETS,
+        primed: bool = True,
+        seed: int = 8,
+        after: dict[int, tuple[int, str]] | None = None,
     ) -> None:
         super().__init__(daemon=True)
         self.producer = producer
@@ -40,12 +48,15 @@ class Feed(threading.Thread):
         self.primed = primed
         self.seed = seed
         self.last: dict[int, tuple[int, str]] = dict.fromkeys(markets, (1, "2.00")) if primed else {}
+        if after is not None:
+            self.last = dict(after)
         self.sent = 0
         self.stopped = threading.Event()
 
     def run(self) -> None:
         rng = random.Random(self.seed)
         seqs: dict[int, int] = defaultdict(lambda: 1 if self.primed else 0)
+        seqs.update((market, seq) for market, (seq, _) in self.last.items())
         while not self.stopped.is_set():
             market = rng.choice(self.markets)
             seqs[market] += 1
