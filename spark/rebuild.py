@@ -7,7 +7,8 @@ driver re-reads, from the beginning of what each topic retains:
 
 * the markets topic (compacted: the newest definition of every market), into the markets table;
 * the match-state topic, into the match states;
-* the price topic, into the latest state of every market.
+* the price topic, into the latest state of every market: every record is read, only the
+  newest valid one of each market is applied (``newest_prices``).
 
 Each record goes through the same processor as the streaming query, so the rebuild decides
 exactly what the queries decide, and every write is apply-if-newer: the queries keep running
@@ -34,6 +35,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPar
 
 from reducers import keys, topics
 from reducers.connections import redis_client
+from reducers.schemas import decode_price_update
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
@@ -113,6 +115,55 @@ def retained_records(bootstrap: str, topic: str, *, chunk: int = CHUNK) -> Itera
         consumer.close()
 
 
+def _market_and_seq(value: bytes | None) -> tuple[int, int] | None:
+    """A price record's market and sequence, read cheaply (None when it has none)."""
+    try:
+        obj = orjson.loads(value or b"")
+        market, seq = obj["market_id"], obj["seq"]
+    except (orjson.JSONDecodeError, TypeError, KeyError):
+        return None
+    if type(market) is not int or type(seq) is not int:
+        return None
+    return market, seq
+
+
+def _valid(value: bytes | None) -> bool:
+    try:
+        decode_price_update(value or b"")
+    except Exception:  # whatever the reducer would reject
+        return False
+    return True
+
+
+def newest_prices(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]], int]:
+    """The newest valid record of every market the price topic retains, and how many records it
+    holds. Only the newest of each market can change the store (apply-if-newer), so the others
+    are read but never applied: the time taken is the reading, not the applying. The sequence
+    is read cheaply from every record; a market whose newest record the reducer would reject
+    is looked for again with the full check."""
+    newest: dict[int, tuple[int, dict[str, Any]]] = {}
+    records = 0
+    for rows in retained_records(bootstrap, topic):
+        records += len(rows)
+        for row in rows:
+            found = _market_and_seq(row["value"])
+            # Strictly newer replaces: of two records with one sequence, the first one applied stays.
+            if found is not None and (found[0] not in newest or found[1] > newest[found[0]][0]):
+                newest[found[0]] = (found[1], row)
+    rejected = {market for market, (_, row) in newest.items() if not _valid(row["value"])}
+    if rejected:
+        for market in rejected:
+            del newest[market]
+        for rows in retained_records(bootstrap, topic):
+            for row in rows:
+                found = _market_and_seq(row["value"])
+                if found is None or found[0] not in rejected or not _valid(row["value"]):
+                    continue
+                if found[0] not in newest or found[1] > newest[found[0]][0]:
+                    newest[found[0]] = (found[1], row)
+    return [row for _, row in newest.values()], records
+
+
 def rebuild(client: redis.Redis, *, bootstrap: str, now: Callable[[], float] = time.monotonic) -> dict[str, Any]:
     """Re-apply what Kafka retains of markets, match states and prices, then write the mark."""
     started = now()
@@ -124,7 +175,6 @@ def rebuild(client: redis.Redis, *, bootstrap: str, now: Callable[[], float] = t
     steps: list[tuple[str, str, Callable[[list[Any]], Any]]] = [
         ("markets", topics.markets(), table.apply_rows),
         ("matches", topics.match_states(), matches.process_rows),
-        ("prices", topics.prices(), prices.process_rows),
     ]
     for name, topic, apply in steps:
         records = 0
@@ -132,6 +182,10 @@ def rebuild(client: redis.Redis, *, bootstrap: str, now: Callable[[], float] = t
             apply(rows)
             records += len(rows)
         counts[name] = records
+    newest, counts["prices"] = newest_prices(bootstrap, topics.prices())
+    for start in range(0, len(newest), CHUNK):
+        prices.process_rows(newest[start : start + CHUNK])
+    counts["prices_applied"] = len(newest)
     counts["ms"] = int((now() - started) * 1000)
     client.set(keys.store_mark(), orjson.dumps({"rebuilt_at": int(time.time() * 1000), **counts}))
     return counts
