@@ -5,6 +5,7 @@ import "uplot/dist/uPlot.min.css";
 import {
   appendPoint,
   column,
+  describeKafka,
   describeRun,
   formatAgo,
   formatBytes,
@@ -216,6 +217,7 @@ function renderPlatform(host: HTMLElement, s: Snapshot): void {
   add("Late records", late.length ? late.map(([q, n]) => `${q} ${n}`).join(", ") : "0", "late-records");
   add("Redis memory", formatBytes(s.redis_memory_bytes), "redis-memory");
   add("Celery queue", String(s.celery_queue_depth), "celery-queue");
+  if (s.kafka !== undefined) add("Kafka", describeKafka(s.kafka), "kafka");
   for (const [stage, p] of Object.entries(s.latency)) {
     add(`Latency ${stage}`, p.n ? `p50 ${p.p50} · p90 ${p.p90} · p99 ${p.p99} ms (n=${p.n})` : "no samples", `latency-${stage}`);
   }
@@ -270,6 +272,8 @@ function lagPage(): void {
       { name: "websockets", label: "websockets" },
       { name: "celery_queue_depth", label: "celery queue" },
       { name: "redis_memory_bytes", label: "redis MB", scale: 1 / 1_048_576 },
+      { name: "kafka.under_replicated", label: "kafka under-replicated" },
+      { name: "kafka.offline", label: "kafka offline" },
     ]),
   });
   let history: History = { ts: [], series: {} };

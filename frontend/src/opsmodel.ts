@@ -60,7 +60,26 @@ export interface Snapshot {
   late_records: Record<string, number>;
   redis_memory_bytes: number;
   celery_queue_depth: number;
+  kafka?: KafkaHealth;
   latency_markets?: number[];
+}
+
+/** The brokers the cluster reports and the platform's partitions short of replicas or leader. */
+export interface KafkaHealth {
+  brokers: number;
+  replication_factor: number;
+  partitions: number;
+  under_replicated: number;
+  offline: number;
+  leaders: Record<string, number>;
+}
+
+/** One line for the platform list: brokers, and the partitions that need an operator's eye. */
+export function describeKafka(k: KafkaHealth): string {
+  const parts = [`${k.brokers} broker${k.brokers === 1 ? "" : "s"}`, `${k.partitions} partitions`];
+  parts.push(k.under_replicated ? `${k.under_replicated} under-replicated` : "all fully replicated");
+  if (k.offline) parts.push(`${k.offline} offline`);
+  return parts.join(" · ");
 }
 
 export interface History {
@@ -96,6 +115,11 @@ export function snapshotSeries(s: Snapshot): Record<string, number> {
   out["late_records"] = sum(s.late_records);
   out["redis_memory_bytes"] = s.redis_memory_bytes;
   out["celery_queue_depth"] = s.celery_queue_depth;
+  if (s.kafka !== undefined) {
+    out["kafka.brokers"] = s.kafka.brokers;
+    out["kafka.under_replicated"] = s.kafka.under_replicated;
+    out["kafka.offline"] = s.kafka.offline;
+  }
   return out;
 }
 

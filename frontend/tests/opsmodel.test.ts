@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  appendPoint, column, describeRun, formatAgo, formatCount, formatSeconds, frameLatency, type History, type QueryLag, rangeMs,
+  appendPoint, column, describeKafka, describeRun, formatAgo, formatCount, formatSeconds, frameLatency, type History, type QueryLag, rangeMs,
   type Snapshot, snapshotSeries, standing, verdict,
 } from "../src/opsmodel";
 
@@ -18,6 +18,7 @@ const snapshot: Snapshot = {
   late_records: {},
   redis_memory_bytes: 1024,
   celery_queue_depth: 3,
+  kafka: { brokers: 2, replication_factor: 3, partitions: 12, under_replicated: 4, offline: 0, leaders: { "1": 6, "2": 6 } },
 };
 
 describe("snapshotSeries", () => {
@@ -28,6 +29,17 @@ describe("snapshotSeries", () => {
     expect(s["websockets"]).toBe(7);
     expect(s["latency.end_to_end.p99"]).toBe(31);
     expect(s["late_records"]).toBe(0);
+    expect(s["kafka.under_replicated"]).toBe(4);
+    expect(s["kafka.brokers"]).toBe(2);
+  });
+});
+
+describe("describeKafka", () => {
+  it("names the brokers and the partitions that need attention", () => {
+    expect(describeKafka(snapshot.kafka!)).toBe("2 brokers · 12 partitions · 4 under-replicated");
+    expect(describeKafka({ ...snapshot.kafka!, brokers: 3, under_replicated: 0, offline: 1 })).toBe(
+      "3 brokers · 12 partitions · all fully replicated · 1 offline",
+    );
   });
 });
 

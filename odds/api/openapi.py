@@ -906,6 +906,17 @@ def _staff_paths() -> dict[str, JsonSchema]:
                                 "late_records": {"type": "object", "additionalProperties": {"type": "integer"}},
                                 "redis_memory_bytes": {"type": "integer", "minimum": 0},
                                 "celery_queue_depth": {"type": "integer", "minimum": 0},
+                                "kafka": _object(
+                                    {
+                                        "brokers": {"type": "integer", "minimum": 0},
+                                        "replication_factor": {"type": "integer", "minimum": 1},
+                                        "partitions": {"type": "integer", "minimum": 0},
+                                        "under_replicated": {"type": "integer", "minimum": 0},
+                                        "offline": {"type": "integer", "minimum": 0},
+                                        "leaders": {"type": "object", "additionalProperties": {"type": "integer"}},
+                                    },
+                                    required=("brokers", "under_replicated", "offline"),
+                                ),
                                 "latency_markets": _array(ID),
                             },
                             required=("v", "ts", "queries", "latency", "websockets", "latency_markets"),

@@ -48,7 +48,10 @@ def admin_client() -> AdminClient:
 
 
 def topic_config(spec: TopicSpec) -> dict[str, str]:
-    config = {"cleanup.policy": "compact" if spec.compacted else "delete"}
+    config = {
+        "cleanup.policy": "compact" if spec.compacted else "delete",
+        "min.insync.replicas": str(settings.KAFKA_MIN_INSYNC_REPLICAS),
+    }
     if spec.retention_ms is not None:
         config["retention.ms"] = str(spec.retention_ms)
     if spec.compacted:
@@ -69,7 +72,12 @@ def topics_ensure(*, specs: list[TopicSpec] | None = None, timeout: float = 30.0
     existing = admin.list_topics(timeout=timeout).topics
     outcome: dict[str, str] = {}
     to_create = [
-        NewTopic(s.name, num_partitions=s.partitions, replication_factor=1, config=topic_config(s))
+        NewTopic(
+            s.name,
+            num_partitions=s.partitions,
+            replication_factor=settings.KAFKA_REPLICATION_FACTOR,
+            config=topic_config(s),
+        )
         for s in specs
         if s.name not in existing
     ]

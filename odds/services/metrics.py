@@ -480,6 +480,33 @@ def celery_queue_depth() -> int:
     return int(_broker().llen(CELERY_QUEUE))
 
 
+def kafka_health(*, admin: Any = None, topic_names: Iterable[str] | None = None) -> dict[str, Any]:
+    """The brokers the cluster reports, and the partitions of the platform's topics that are
+    under-replicated (fewer replicas in sync than assigned) or offline (no leader): a broker
+    lost shows here at once, before any lag builds."""
+    metadata = (admin if admin is not None else admin_client()).list_topics(timeout=5)
+    names = set(topic_names) if topic_names is not None else {t.name for t in topics.all_topics()}
+    partitions = under = offline = 0
+    leaders: dict[str, int] = {}
+    for name in sorted(names & set(metadata.topics)):
+        for partition in metadata.topics[name].partitions.values():
+            partitions += 1
+            if partition.leader < 0:
+                offline += 1
+            else:
+                leaders[str(partition.leader)] = leaders.get(str(partition.leader), 0) + 1
+            if len(partition.isrs) < len(partition.replicas):
+                under += 1
+    return {
+        "brokers": len(metadata.brokers),
+        "replication_factor": settings.KAFKA_REPLICATION_FACTOR,
+        "partitions": partitions,
+        "under_replicated": under,
+        "offline": offline,
+        "leaders": leaders,
+    }
+
+
 def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
     """Every figure of the dashboard and ``/metrics`` at one moment."""
     now_ms = now_ms if now_ms is not None else _now_ms()
@@ -494,6 +521,7 @@ def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[
         "late_records": _counters(COUNTER_LATE_RECORDS),
         "redis_memory_bytes": int(memory.get("used_memory", 0)),
         "celery_queue_depth": celery_queue_depth(),
+        "kafka": kafka_health(),
     }
 
 
@@ -518,6 +546,11 @@ def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
     series["late_records"] = float(sum(snapshot.get("late_records", {}).values()))
     series["redis_memory_bytes"] = float(snapshot.get("redis_memory_bytes", 0))
     series["celery_queue_depth"] = float(snapshot.get("celery_queue_depth", 0))
+    kafka = snapshot.get("kafka")
+    if kafka is not None:
+        series["kafka.brokers"] = float(kafka["brokers"])
+        series["kafka.under_replicated"] = float(kafka["under_replicated"])
+        series["kafka.offline"] = float(kafka["offline"])
     return series
 
 

@@ -82,6 +82,11 @@ METRICS: dict[str, Family] = {
     "sportsbook_late_records_total": Family("counter", "Records behind the watermark, by query.", QUERY),
     "sportsbook_redis_memory_bytes": Family("gauge", "Memory used by Redis."),
     "sportsbook_celery_queue_depth": Family("gauge", "Tasks waiting in the Celery queue."),
+    "sportsbook_kafka_brokers": Family("gauge", "Kafka brokers the cluster reports."),
+    "sportsbook_kafka_under_replicated_partitions": Family(
+        "gauge", "Partitions of the platform's topics with fewer replicas in sync than assigned."
+    ),
+    "sportsbook_kafka_offline_partitions": Family("gauge", "Partitions of the platform's topics without a leader."),
 }
 
 
@@ -117,6 +122,11 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
         yield "sportsbook_late_records_total", {"query": query}, count
     yield "sportsbook_redis_memory_bytes", {}, snapshot.get("redis_memory_bytes", 0)
     yield "sportsbook_celery_queue_depth", {}, snapshot.get("celery_queue_depth", 0)
+    kafka = snapshot.get("kafka")
+    if kafka is not None:
+        yield "sportsbook_kafka_brokers", {}, kafka["brokers"]
+        yield "sportsbook_kafka_under_replicated_partitions", {}, kafka["under_replicated"]
+        yield "sportsbook_kafka_offline_partitions", {}, kafka["offline"]
 
 
 def metric_families(*, snapshot: dict[str, Any], histograms: Mapping[str, LatencyHistogram]) -> list[Metric]:

@@ -1,28 +1,37 @@
-"""Kafka as a cluster: three brokers, the price topic replicated three times with two in sync
-required, and the feed's producer settings (acks=all, idempotent). The leader of a price
-partition is killed mid-stream: leadership moves, producing carries on, and every record the
-producer was told is written is in the topic exactly once, in order per market."""
+"""Kafka as a cluster: three brokers, every topic of the platform replicated three times with two
+in sync required, the feed's producer settings (acks=all, idempotent), and the Spark reducers
+reading from the cluster. The leader of a price partition is killed mid-stream: leadership
+moves, producing carries on, every record the producer was told is written is in the topic
+exactly once, in order per market, the reducers carry on and end with the last price of every
+market, and the lag dashboard's Kafka figures show the lost broker."""
 
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from collections import defaultdict
+from collections.abc import Iterator
 
 import orjson
 import pytest
 from confluent_kafka import Consumer, KafkaError, Message, Producer
-from confluent_kafka.admin import NewTopic
 
 from odds.services.kafka import PRODUCER_DEFAULTS
+from odds.services.metrics import kafka_health
+from reducers import keys, topics
+from reducers.connections import redis_client
+from tests.conftest import ROOT, wait_for
+from tests.factories import market_ids_define, raw_price_update
+from tests.integration.reliability.conftest import Stack
 from tests.integration.reliability.kafka_cluster import QUIET, KafkaCluster
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
-TOPIC = "cluster.prices"
-PARTITIONS = 3
-MARKETS = 30
+MARKETS = list(range(440_001, 440_031))
 
 
 @pytest.fixture(scope="module")
@@ -30,21 +39,31 @@ def cluster(tmp_path_factory):
     cluster = KafkaCluster(tmp_path_factory.mktemp("kafka-cluster"))
     try:
         cluster.start()
-        admin = cluster.admin()  # held until the topic exists: a dropped client cancels its requests
-        futures = admin.create_topics(
-            [
-                NewTopic(
-                    TOPIC,
-                    num_partitions=PARTITIONS,
-                    replication_factor=3,
-                    config={"min.insync.replicas": "2"},
-                )
-            ]
-        )
-        futures[TOPIC].result(60)
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def stack(services, cluster, tmp_path) -> Iterator[Stack]:
+    """A namespace whose topics live on the cluster (replication 3, min in sync 2); Redis is the
+    shared one."""
+    from django.conf import settings
+
+    name = f"c{uuid.uuid4().hex[:8]}"
+    stack = Stack(tmp_path, kafka=cluster.bootstrap, redis=settings.REDIS_URL, namespace=name)
+    (stack.var / "log").mkdir(parents=True, exist_ok=True)
+    env = stack.env(KAFKA_REPLICATION_FACTOR="3", KAFKA_MIN_INSYNC_REPLICAS="2")
+    subprocess.run([sys.executable, "manage.py", "create_topics"], cwd=ROOT, env=env, check=True, capture_output=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPORTSBOOK_NAMESPACE", name)
+        try:
+            yield stack
+        finally:
+            stack.stop_processes()
+            client = redis_client(settings.REDIS_URL)
+            for key in client.scan_iter(match=f"{name}:*", count=1000):
+                client.delete(key)
 
 
 class Feed(threading.Thread):
@@ -59,6 +78,7 @@ class Feed(threading.Thread):
         self.produced = 0
         self.stopping = threading.Event()
         self.acked_at: list[float] = []
+        self.last_seq = 0
 
     def _delivered(self, err, msg) -> None:
         if err is not None:
@@ -72,13 +92,11 @@ class Feed(threading.Thread):
         seq = 0
         while not self.stopping.is_set():
             seq += 1
-            for market_id in range(1, MARKETS + 1):
-                value = orjson.dumps({"market_id": market_id, "seq": seq})
+            self.last_seq = seq
+            for market_id in MARKETS:
+                update = raw_price_update(market_id=market_id, seq=seq, prices=((1, f"{2 + seq % 50 / 100:.2f}"),))
                 self.producer.produce(
-                    TOPIC,
-                    key=str(market_id).encode(),
-                    value=value,
-                    on_delivery=self._delivered,
+                    topics.prices(), key=update.key(), value=update.encode(), on_delivery=self._delivered
                 )
                 self.produced += 1
             self.producer.poll(0)
@@ -107,7 +125,7 @@ def read_all(bootstrap: str, expected: int) -> list[tuple[int, int, int]]:
             "log_level": QUIET,
         }
     )
-    consumer.subscribe([TOPIC])
+    consumer.subscribe([topics.prices()])
     records: list[tuple[int, int, int]] = []
     deadline = time.monotonic() + 60
     try:
@@ -120,19 +138,46 @@ def read_all(bootstrap: str, expected: int) -> list[tuple[int, int, int]]:
     return records
 
 
-def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(cluster):
+def stored_seq(client, market_id: int) -> int:
+    raw = client.hget(keys.market_state(market_id), "seq")
+    return int(raw) if raw is not None else 0
+
+
+def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(cluster, stack, tmp_path):
+    client = redis_client(stack.redis)
+    market_ids_define(client, *MARKETS)
+    reducers = stack.reducers(tmp_path / "checkpoints", SPARK_QUERY_RESTART_BASE_S="0.5", SPARK_QUERY_RESTART_MAX_S="2")
+    reducers.start()
+    wait_for(lambda: client.get(keys.heartbeat("reducers")), timeout=150, what="reducers running")
+    admin = cluster.admin()
+    healthy = wait_for(
+        lambda: (h := kafka_health(admin=admin))["brokers"] == 3 and h,
+        timeout=30,
+        what="the admin client to know every broker",
+    )
+    assert (healthy["under_replicated"], healthy["offline"]) == (0, 0)
+    assert healthy["partitions"] == sum(t.partitions for t in topics.all_topics())
+
     feed = Feed(cluster.bootstrap)
     feed.start()
-    time.sleep(3)
-    victim = cluster.leader_of(TOPIC, 0)
+    # Steady before the crash: the price query keeps up with the feed (within a second of it).
+    wait_for(
+        lambda: client.get(keys.reducer_progress("prices"))
+        and all(stored_seq(client, m) >= feed.last_seq - 20 for m in MARKETS),
+        timeout=120,
+        what="the price query keeping up with the feed",
+    )
+    time.sleep(2)
+    victim = cluster.leader_of(topics.prices(), 0)
     assert victim in cluster.nodes
     acked_before = len(feed.acked)
+    seq_at_kill = feed.last_seq
     killed_at = time.monotonic()
     cluster.kill(victim)
 
     def new_leader() -> int | None:
         try:
-            leader = cluster.leader_of(TOPIC, 0)
+            leader = cluster.leader_of(topics.prices(), 0)
         except Exception:
             return None
         return leader if leader not in (victim, -1) else None
@@ -144,7 +189,19 @@ def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(clus
         time.sleep(0.1)
     failover_s = time.monotonic() - killed_at
     assert leader is not None, "no new leader for partition 0"
-    time.sleep(4)
+    # The dashboard's Kafka figures show the event: a broker gone, its partitions short of a replica.
+    degraded = wait_for(
+        lambda: (h := kafka_health(admin=admin))["brokers"] == 2 and h["under_replicated"] > 0 and h,
+        timeout=30,
+        what="the dashboard to show the lost broker",
+    )
+    wait_for(
+        lambda: all(stored_seq(client, m) > seq_at_kill for m in MARKETS),
+        timeout=90,
+        what="the reducers applying prices produced after the crash",
+    )
+    applied_again_s = time.monotonic() - killed_at
+    time.sleep(2)
     feed.stopping.set()
     feed.join(180)
     assert not feed.is_alive()
@@ -153,7 +210,7 @@ def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(clus
     assert feed.failed == []
     assert len(feed.acked) == feed.produced
     acked_after_kill = [at for at in feed.acked_at if at > killed_at]
-    assert len(acked_after_kill) > MARKETS
+    assert len(acked_after_kill) > len(MARKETS)
     assert len(feed.acked) > acked_before
 
     records = read_all(cluster.bootstrap_without(victim), expected=len(feed.acked))
@@ -167,10 +224,19 @@ def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(clus
     for _, market, seq in records:
         by_market[market].append(seq)
     assert all(seqs == sorted(seqs) for seqs in by_market.values())
+    # the reducers end on the last price of every market (each (market, seq) applied once in effect)
+    wait_for(
+        lambda: all(stored_seq(client, m) == feed.last_seq for m in MARKETS),
+        timeout=90,
+        what="the reducers holding the last price of every market",
+    )
+    assert reducers.alive(), reducers.tail()
     around = sorted(at for at in feed.acked_at if at >= killed_at - 1)
     pause_s = max((b - a for a, b in itertools.pairwise(around)), default=0.0)
     print(
         f"\nkafka cluster: leader {victim} of partition 0 killed; new leader {leader} after {failover_s:.2f} s; "
         f"{len(feed.acked)} records acknowledged, {len(written)} read, lost {len(lost)}, duplicated {duplicates}; "
-        f"longest pause between acknowledgements around the crash {pause_s * 1000:.0f} ms"
+        f"longest pause between acknowledgements around the crash {pause_s * 1000:.0f} ms; reducers applied "
+        f"prices produced after the crash within {applied_again_s:.1f} s; dashboard: {degraded['brokers']} brokers, "
+        f"{degraded['under_replicated']} of {degraded['partitions']} partitions under-replicated"
     )
