@@ -58,6 +58,14 @@ SNAPSHOT: dict[str, Any] = {
     "late_records": {"movers": 9},
     "redis_memory_bytes": 1048576,
     "celery_queue_depth": 3,
+    "kafka": {
+        "brokers": 2,
+        "replication_factor": 3,
+        "partitions": 22,
+        "under_replicated": 22,
+        "offline": 0,
+        "leaders": {"1": 11, "3": 11},
+    },
 }
 # The same end-to-end latencies as the snapshot's percentiles, as a histogram in seconds.
 HISTOGRAMS = {"end_to_end": histogram_read({k: str(v) for k, v in histogram_increments([0.012, 0.030, 0.031]).items()})}
@@ -120,6 +128,9 @@ def test_rates_batch_duration_and_service_figures():
     assert value("sportsbook_late_records_total", query="movers") == 9
     assert value("sportsbook_redis_memory_bytes") == 1048576
     assert value("sportsbook_celery_queue_depth") == 3
+    assert value("sportsbook_kafka_brokers") == 2
+    assert value("sportsbook_kafka_under_replicated_partitions") == 22
+    assert value("sportsbook_kafka_offline_partitions") == 0
 
 
 def test_latency_is_a_histogram_in_seconds_with_cumulative_buckets_sum_and_count():
@@ -176,3 +187,4 @@ def test_snapshot_series_flattens_per_query_figures():
     assert series["status.prices"] == 1.0
     assert series["websockets"] == 7.0
     assert series["latency.end_to_end.p99"] == 31.0
+    assert (series["kafka.brokers"], series["kafka.under_replicated"], series["kafka.offline"]) == (2.0, 22.0, 0.0)
