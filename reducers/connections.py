@@ -1,4 +1,7 @@
-"""Every Redis connection of every process is opened here, from one URL.
+"""Every Redis connection and every Kafka producer of every process is made here.
+
+Kafka producers: ``kafka_producer`` with the platform's settings (acks=all, idempotent, the
+Java clients' partitioner so every producer puts a market on the same partition).
 
 ``REDIS_URL`` names either one server or a Sentinel-managed master:
 
@@ -21,8 +24,19 @@ from urllib.parse import unquote
 
 import redis
 import redis.asyncio as aioredis
+from confluent_kafka import Producer
 from redis.asyncio.sentinel import Sentinel as AsyncSentinel
 from redis.sentinel import Sentinel, SentinelConnectionPool
+
+PRODUCER_DEFAULTS: dict[str, Any] = {
+    "acks": "all",
+    "enable.idempotence": True,
+    "linger.ms": 5,
+    "batch.num.messages": 10000,
+    "compression.type": "lz4",
+    # The partitioner of Kafka's Java clients, so every producer puts a market on one partition.
+    "partitioner": "murmur2_random",
+}
 
 SENTINEL_SCHEME = "redis+sentinel"
 SENTINEL_DEFAULT_PORT = 26379
@@ -152,3 +166,8 @@ def celery_broker(url: str) -> tuple[str, dict[str, Any]]:
     auth = f":{target.password}@" if target.password else ""
     broker = ";".join(f"sentinel://{auth}{host}:{port}/{target.db}" for host, port in target.sentinels)
     return broker, {"master_name": target.service}
+
+
+def kafka_producer(bootstrap: str, **overrides: Any) -> Producer:
+    """An idempotent producer (acks=all), batched for throughput; ``overrides`` are librdkafka's."""
+    return Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS, **overrides})

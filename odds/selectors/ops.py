@@ -17,10 +17,10 @@ from django.db.models.functions import Mod
 from django.utils import timezone
 
 from odds.models import Bet, Event, Market, MetricSample, Selection
-from odds.services.kafka import PRODUCER_DEFAULTS, reader_create
+from odds.services.kafka import reader_create
 from odds.services.metrics import topic_partitions
 from reducers import keys, topics
-from reducers.connections import redis_client
+from reducers.connections import PRODUCER_DEFAULTS, redis_client
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
 
 

@@ -9,22 +9,13 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from django.conf import settings
 
+from reducers.connections import kafka_producer
 from reducers.topics import TopicSpec, all_topics
-
-PRODUCER_DEFAULTS: dict[str, Any] = {
-    "acks": "all",
-    "enable.idempotence": True,
-    "linger.ms": 5,
-    "batch.num.messages": 10000,
-    "compression.type": "lz4",
-    # The partitioner of Kafka's Java clients, so every producer puts a market on one partition.
-    "partitioner": "murmur2_random",
-}
 
 
 def producer_create(**overrides: Any) -> Producer:
-    """An idempotent producer (acks=all), batched for throughput."""
-    return Producer({"bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS, **PRODUCER_DEFAULTS, **overrides})
+    """An idempotent producer (acks=all), batched for throughput, to the configured brokers."""
+    return kafka_producer(settings.KAFKA_BOOTSTRAP_SERVERS, **overrides)
 
 
 def reader_create(**overrides: Any) -> Consumer:

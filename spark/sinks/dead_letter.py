@@ -12,9 +12,9 @@ import logging
 from typing import Any
 
 import redis
-from confluent_kafka import Producer
 
 from reducers import keys, topics
+from reducers.connections import kafka_producer
 
 log = logging.getLogger("spark.sinks.dead_letter")
 
@@ -22,14 +22,7 @@ log = logging.getLogger("spark.sinks.dead_letter")
 class DeadLetterSink:
     def __init__(self, *, bootstrap_servers: str, topic: str) -> None:
         self._topic = topic
-        self._producer = Producer(
-            {
-                "bootstrap.servers": bootstrap_servers,
-                "acks": "all",
-                "enable.idempotence": True,
-                "linger.ms": 5,
-            }
-        )
+        self._producer = kafka_producer(bootstrap_servers)
 
     def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None:
         self._producer.produce(

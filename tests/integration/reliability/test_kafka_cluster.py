@@ -20,10 +20,9 @@ import orjson
 import pytest
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 
-from odds.services.kafka import PRODUCER_DEFAULTS
 from odds.services.metrics import kafka_health
 from reducers import keys, topics
-from reducers.connections import redis_client
+from reducers.connections import PRODUCER_DEFAULTS, redis_client
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.conftest import Stack
@@ -162,8 +161,10 @@ def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(clus
     feed.start()
     # Steady before the crash: the price query keeps up with the feed (within a second of it).
     wait_for(
-        lambda: client.get(keys.reducer_progress("prices"))
-        and all(stored_seq(client, m) >= feed.last_seq - 20 for m in MARKETS),
+        lambda: (
+            client.get(keys.reducer_progress("prices"))
+            and all(stored_seq(client, m) >= feed.last_seq - 20 for m in MARKETS)
+        ),
         timeout=120,
         what="the price query keeping up with the feed",
     )
