@@ -45,6 +45,7 @@ class ReducerConfig:
     # the Spark session
     master: str
     driver_host: str
+    driver_bind_address: str
     driver_memory: str
     shuffle_partitions: int
     ui_enabled: bool
@@ -188,6 +189,8 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         ),
         master=read.text("SPARK_MASTER", "local[4]"),
         driver_host=read.text("SPARK_DRIVER_HOST", "127.0.0.1"),
+        # Where the driver listens; executors on other machines need an address they reach.
+        driver_bind_address=read.text("SPARK_DRIVER_BIND_ADDRESS", "127.0.0.1"),
         driver_memory=read.text("SPARK_DRIVER_MEMORY", "1g"),
         shuffle_partitions=read.whole("SPARK_SHUFFLE_PARTITIONS", 4, minimum=1),
         ui_enabled=read.flag("SPARK_UI_ENABLED", False),

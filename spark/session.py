@@ -35,7 +35,7 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
         "spark.ui.enabled": str(settings.ui_enabled).lower(),
         "spark.ui.port": str(settings.ui_port),
-        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.driver.bindAddress": settings.driver_bind_address,
         "spark.driver.host": settings.driver_host,
         "spark.driver.memory": settings.driver_memory,
         "spark.sql.streaming.stateStore.providerClass": (

@@ -342,6 +342,8 @@ def test_reducers_run_on_a_spark_master_and_two_workers_sharing_the_checkpoints(
     reducer = services["reducer"]
     config = load({**reducer["environment"]})
     assert config.master == master_url
+    # Executors on the workers reach the driver: it listens beyond loopback, under its service name.
+    assert (config.driver_bind_address, config.driver_host) == ("0.0.0.0", "reducer")  # noqa: S104 - a container's own interfaces
     assert set(masters) | set(workers) <= set(dependencies(reducer))
     checkpoint = str(config.checkpoint_dir)
     sources = {}
