@@ -300,6 +300,21 @@ class FeedRunner:
         elapsed = max(0.0, (now - match.starts_at) * self.speed)
         looked = self.match_elapsed.get(match.event_id)
         self.match_elapsed[match.event_id] = elapsed
+        start = phase_at(sport=match.sport, elapsed_s=0.0)
+        if (
+            looked is None
+            and any(a.step is Step.KICK_OFF for a in actions)
+            and phase_at(sport=match.sport, elapsed_s=elapsed) != start
+        ):
+            # First seen after its first period was over (a late tick): the kick-off is published
+            # as it happened, the clock running from nought, then whatever passed since.
+            kick_off = [a for a in actions if a.step is Step.KICK_OFF]
+            actions = [a for a in actions if a.step is not Step.KICK_OFF]
+            for action in kick_off:
+                self.match_incidents[match.event_id].extend(self._incidents_of(action, match, now_ms=now_ms))
+            self.match_phase[match.event_id] = None if start is None else (start.period, start.playing)
+            self._match_emit(match, elapsed=0.0, now_ms=now_ms)
+            looked = 0.0
         if looked is not None and match.status == "in_play":
             for passed in breaks_passed(sport=match.sport, from_s=looked, to_s=elapsed):
                 self._break_begins(match, period=passed.period, now_ms=now_ms)
