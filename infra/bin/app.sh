@@ -8,6 +8,9 @@
 #   start NAME...    start those processes under the running supervisord
 #   stop             stop every process, then supervisord; stop NAME... stops only those
 #   status [NAME...] one line per process: "NAME: running (pid N, uptime H:MM:SS)", "NAME: stopped", ...
+#   config           render supervisord's configuration and print it
+# With CLUSTER=1 the reducers run on a Spark standalone master and two workers, beside a second
+# web server (the nginx of `make up` then forwards to both).
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PY="$ROOT/.venv/bin"
@@ -18,6 +21,22 @@ FEED_RATE="${FEED_RATE:-50}"
 FEED_MARKETS="${FEED_MARKETS:-1000}"
 ALL=(reducers web worker beat feed)
 TEMPLATE="$ROOT/infra/conf/supervisord.conf.in"
+# CLUSTER=1: the reducers on a Spark standalone master with two workers, and two web servers
+# (infra/conf/supervisord.cluster.conf.in).
+CLUSTER="${CLUSTER:-}"
+CLUSTER_TEMPLATE="$ROOT/infra/conf/supervisord.cluster.conf.in"
+if [ "$CLUSTER" = 1 ]; then
+  SPARK_MASTER_PORT="${SPARK_MASTER_PORT:-7077}"
+  SPARK_MASTER_UI_PORT="${SPARK_MASTER_UI_PORT:-8090}"
+  SPARK_WORKER_CORES="${SPARK_WORKER_CORES:-2}"
+  SPARK_WORKER_MEMORY="${SPARK_WORKER_MEMORY:-2g}"
+  WEB_PORT_2="${WEB_PORT_2:-$((WEB_PORT + 1))}"
+  SPARK_HOME="$("$PY/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))')"
+  SPARK_CLASS="$SPARK_HOME/bin/spark-class"
+  # supervisord's programs inherit its environment: the reducers submit to the master.
+  export SPARK_MASTER="spark://127.0.0.1:$SPARK_MASTER_PORT"
+  ALL=(spark-master spark-worker-1 spark-worker-2 reducers web web-2 worker beat feed)
+fi
 CONF="$RUN/supervisord.conf"
 PIDFILE="$RUN/supervisord.pid"
 
@@ -34,9 +53,15 @@ supervisord_alive() { [ -f "$PIDFILE" ] && running "$(cat "$PIDFILE")"; }
 
 # The template with every @NAME@ replaced; "%" doubled, as supervisord expands %(...)s in values.
 render() {
-  local conf name value
+  local conf name value names=(ROOT VAR RUN LOG PY CELERY_CONCURRENCY FEED_RATE FEED_MARKETS)
   conf="$(<"$TEMPLATE")"
-  for name in ROOT VAR RUN LOG PY CELERY_CONCURRENCY FEED_RATE FEED_MARKETS; do
+  if [ "$CLUSTER" = 1 ]; then
+    conf+=$'\n'"$(<"$CLUSTER_TEMPLATE")"
+    names+=(SPARK_CLASS SPARK_HOME SPARK_MASTER_PORT SPARK_MASTER_UI_PORT SPARK_WORKER_CORES SPARK_WORKER_MEMORY WEB_PORT_2)
+    # No REST submission server (it would take the fixed port 6066); the master's page on loopback.
+    printf 'spark.master.rest.enabled false\nspark.ui.reverseProxy false\n' >"$RUN/spark-cluster.properties"
+  fi
+  for name in "${names[@]}"; do
     value="${!name}"
     conf="${conf//@$name@/${value//%/%%}}"
   done
@@ -154,5 +179,6 @@ case "$cmd" in
 start) start "$@" ;;
 stop) stop "$@" ;;
 status) status "$@" ;;
-*) echo "usage: $0 start|stop|status [name...]" >&2; exit 2 ;;
+config) render && cat "$CONF" ;;
+*) echo "usage: $0 start|stop|status|config [name...]" >&2; exit 2 ;;
 esac

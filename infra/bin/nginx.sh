@@ -6,6 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 
 PROXY_LISTEN="${PROXY_LISTEN:-127.0.0.1:8080}"
+if [ "${CLUSTER:-}" = 1 ]; then
+  # The two web servers of `make up CLUSTER=1` (infra/bin/app.sh).
+  PROXY_UPSTREAM="${PROXY_UPSTREAM:-127.0.0.1:${WEB_PORT:-8000},127.0.0.1:$((${WEB_PORT:-8000} + 1))}"
+fi
 PROXY_UPSTREAM="${PROXY_UPSTREAM:-127.0.0.1:8000}"
 DATA="$VAR/nginx"
 read -r HOST PORT <<<"$(host_port "$PROXY_LISTEN")"

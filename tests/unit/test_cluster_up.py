@@ -1,0 +1,86 @@
+"""`make up CLUSTER=1`: supervisord runs a Spark standalone master and two workers beside the
+reducers, and a second web server, on loopback; without CLUSTER nothing of it is there."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rendered(tmp_path: Path, **env: str) -> configparser.RawConfigParser:
+    done = subprocess.run(
+        ["bash", str(ROOT / "infra" / "bin" / "app.sh"), "config"],
+        env={**os.environ, "SPORTSBOOK_VAR": str(tmp_path), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    config = configparser.RawConfigParser(strict=True)
+    config.read_string(done.stdout)
+    return config
+
+
+def programs(config: configparser.RawConfigParser) -> set[str]:
+    return {s.removeprefix("program:") for s in config.sections() if s.startswith("program:")}
+
+
+def test_the_single_machine_stack_has_no_cluster_processes(tmp_path):
+    assert programs(rendered(tmp_path)) == {"reducers", "web", "worker", "beat", "feed"}
+
+
+def test_the_cluster_shape_runs_a_spark_master_two_workers_and_two_web_servers(tmp_path):
+    config = rendered(tmp_path, CLUSTER="1", SPARK_MASTER_PORT="7123", WEB_PORT="8100")
+    assert programs(config) == {
+        "spark-master",
+        "spark-worker-1",
+        "spark-worker-2",
+        "reducers",
+        "web",
+        "web-2",
+        "worker",
+        "beat",
+        "feed",
+    }
+    master = config.get("program:spark-master", "command").split()
+    assert master[1] == "org.apache.spark.deploy.master.Master"
+    assert master[master.index("--host") + 1] == "127.0.0.1"
+    assert master[master.index("--port") + 1] == "7123"
+    for name in ("spark-worker-1", "spark-worker-2"):
+        worker = config.get(f"program:{name}", "command").split()
+        assert worker[1] == "org.apache.spark.deploy.worker.Worker"
+        assert worker[-1] == "spark://127.0.0.1:7123"
+        assert worker[worker.index("--host") + 1] == "127.0.0.1"
+        assert config.getint(f"program:{name}", "priority") < config.getint("program:reducers", "priority")
+        assert config.get(f"program:{name}", "autorestart") == "true"
+    assert Path(master[0]).name == "spark-class"
+    assert Path(master[0]).exists()
+    assert config.get("program:web-2", "environment") == 'WEB_PORT="8101"'
+    properties = (tmp_path / "run" / "spark-cluster.properties").read_text()
+    assert "spark.master.rest.enabled false" in properties
+
+
+def test_the_reducers_are_submitted_to_the_master_and_nginx_forwards_to_both_servers(tmp_path):
+    script = f'. {ROOT}/infra/bin/app.sh status >/dev/null; echo "$SPARK_MASTER"'
+    done = subprocess.run(
+        ["bash", "-c", script],
+        env={**os.environ, "SPORTSBOOK_VAR": str(tmp_path), "CLUSTER": "1", "SPARK_MASTER_PORT": "7123"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stdout.strip().splitlines()[-1] == "spark://127.0.0.1:7123"
+    upstream = subprocess.run(
+        ["bash", "-c", f'set -- status; . {ROOT}/infra/bin/nginx.sh >/dev/null; echo "$PROXY_UPSTREAM"'],
+        env={**os.environ, "SPORTSBOOK_VAR": str(tmp_path), "CLUSTER": "1", "WEB_PORT": "8100"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert upstream.stdout.strip().splitlines()[-1] == "127.0.0.1:8100,127.0.0.1:8101"
