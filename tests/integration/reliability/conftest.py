@@ -9,6 +9,7 @@ pointed at that stack, each in its own session so that a SIGKILL takes its whole
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -221,30 +222,36 @@ def isolated(services, tmp_path_factory) -> Iterator[Stack]:
         stack.service("redis", "stop")
 
 
-@pytest.fixture
-def shared_namespace(services, monkeypatch, tmp_path) -> Iterator[Stack]:
-    """A fresh namespace (topics, keys, channels) on the shared Kafka and Redis, for tests that
-    crash only their own processes and never restart a service."""
+@contextlib.contextmanager
+def namespace_on_shared_kafka(
+    monkeypatch: pytest.MonkeyPatch, var: Path, *, redis: str | None = None, prefix: str = "k"
+) -> Iterator[Stack]:
+    """A fresh namespace (its topics on the shared Kafka, its keys and channels) and a stack on
+    it; Redis is the shared one unless ``redis`` names another. The stack's processes are
+    stopped and the namespace's topics deleted at the end."""
     from django.conf import settings
 
     from odds.services.kafka import admin_client, topics_ensure
     from reducers import topics
 
-    name = f"k{uuid.uuid4().hex[:8]}"
+    name = f"{prefix}{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
     topics_ensure()
-    stack = Stack(
-        tmp_path,
-        kafka=settings.KAFKA_BOOTSTRAP_SERVERS,
-        redis=settings.REDIS_URL,
-        namespace=name,
-    )
+    stack = Stack(var, kafka=settings.KAFKA_BOOTSTRAP_SERVERS, redis=redis or settings.REDIS_URL, namespace=name)
     (stack.var / "log").mkdir(parents=True, exist_ok=True)
     try:
         yield stack
     finally:
         stack.stop_processes()
         admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
+
+
+@pytest.fixture
+def shared_namespace(services, monkeypatch, tmp_path) -> Iterator[Stack]:
+    """A fresh namespace (topics, keys, channels) on the shared Kafka and Redis, for tests that
+    crash only their own processes and never restart a service."""
+    with namespace_on_shared_kafka(monkeypatch, tmp_path) as stack:
+        yield stack
 
 
 @pytest.fixture(scope="module")

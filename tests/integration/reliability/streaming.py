@@ -141,3 +141,15 @@ def start_streaming(
     producer = producer_create(**{"linger.ms": 5})
     prime(client, producer)  # every market has a state before the channels begin
     return Streaming(client=client, reducers=reducers, hosts=hosts, producer=producer)
+
+
+def channel_and_market_clients(base: str) -> tuple[list[ChannelClient], list[WatchClient]]:
+    """Four channel clients (six markets each, overlapping) and three market watchers (every
+    third market) of two punters, for the Redis fault tests."""
+    from tests.factories import user_create
+    from tests.integration.reliability.clients import session_for
+
+    sessions = [session_for(base, user_create(balance="0")) for _ in range(2)]
+    channels = [ChannelClient(sessions[i % 2], MARKETS[i * 5 : i * 5 + 6]) for i in range(4)]
+    watchers = [WatchClient(sessions[i % 2], MARKETS[i::3]) for i in range(3)]
+    return channels, watchers

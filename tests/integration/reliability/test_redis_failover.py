@@ -17,19 +17,24 @@ silent gap; no client saw a market's sequence go backwards.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import redis as redis_lib
 
-from reducers import keys, topics
+from reducers import keys
 from tests.conftest import wait_for
-from tests.factories import user_create
-from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient, session_for
-from tests.integration.reliability.conftest import Stack
+from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient
+from tests.integration.reliability.conftest import Stack, namespace_on_shared_kafka
 from tests.integration.reliability.redis_sentinel import RedisSentinel
-from tests.integration.reliability.streaming import MARKETS, Feed, settle, start_streaming, stored
+from tests.integration.reliability.streaming import (
+    MARKETS,
+    Feed,
+    channel_and_market_clients,
+    settle,
+    start_streaming,
+    stored,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(360)]
 
@@ -47,20 +52,8 @@ def sentinel(tmp_path_factory) -> Iterator[RedisSentinel]:
 @pytest.fixture
 def stack(services, sentinel, monkeypatch, tmp_path) -> Iterator[Stack]:
     """The shared Kafka in a fresh namespace; Redis is the Sentinel-managed master."""
-    from django.conf import settings
-
-    from odds.services.kafka import admin_client, topics_ensure
-
-    name = f"s{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
-    topics_ensure()
-    stack = Stack(tmp_path, kafka=settings.KAFKA_BOOTSTRAP_SERVERS, redis=sentinel.url, namespace=name)
-    (stack.var / "log").mkdir(parents=True, exist_ok=True)
-    try:
+    with namespace_on_shared_kafka(monkeypatch, tmp_path, redis=sentinel.url, prefix="s") as stack:
         yield stack
-    finally:
-        stack.stop_processes()
-        admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
 
 
 def seq_of(client, market_id: int) -> int:
@@ -76,9 +69,7 @@ def test_a_redis_failover_mid_stream_loses_no_state_and_every_client_resyncs(sta
     client = streaming.client
     base = streaming.base()
     loop = Loop()
-    sessions = [session_for(base, user_create(balance="0")) for _ in range(2)]
-    channels = [ChannelClient(sessions[i % 2], MARKETS[i * 5 : i * 5 + 6]) for i in range(4)]
-    watchers = [WatchClient(sessions[i % 2], MARKETS[i::3]) for i in range(3)]
+    channels, watchers = channel_and_market_clients(base)
     clients: list[ChannelClient | WatchClient] = [*channels, *watchers]
     try:
         loop.start(clients)

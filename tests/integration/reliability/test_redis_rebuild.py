@@ -10,7 +10,6 @@ as the browser does. Then the feed goes on, and every client follows it to its l
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 
 import orjson
@@ -18,10 +17,17 @@ import pytest
 
 from reducers import keys, topics
 from tests.conftest import wait_for
-from tests.factories import definition_build, user_create
-from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient, session_for
-from tests.integration.reliability.conftest import Stack, free_port
-from tests.integration.reliability.streaming import MARKETS, Feed, settle, start_streaming, stored
+from tests.factories import definition_build
+from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient
+from tests.integration.reliability.conftest import Stack, free_port, namespace_on_shared_kafka
+from tests.integration.reliability.streaming import (
+    MARKETS,
+    Feed,
+    channel_and_market_clients,
+    settle,
+    start_streaming,
+    stored,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(360)]
 
@@ -29,24 +35,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), 
 @pytest.fixture
 def stack(services, monkeypatch, tmp_path) -> Iterator[Stack]:
     """The shared Kafka in a fresh namespace; a Redis of the test's own, which it may empty."""
-    from django.conf import settings
-
-    from odds.services.kafka import admin_client, topics_ensure
-
-    name = f"r{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
-    topics_ensure()
-    stack = Stack(
-        tmp_path, kafka=settings.KAFKA_BOOTSTRAP_SERVERS, redis=f"redis://127.0.0.1:{free_port()}/0", namespace=name
-    )
-    (stack.var / "log").mkdir(parents=True, exist_ok=True)
-    stack.service("redis", "start")
-    try:
-        yield stack
-    finally:
-        stack.stop_processes()
-        stack.service("redis", "stop")
-        admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
+    redis = f"redis://127.0.0.1:{free_port()}/0"
+    with namespace_on_shared_kafka(monkeypatch, tmp_path, redis=redis, prefix="r") as stack:
+        stack.service("redis", "start")
+        try:
+            yield stack
+        finally:
+            stack.stop_processes()
+            stack.service("redis", "stop")
 
 
 def definitions_produce(producer) -> None:
@@ -71,9 +67,7 @@ def test_redis_that_comes_back_empty_is_rebuilt_from_kafka_and_clients_subscribe
     wait_for(lambda: client.exists(keys.store_mark()), timeout=60, what="the store's first mark")
     base = streaming.base()
     loop = Loop()
-    sessions = [session_for(base, user_create(balance="0")) for _ in range(2)]
-    channels = [ChannelClient(sessions[i % 2], MARKETS[i * 5 : i * 5 + 6]) for i in range(4)]
-    watchers = [WatchClient(sessions[i % 2], MARKETS[i::3]) for i in range(3)]
+    channels, watchers = channel_and_market_clients(base)
     clients: list[ChannelClient | WatchClient] = [*channels, *watchers]
     try:
         loop.start(clients)
