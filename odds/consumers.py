@@ -228,25 +228,33 @@ class OddsConsumer(AsyncWebsocketConsumer):
         last = self.channel_seqs.get(name)
         logged: list[str] = []
         complete = True
-        exists = True
+        ended: str | None = None
         if channel_id is not None:
+            owner, why, log_key = (
+                keys.channel_owner(channel_id),
+                keys.channel_ended(channel_id),
+                keys.channel_log(channel_id),
+            )
             try:
-                meta, log_key = keys.channel_meta(channel_id), keys.channel_log(channel_id)
-                found, raw = await _read_back(lambda pipe: (pipe.exists(meta), pipe.lrange(log_key, 0, -1)))
+                found, reason, raw = await _read_back(
+                    lambda pipe: (pipe.exists(owner), pipe.hget(why, "reason"), pipe.lrange(log_key, 0, -1))
+                )
             except Exception:  # Redis away again: a resync image, once the channel is begun again
                 complete = False
             else:
-                exists = bool(found)
+                if not found:
+                    # Ended while the news could not reach this process, or gone with the store.
+                    ended = reason.decode() if reason else LOST
                 logged = sorted((bytes(f).decode() for f in raw), key=_frame_seq)
                 # The log must reach back to the frame after the client's last one.
                 complete = last is None or not logged or _frame_seq(logged[0]) <= last + 1
         held = self.holding.pop(name, [])
         if channel_id is None:
             return
-        if not exists:
-            # The store no longer has the channel (Redis came back empty): nothing will come
-            # for it; the client subscribes again.
-            self.deliver(name, events.ended(channel=channel_id, reason=LOST))
+        if ended is not None:
+            # Nothing will come for the channel: the client is told why (``lost`` when Redis
+            # came back without it) and subscribes again.
+            self.deliver(name, events.ended(channel=channel_id, reason=ended))
             return
         if not complete:
             self._background(self._resync(channel_id))
