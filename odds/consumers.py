@@ -43,6 +43,11 @@ def _frame_seq(frame: str) -> int:
     return int(frame[7 : frame.index(",")])
 
 
+def _log_frames(raw: list[Any]) -> list[str]:
+    """A channel's log (``keys.channel_log``, newest first) as frames in sequence order."""
+    return sorted((bytes(f).decode() for f in raw), key=_frame_seq)
+
+
 async def _read_back(queue: Callable[[Any], object]) -> list[Any]:
     """Run the commands ``queue`` puts on a pipeline, retried a few times: right after the hub
     reconnected, pooled connections opened before Redis went away fail once each."""
@@ -245,7 +250,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 if not found:
                     # Ended while the news could not reach this process, or gone with the store.
                     ended = reason.decode() if reason else LOST
-                logged = sorted((bytes(f).decode() for f in raw), key=_frame_seq)
+                logged = _log_frames(raw)
                 # The log must reach back to the frame after the client's last one.
                 complete = last is None or not logged or _frame_seq(logged[0]) <= last + 1
         held = self.holding.pop(name, [])
@@ -496,8 +501,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
-        logged = [bytes(f).decode() for f in await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1)]
-        frames = sorted(logged, key=_frame_seq)
+        frames = _log_frames(await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1))
         missed = [f for f in frames if _frame_seq(f) > last_seq]
         newest = _frame_seq(frames[-1]) if frames else 0
         complete = bool(frames) and _frame_seq(frames[0]) <= last_seq + 1 and newest >= last_seq

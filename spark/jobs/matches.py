@@ -24,7 +24,7 @@ from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
-from spark.sinks.replicated import replicated
+from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.matches")
@@ -102,7 +102,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         kafka_stream(spark, topic=topics.match_states(), bootstrap=bootstrap, starting_offsets="earliest")
         .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(replicated(processor, redis_url=redis_url))
+        .foreachBatch(Replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().matches_trigger)
         .start()
     )

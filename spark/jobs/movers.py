@@ -23,7 +23,7 @@ from reducers.connections import redis_client
 from reducers.movers import Movement, best_moves
 from reducers.store import MarketStore
 from spark.config import config
-from spark.sinks.replicated import replicated
+from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.movers")
@@ -116,7 +116,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         .writeStream.queryName(QUERY_NAME)
         .outputMode("update")
         .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(replicated(MoversSink(redis_client=redis_client(redis_url)), redis_url=redis_url))
+        .foreachBatch(Replicated(MoversSink(redis_client=redis_client(redis_url)), redis_url=redis_url))
         .trigger(processingTime=config().movers_trigger)
         .start()
     )

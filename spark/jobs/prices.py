@@ -32,7 +32,7 @@ from spark.config import ReducerConfig, config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects
-from spark.sinks.replicated import replicated
+from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 from spark.validation import RAW_COLUMNS, with_validity
 
@@ -387,7 +387,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     for key, value in async_progress_options(config()).items():
         writer = writer.option(key, value)
     return (
-        writer.foreachBatch(replicated(processor, redis_url=redis_url))
+        writer.foreachBatch(Replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().trigger_interval)
         .start()
     )

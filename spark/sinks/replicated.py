@@ -23,7 +23,6 @@ class Replicated:
 
     def __init__(self, process: Callable[[Any, int], None], *, redis_url: str) -> None:
         self.process = process
-        self._redis_url = redis_url
         self._client = redis_client(redis_url) if config().redis_replicas > 0 else None
 
     def __call__(self, batch: Any, batch_id: int) -> None:
@@ -33,7 +32,3 @@ class Replicated:
             replicas_acknowledge(
                 self._client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
             )
-
-
-def replicated(process: Callable[[Any, int], None], *, redis_url: str) -> Replicated:
-    return Replicated(process, redis_url=redis_url)

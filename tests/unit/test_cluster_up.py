@@ -64,23 +64,21 @@ def test_the_cluster_shape_runs_a_spark_master_two_workers_and_two_web_servers(t
     assert "spark.master.rest.enabled false" in properties
 
 
-def test_the_reducers_are_submitted_to_the_master_and_nginx_forwards_to_both_servers(tmp_path):
-    script = f'. {ROOT}/infra/bin/app.sh status >/dev/null; echo "$SPARK_MASTER"'
+def set_by(script: str, variable: str, tmp_path: Path, **env: str) -> str:
+    """What ``infra/bin/<script>`` (sourced, asked for its status) sets ``variable`` to."""
     done = subprocess.run(
-        ["bash", "-c", script],
-        env={**os.environ, "SPORTSBOOK_VAR": str(tmp_path), "CLUSTER": "1", "SPARK_MASTER_PORT": "7123"},
+        ["bash", "-c", f'set -- status; . {ROOT}/infra/bin/{script} >/dev/null; echo "${variable}"'],
+        env={**os.environ, "SPORTSBOOK_VAR": str(tmp_path), **env},
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    assert done.stdout.strip().splitlines()[-1] == "spark://127.0.0.1:7123"
-    upstream = subprocess.run(
-        ["bash", "-c", f'set -- status; . {ROOT}/infra/bin/nginx.sh >/dev/null; echo "$PROXY_UPSTREAM"'],
-        env={**os.environ, "SPORTSBOOK_VAR": str(tmp_path), "CLUSTER": "1", "WEB_PORT": "8100"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert upstream.stdout.strip().splitlines()[-1] == "127.0.0.1:8100,127.0.0.1:8101"
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_the_reducers_are_submitted_to_the_master_and_nginx_forwards_to_both_servers(tmp_path):
+    master = set_by("app.sh", "SPARK_MASTER", tmp_path, CLUSTER="1", SPARK_MASTER_PORT="7123")
+    assert master == "spark://127.0.0.1:7123"
+    upstream = set_by("nginx.sh", "PROXY_UPSTREAM", tmp_path, CLUSTER="1", WEB_PORT="8100")
+    assert upstream == "127.0.0.1:8100,127.0.0.1:8101"
