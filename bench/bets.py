@@ -53,6 +53,7 @@ from urllib.parse import quote
 
 from bench.common import ROOT, free_port, migrate_if_needed, percentile, session_create, sessions_remove, wait_until
 from bench.edge import client_process, paced_updates, server_command
+from reducers.connections import redis_client
 
 PUNTER_PREFIX = "bench-punter-"
 COMPETITION = "Benchmark Bets"
@@ -218,13 +219,12 @@ def stream_process(
     """``bench.edge``'s paced updates over ``slots`` (market ids), applied through the reducers'
     Redis sink; an update that falls on a benchmark market carries that market's selections."""
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
-    import redis
 
     from reducers.prices import conflate
     from reducers.schemas import SelectionPrice
     from reducers.store import MarketStore
 
-    client = redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
+    client = redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     sink = MarketStore(client)
     published = 0
     started = time.monotonic()
@@ -359,7 +359,6 @@ def fixture_create(*, punters: int) -> Fixture:
 def markets_publish(books: dict[int, list[int]]) -> None:
     """Put the benchmark markets in the markets table and their first prices in the live state,
     as the markets query and the price reducer would."""
-    import redis
     from django.conf import settings
 
     from odds.models import Market
@@ -371,7 +370,7 @@ def markets_publish(books: dict[int, list[int]]) -> None:
     from spark.jobs.markets import MarketTableProcessor
     from spark.sinks.dead_letter import dead_letter_sink
 
-    client = redis.Redis.from_url(settings.REDIS_URL)
+    client = redis_client(settings.REDIS_URL)
     markets = Market.objects.select_related("event__competition__sport").filter(id__in=list(books))
     definitions = [market_definition(market=market) for market in markets]
     rows = [{"key": d.key(), "value": d.encode(), "partition": 0, "offset": n} for n, d in enumerate(definitions)]

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 import psutil
 
+from reducers.connections import redis_client
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
@@ -109,10 +111,9 @@ def namespace() -> Iterator[str]:
         yield name
     finally:
         admin_client().delete_topics([t.name for t in all_topics()], operation_timeout=30)
-        import redis
         from django.conf import settings
 
-        client = redis.Redis.from_url(settings.REDIS_URL)
+        client = redis_client(settings.REDIS_URL)
         for key in client.scan_iter(match=f"{name}:*", count=1000):
             client.delete(key)
         if previous is None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import migrate_if_needed, session_create, sessions_remove
+from reducers.connections import redis_client
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -207,12 +208,11 @@ def paced_updates(markets: int, rate: float, seconds: float) -> Iterator[list[An
 def publisher_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
     """The source for edge runs: updates applied through the reducers' Redis sink."""
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
-    import redis
 
     from reducers.prices import conflate
     from reducers.store import MarketStore
 
-    sink = MarketStore(redis.Redis.from_url(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
+    sink = MarketStore(redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
     sent = 0
     for batch in paced_updates(markets, rate, seconds):
         sink.apply(conflate([(update, update.produce_ts) for update in batch]))
@@ -223,19 +223,11 @@ def publisher_process(namespace: str, markets: int, rate: float, seconds: float,
 def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float, out: Any) -> None:
     """The source for end-to-end runs: price updates produced to Kafka at a fixed rate."""
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
-    from confluent_kafka import Producer
-
     from reducers import topics
+    from reducers.connections import kafka_producer
 
-    producer = Producer(
-        {
-            "bootstrap.servers": os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"),
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 1,
-            "partitioner": "murmur2_random",
-        }
-    )
+    # The feed's own producer settings, sending each record within a millisecond.
+    producer = kafka_producer(os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), **{"linger.ms": 1})
     sent = 0
     for batch in paced_updates(markets, rate, seconds):
         for update in batch:

@@ -17,10 +17,8 @@ import threading
 import time
 from typing import Any
 
-import redis
-from confluent_kafka import Consumer
-
 from reducers import keys, topics
+from reducers.connections import kafka_consumer, redis_client
 from spark.config import config
 from spark.jobs.prices import PriceBatchProcessor
 from spark.sinks.dead_letter import DeadLetterSink
@@ -36,22 +34,17 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = config()
     bootstrap = settings.kafka_bootstrap
-    client = redis.Redis.from_url(settings.redis_url)
+    client = redis_client(settings.redis_url)
     cap = settings.max_offsets_per_trigger
     poll_s = float(os.environ.get("PLAIN_CONSUMER_POLL_S", "0.05"))
     processor = PriceBatchProcessor(
         redis_client=client,
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
     )
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"{topics.namespace()}.bench-plain",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-            "fetch.max.bytes": 64 << 20,
-            "max.partition.fetch.bytes": 8 << 20,
-        }
+    consumer = kafka_consumer(
+        bootstrap,
+        f"{topics.namespace()}.bench-plain",
+        **{"auto.offset.reset": "earliest", "fetch.max.bytes": 64 << 20, "max.partition.fetch.bytes": 8 << 20},
     )
     consumer.subscribe([topics.prices()])
     stop_requested = threading.Event()

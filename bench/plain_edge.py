@@ -21,7 +21,6 @@ from django.core.asgi import get_asgi_application
 
 get_asgi_application()  # Django set up before anything imports models
 
-import redis.asyncio as aioredis  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -29,6 +28,7 @@ from django.urls import path  # noqa: E402
 
 from odds.consumers import OddsConsumer  # noqa: E402
 from reducers import keys  # noqa: E402
+from reducers.connections import async_redis_client  # noqa: E402
 from webapp.origins import OriginValidator  # noqa: E402
 from webapp.wsauth import WebsocketAuthStack  # noqa: E402
 
@@ -63,7 +63,7 @@ async def relay() -> None:
     """Every market update in the namespace, sent to its market's group."""
     layer = get_channel_layer()
     assert layer is not None
-    pubsub = aioredis.Redis.from_url(settings.REDIS_URL).pubsub(ignore_subscribe_messages=True)
+    pubsub = async_redis_client(settings.REDIS_URL).pubsub(ignore_subscribe_messages=True)
     await pubsub.psubscribe(keys.market_channel_pattern())
     prefix = len(keys.market_channel(0)) - 1
     async for message in pubsub.listen():

@@ -38,7 +38,6 @@ import django
 django.setup()
 
 import orjson
-import redis
 from django.conf import settings
 
 from bench import edge
@@ -57,6 +56,7 @@ from bench.common import (
 from bench.suspend import time_suspensions
 from odds.services.kafka import producer_create
 from reducers import keys, topics
+from reducers.connections import redis_client
 from reducers.schemas import PriceUpdate, SelectionPrice
 
 
@@ -138,7 +138,7 @@ def reducers_running(
     """Start the reducers in a fresh namespace and wait for them; with ``define``, define markets
     1 to 1000 (the end-to-end run's). They are stopped on the way out."""
     with namespace() as ns:
-        client = redis.Redis.from_url(settings.REDIS_URL)
+        client = redis_client(settings.REDIS_URL)
         env = reducer_env(ns, mode, records_per_arrow_batch=records_per_arrow_batch, realtime_batch=realtime_batch)
         reducer = Process(python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / log_name)
         try:
@@ -410,7 +410,7 @@ def bench_reducer_ceiling(*, records: int) -> dict[str, Any]:
     """The bare Spark query (bench/spark_ceiling.py) on the micro-batch reducers' backlog, with
     their session and source: its busy rate is what Spark does here at most."""
     with namespace() as ns:
-        client = redis.Redis.from_url(settings.REDIS_URL)
+        client = redis_client(settings.REDIS_URL)
         drain, _ = drain_in_process(
             "bench.spark_ceiling",
             env=reducer_env(ns, "microbatch"),
@@ -434,7 +434,7 @@ def bench_plain_consumer(*, records: int) -> dict[str, Any]:
     backlog was produced over the wall-clock time that took: it polls without pause, so it has
     no idle time to leave out."""
     with namespace() as ns:
-        client = redis.Redis.from_url(settings.REDIS_URL)
+        client = redis_client(settings.REDIS_URL)
         markets_table_write(client, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)
         drain, cpu_s = drain_in_process(
             "bench.plain_consumer",
@@ -869,7 +869,7 @@ def bench_e2e_floor(*, clients: int, rate: float, duration: float, warmup: float
     same reducer into the same Redis (bench/plain_consumer.py, polling every 5 ms), the same
     edge and the same clients, instead of the Spark reducers."""
     with namespace() as ns:
-        client = redis.Redis.from_url(settings.REDIS_URL)
+        client = redis_client(settings.REDIS_URL)
         markets_table_write(client, 1000)
         env = {**reducer_env(ns, "microbatch"), "PLAIN_CONSUMER_POLL_S": "0.005"}
         process = Process(python("-m", "bench.plain_consumer"), env=env, log=ROOT / "var" / "log" / "bench-floor.log")

@@ -31,6 +31,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from reducers.connections import redis_client
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
@@ -53,12 +55,11 @@ def _rss_mib(pid: int) -> float:
 
 def map_sizes(redis_url: str, namespace: str) -> dict[str, int]:
     """Sizes of the subscription maps: market → channels, channel → markets, the channel index."""
-    import redis
 
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
     from reducers import keys
 
-    client = redis.Redis.from_url(redis_url)
+    client = redis_client(redis_url)
     market_sets = list(client.scan_iter(match=keys.market_channels(0).removesuffix("0") + "*", count=1000))
     channel_sets = list(client.scan_iter(match=keys.channel_markets("") + "*", count=1000))
     return {
@@ -97,7 +98,6 @@ def run(*, duration: float, clients: int, rate: float, markets: int, sample_s: f
 
 
 def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: float, warmup: float) -> dict[str, Any]:
-    import redis
 
     from bench.edge import client_process, publisher_process, server_start
 
@@ -141,7 +141,7 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
         pids: dict[str, int | None] = {"uvicorn": server.pid, "publisher": publisher.pid}
         pids.update({f"clients-{i}": p.pid for i, p in enumerate(client_procs)})
         memory: dict[str, list[float]] = {name: [] for name in pids}
-        redis_client = redis.Redis.from_url(redis_url)
+        store_client = redis_client(redis_url)
         subscribed: list[int] = []  # the hub's subscriptions at each sample
         next_report = time.time() + 30
         results: list[dict[str, Any]] = []
@@ -160,7 +160,7 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
                 if rss:
                     memory[name].append(round(rss, 1))
             if time.time() - started <= total - 2 * sample_s:  # every client still connected
-                subscribed.append(hub_subscriptions(redis_client))
+                subscribed.append(hub_subscriptions(store_client))
             if time.time() >= next_report:
                 elapsed = time.time() - started - warmup
                 print(

@@ -16,11 +16,11 @@ import tempfile
 import threading
 from typing import Any
 
-import redis
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from reducers import keys
+from reducers.connections import redis_client
 from spark.config import config
 from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
@@ -42,7 +42,7 @@ def newest_per_market(batch: DataFrame) -> DataFrame:
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     bootstrap = config().kafka_bootstrap
-    client = redis.Redis.from_url(config().redis_url)
+    client = redis_client(config().redis_url)
     spark = build_session("sportsbook-bench-ceiling")
     spark.streams.addListener(RedisProgressListener(client, QUERY_NAME))
 

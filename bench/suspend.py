@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from bench.common import ROOT, Process, free_port, markets_define, median, namespace, percentile, python, wait_until
+from reducers.connections import redis_client
 
 WATCHED_COUNT = 10  # markets suspended and reopened in turn; the feed never touches them
 FEED_MARKETS = 190  # the feed's markets, after the watched ones
@@ -101,13 +102,12 @@ async def _time_suspensions(url: str, producer: Any, count: int, watched: list[i
 def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> dict[str, Any]:
     """Time ``count`` suspensions and reopenings through the reducers already running in ``ns``,
     on markets from ``first`` on (defined here), beside a feed of ``feed_rate`` updates/s."""
-    import redis
     from django.conf import settings
 
     from bench.edge import server_command
     from odds.services.kafka import producer_create
 
-    client = redis.Redis.from_url(settings.REDIS_URL)
+    client = redis_client(settings.REDIS_URL)
     watched = list(range(first, first + WATCHED_COUNT))
     producer = producer_create()
     markets_define(producer, client, WATCHED_COUNT + FEED_MARKETS, first=first)
@@ -144,13 +144,12 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
 
 def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
     """The stage on its own: reducers as `make up` runs them, in a fresh namespace."""
-    import redis
     from django.conf import settings
 
     from reducers import keys
 
     with namespace() as ns:
-        client = redis.Redis.from_url(settings.REDIS_URL)
+        client = redis_client(settings.REDIS_URL)
         env = {
             "SPORTSBOOK_NAMESPACE": ns,
             "SPARK_TRIGGER_MODE": "microbatch",

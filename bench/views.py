@@ -41,6 +41,7 @@ import requests
 
 from bench.common import ROOT, free_port, median, migrate_if_needed, wait_until
 from bench.edge import server_start
+from reducers.connections import redis_client
 
 COMPETITION = "Benchmark Views"
 PRICES = ("2.10", "3.40", "3.50")
@@ -104,7 +105,6 @@ class Feed(threading.Thread):
         self._apply(self.market_ids)
 
     def _apply(self, market_ids: list[int]) -> None:
-        import redis
         from django.conf import settings
 
         from odds.models import Selection
@@ -112,7 +112,7 @@ class Feed(threading.Thread):
         from reducers.schemas import PriceUpdate, SelectionPrice
         from reducers.store import MarketStore
 
-        sink = MarketStore(redis.Redis.from_url(settings.REDIS_URL))
+        sink = MarketStore(redis_client(settings.REDIS_URL))
         self.seq += 1
         now = int(time.time() * 1000)
         updates = []

@@ -1,7 +1,9 @@
-"""Every Redis connection and every Kafka producer of every process is made here.
+"""Every Redis connection and every Kafka client of every process is made here.
 
 Kafka producers: ``kafka_producer`` with the platform's settings (acks=all, idempotent, the
-Java clients' partitioner so every producer puts a market on the same partition).
+Java clients' partitioner so every producer puts a market on the same partition). Kafka
+consumers: ``kafka_consumer``, which never commits by itself: offsets move only when the
+caller says its effects are applied (or never, for a reader that joins no group).
 
 ``REDIS_URL`` names either one server or a Sentinel-managed master:
 
@@ -24,7 +26,7 @@ from urllib.parse import unquote
 
 import redis
 import redis.asyncio as aioredis
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from redis.asyncio.sentinel import Sentinel as AsyncSentinel
 from redis.sentinel import Sentinel, SentinelConnectionPool
 
@@ -36,6 +38,12 @@ PRODUCER_DEFAULTS: dict[str, Any] = {
     "compression.type": "lz4",
     # The partitioner of Kafka's Java clients, so every producer puts a market on one partition.
     "partitioner": "murmur2_random",
+}
+
+CONSUMER_DEFAULTS: dict[str, Any] = {
+    # At least once with idempotent effects: an offset is committed after what it caused.
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
 }
 
 SENTINEL_SCHEME = "redis+sentinel"
@@ -171,3 +179,9 @@ def celery_broker(url: str) -> tuple[str, dict[str, Any]]:
 def kafka_producer(bootstrap: str, **overrides: Any) -> Producer:
     """An idempotent producer (acks=all), batched for throughput; ``overrides`` are librdkafka's."""
     return Producer({"bootstrap.servers": bootstrap, **PRODUCER_DEFAULTS, **overrides})
+
+
+def kafka_consumer(bootstrap: str, group: str, **overrides: Any) -> Consumer:
+    """A consumer in ``group`` that commits only the offsets it is given (``commit(offsets=…)``);
+    ``overrides`` are librdkafka's (dotted names through ``**{…}``)."""
+    return Consumer({"bootstrap.servers": bootstrap, "group.id": group, **CONSUMER_DEFAULTS, **overrides})

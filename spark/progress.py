@@ -25,6 +25,7 @@ from pyspark.sql.streaming.listener import (
 )
 
 from reducers import keys, topics
+from reducers.connections import kafka_consumer
 from reducers.lag import offsets, partition_lags
 
 log = logging.getLogger("spark.progress")
@@ -133,14 +134,7 @@ class RedisProgressListener(StreamingQueryListener):
             return
         committer = self._committers.get(name)
         if committer is None:
-            committer = Consumer(
-                {
-                    "bootstrap.servers": self._bootstrap,
-                    "group.id": topics.reducer_group(name),
-                    "enable.auto.commit": False,
-                    "on_commit": _commit_failed_log,
-                }
-            )
+            committer = kafka_consumer(self._bootstrap, topics.reducer_group(name), on_commit=_commit_failed_log)
             self._committers[name] = committer
         partitions = [TopicPartition(t, p, o) for t, parts in end.items() for p, o in parts.items()]
         # Asynchronous: the listener bus waits for this handler, and a broker round trip per

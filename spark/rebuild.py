@@ -31,10 +31,10 @@ from typing import Any
 
 import orjson
 import redis
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
 from reducers import keys, topics
-from reducers.connections import redis_client
+from reducers.connections import kafka_consumer, redis_client
 from reducers.schemas import decode_price_update
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.matches import MatchBatchProcessor
@@ -60,14 +60,8 @@ class SentAlready:
 def retained_records(bootstrap: str, topic: str, *, chunk: int = CHUNK) -> Iterator[list[dict[str, Any]]]:
     """Every record the topic retains up to its end when called, in chunks of rows shaped as
     the streaming queries see them (key, value, partition, offset, kafka_ts)."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"store-rebuild-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": False,
-            "fetch.max.bytes": 16 << 20,
-        }
+    consumer = kafka_consumer(
+        bootstrap, f"store-rebuild-{uuid.uuid4().hex}", **{"enable.partition.eof": False, "fetch.max.bytes": 16 << 20}
     )
     try:
         metadata = consumer.list_topics(topic, timeout=30).topics[topic]

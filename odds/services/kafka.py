@@ -9,7 +9,7 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from django.conf import settings
 
-from reducers.connections import kafka_producer
+from reducers.connections import kafka_consumer, kafka_producer
 from reducers.topics import TopicSpec, all_topics
 
 
@@ -18,19 +18,13 @@ def producer_create(**overrides: Any) -> Producer:
     return kafka_producer(settings.KAFKA_BOOTSTRAP_SERVERS, **overrides)
 
 
+READER_GROUP = "sportsbook-reader"
+
+
 def reader_create(**overrides: Any) -> Consumer:
     """A consumer that reads partitions it assigns itself: it joins no group and commits
     nothing, so reading never moves anyone's offsets."""
-    return Consumer(
-        {
-            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": "sportsbook-reader",
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            "fetch.wait.max.ms": 50,
-            **overrides,
-        }
-    )
+    return kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, READER_GROUP, **{"fetch.wait.max.ms": 50, **overrides})
 
 
 @functools.cache
