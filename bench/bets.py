@@ -51,8 +51,9 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from bench.common import ROOT, free_port, migrate_if_needed, percentile, session_create, sessions_remove, wait_until
+from bench.common import ROOT, migrate_if_needed, percentile, session_create, sessions_remove
 from bench.edge import client_process, paced_updates, server_command
+from bench.harness import free_port, wait_until
 from reducers.connections import redis_client
 
 PUNTER_PREFIX = "bench-punter-"

@@ -5,21 +5,17 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import signal
-import socket
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import psutil
 
+from bench.harness import ROOT, wait_until
 from reducers.connections import redis_client
 
-ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -32,12 +28,6 @@ def percentile(values: list[float], p: float) -> float:
 
 def median(values: list[float]) -> float:
     return percentile(values, 0.5)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def machine() -> dict[str, Any]:
@@ -120,65 +110,6 @@ def namespace() -> Iterator[str]:
             os.environ.pop("SPORTSBOOK_NAMESPACE", None)
         else:
             os.environ["SPORTSBOOK_NAMESPACE"] = previous
-
-
-class Process:
-    """A child process in its own session, stopped with its whole group."""
-
-    def __init__(self, args: list[str], *, env: dict[str, str] | None = None, log: Path | None = None) -> None:
-        out = log.open("ab") if log else subprocess.DEVNULL
-        self.popen = subprocess.Popen(
-            args,
-            cwd=ROOT,
-            env={**os.environ, **(env or {})},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def rss_mib(self) -> float:
-        try:
-            proc = psutil.Process(self.popen.pid)
-            return sum(p.memory_info().rss for p in [proc, *proc.children(recursive=True)]) / 2**20
-        except psutil.NoSuchProcess:
-            return 0.0
-
-    def cpu_s(self) -> float:
-        try:
-            proc = psutil.Process(self.popen.pid)
-            total = 0.0
-            for p in [proc, *proc.children(recursive=True)]:
-                times = p.cpu_times()
-                total += times.user + times.system
-            return total
-        except psutil.NoSuchProcess:
-            return 0.0
-
-    def stop(self) -> None:
-        if self.popen.poll() is None:
-            os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait(10)
-
-
-def python(*args: str) -> list[str]:
-    return [sys.executable, *args]
-
-
-T = TypeVar("T")
-
-
-def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interval: float = 0.1) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
 
 
 def bench_definitions(count: int, *, first: int = 1) -> list[Any]:

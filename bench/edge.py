@@ -31,7 +31,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench.common import migrate_if_needed, session_create, sessions_remove
+from bench.common import migrate_if_needed, percentile, session_create, sessions_remove
+from bench.harness import free_port
 from reducers.connections import redis_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,19 +71,6 @@ def server_start(server: str, *, port: int, workers: int, app: str, env: dict[st
 
 # The application each edge runs in the server.
 EDGE_APPS = {"hub": "webapp.asgi:application", "channel_layer": "bench.plain_edge:application"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def percentile(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
 async def _client_main(

@@ -41,18 +41,8 @@ import orjson
 from django.conf import settings
 
 from bench import edge
-from bench.common import (
-    RESULTS,
-    ROOT,
-    Process,
-    machine,
-    markets_define,
-    markets_table_write,
-    median,
-    namespace,
-    python,
-    wait_until,
-)
+from bench.common import RESULTS, ROOT, machine, markets_define, markets_table_write, median, namespace
+from bench.harness import Process, python, wait_until
 from bench.suspend import time_suspensions
 from odds.services.kafka import producer_create
 from reducers import keys, topics
@@ -140,7 +130,12 @@ def reducers_running(
     with namespace() as ns:
         client = redis_client(settings.REDIS_URL)
         env = reducer_env(ns, mode, records_per_arrow_batch=records_per_arrow_batch, realtime_batch=realtime_batch)
-        reducer = Process(python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / log_name)
+        reducer = Process(
+            "reducers",
+            python("-m", "spark.jobs.reducers"),
+            env={**os.environ, **env},
+            log=ROOT / "var" / "log" / log_name,
+        ).start()
         try:
             wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
             producer = producer_create()
@@ -390,7 +385,9 @@ def drain_in_process(
 ) -> tuple[Drain, float]:
     """Start ``python -m module``, wait for its heartbeat (``component``), let it work off the
     reducers stage's backlog, stop it; the drain and the CPU seconds it used."""
-    process = Process(python("-m", module), env=env, log=ROOT / "var" / "log" / f"bench-{component}.log")
+    process = Process(
+        component, python("-m", module), env={**os.environ, **env}, log=ROOT / "var" / "log" / f"bench-{component}.log"
+    ).start()
     try:
         wait_until(lambda: client.get(keys.heartbeat(component)), timeout=180, what=f"{module} to start")
         drain = drain_backlog(
@@ -872,7 +869,12 @@ def bench_e2e_floor(*, clients: int, rate: float, duration: float, warmup: float
         client = redis_client(settings.REDIS_URL)
         markets_table_write(client, 1000)
         env = {**reducer_env(ns, "microbatch"), "PLAIN_CONSUMER_POLL_S": "0.005"}
-        process = Process(python("-m", "bench.plain_consumer"), env=env, log=ROOT / "var" / "log" / "bench-floor.log")
+        process = Process(
+            "plain_consumer",
+            python("-m", "bench.plain_consumer"),
+            env={**os.environ, **env},
+            log=ROOT / "var" / "log" / "bench-floor.log",
+        ).start()
         try:
             wait_until(lambda: client.get(keys.heartbeat("plain")), timeout=60, what="the plain consumer to start")
             result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))

@@ -31,16 +31,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from bench.harness import free_port
 from reducers.connections import redis_client
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rss_mib(pid: int) -> float:
@@ -103,7 +98,7 @@ def _run(*, duration: float, clients: int, rate: float, markets: int, sample_s: 
 
     namespace = f"soak{uuid.uuid4().hex[:6]}"
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     server = server_start("uvicorn", port=port, workers=1, app="webapp.asgi:application", env=env)

@@ -24,7 +24,8 @@ import time
 from decimal import Decimal
 from typing import Any
 
-from bench.common import ROOT, Process, free_port, markets_define, median, namespace, percentile, python, wait_until
+from bench.common import ROOT, markets_define, median, namespace, percentile
+from bench.harness import Process, free_port, python, wait_until
 from reducers.connections import redis_client
 
 WATCHED_COUNT = 10  # markets suspended and reopened in turn; the feed never touches them
@@ -155,7 +156,12 @@ def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
             "SPARK_TRIGGER_MODE": "microbatch",
             "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / ns),
         }
-        reducer = Process(python("-m", "spark.jobs.reducers"), env=env, log=ROOT / "var" / "log" / "bench-suspend.log")
+        reducer = Process(
+            "reducers",
+            python("-m", "spark.jobs.reducers"),
+            env={**os.environ, **env},
+            log=ROOT / "var" / "log" / "bench-suspend.log",
+        ).start()
         try:
             wait_until(lambda: client.get(keys.heartbeat("reducers")), timeout=180, what="reducers to start")
             return time_suspensions(ns, count=count, feed_rate=feed_rate, first=1)

@@ -39,8 +39,9 @@ from typing import Any
 
 import requests
 
-from bench.common import ROOT, free_port, median, migrate_if_needed, wait_until
+from bench.common import ROOT, median, migrate_if_needed
 from bench.edge import server_start
+from bench.harness import free_port, wait_until
 from reducers.connections import redis_client
 
 COMPETITION = "Benchmark Views"

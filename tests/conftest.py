@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,13 +14,34 @@ from typing import Any, cast
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.harness import ROOT, free_port, uvicorn_command, wait_until, web_up
+
 os.environ["SPORTSBOOK_NAMESPACE"] = f"t{uuid.uuid4().hex[:8]}"
 os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by the
 # tests themselves are still synchronous (Django's documented switch for this case).
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 os.environ.setdefault("KAFKA_PRICES_PARTITIONS", "4")
+
+
+# Every test carries the marker of its group (its folder, or a benchmark's file name), so a
+# group runs alone: ``pytest -m reliability``, ``pytest -m "not browser and not bench"``.
+FOLDER_GROUPS = ("unit", "browser", "reliability", "security", "betting", "ops")
+BENCH_FILES = ("test_bench_", "test_soak")
+
+
+def groups_of(path: Path) -> list[str]:
+    """The group markers of the test file at ``path``."""
+    groups = [part for part in path.relative_to(ROOT / "tests").parts[:-1] if part in FOLDER_GROUPS]
+    if path.name.startswith(BENCH_FILES):
+        groups.append("bench")
+    return groups
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for group in groups_of(Path(item.path)):
+            item.add_marker(group)
 
 
 def _start_service(name: str) -> None:
@@ -84,13 +104,10 @@ def spark(services):
 
 def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
     """Poll until ``predicate()`` returns a truthy value; fail with ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    pytest.fail(f"timed out after {timeout}s waiting for {what}")
+    try:
+        return wait_until(predicate, timeout=timeout, interval=interval, what=what)
+    except TimeoutError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
@@ -131,14 +148,6 @@ def producer(kafka_topics):
     p.flush(10)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def uvicorn_serving(log_dir: Path, **extra_env: str) -> Iterator[str]:
     """The real ASGI application under uvicorn, on the test database and namespace, with
@@ -146,7 +155,7 @@ def uvicorn_serving(log_dir: Path, **extra_env: str) -> Iterator[str]:
     from django.conf import settings
 
     db = settings.DATABASES["default"]
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
@@ -158,23 +167,7 @@ def uvicorn_serving(log_dir: Path, **extra_env: str) -> Iterator[str]:
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     log = (log_dir / "uvicorn.log").open("wb")
     process = subprocess.Popen(
-        [
-            str(ROOT / ".venv" / "bin" / "uvicorn"),
-            "webapp.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--ws",
-            "websockets",
-            # As in production: uvicorn closes the connection (1009) on a frame above the limit
-            # before reading it in full; frames up to it are refused in band by the consumer.
-            "--ws-max-size",
-            str(settings.WS_MAX_FRAME_BYTES),
-            "--lifespan",
-            "off",
-            "--no-access-log",
-        ],
+        uvicorn_command(port, ws_max_size=settings.WS_MAX_FRAME_BYTES),
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -182,14 +175,9 @@ def uvicorn_serving(log_dir: Path, **extra_env: str) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        import urllib.request
 
         def up() -> bool:
-            try:
-                urllib.request.urlopen(f"{url}/login/", timeout=1)  # noqa: S310 - loopback test server
-                return True
-            except OSError:
-                return process.poll() is not None and pytest.fail("uvicorn exited; see its log")
+            return web_up(url, timeout=1) or (process.poll() is not None and pytest.fail("uvicorn exited; see its log"))
 
         wait_for(up, timeout=60, what="the ASGI server")
         yield url

@@ -18,9 +18,9 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from websockets.typing import Origin
 
+from bench.harness import ROOT, free_port
 from reducers import keys
 from spark.sinks.channels import LOG_MAX_BYTES, LOG_SIZE, ChannelStore
-from tests.conftest import ROOT, _free_port
 from tests.factories import user_create
 from tests.integration.reliability.clients import session_for
 from webapp.asgi import application
@@ -269,7 +269,7 @@ def _past_the_limit(client: redis.Redis) -> None:
 @pytest.fixture
 def small_redis(tmp_path):
     """A Redis of our own started by the operators' script with a 4 MB limit; its URL."""
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "SPORTSBOOK_VAR": str(tmp_path),

@@ -7,9 +7,6 @@ rest of the suite shares cannot mask what happens when this process dies.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -21,8 +18,9 @@ import orjson
 import pytest
 import redis as redis_lib
 
+from bench.harness import Process, python
 from reducers import keys, topics
-from tests.conftest import ROOT, wait_for
+from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.streaming import Feed, stored
 
@@ -42,55 +40,27 @@ def namespace(services, monkeypatch) -> Iterator[str]:
     admin_client().delete_topics([t.name for t in topics.all_topics()], operation_timeout=30)
 
 
-class ReducerProcess:
-    def __init__(self, *, mode: str, checkpoints: Path, log: Path) -> None:
-        self.mode = mode
-        self.checkpoints = checkpoints
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = {
-            **os.environ,
-            "SPARK_TRIGGER_MODE": self.mode,
-            "SPARK_MASTER": "local[8]" if self.mode == "realtime" else "local[2]",
-            "SPARK_CHECKPOINT_DIR": str(self.checkpoints),
-            # Longer than any wait below: what real-time mode applies, it applies mid-batch.
-            "SPARK_REALTIME_BATCH": "10 minutes",
-            "PYTHONUNBUFFERED": "1",
-        }
-        env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "spark.jobs.reducers"],
-                cwd=ROOT,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def kill(self) -> None:
-        """SIGKILL the driver and its JVM together, as a crash would."""
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
+def reducer_process(*, mode: str, checkpoints: Path, log: Path) -> Process:
+    """The reducers' process (``python -m spark.jobs.reducers``) in ``mode``, not yet started."""
+    env = {
+        **os.environ,
+        "SPARK_TRIGGER_MODE": mode,
+        "SPARK_MASTER": "local[8]" if mode == "realtime" else "local[2]",
+        "SPARK_CHECKPOINT_DIR": str(checkpoints),
+        # Longer than any wait below: what real-time mode applies, it applies mid-batch.
+        "SPARK_REALTIME_BATCH": "10 minutes",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return Process("reducers", python("-m", "spark.jobs.reducers"), env=env, log=log)
 
 
 @pytest.fixture
-def reducer(tmp_path) -> Iterator[Callable[[str], ReducerProcess]]:
-    handles: list[ReducerProcess] = []
+def reducer(tmp_path) -> Iterator[Callable[[str], Process]]:
+    handles: list[Process] = []
 
-    def make(mode: str) -> ReducerProcess:
-        handle = ReducerProcess(mode=mode, checkpoints=tmp_path / "checkpoints", log=tmp_path / "reducer.log")
+    def make(mode: str) -> Process:
+        handle = reducer_process(mode=mode, checkpoints=tmp_path / "checkpoints", log=tmp_path / "reducer.log")
         handles.append(handle)
         return handle
 

@@ -18,8 +18,9 @@ import websockets
 from django.conf import settings
 from websockets.typing import Origin
 
+from bench.harness import free_port, web_up
 from tests.conftest import ROOT, wait_for
-from tests.integration.reliability.conftest import database_url_of_tests, free_port, web_up
+from tests.integration.reliability.conftest import database_url_of_tests
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 

@@ -9,7 +9,6 @@ import gzip
 import json
 import math
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ import pytest
 import requests
 from django.conf import settings
 
+from bench.harness import free_port
 from tests.factories import live_state_write, market_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -28,16 +28,10 @@ BURST = 1_000
 THREADS = 16
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def proxy(asgi_server, tmp_path) -> Iterator[tuple[str, Path]]:
     """nginx in front of the session's ASGI server; yields its URL and its access log."""
-    listen = f"127.0.0.1:{_free_port()}"
+    listen = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
         "SPORTSBOOK_VAR": str(tmp_path),

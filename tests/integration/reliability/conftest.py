@@ -11,34 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import socket
 import subprocess
 import sys
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, wait_for
-
-
-def free_port(*, pair: bool = False) -> int:
-    """A free loopback port; with ``pair`` the next port is free as well (Kafka's controller)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if not pair:
-            return port
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port + 1))
-            except OSError:
-                continue
-        return port
+from bench.harness import ROOT, Process, free_port, uvicorn_command, web_up
+from tests.conftest import wait_for
 
 
 def database_url_of_tests() -> str:
@@ -46,50 +28,6 @@ def database_url_of_tests() -> str:
 
     db = settings.DATABASES["default"]
     return f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
-class Process:
-    """A subprocess in its own session, logging to ``log``; ``kill`` is a crash (SIGKILL)."""
-
-    def __init__(self, name: str, args: list[str], *, env: dict[str, str], log: Path) -> None:
-        self.name = name
-        self.args = args
-        self.env = env
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                self.args, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def kill(self) -> None:
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self, timeout: float = 30) -> None:
-        if not self.alive():
-            return
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(30)
-
-    def tail(self, lines: int = 30) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
 
 class Stack:
@@ -137,19 +75,7 @@ class Stack:
     def uvicorn(self, port: int) -> Process:
         return self.process(
             f"web-{port}",
-            [
-                str(ROOT / ".venv" / "bin" / "uvicorn"),
-                "webapp.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--ws",
-                "websockets",
-                "--lifespan",
-                "off",
-                "--no-access-log",
-            ],
+            uvicorn_command(port),
             DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
             DJANGO_CSRF_TRUSTED_ORIGINS=f"http://127.0.0.1:{port}",
         )
@@ -183,14 +109,6 @@ class Stack:
     def stop_processes(self) -> None:
         for handle in reversed(self.processes):
             handle.stop()
-
-
-def web_up(url: str) -> bool:
-    try:
-        urllib.request.urlopen(f"{url}/login/", timeout=2)  # noqa: S310 - loopback test server
-        return True
-    except OSError:
-        return False
 
 
 def wait_web(url: str, process: Process, timeout: float = 60) -> None:

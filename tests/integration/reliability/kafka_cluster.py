@@ -15,8 +15,8 @@ from pathlib import Path
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
+from bench.harness import Process, free_port
 from tests.conftest import ROOT, wait_for
-from tests.integration.reliability.conftest import Process, free_port
 
 JARS = ROOT / ".cache" / "jars" / "kafka"
 # librdkafka's log level for clients of the cluster: only critical messages (a killed broker's

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import redis as redis_lib
 
+from bench.harness import free_port
 from tests.conftest import wait_for
-from tests.integration.reliability.conftest import free_port
 
 SERVICE = "book"
 # A master that has not answered for this long is subjectively down for a Sentinel.

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyspark
 
+from bench.harness import Process, free_port
 from tests.conftest import wait_for
-from tests.integration.reliability.conftest import Process, free_port
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_CLASS = str(SPARK_HOME / "bin" / "spark-class")

@@ -15,12 +15,13 @@ from typing import Any
 import orjson
 import redis as redis_lib
 
+from bench.harness import Process, free_port
 from reducers import keys, topics
 from reducers.connections import redis_client
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.clients import ChannelClient, WatchClient
-from tests.integration.reliability.conftest import Process, Stack, free_port, wait_web
+from tests.integration.reliability.conftest import Stack, wait_web
 
 MARKETS = list(range(410_001, 410_031))
 

@@ -22,12 +22,13 @@ from decimal import Decimal
 
 import pytest
 
+from bench.harness import free_port
 from odds.models import Bet, LedgerEntry, OutboxMessage, Wallet
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_body, selections_of
 from tests.integration.reliability.clients import session_for
-from tests.integration.reliability.conftest import Stack, free_port, wait_web
+from tests.integration.reliability.conftest import Stack, wait_web
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 import orjson
 import pytest
 
+from bench.harness import free_port
 from reducers import keys, topics
 from tests.conftest import wait_for
 from tests.factories import definition_build
 from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient
-from tests.integration.reliability.conftest import Stack, free_port, namespace_on_shared_kafka
+from tests.integration.reliability.conftest import Stack, namespace_on_shared_kafka
 from tests.integration.reliability.streaming import (
     MARKETS,
     Feed,

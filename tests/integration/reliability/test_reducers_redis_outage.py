@@ -17,10 +17,11 @@ import orjson
 import pytest
 import redis as redis_lib
 
+from bench.harness import Process
 from reducers import keys, topics
 from tests.conftest import wait_for
 from tests.factories import definition_build, raw_price_update
-from tests.integration.reliability.conftest import Process, Stack
+from tests.integration.reliability.conftest import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
@@ -77,7 +78,7 @@ def test_queries_that_meet_redis_away_are_restarted_until_it_is_back_and_nothing
     price(2)
     # The price query meets Redis away and is restarted, again and again, while Redis is down.
     wait_for(
-        lambda: reducers.log.read_text(errors="replace").count("query prices stopped") >= 2,
+        lambda: reducers.output().count("query prices stopped") >= 2,
         timeout=60,
         what="the price query to fail and be restarted while Redis is down",
     )

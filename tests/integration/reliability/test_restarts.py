@@ -30,11 +30,12 @@ import pytest
 import redis as redis_lib
 from confluent_kafka import Consumer, TopicPartition
 
+from bench.harness import Process, free_port
 from reducers import keys, topics
 from tests.conftest import wait_for
 from tests.factories import user_create
 from tests.integration.reliability.clients import Loop, WatchClient, session_for
-from tests.integration.reliability.conftest import Process, Stack, free_port, wait_web
+from tests.integration.reliability.conftest import Stack, wait_web
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]
 

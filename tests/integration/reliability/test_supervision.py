@@ -31,10 +31,11 @@ import psutil
 import pytest
 import redis as redis_lib
 
+from bench.harness import free_port
 from reducers import keys
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_create
-from tests.integration.reliability.conftest import Stack, free_port
+from tests.integration.reliability.conftest import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(2400)]
 

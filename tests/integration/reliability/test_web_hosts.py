@@ -16,11 +16,12 @@ import time
 
 import pytest
 
+from bench.harness import free_port
 from reducers import keys
 from tests.conftest import ROOT, wait_for
 from tests.factories import user_create
 from tests.integration.reliability.clients import ChannelClient, Loop, session_for
-from tests.integration.reliability.conftest import Stack, free_port, wait_web
+from tests.integration.reliability.conftest import Stack, wait_web
 from tests.integration.reliability.streaming import MARKETS, Feed, settle, start_streaming
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]

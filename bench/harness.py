@@ -1,0 +1,173 @@
+"""Running the platform's processes from tests and benchmarks: free ports, child processes
+stopped with their whole group, the web server's command line, and waiting for a condition.
+
+One harness for both, so a test and a benchmark start a web server, a reducer or a cluster
+node the same way, and a change to how one is started is made once.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, TypeVar
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+ASGI_APP = "webapp.asgi:application"
+
+T = TypeVar("T")
+
+
+def free_port(*, pair: bool = False) -> int:
+    """A free loopback port; with ``pair`` the next port is free as well (Kafka's controller)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port: int = s.getsockname()[1]
+        if not pair:
+            return port
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+
+
+def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interval: float = 0.1) -> T:
+    """Poll until ``predicate()`` is truthy and return its value; ``TimeoutError`` naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+
+
+def python(*args: str) -> list[str]:
+    """This interpreter (the project's venv) with ``args``."""
+    return [sys.executable, *args]
+
+
+def uvicorn_command(
+    port: int,
+    *,
+    app: str = ASGI_APP,
+    workers: int = 1,
+    ws: str = "websockets",
+    ws_max_size: int | None = None,
+    log_level: str | None = None,
+) -> list[str]:
+    """The web server as production runs it (infra/conf), on loopback at ``port``."""
+    command = [str(ROOT / ".venv" / "bin" / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
+    if workers != 1:
+        command += ["--workers", str(workers)]
+    command += ["--ws", ws, "--lifespan", "off", "--no-access-log"]
+    if ws_max_size is not None:
+        # uvicorn closes the connection (1009) on a frame above the limit before reading it in
+        # full; frames up to it are refused in band by the consumer.
+        command += ["--ws-max-size", str(ws_max_size)]
+    if log_level is not None:
+        command += ["--log-level", log_level]
+    return command
+
+
+def web_up(url: str, *, path: str = "/login/", timeout: float = 2) -> bool:
+    """Whether the site at ``url`` answers ``path``."""
+    try:
+        urllib.request.urlopen(f"{url}{path}", timeout=timeout)  # noqa: S310 - loopback server
+        return True
+    except OSError:
+        return False
+
+
+class Process:
+    """A child process in its own session, logging to ``log``, stopped with its whole group.
+
+    ``env`` is its whole environment (the caller's when left out). ``start`` may be called
+    again after ``kill`` or ``stop``: a restart.
+    """
+
+    def __init__(
+        self, name: str, args: list[str], *, env: Mapping[str, str] | None = None, log: Path | None = None
+    ) -> None:
+        self.name = name
+        self.args = args
+        self.env = dict(env if env is not None else os.environ)
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Process:
+        if self.log is not None:
+            self.log.parent.mkdir(parents=True, exist_ok=True)
+            with self.log.open("ab") as out:
+                self.process = self._popen(out)
+        else:
+            self.process = self._popen(subprocess.DEVNULL)
+        return self
+
+    def _popen(self, out: IO[bytes] | int) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self.args, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None, f"{self.name} was never started"
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def kill(self) -> None:
+        """A crash: SIGKILL to the whole group."""
+        assert self.process is not None, f"{self.name} was never started"
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM to the whole group; SIGKILL after ``timeout``."""
+        if self.process is None or not self.alive():
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(30)
+
+    def output(self) -> str:
+        """What the process has written to its log so far."""
+        if self.log is None or not self.log.exists():
+            return ""
+        return self.log.read_text(errors="replace")
+
+    def tail(self, lines: int = 30) -> str:
+        return "\n".join(self.output().splitlines()[-lines:])
+
+    def _tree(self) -> list[psutil.Process]:
+        proc = psutil.Process(self.pid)
+        return [proc, *proc.children(recursive=True)]
+
+    def rss_mib(self) -> float:
+        """Resident memory of the process and its children."""
+        try:
+            return sum(p.memory_info().rss for p in self._tree()) / 2**20
+        except psutil.NoSuchProcess:
+            return 0.0
+
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) of the process and its children."""
+        try:
+            return sum(t.user + t.system for t in (p.cpu_times() for p in self._tree()))
+        except psutil.NoSuchProcess:
+            return 0.0

@@ -1,0 +1,37 @@
+"""Each group of tests runs alone by its marker (``pytest -m reliability``), and the marker
+follows the folder, so a test filed in a group's folder is in that group."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from bench.harness import ROOT
+from tests.conftest import groups_of
+
+TESTS = ROOT / "tests"
+
+
+def test_the_group_of_a_test_is_its_folder_or_a_benchmark():
+    assert groups_of(TESTS / "unit" / "test_rules.py") == ["unit"]
+    assert groups_of(TESTS / "integration" / "reliability" / "test_money.py") == ["reliability"]
+    assert groups_of(TESTS / "integration" / "security" / "test_csrf.py") == ["security"]
+    assert groups_of(TESTS / "integration" / "test_bench_quick.py") == ["bench"]
+    assert groups_of(TESTS / "integration" / "test_streams.py") == []
+
+
+def test_a_group_marker_selects_its_folder_and_nothing_else():
+    folder = "tests/integration/reliability/"
+    paths = [folder, "tests/integration/test_healthz.py", "tests/unit/test_rules.py"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "reliability", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    picked = [line for line in result.stdout.splitlines() if "::" in line]
+    assert len(picked) > 10
+    assert [test for test in picked if not test.startswith(folder)] == []
