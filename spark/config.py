@@ -14,20 +14,16 @@ import dataclasses
 import functools
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from reducers.connections import RedisUrlError, sentinel_target
+from reducers.config import ConfigError, Reader
 from reducers.windows import parse_duration_ms
 
 ROOT = Path(__file__).resolve().parents[1]
 TriggerMode = Literal["microbatch", "realtime"]
 TRIGGER_MODES: tuple[TriggerMode, ...] = ("microbatch", "realtime")
-
-
-class ConfigError(ValueError):
-    """One or more settings are missing or malformed; the message names each."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -91,82 +87,6 @@ class ReducerConfig:
         return parse_duration_ms(self.movers_watermark)
 
 
-class _Reader:
-    """Reads settings from ``environ``, collecting every problem instead of stopping at the first."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self.environ = environ
-        self.environment = environ.get("SPORTSBOOK_ENV", "development")
-        self.problems: list[str] = []
-
-    def text(self, name: str, default: str, *, production_default: bool = True) -> str:
-        value = self.environ.get(name, "")
-        if value:
-            return value
-        if self.environment == "production" and not production_default:
-            self.problems.append(f"{name} must be set when SPORTSBOOK_ENV=production")
-        return default
-
-    def parsed(self, name: str, default: str, parse: Callable[[str], Any], wanted: str) -> Any:
-        raw = self.text(name, default)
-        try:
-            return parse(raw)
-        except (ValueError, TypeError):
-            self.problems.append(f"{name} must be {wanted}, got {raw!r}")
-            return parse(default)
-
-    def whole(self, name: str, default: int, *, minimum: int = 0) -> int:
-        def parse(raw: str) -> int:
-            value = int(raw)
-            if value < minimum:
-                raise ValueError(raw)
-            return value
-
-        return int(self.parsed(name, str(default), parse, f"a whole number of at least {minimum}"))
-
-    def seconds(self, name: str, default: float) -> float:
-        def parse(raw: str) -> float:
-            value = float(raw)
-            if not value >= 0:
-                raise ValueError(raw)
-            return value
-
-        return float(self.parsed(name, str(default), parse, "a number of seconds, 0 or more"))
-
-    def flag(self, name: str, default: bool) -> bool:
-        def parse(raw: str) -> bool:
-            if raw.lower() in ("1", "true", "yes", "on"):
-                return True
-            if raw.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(raw)
-
-        return bool(self.parsed(name, "true" if default else "false", parse, "true or false"))
-
-    def duration(self, name: str, default: str) -> str:
-        def parse(raw: str) -> str:
-            parse_duration_ms(raw)
-            return raw
-
-        return str(self.parsed(name, default, parse, 'a duration such as "500 milliseconds" or "1 minute"'))
-
-    def redis_url(self, name: str, default: str) -> str:
-        raw = self.text(name, default, production_default=False)
-        try:
-            sentinel_target(raw)
-        except RedisUrlError as exc:
-            self.problems.append(f"{name}: {exc}")
-        return raw
-
-    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
-        def parse(raw: str) -> str:
-            if raw not in choices:
-                raise ValueError(raw)
-            return raw
-
-        return str(self.parsed(name, default, parse, f"one of {', '.join(choices)}"))
-
-
 def _trigger_mode(raw: str) -> TriggerMode:
     """The checked text of ``SPARK_TRIGGER_MODE`` as its type."""
     for mode in TRIGGER_MODES:
@@ -177,7 +97,7 @@ def _trigger_mode(raw: str) -> TriggerMode:
 
 def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
     """The configuration in ``environ`` (the process's environment by default), checked."""
-    read = _Reader(os.environ if environ is None else environ)
+    read = Reader(os.environ if environ is None else environ)
     config = ReducerConfig(
         environment=read.environment,
         kafka_bootstrap=read.text("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092", production_default=False),
@@ -223,8 +143,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         restart_max_s=read.seconds("SPARK_QUERY_RESTART_MAX_S", 60),
         stable_s=read.seconds("SPARK_QUERY_STABLE_S", 60),
     )
-    if read.problems:
-        raise ConfigError("the reducers' configuration is not usable:\n  " + "\n  ".join(read.problems))
+    read.check("the reducers' configuration")
     return config
 
 

@@ -52,14 +52,12 @@ def main() -> None:
     import uvicorn
     from django.conf import settings
 
-    from webapp.settings.env import env, env_int
-
     uvicorn.run(
         "webapp.serve:application_load",
         factory=True,
-        host=env("WEB_HOST", "127.0.0.1"),
-        port=env_int("WEB_PORT", 8000),
-        workers=env_int("WEB_WORKERS", 2),
+        host=settings.WEB_HOST,
+        port=settings.WEB_PORT,
+        workers=settings.WEB_WORKERS,
         ws="websockets",
         ws_max_size=settings.WS_MAX_FRAME_BYTES,
         lifespan="off",

@@ -7,7 +7,6 @@ URL configuration includes it once.
 from __future__ import annotations
 
 import ipaddress
-import os
 import secrets
 
 from django.conf import settings
@@ -59,7 +58,7 @@ def dead_letters_page(request: HttpRequest) -> HttpResponse:
 
 
 def metrics_token() -> str:
-    return str(getattr(settings, "METRICS_TOKEN", "") or os.environ.get("METRICS_TOKEN", ""))
+    return str(settings.METRICS_TOKEN)
 
 
 def _loopback(request: HttpRequest) -> bool:

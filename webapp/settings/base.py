@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webapp.settings.env import PRODUCTION, env, env_bool, env_list
+from webapp.settings.env import PRODUCTION, read
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-SECRET_KEY = env("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me", required_in_production=True)
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
-CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
+SECRET_KEY = read.text("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me", production_default=False)
+DEBUG = read.flag("DJANGO_DEBUG", not PRODUCTION)
+ALLOWED_HOSTS = read.names("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = read.names("DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
 
 INSTALLED_APPS = [
     "daphne",
@@ -71,8 +71,12 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-WHITENOISE_USE_FINDERS = env_bool("WHITENOISE_USE_FINDERS", DEBUG)
+WHITENOISE_USE_FINDERS = read.flag("WHITENOISE_USE_FINDERS", DEBUG)
 
+# The web server (webapp/serve.py, `make up`): where it listens and how many worker processes.
+WEB_HOST = read.text("WEB_HOST", "127.0.0.1")
+WEB_PORT = read.whole("WEB_PORT", 8000, minimum=1)
+WEB_WORKERS = read.whole("WEB_WORKERS", 2, minimum=1)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -81,7 +85,7 @@ LOGOUT_REDIRECT_URL = "/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
 if PRODUCTION:
-    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    SECURE_SSL_REDIRECT = read.flag("DJANGO_SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = 31536000

@@ -1,17 +1,15 @@
-from webapp.settings.env import database_from_url, env, env_bool, env_int
+from webapp.settings.env import database_from_url, read
 
 DATABASES = {
     "default": {
         **database_from_url(
-            env(
-                "DATABASE_URL",
-                "postgres://sportsbook:sportsbook@127.0.0.1:5432/sportsbook",
-                required_in_production=True,
+            read.text(
+                "DATABASE_URL", "postgres://sportsbook:sportsbook@127.0.0.1:5432/sportsbook", production_default=False
             )
         ),
         "CONN_MAX_AGE": 0,
         "OPTIONS": {
-            "pool": {"min_size": 2, "max_size": env_int("DATABASE_POOL_MAX", 20), "timeout": 10},
+            "pool": {"min_size": 2, "max_size": read.whole("DATABASE_POOL_MAX", 20), "timeout": 10},
         },
     }
 }
@@ -20,16 +18,16 @@ DATABASES = {
 # enough that a commit waiting for the disk or a busy core does not hold up the bets behind it. When
 # BET_POOL_MAX_WAITING requests already wait for a connection, or none frees up within
 # BET_POOL_TIMEOUT_MS, a bet is refused at once with 503 and Retry-After: BET_RETRY_AFTER_S.
-BET_FAST_PATH = env_bool("BET_FAST_PATH", True)
-BET_POOL_SIZE = env_int("BET_POOL_SIZE", 16)
-BET_POOL_MAX_WAITING = env_int("BET_POOL_MAX_WAITING", 64)
-BET_POOL_TIMEOUT_MS = env_int("BET_POOL_TIMEOUT_MS", 250)
+BET_FAST_PATH = read.flag("BET_FAST_PATH", True)
+BET_POOL_SIZE = read.whole("BET_POOL_SIZE", 16)
+BET_POOL_MAX_WAITING = read.whole("BET_POOL_MAX_WAITING", 64)
+BET_POOL_TIMEOUT_MS = read.whole("BET_POOL_TIMEOUT_MS", 250)
 BET_RETRY_AFTER_S = 1
 # How long a web process trusts what it read of a user (session hash, active) for placing bets.
-BET_AUTH_CACHE_S = env_int("BET_AUTH_CACHE_S", 5)
+BET_AUTH_CACHE_S = read.whole("BET_AUTH_CACHE_S", 5)
 
 # Sessions are read from Redis and written through to PostgreSQL.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # A punter's higher deposit limit applies only this long after they set it (a lower one at once).
-DEPOSIT_LIMIT_COOLING_OFF_S = env_int("DEPOSIT_LIMIT_COOLING_OFF_S", 24 * 3600)
+DEPOSIT_LIMIT_COOLING_OFF_S = read.whole("DEPOSIT_LIMIT_COOLING_OFF_S", 24 * 3600)

@@ -1,39 +1,38 @@
 """Operations: the /metrics token, the metrics history, the lag window and the service-level
 objectives the lag dashboard and /metrics judge each reducer query by."""
 
-from django.core.exceptions import ImproperlyConfigured
-
-from webapp.settings.env import PRODUCTION, env
+from webapp.settings.env import PRODUCTION, read
 
 
 def objectives(name: str, default: str) -> dict[str, float]:
     """``query=seconds,…``: how far behind in time each reducer query may fall before it is out
     of its objective (a price stream seconds, a ranking of movers a minute)."""
     result: dict[str, float] = {}
-    for item in env(name, default).split(","):
+    for item in read.text(name, default).split(","):
         query, sep, seconds = item.strip().partition("=")
         try:
             value = float(seconds)
         except ValueError:
             value = -1.0
         if not sep or not query or not value > 0:
-            raise ImproperlyConfigured(f"{name} must be query=seconds pairs separated by commas, got {item!r}")
+            read.problems.append(f"{name} must be query=seconds pairs separated by commas, got {item!r}")
+            continue
         result[query.strip()] = value
     return result
 
 
 # Production: always required, and /metrics answers no one without it (a local reverse proxy
 # makes every client look like loopback). Development: unset means loopback clients only.
-METRICS_TOKEN = env("METRICS_TOKEN", "", required_in_production=True)
+METRICS_TOKEN = read.text("METRICS_TOKEN", "", production_default=False)
 METRICS_TOKEN_REQUIRED = PRODUCTION
-OPS_SAMPLE_INTERVAL_S = int(env("OPS_SAMPLE_INTERVAL_S", "5"))
-OPS_METRICS_RETENTION_HOURS = float(env("OPS_METRICS_RETENTION_HOURS", "168"))
-OPS_LAG_WINDOW_SAMPLES = int(env("OPS_LAG_WINDOW_SAMPLES", "8"))
-OPS_LAG_WINDOW_SPACING_MS = int(env("OPS_LAG_WINDOW_SPACING_MS", "2000"))
+OPS_SAMPLE_INTERVAL_S = read.whole("OPS_SAMPLE_INTERVAL_S", 5)
+OPS_METRICS_RETENTION_HOURS = read.number("OPS_METRICS_RETENTION_HOURS", 168)
+OPS_LAG_WINDOW_SAMPLES = read.whole("OPS_LAG_WINDOW_SAMPLES", 8)
+OPS_LAG_WINDOW_SPACING_MS = read.whole("OPS_LAG_WINDOW_SPACING_MS", 2000)
 # Seconds behind (the age of the oldest record a query has not processed) each query may reach.
 OPS_LAG_OBJECTIVES_S = objectives(
     "OPS_LAG_OBJECTIVES_S", "prices=2,commands=2,markets=5,matches=5,liability=30,movers=60"
 )
 # A query that has said nothing (no progress report, no idle event) for this long is stale: its
 # figures are the last it gave, not the present.
-OPS_REPORT_STALE_S = float(env("OPS_REPORT_STALE_S", "30"))
+OPS_REPORT_STALE_S = read.number("OPS_REPORT_STALE_S", 30)

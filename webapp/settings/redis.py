@@ -1,7 +1,7 @@
 from reducers.connections import ConnectionPoolOf
-from webapp.settings.env import env
+from webapp.settings.env import read
 
-REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0", required_in_production=True)
+REDIS_URL = read.redis_url("REDIS_URL", "redis://127.0.0.1:6379/0")
 
 CACHES = {
     "default": {

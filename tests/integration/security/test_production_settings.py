@@ -122,3 +122,37 @@ def test_no_secret_is_written_in_the_tracked_files():
             if marker in text and not name.startswith("tests/"):
                 offenders.append(f"{name}: {marker}")
     assert not offenders
+
+
+def test_every_missing_or_malformed_setting_is_named_at_once():
+    env = {k: v for k, v in PRODUCTION_ENV.items() if k not in ("DJANGO_SECRET_KEY", "REDIS_URL")}
+    env |= {"WS_MAX_FRAMES_PER_S": "twenty", "DJANGO_DEBUG": "perhaps", "DATABASE_URL": "mysql://db/sportsbook"}
+    result = run(["-c", "import django; django.setup()"], env)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: the site's configuration is not usable" in result.stderr
+    for problem in (
+        "DJANGO_SECRET_KEY must be set when SPORTSBOOK_ENV=production",
+        "REDIS_URL must be set when SPORTSBOOK_ENV=production",
+        "WS_MAX_FRAMES_PER_S must be a whole number of at least 0, got 'twenty'",
+        "DJANGO_DEBUG must be true or false, got 'perhaps'",
+        "DATABASE_URL must be a postgres:// URL, got scheme 'mysql'",
+    ):
+        assert problem in result.stderr
+
+
+def test_a_malformed_sentinel_url_stops_the_site_as_it_stops_the_reducers():
+    result = run(["-c", "import django; django.setup()"], {"REDIS_URL": "redis+sentinel://127.0.0.1:26379"})
+    assert result.returncode != 0
+    assert "REDIS_URL: " in result.stderr
+
+
+def test_only_the_settings_read_the_environment():
+    """Each setting has one reader: nothing in the site reads ``os.environ`` but the settings'
+    ``Reader`` (and the entry points naming the settings module)."""
+    readers = []
+    for package in ("odds", "webapp"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for number, line in enumerate(path.read_text().splitlines(), start=1):
+                if ("os.environ" in line or "getenv(" in line) and "DJANGO_SETTINGS_MODULE" not in line:
+                    readers.append(f"{path.relative_to(ROOT)}:{number}")
+    assert readers == ["webapp/settings/env.py:15"]
