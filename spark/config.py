@@ -40,6 +40,8 @@ class ReducerConfig:
     checkpoint_dir: Path
     # the Spark session
     master: str
+    # FAIR: each query's jobs in a pool of its own (spark/jobs/reducers.py, POOLS); FIFO: Spark's default
+    scheduler_mode: str
     driver_host: str
     driver_bind_address: str
     driver_memory: str
@@ -108,6 +110,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
             read.text("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints"), production_default=False)
         ),
         master=read.text("SPARK_MASTER", "local[4]"),
+        scheduler_mode=read.choice("SPARK_SCHEDULER_MODE", "FAIR", ("FAIR", "FIFO")),
         driver_host=read.text("SPARK_DRIVER_HOST", "127.0.0.1"),
         # Where the driver listens; executors on other machines need an address they reach.
         driver_bind_address=read.text("SPARK_DRIVER_BIND_ADDRESS", "127.0.0.1"),

@@ -49,6 +49,53 @@ COMPONENT = "reducers"
 POLL_S = 0.5
 
 Starter = Callable[[], StreamingQuery]
+POOL_PROPERTY = "spark.scheduler.pool"
+
+# Each query's jobs run in a fair-scheduler pool of its own, named as the query. Under Spark's
+# default (FIFO) a job waits until every task of the jobs submitted before it has a slot, so a
+# price batch of a few records queued behind a movers or liability batch; with pools, a task
+# slot that frees up goes to the pool furthest below its share. Per pool: (weight, min share),
+# the min share being the slots a pool gets before weights count. The punter-facing paths
+# (prices, and the commands that open channels) come first.
+POOLS: dict[str, tuple[int, int]] = {
+    prices.QUERY_NAME: (4, 2),
+    commands.QUERY_NAME: (4, 1),
+    matches.QUERY_NAME: (2, 0),
+    markets.QUERY_NAME: (2, 0),
+    liability.QUERY_NAME: (1, 0),
+    movers.QUERY_NAME: (1, 0),
+}
+
+
+def scheduler_conf(settings: ReducerConfig) -> dict[str, str]:
+    """Session settings for ``SPARK_SCHEDULER_MODE``; FAIR writes the pools' allocation file
+    beside the checkpoints (the driver, which schedules, reads it once at start)."""
+    if settings.scheduler_mode != "FAIR":
+        return {"spark.scheduler.mode": settings.scheduler_mode}
+    pools = "".join(
+        f'  <pool name="{name}"><schedulingMode>FIFO</schedulingMode>'
+        f"<weight>{weight}</weight><minShare>{min_share}</minShare></pool>\n"
+        for name, (weight, min_share) in POOLS.items()
+    )
+    settings.checkpoint_dir.mkdir(parents=True, exist_ok=True)
+    allocation = settings.checkpoint_dir / f"fairscheduler-{topics.namespace()}.xml"
+    allocation.write_text(f'<?xml version="1.0"?>\n<allocations>\n{pools}</allocations>\n')
+    return {"spark.scheduler.mode": "FAIR", "spark.scheduler.allocation.file": str(allocation)}
+
+
+def in_pool(spark: SparkSession, name: str, start: Starter) -> Starter:
+    """``start`` with the query's jobs in the pool ``name``: a query's thread keeps the local
+    properties of the thread that started it, and so does its ``foreachBatch`` function."""
+
+    def started() -> StreamingQuery:
+        context = spark.sparkContext
+        context.setLocalProperty(POOL_PROPERTY, name)
+        try:
+            return start()
+        finally:
+            context.setLocalProperty(POOL_PROPERTY, None)  # type: ignore[arg-type]  # None unsets it
+
+    return started
 
 
 def starters(
@@ -60,7 +107,7 @@ def starters(
         return str(checkpoint_root / f"{topics.namespace()}-{name}")
 
     common: dict[str, Any] = {"bootstrap": bootstrap, "redis_url": redis_url}
-    return {
+    found: dict[str, Starter] = {
         markets.QUERY_NAME: lambda: markets.start(spark, **common, checkpoint_dir=checkpoint("markets")),
         commands.QUERY_NAME: lambda: commands.start(spark, **common, checkpoint_dir=checkpoint("commands")),
         liability.QUERY_NAME: lambda: liability.start(spark, **common, checkpoint_dir=checkpoint("liability")),
@@ -70,6 +117,7 @@ def starters(
             spark, **common, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
         ),
     }
+    return {name: in_pool(spark, name, start) for name, start in found.items()}
 
 
 def start_all(
@@ -201,7 +249,8 @@ def main() -> None:
         raise SystemExit(2) from exc
     bootstrap, redis_url, mode = settings.kafka_bootstrap, settings.redis_url, settings.trigger_mode
     checkpoint_root = settings.checkpoint_dir
-    spark = build_session("sportsbook-reducers", extra=prices.realtime_sql_conf() if mode == "realtime" else None)
+    extra = scheduler_conf(settings) | (prices.realtime_sql_conf() if mode == "realtime" else {})
+    spark = build_session("sportsbook-reducers", extra=extra)
     client = redis_client(redis_url)
     spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))
     supervisor = QuerySupervisor(
