@@ -9,6 +9,7 @@ from celery import Task, shared_task
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError
 
+from odds import task_names
 from odds.selectors.markets import markets_awaiting_settlement
 from odds.services import bet_delay
 from odds.services.outbox import outbox_drain
@@ -19,13 +20,20 @@ from reducers.connections import redis_client
 log = logging.getLogger(__name__)
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.WORKER_HEARTBEAT, ignore_result=True)
 def worker_heartbeat() -> None:
     """Scheduled by beat and run by a worker: proves both are alive for /healthz."""
     redis_client(settings.REDIS_URL).set(keys.heartbeat("celery"), int(time.time()), ex=120)
 
 
-@shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=10)
+@shared_task(
+    name=task_names.MARKET_SETTLE,
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=10,
+)
 def market_settle(self: Task, market_id: int) -> None:
     """Settle the bets of a resulted market. Safe to run any number of times.
 
@@ -39,7 +47,7 @@ def market_settle(self: Task, market_id: int) -> None:
     log.info("market %s settlement: %s", market_id, summary)
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.OUTBOX_RELAY, ignore_result=True)
 def outbox_relay() -> None:
     """Run by beat every second: produce pending outbox records to Kafka."""
     result = outbox_drain(budget_s=0.9)
@@ -47,7 +55,7 @@ def outbox_relay() -> None:
         log.warning("outbox relay: %d records not acknowledged: %s", result.failed, result.errors)
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.BETS_DELAY_RESOLVE, ignore_result=True)
 def bets_delay_resolve() -> None:
     """Run by beat every second: decide the bets held by the in-play delay whose time has come."""
     summary = bet_delay.bets_delay_resolve()
@@ -55,7 +63,7 @@ def bets_delay_resolve() -> None:
         log.info("held bets decided: %d accepted, %d rejected", summary.accepted, summary.rejected)
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.SETTLEMENT_SWEEP, ignore_result=True)
 def settlement_sweep() -> None:
     """Run by beat: settle resulted markets whose settlement request was lost (e.g. a crash
     between the commit of the result and the enqueue of ``market_settle``)."""
@@ -63,7 +71,7 @@ def settlement_sweep() -> None:
         market_settle.delay(market_id)
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.STREAMS_EXPIRE_IDLE, ignore_result=True)
 def streams_expire_idle() -> None:
     """Run by beat: end subscriber channels whose websocket has been silent past the expiry."""
     from odds.services.streams import streams_expire
@@ -76,7 +84,7 @@ def streams_expire_idle() -> None:
 # --- Operations: metrics history, kick-off safety net, weekly digest ---------------------------
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.METRICS_SAMPLE, ignore_result=True)
 def metrics_sample() -> None:
     """Run by beat every 5 s: keep one sample of the dashboard's figures per slot (idempotent).
     A lost run only leaves a gap in the history, so it is neither acknowledged late nor retried."""
@@ -85,7 +93,7 @@ def metrics_sample() -> None:
     metrics_sample_record()
 
 
-@shared_task(bind=True, ignore_result=True, acks_late=True, max_retries=3)
+@shared_task(name=task_names.METRICS_PRUNE, bind=True, ignore_result=True, acks_late=True, max_retries=3)
 def metrics_prune(self: Task) -> None:
     """Run by beat hourly: delete samples older than the retention."""
     from odds.services.metrics_history import metrics_prune as prune
@@ -98,7 +106,14 @@ def metrics_prune(self: Task) -> None:
         log.info("pruned %d metric samples", deleted)
 
 
-@shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=5)
+@shared_task(
+    name=task_names.MARKETS_KICKOFF_SUSPEND,
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=5,
+)
 def markets_kickoff_suspend(self: Task) -> None:
     """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled."""
     from odds.services.ops_digest import kickoff_overdue_suspend
@@ -109,7 +124,7 @@ def markets_kickoff_suspend(self: Task) -> None:
         raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
 
 
-@shared_task(ignore_result=True)
+@shared_task(name=task_names.DIGEST_WEEKLY, ignore_result=True)
 def digest_weekly() -> None:
     """Run by beat on Monday morning: one ``digest_email`` task per user with open bets."""
     from odds.services.ops_digest import digest_recipients
@@ -118,7 +133,14 @@ def digest_weekly() -> None:
         digest_email.delay(user_id)
 
 
-@shared_task(bind=True, ignore_result=True, acks_late=True, reject_on_worker_lost=True, max_retries=5)
+@shared_task(
+    name=task_names.DIGEST_EMAIL,
+    bind=True,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=5,
+)
 def digest_email(self: Task, user_id: int) -> None:
     """Email one user their open bets; sent at most once per user and ISO week."""
     from odds.services.ops_digest import digest_send

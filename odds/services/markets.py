@@ -20,11 +20,13 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from odds import task_names
 from odds.models import Event, Market, Selection
 from odds.selectors.prices import live_states, redis_shared
 from odds.services.kafka import producer_shared
 from odds.services.outbox import outbox_enqueue
 from odds.services.sequences import sequences_next
+from odds.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 
@@ -277,9 +279,7 @@ def market_settlement_request(*, market: Market, by: Actor = None) -> None:
 
 
 def _settlement_enqueue(market_id: int) -> None:
-    from odds.tasks import market_settle  # the tasks module imports the services
-
-    market_settle.delay(market_id)
+    enqueue(task_names.MARKET_SETTLE, market_id)
 
 
 def market_settled_mark(*, market_id: int) -> Market:

@@ -1,5 +1,6 @@
 from celery.schedules import crontab
 
+from odds import task_names
 from reducers import keys
 from reducers.connections import celery_broker, with_db
 from webapp.settings.channels import STREAM_SWEEP_INTERVAL_S
@@ -21,29 +22,29 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
-    "heartbeat": {"task": "odds.tasks.worker_heartbeat", "schedule": 10.0},
+    "heartbeat": {"task": task_names.WORKER_HEARTBEAT, "schedule": 10.0},
     # The outbox relay: pending Kafka records leave within about a second of their commit.
     # A run that finds the relay busy returns at once; expired runs are dropped, not queued up.
-    "outbox-relay": {"task": "odds.tasks.outbox_relay", "schedule": 1.0, "options": {"expires": 5}},
+    "outbox-relay": {"task": task_names.OUTBOX_RELAY, "schedule": 1.0, "options": {"expires": 5}},
     # Bets held by the in-play delay are decided within about a second of its end.
-    "bets-delay-resolve": {"task": "odds.tasks.bets_delay_resolve", "schedule": 1.0, "options": {"expires": 2}},
+    "bets-delay-resolve": {"task": task_names.BETS_DELAY_RESOLVE, "schedule": 1.0, "options": {"expires": 2}},
     # Channels with no websocket attached for STREAM_IDLE_EXPIRY_S are ended.
     "streams-expire": {
-        "task": "odds.tasks.streams_expire_idle",
+        "task": task_names.STREAMS_EXPIRE_IDLE,
         "schedule": float(STREAM_SWEEP_INTERVAL_S),
         "options": {"expires": max(1, STREAM_SWEEP_INTERVAL_S - 1)},
     },
-    "settlement-sweep": {"task": "odds.tasks.settlement_sweep", "schedule": 60.0, "options": {"expires": 55}},
+    "settlement-sweep": {"task": task_names.SETTLEMENT_SWEEP, "schedule": 60.0, "options": {"expires": 55}},
     # Operations: dashboard history, pruning, kick-off safety net, weekly digest.
-    "metrics-sample": {"task": "odds.tasks.metrics_sample", "schedule": 5.0, "options": {"expires": 4}},
-    "metrics-prune": {"task": "odds.tasks.metrics_prune", "schedule": 3600.0, "options": {"expires": 600}},
+    "metrics-sample": {"task": task_names.METRICS_SAMPLE, "schedule": 5.0, "options": {"expires": 4}},
+    "metrics-prune": {"task": task_names.METRICS_PRUNE, "schedule": 3600.0, "options": {"expires": 600}},
     "markets-kickoff-suspend": {
-        "task": "odds.tasks.markets_kickoff_suspend",
+        "task": task_names.MARKETS_KICKOFF_SUSPEND,
         "schedule": 15.0,
         "options": {"expires": 14},
     },
     "digest-weekly": {
-        "task": "odds.tasks.digest_weekly",
+        "task": task_names.DIGEST_WEEKLY,
         "schedule": crontab(minute=0, hour=8, day_of_week="mon"),
         "options": {"expires": 6 * 3600},
     },

@@ -1,0 +1,26 @@
+"""Every background task is registered under the name odds/task_names.py gives it, and the beat
+schedule runs only tasks that exist."""
+
+from __future__ import annotations
+
+from celery import current_app
+from django.conf import settings
+
+from odds import task_names
+
+
+def declared() -> set[str]:
+    return {value for name, value in vars(task_names).items() if name.isupper() and isinstance(value, str)}
+
+
+def test_every_named_task_is_registered_under_its_name():
+    import odds.tasks  # noqa: F401 - registers the tasks
+
+    registered = {name for name in current_app.tasks if name.startswith("odds.")}
+    assert registered == declared()
+
+
+def test_the_beat_schedule_runs_named_tasks_only():
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert scheduled <= declared()
+    assert task_names.SETTLEMENT_SWEEP in scheduled
