@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-import orjson
-
+from reducers import frames
+from reducers.frames import MatchMessage
 from reducers.schemas import MatchStateUpdate
 
 MATCH_MESSAGE_VERSION = 1
@@ -46,7 +45,7 @@ def match_applies(*, stored_seq: int | None, incoming_seq: int) -> bool:
     return stored_seq is None or incoming_seq > stored_seq
 
 
-def match_message(*, item: ConflatedMatch, reducer_ts: int) -> dict[str, Any]:
+def match_message(*, item: ConflatedMatch, reducer_ts: int) -> MatchMessage:
     """The ``match`` message stored in Redis and sent to the channels showing the event's markets
     (schema in docs/protocol.md)."""
     update = item.update
@@ -66,7 +65,7 @@ def match_message(*, item: ConflatedMatch, reducer_ts: int) -> dict[str, Any]:
     }
 
 
-def match_apply(*, stored_seq: int | None, item: ConflatedMatch, reducer_ts: int) -> dict[str, Any] | None:
+def match_apply(*, stored_seq: int | None, item: ConflatedMatch, reducer_ts: int) -> MatchMessage | None:
     """The message to store and publish for a batch's newest state of an event, or ``None`` when
     the store already holds that sequence or a newer one."""
     if not match_applies(stored_seq=stored_seq, incoming_seq=item.update.seq):
@@ -74,5 +73,5 @@ def match_apply(*, stored_seq: int | None, item: ConflatedMatch, reducer_ts: int
     return match_message(item=item, reducer_ts=reducer_ts)
 
 
-def encode_match(message: dict[str, Any]) -> bytes:
-    return orjson.dumps(message)
+def encode_match(message: MatchMessage) -> bytes:
+    return frames.encode(message)

@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 
+from reducers.frames import SelectionState
+
 PRICE_SCHEMA_VERSION = 1
 MIN_PRICE = Decimal("1.01")
 MAX_PRICE = Decimal("1000")
@@ -55,7 +57,7 @@ class SelectionPrice:
     price: Decimal
     status: str = "active"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SelectionState:
         return {"id": self.id, "price": str(self.price), "status": self.status}
 
 

@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from reducers.prices import held_states, held_to_json
+from reducers import frames
+from reducers.frames import EndedFrame, held_states, held_to_json
 from reducers.rules import SLIP_VIEW_MAX_STAKE
 from reducers.schemas import InvalidRecord, MarketDefinition, json_record, parse_amount, parse_price
 
@@ -259,7 +260,8 @@ def since_from_json(raw: Any) -> dict[int, tuple[int, str]]:
 
 def ended_frame(*, channel_id: str, reason: str) -> bytes:
     """The frame that tells a channel's websockets it ended and why (docs/protocol.md)."""
-    return orjson.dumps({"type": "ended", "channel": channel_id, "reason": reason})
+    frame: EndedFrame = {"type": "ended", "channel": channel_id, "reason": reason}
+    return frames.encode(frame)
 
 
 def query_matches(query: QuerySpec, definition: MarketDefinition, *, now_ms: int) -> bool:
