@@ -74,7 +74,9 @@ class MarketStatusFrame(TypedDict):
     ts: Timestamps
 
 
-class MatchClock(TypedDict):
+class ClockState(TypedDict):
+    """A match clock (``reducers.schemas.MatchClock``)."""
+
     running: bool
     elapsed_s: int
     at: int
@@ -83,7 +85,9 @@ class MatchClock(TypedDict):
     rate: int
 
 
-class Incident(TypedDict):
+class IncidentState(TypedDict):
+    """An incident of the match (``reducers.schemas.Incident``)."""
+
     kind: str
     side: str
     period: int
@@ -101,8 +105,8 @@ class MatchMessage(TypedDict):
     status: str
     period: int
     score: dict[str, Any]
-    clock: MatchClock | None
-    incidents: list[Incident]
+    clock: ClockState | None
+    incidents: list[IncidentState]
     ts: Timestamps
 
 

@@ -49,7 +49,6 @@ def match_message(*, item: ConflatedMatch, reducer_ts: int) -> MatchMessage:
     """The ``match`` message stored in Redis and sent to the channels showing the event's markets
     (schema in docs/protocol.md)."""
     update = item.update
-    body = update.to_json()
     return {
         "type": "match",
         "v": MATCH_MESSAGE_VERSION,
@@ -58,9 +57,9 @@ def match_message(*, item: ConflatedMatch, reducer_ts: int) -> MatchMessage:
         "sport": update.sport,
         "status": update.status,
         "period": update.period,
-        "score": body["score"],
-        "clock": body["clock"],
-        "incidents": body["incidents"],
+        "score": update.score,
+        "clock": None if update.clock is None else update.clock.to_json(),
+        "incidents": [incident.to_json() for incident in update.incidents],
         "ts": {"event": update.event_ts, "produce": update.produce_ts, "kafka": item.kafka_ts, "reducer": reducer_ts},
     }
 
