@@ -181,7 +181,13 @@ class Rules:
         return key
 
     def refusal(self, exc: ValidationError, raw: bytes | str) -> InvalidRecord:
-        """The ``InvalidRecord`` for the first problem pydantic found in ``raw``."""
+        """The ``InvalidRecord`` for the first problem pydantic found in ``raw``. A record orjson
+        cannot read (a number beyond a double, invalid UTF-8, …) is ``bad_json`` in its words,
+        whatever else is wrong with it."""
+        try:
+            orjson.loads(raw)
+        except orjson.JSONDecodeError as not_json:
+            return InvalidRecord("bad_json", str(not_json)[:80])
         problems = exc.errors(include_url=False)
         locs = [p["loc"] for p in problems]
         # "too short after validation": a list whose items were refused; the item's problem says more.
@@ -198,7 +204,7 @@ class Rules:
         if isinstance(error, InvalidRecord):
             return error
         if problem["type"] == "json_invalid":
-            return _not_json(raw)
+            return InvalidRecord("bad_json", problem["msg"][:80])
         path = tuple(p for p in problem["loc"] if isinstance(p, str))
         if not path:
             return InvalidRecord("bad_json", "record must be a JSON object")
@@ -206,14 +212,6 @@ class Rules:
         if explain is None:
             return InvalidRecord("bad_field", f"{'.'.join(path)}: {problem['msg']}")
         return explain(problem, path[-1])
-
-
-def _not_json(raw: bytes | str) -> InvalidRecord:
-    try:
-        orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        return InvalidRecord("bad_json", str(exc)[:80])
-    return InvalidRecord("bad_json", "not valid JSON")
 
 
 def decode_record(adapter: TypeAdapter[T], rules: Rules, raw: bytes | None) -> T:

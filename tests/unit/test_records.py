@@ -239,6 +239,7 @@ NO_VERSION = object()
         ("price", {"selections": [{"id": 1, "price": "2.555"}]}, "bad_price", "at most two decimal places"),
         ("price", {"source": None, "event_ts": None}, "bad_field", "source must be one of feed, trader, replay"),
         ("price", {"produce_ts": 1.5}, "bad_field", "produce_ts must be an integer"),
+        ("price", {"seq": "one"}, "bad_field", "seq must be an integer"),
         ("bet", {"event_id": "", "legs": []}, "bad_field", "event_id must be a string of at most 64 characters"),
         ("bet", {"stake": "1.001"}, "bad_field", "stake must be in pence (two decimal places)"),
         ("bet", {"legs": ["x"]}, "bad_field", "leg must be an object"),
@@ -303,3 +304,17 @@ def test_a_record_that_is_not_json_is_refused_with_the_json_parsers_words():
         "bad_json",
         "unexpected character, expected a string key: line 1 column 2 (char 1)",
     )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"v": 1, "market_id": 930301, "seq": 1E+99999999999999999999}',
+        b"\xff\xfe\xfd",
+        b'{"v": 1, "market_id": 930301, "seq": 1, "note": "\\ud800"}',
+    ],
+)
+def test_what_the_json_parser_cannot_read_is_bad_json_whatever_else_is_wrong(raw):
+    with pytest.raises(InvalidRecord) as refused:
+        decode_price_update(raw)
+    assert refused.value.reason == "bad_json"
