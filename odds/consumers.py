@@ -14,18 +14,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
+from pydantic import ValidationError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from odds import events
 from odds.eager import run_eagerly
 from odds.hub import get_hub
 from odds.services.streams import StreamError, channel_end_reason, channel_owned_by, stream_begin, stream_touch
-from reducers import keys
-from reducers.prices import held_states, state_is_held
+from reducers import frames, keys
+from reducers.prices import state_is_held
 from reducers.store import queue_states, raw_states
 from reducers.subscriptions import LOST
 
@@ -38,14 +38,31 @@ RECOVER_DELAY_S = 0.2
 READ_BACK_ATTEMPTS = 5
 
 
-def _frame_seq(frame: str) -> int:
-    """The channel sequence of a stamped frame (it always starts ``{"seq":N,``)."""
-    return int(frame[7 : frame.index(",")])
-
-
 def _log_frames(raw: list[Any]) -> list[str]:
     """A channel's log (``keys.channel_log``, newest first) as frames in sequence order."""
-    return sorted((bytes(f).decode() for f in raw), key=_frame_seq)
+    return sorted((bytes(f).decode() for f in raw), key=frames.frame_seq)
+
+
+def _refusal(exc: ValidationError) -> tuple[str, str]:
+    """The ``error`` frame's code and message for a client message its definition refuses
+    (``reducers.frames.ClientMessage``): the first problem, as docs/protocol.md lists them."""
+    problem = exc.errors(include_url=False)[0]
+    kind, where = problem["type"], problem["loc"]
+    if kind == "json_invalid":
+        return "bad_json", "frame is not valid JSON"
+    if not where:
+        message_type = problem["input"].get("type") if isinstance(problem["input"], dict) else None
+        if kind == "union_tag_invalid" and isinstance(message_type, str):
+            return "unknown_type", f"unknown message type {message_type[:40]!r}"
+        return "bad_message", "frame must be an object with a type"
+    field = where[1] if len(where) > 1 else ""
+    if field == "since":
+        return "bad_since", 'since must map market ids to [seq, status], e.g. {"42": [17, "open"]}'
+    if field == "channel":
+        return "bad_channel", "channel must be a channel id from the control API"
+    if field == "last_seq":
+        return "bad_last_seq", "last_seq must be a non-negative integer"
+    return "bad_markets", "markets must be a list of market ids"
 
 
 async def _read_back(queue: Callable[[Any], object]) -> list[Any]:
@@ -161,7 +178,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.holding[channel].append(payload)
             return
         elif channel in self.attached:
-            if payload.startswith(events.ENDED_PREFIX):
+            if frames.kind(payload) == "ended":
                 # The channel is gone: forward the news after the frames before it, and stop
                 # following it (a new channel is the client's to create).
                 self.channel_frames.append(payload)
@@ -173,8 +190,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self._background(self._resync(self.attached[channel]))
             else:
                 self.channel_frames.append(payload)
-                self.channel_seqs[channel] = _frame_seq(payload)
-        elif payload.startswith(events.STATUS_PREFIX):
+                self.channel_seqs[channel] = frames.frame_seq(payload)
+        elif frames.kind(payload) == "market.status":
             # Suspensions and reopenings are never conflated away; they precede the market's state.
             self.channel_frames.append(payload)
         else:
@@ -252,7 +269,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                     ended = reason.decode() if reason else LOST
                 logged = _log_frames(raw)
                 # The log must reach back to the frame after the client's last one.
-                complete = last is None or not logged or _frame_seq(logged[0]) <= last + 1
+                complete = last is None or not logged or frames.frame_seq(logged[0]) <= last + 1
         held = self.holding.pop(name, [])
         if channel_id is None:
             return
@@ -266,10 +283,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
             logged = []
         newest = last if last is not None else -1
         for frame in [*logged, *held]:
-            if frame.startswith(events.ENDED_PREFIX):
+            if frames.kind(frame) == "ended":
                 self.deliver(name, frame)
                 continue
-            seq = _frame_seq(frame)
+            seq = frames.frame_seq(frame)
             if seq > newest:
                 self.channel_frames.append(frame)
                 self.channel_seqs[name] = newest = seq
@@ -370,31 +387,22 @@ class OddsConsumer(AsyncWebsocketConsumer):
             await self._error("frame_too_large", "frame exceeds the size limit")
             return
         try:
-            message: Any = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            await self._error("bad_json", "frame is not valid JSON")
+            message = frames.CLIENT_MESSAGE.validate_json(raw)
+        except ValidationError as exc:
+            await self._error(*_refusal(exc))
             return
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            await self._error("bad_message", "frame must be an object with a type")
-            return
-        kind = message["type"]
-        if kind == events.WATCH:
-            if message.get("batch") is True:
+        if message["type"] == "watch":
+            if message.get("batch"):
                 self.batch_frames = True
-            await self._watch(message.get("markets"), message.get("since"))
-        elif kind == events.UNWATCH:
-            ids = self._market_ids(message.get("markets"))
-            if ids is None:
-                await self._error("bad_markets", "markets must be a list of market ids")
-                return
+            await self._watch(list(dict.fromkeys(message["markets"])), message.get("since", {}))
+        elif message["type"] == "unwatch":
+            ids = list(dict.fromkeys(message["markets"]))
             await self.market_channels_remove(ids)
             self.watched.difference_update(ids)
-        elif kind == events.ATTACH:
-            await self._attach(message.get("channel"), message.get("last_seq"))
-        elif kind == events.PING:
-            await self.send(text_data=events.pong(ts=int(time.time() * 1000)))
+        elif message["type"] == "attach":
+            await self._attach(message["channel"], message.get("last_seq"))
         else:
-            await self._error("unknown_type", f"unknown message type {kind[:40]!r}")
+            await self.send(text_data=events.pong(ts=int(time.time() * 1000)))
 
     async def market_channels_add(self, market_ids: list[int]) -> None:
         """Follow the markets' price channels (through the process's hub)."""
@@ -427,21 +435,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))
 
-    @staticmethod
-    def _market_ids(raw: Any) -> list[int] | None:
-        if not isinstance(raw, list) or not all(isinstance(m, int) and not isinstance(m, bool) and m > 0 for m in raw):
-            return None
-        return list(dict.fromkeys(raw))
-
-    async def _watch(self, raw: Any, raw_since: Any = None) -> None:
-        ids = self._market_ids(raw)
-        if ids is None:
-            await self._error("bad_markets", "markets must be a list of market ids")
-            return
-        since = held_states(raw_since)
-        if since is None:
-            await self._error("bad_since", 'since must map market ids to [seq, status], e.g. {"42": [17, "open"]}')
-            return
+    async def _watch(self, ids: list[int], since: dict[int, tuple[int, str]]) -> None:
         if len(self.watched | set(ids)) > settings.WS_MAX_MARKETS:
             await self._error("too_many_markets", f"at most {settings.WS_MAX_MARKETS} markets")
             return
@@ -461,19 +455,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
             states = [
                 state.decode()
                 for market_id, state in stored.items()
-                if market_id not in since or not state_is_held(since[market_id], orjson.loads(state))
+                if market_id not in since or not state_is_held(since[market_id], frames.read_market(state))
             ]
             await self.send(text_data=events.image(markets=states))
 
-    async def _attach(self, channel_id: Any, last_seq: Any) -> None:
+    async def _attach(self, channel_id: str, last_seq: int | None) -> None:
         user = self.scope.get("user")
         session = self.scope.get("session")
-        if not isinstance(channel_id, str) or not 16 <= len(channel_id) <= 64:
-            await self._error("bad_channel", "channel must be a channel id from the control API")
-            return
-        if last_seq is not None and (isinstance(last_seq, bool) or not isinstance(last_seq, int) or last_seq < 0):
-            await self._error("bad_last_seq", "last_seq must be a non-negative integer")
-            return
         authenticated = bool(user and user.is_authenticated)
         session_key = session.session_key if session else None
         owned = authenticated and await sync_to_async(channel_owned_by)(
@@ -501,10 +489,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
-        frames = _log_frames(await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1))
-        missed = [f for f in frames if _frame_seq(f) > last_seq]
-        newest = _frame_seq(frames[-1]) if frames else 0
-        complete = bool(frames) and _frame_seq(frames[0]) <= last_seq + 1 and newest >= last_seq
+        logged = _log_frames(await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1))
+        missed = [f for f in logged if frames.frame_seq(f) > last_seq]
+        newest = frames.frame_seq(logged[-1]) if logged else 0
+        complete = bool(logged) and frames.frame_seq(logged[0]) <= last_seq + 1 and newest >= last_seq
         if complete:
             await self.send(
                 text_data=events.resumed(channel=channel_id, after=last_seq, count=len(missed), resync=False)
@@ -512,7 +500,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             for frame in missed:
                 await self.send(text_data=frame)
             if missed:
-                self.channel_seqs[keys.subscriber_channel(channel_id).encode()] = _frame_seq(missed[-1])
+                self.channel_seqs[keys.subscriber_channel(channel_id).encode()] = frames.frame_seq(missed[-1])
         else:
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
             await self._resync(channel_id)

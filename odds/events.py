@@ -1,7 +1,7 @@
-"""Websocket message schemas (version 1). See docs/protocol.md.
+"""The frames the edge builds, and the names of the websocket messages (version 1).
 
-Frames from the server are JSON objects with a ``type``. Market frames are produced by the
-reducers and relayed byte for byte; the frames below are built here.
+Every frame's definition is in ``reducers/frames.py`` (see docs/protocol.md). Market frames are
+produced by the reducers and relayed byte for byte; the frames below are built here.
 """
 
 from __future__ import annotations
@@ -9,66 +9,41 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Literal
 
-import orjson
-
+from reducers import frames
 from reducers.subscriptions import ended_frame
 
-PROTOCOL_VERSION = 1
-
-# client → server
-WATCH = "watch"
-UNWATCH = "unwatch"
-ATTACH = "attach"
-PING = "ping"
-
-# server → client
-HELLO = "hello"
-IMAGE = "image"
-MARKET = "market"
-PONG = "pong"
-ERROR = "error"
-ATTACHED = "attached"
-RESUMED = "resumed"
-HEARTBEAT = "heartbeat"
-CONFLATED = "conflated"
-ENDED = "ended"
-BET_SETTLED = "bet.settled"
-ENDED_PREFIX = '{"type":"ended"'
-# A market's status message as the reducers publish it (never conflated).
-STATUS_PREFIX = '{"type":"market.status"'
+PROTOCOL_VERSION = frames.PROTOCOL_VERSION
 
 # websocket close codes (besides the standard ones)
 CLOSE_TOO_MANY_CONNECTIONS = 4429
 
 
 def hello(*, user: str | None) -> str:
-    return orjson.dumps({"type": HELLO, "v": PROTOCOL_VERSION, "user": user}).decode()
+    return frames.encode_text({"type": "hello", "v": PROTOCOL_VERSION, "user": user})
 
 
-def image(*, markets: list[Any]) -> str:
+def image(*, markets: Iterable[str | bytes]) -> str:
     """The current state of the requested markets; ``markets`` are raw reducer states."""
-    return '{"type":"image","v":1,"markets":[' + ",".join(markets) + "]}"
+    return frames.image_text(markets=markets)
 
 
 def pong(*, ts: int) -> str:
-    return orjson.dumps({"type": PONG, "ts": ts}).decode()
+    return frames.encode_text({"type": "pong", "ts": ts})
 
 
 def error(*, code: str, message: str) -> str:
-    return orjson.dumps({"type": ERROR, "code": code, "message": message}).decode()
+    return frames.encode_text({"type": "error", "code": code, "message": message})
 
 
 def attached(*, channel: str) -> str:
-    return orjson.dumps({"type": ATTACHED, "channel": channel}).decode()
+    return frames.encode_text({"type": "attached", "channel": channel})
 
 
 def resumed(*, channel: str, after: int, count: int, resync: bool) -> str:
     """Answer to an attach with ``last_seq``: ``count`` missed frames follow, or a resync image."""
-    return orjson.dumps(
-        {"type": RESUMED, "channel": channel, "after": after, "count": count, "resync": resync}
-    ).decode()
+    return frames.encode_text({"type": "resumed", "channel": channel, "after": after, "count": count, "resync": resync})
 
 
 def ended(*, channel: str, reason: str) -> str:
@@ -78,23 +53,24 @@ def ended(*, channel: str, reason: str) -> str:
 
 
 def heartbeat(*, ts: int) -> str:
-    return orjson.dumps({"type": HEARTBEAT, "ts": ts}).decode()
+    return frames.encode_text({"type": "heartbeat", "ts": ts})
 
 
-def markets_batch(*, items: Iterable[str]) -> str:
+def markets_batch(*, items: Iterable[str | bytes]) -> str:
     """Several market frames in one websocket frame (clients that asked for ``batch``)."""
-    return '{"type":"markets","items":[' + ",".join(items) + "]}"
+    return frames.markets_text(items=items)
 
 
 def conflated(*, merged: int) -> str:
     """Market updates replaced by newer ones before this connection could be sent them."""
-    return orjson.dumps({"type": CONFLATED, "merged": merged}).decode()
+    return frames.encode_text({"type": "conflated", "merged": merged})
 
 
 @dataclass(frozen=True, kw_only=True)
 class BetSettled:
-    """``bet.settled``: a bet of the punter closed (won, lost, void or cashed out), sent to every
-    socket of theirs once the settlement is committed, with the balance it left."""
+    """``bet.settled`` (``reducers.frames.BetSettledFrame``): a bet of the punter closed (won,
+    lost, void or cashed out), sent to every socket of theirs once the settlement is committed,
+    with the balance it left."""
 
     bet_id: int
     status: Literal["won", "lost", "void", "cashed_out"]
@@ -106,9 +82,9 @@ class BetSettled:
     v: int = PROTOCOL_VERSION
 
     def to_json(self) -> bytes:
-        return orjson.dumps(
+        return frames.encode(
             {
-                "type": BET_SETTLED,
+                "type": "bet.settled",
                 "v": self.v,
                 "bet": {
                     "id": self.bet_id,

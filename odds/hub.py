@@ -26,8 +26,8 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.commands.core import AsyncScript
 
-from odds.events import STATUS_PREFIX, markets_batch
-from reducers import keys
+from odds.events import markets_batch
+from reducers import frames, keys
 from reducers.connections import async_redis_client
 
 log = logging.getLogger(__name__)
@@ -303,7 +303,8 @@ class Hub:
             listeners = self._listeners.get(channel)
             batched = self._batched.get(channel)
             if batched:
-                if text.startswith(STATUS_PREFIX):
+                # Routed by its type (decoded once: the websockets reading it get the same head).
+                if frames.kind(text) == "market.status":
                     for listener in tuple(batched):
                         listener.deliver(channel, text)
                 else:

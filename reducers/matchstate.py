@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-import orjson
-
+from reducers import frames
+from reducers.frames import MatchMessage
 from reducers.schemas import MatchStateUpdate
 
 MATCH_MESSAGE_VERSION = 1
@@ -46,11 +45,10 @@ def match_applies(*, stored_seq: int | None, incoming_seq: int) -> bool:
     return stored_seq is None or incoming_seq > stored_seq
 
 
-def match_message(*, item: ConflatedMatch, reducer_ts: int) -> dict[str, Any]:
+def match_message(*, item: ConflatedMatch, reducer_ts: int) -> MatchMessage:
     """The ``match`` message stored in Redis and sent to the channels showing the event's markets
     (schema in docs/protocol.md)."""
     update = item.update
-    body = update.to_json()
     return {
         "type": "match",
         "v": MATCH_MESSAGE_VERSION,
@@ -59,14 +57,14 @@ def match_message(*, item: ConflatedMatch, reducer_ts: int) -> dict[str, Any]:
         "sport": update.sport,
         "status": update.status,
         "period": update.period,
-        "score": body["score"],
-        "clock": body["clock"],
-        "incidents": body["incidents"],
+        "score": update.score,
+        "clock": None if update.clock is None else update.clock.to_json(),
+        "incidents": [incident.to_json() for incident in update.incidents],
         "ts": {"event": update.event_ts, "produce": update.produce_ts, "kafka": item.kafka_ts, "reducer": reducer_ts},
     }
 
 
-def match_apply(*, stored_seq: int | None, item: ConflatedMatch, reducer_ts: int) -> dict[str, Any] | None:
+def match_apply(*, stored_seq: int | None, item: ConflatedMatch, reducer_ts: int) -> MatchMessage | None:
     """The message to store and publish for a batch's newest state of an event, or ``None`` when
     the store already holds that sequence or a newer one."""
     if not match_applies(stored_seq=stored_seq, incoming_seq=item.update.seq):
@@ -74,5 +72,5 @@ def match_apply(*, stored_seq: int | None, item: ConflatedMatch, reducer_ts: int
     return match_message(item=item, reducer_ts=reducer_ts)
 
 
-def encode_match(message: dict[str, Any]) -> bytes:
-    return orjson.dumps(message)
+def encode_match(message: MatchMessage) -> bytes:
+    return frames.encode(message)

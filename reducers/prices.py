@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-import orjson
-
+from reducers import frames
+from reducers.frames import MarketFrame, MarketStatusFrame
 from reducers.schemas import PriceUpdate
 
 STATE_VERSION = 1
@@ -65,38 +65,6 @@ def state_is_held(held: tuple[int, str] | None, state: Mapping[str, Any]) -> boo
     )
 
 
-# The longest market status a ``since`` may name (the statuses are short words).
-MAX_SINCE_STATUS = 16
-
-
-def held_states(raw: Any) -> dict[int, tuple[int, str]] | None:
-    """A ``since`` (of a websocket ``watch`` or a channel's ``begin``): market id → (sequence,
-    status) the client already holds (from a view snapshot or its own earlier frames), as
-    ``{"42": [17, "open"]}``; ``{}`` when absent, ``None`` when malformed."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        return None
-    held: dict[int, tuple[int, str]] = {}
-    for key, value in raw.items():
-        if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 18):
-            return None
-        if not (isinstance(value, list) and len(value) == 2):
-            return None
-        seq, status = value
-        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63):
-            return None
-        if not (isinstance(status, str) and 0 < len(status) <= MAX_SINCE_STATUS):
-            return None
-        held[int(key)] = (seq, status)
-    return held
-
-
-def held_to_json(held: dict[int, tuple[int, str]]) -> dict[str, list[Any]]:
-    """The wire form of a ``since``: the inverse of ``held_states``."""
-    return {str(market_id): [seq, status] for market_id, (seq, status) in sorted(held.items())}
-
-
 def is_newer(*, stored_seq: int | None, incoming_seq: int) -> bool:
     """Whether an incoming sequence supersedes the stored one (idempotent apply)."""
     return stored_seq is None or incoming_seq > stored_seq
@@ -114,7 +82,7 @@ def effective_status(*, price_status: str, table_status: str | None) -> str:
     return price_status
 
 
-def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None = None) -> dict[str, Any]:
+def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None = None) -> MarketFrame:
     """The state document stored in Redis and published to the market's channel."""
     update = item.update
     status = effective_status(price_status=update.status, table_status=table_status)
@@ -137,18 +105,21 @@ def market_state(*, item: Conflated, reducer_ts: int, table_status: str | None =
 
 
 def restated(
-    *, state: dict[str, Any], price_status: str, table_status: str | None, reducer_ts: int
-) -> dict[str, Any] | None:
+    *, state: Mapping[str, Any], price_status: str, table_status: str | None, reducer_ts: int
+) -> MarketFrame | None:
     """The stored state with its status re-derived from a changed markets table, or ``None`` when
     the status stays the same. Same sequence and prices; clients take a state of the same
     sequence when its status differs (docs/protocol.md)."""
     status = effective_status(price_status=price_status, table_status=table_status)
     if status == state.get("status"):
         return None
-    return {**state, "status": status, "tradable": status == "open", "ts": {**state["ts"], "reducer": reducer_ts}}
+    return cast(
+        MarketFrame,
+        {**state, "status": status, "tradable": status == "open", "ts": {**state["ts"], "reducer": reducer_ts}},
+    )
 
 
-def status_change(*, state: dict[str, Any]) -> dict[str, Any]:
+def status_change(*, state: MarketFrame) -> MarketStatusFrame:
     """The explicit message sent when a market's status differs from its previous one."""
     return {
         "type": "market.status",
@@ -161,8 +132,8 @@ def status_change(*, state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def encode_state(state: dict[str, Any]) -> bytes:
-    return orjson.dumps(state)
+def encode_state(state: MarketFrame | MarketStatusFrame) -> bytes:
+    return frames.encode(state)
 
 
 def merge_conflated(*groups: list[Conflated]) -> list[Conflated]:

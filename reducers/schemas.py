@@ -1,19 +1,42 @@
-"""Versioned schemas of every record on the wire, with their validation rules.
+"""Versioned schemas of every record on the Kafka topics, with their validation rules.
 
-Records are JSON. Prices travel as decimal strings (``"2.50"``) and are ``Decimal`` in
-Python; floats never hold a price or an amount. The limits below are the single source of
-truth: the Spark jobs build their SQL validation from the same constants.
+Each record is one dataclass here (stream commands: ``reducers/subscriptions.py``): its field
+types carry the rules, and pydantic encodes it (``encode``) and decodes and validates it
+(``decode_*``) from that one definition. Records are JSON. Prices and amounts travel as decimal
+strings (``"2.50"``) and are ``Decimal`` in Python; floats never hold a price or an amount. The
+limits below are the single source of truth: the Spark jobs build their SQL validation from the
+same constants.
+
+A record the rules refuse raises ``InvalidRecord`` naming the first problem in the order the
+rules check them (``reason``: the dead-letter reason; ``detail``: words).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Annotated, Any, Final, TypeVar
 
 import orjson
+from annotated_types import Ge, Le, Len
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    Strict,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    with_config,
+)
+from pydantic_core import ErrorDetails
 
-PRICE_SCHEMA_VERSION = 1
+from reducers.frames import MAX_WIRE_INT, ClockState, IncidentState, SelectionState
+
+PRICE_SCHEMA_VERSION: Final = 1
 MIN_PRICE = Decimal("1.01")
 MAX_PRICE = Decimal("1000")
 MAX_SELECTIONS = 64
@@ -39,6 +62,22 @@ SELECTION_STATUSES = ("active", "suspended", "removed")
 SOURCES = ("feed", "trader", "replay")
 
 
+def one_of(*values: str) -> StringConstraints:
+    """The constraint of a string field that must be one of ``values`` (checked by pydantic's
+    own regex, without a call into Python)."""
+    return StringConstraints(pattern="^(" + "|".join(re.escape(v) for v in values) + ")$")
+
+
+MarketStatus = Annotated[str, one_of(*MARKET_STATUSES)]
+SelectionStatus = Annotated[str, one_of(*SELECTION_STATUSES)]
+Source = Annotated[str, one_of(*SOURCES)]
+
+# A positive id, sequence or epoch-ms time, and a count (zero allowed): JSON integers, never
+# booleans, floats or strings.
+PositiveInt = Annotated[int, Strict(), Ge(1), Le(MAX_WIRE_INT)]
+Count = Annotated[int, Strict(), Ge(0), Le(MAX_WIRE_INT)]
+
+
 class InvalidRecord(ValueError):
     """A record that cannot be applied. ``reason`` is a short machine-readable code."""
 
@@ -47,62 +86,6 @@ class InvalidRecord(ValueError):
         self.reason = reason
         self.detail = detail
         self.field = field
-
-
-@dataclass(frozen=True)
-class SelectionPrice:
-    id: int
-    price: Decimal
-    status: str = "active"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "price": str(self.price), "status": self.status}
-
-
-@dataclass(frozen=True)
-class PriceUpdate:
-    """A full snapshot of one market's book at one moment of the source.
-
-    ``seq`` increases by one per update of a market at the source; ``event_ts`` is when it
-    happened at the source and ``produce_ts`` when it was handed to Kafka (epoch ms).
-    """
-
-    market_id: int
-    seq: int
-    status: str
-    selections: tuple[SelectionPrice, ...]
-    event_ts: int
-    produce_ts: int
-    source: str = "feed"
-    v: int = PRICE_SCHEMA_VERSION
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "v": self.v,
-            "market_id": self.market_id,
-            "seq": self.seq,
-            "status": self.status,
-            "selections": [s.to_json() for s in self.selections],
-            "event_ts": self.event_ts,
-            "produce_ts": self.produce_ts,
-            "source": self.source,
-        }
-
-    def encode(self) -> bytes:
-        return orjson.dumps(self.to_json())
-
-    def key(self) -> bytes:
-        return str(self.market_id).encode()
-
-
-def _positive_int(obj: dict[str, Any], name: str) -> int:
-    value = obj.get(name)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidRecord("bad_field", f"{name} must be an integer")
-    if value < 1:
-        raise InvalidRecord("bad_field", f"{name} must be positive")
-    return value
 
 
 def parse_price(raw: Any) -> Decimal:
@@ -123,81 +106,243 @@ def parse_price(raw: Any) -> Decimal:
     return price
 
 
-def price_update_from_json(obj: Any) -> PriceUpdate:
-    """Validate a decoded price record; raise ``InvalidRecord`` naming the first problem."""
-    if not isinstance(obj, dict):
-        raise InvalidRecord("bad_json", "record must be a JSON object")
-    if obj.get("v") != PRICE_SCHEMA_VERSION:
-        raise InvalidRecord("bad_version", f"expected v={PRICE_SCHEMA_VERSION}, got {obj.get('v')!r}")
-    market_id = _positive_int(obj, "market_id")
-    seq = _positive_int(obj, "seq")
-    status = obj.get("status")
-    if status not in MARKET_STATUSES:
-        raise InvalidRecord("bad_field", f"status must be one of {', '.join(MARKET_STATUSES)}")
-    raw_selections = obj.get("selections")
-    if not isinstance(raw_selections, list) or not raw_selections:
-        raise InvalidRecord("bad_field", "selections must be a non-empty list")
-    if len(raw_selections) > MAX_SELECTIONS:
-        raise InvalidRecord("bad_field", f"at most {MAX_SELECTIONS} selections")
-    selections = []
-    for item in raw_selections:
-        if not isinstance(item, dict):
-            raise InvalidRecord("bad_field", "selection must be an object")
-        sel_status = item.get("status", "active")
-        if sel_status not in SELECTION_STATUSES:
-            raise InvalidRecord("bad_field", "selection status unknown")
-        selections.append(SelectionPrice(_positive_int(item, "id"), parse_price(item.get("price")), sel_status))
-    source = obj.get("source", "feed")
-    if source not in SOURCES:
-        raise InvalidRecord("bad_field", f"source must be one of {', '.join(SOURCES)}")
-    return PriceUpdate(
-        market_id=market_id,
-        seq=seq,
-        status=status,
-        selections=tuple(selections),
-        event_ts=_positive_int(obj, "event_ts"),
-        produce_ts=_positive_int(obj, "produce_ts"),
-        source=source,
-    )
+def parse_amount(raw: Any, name: str) -> Decimal:
+    if not isinstance(raw, str):
+        raise InvalidRecord("bad_field", f"{name} must be a decimal string", field=name)
+    try:
+        value = Decimal(raw)
+    except InvalidOperation as exc:
+        raise InvalidRecord("bad_field", f"{name} is not a number", field=name) from exc
+    if not value.is_finite() or value < 0:
+        raise InvalidRecord("bad_field", f"{name} must be a non-negative amount", field=name)
+    return value
 
 
-def json_record(raw: bytes | None, *, version: int) -> dict[str, Any]:
-    """A record's value decoded as a JSON object of the given schema version."""
+# A price on the wire: a decimal string that ``parse_price`` accepts.
+Price = Annotated[Decimal, BeforeValidator(parse_price)]
+
+
+# --- turning pydantic's verdict into the record's reason ---
+
+T = TypeVar("T")
+Explain = Callable[[ErrorDetails, str], InvalidRecord]
+
+
+def _must_be_int(problem: ErrorDetails, name: str) -> InvalidRecord:
+    if problem["type"] == "greater_than_equal":
+        limit = problem.get("ctx", {}).get("ge")
+        return InvalidRecord("bad_field", f"{name} must be positive" if limit == 1 else f"{name} must be at least 0")
+    return InvalidRecord("bad_field", f"{name} must be an integer")
+
+
+def _must_be_str(problem: ErrorDetails, name: str) -> InvalidRecord:
+    return InvalidRecord("bad_field", f"{name} must be a string")
+
+
+def _says(reason: str, detail: str) -> Explain:
+    return lambda problem, name: InvalidRecord(reason, detail)
+
+
+class SchemaVersion(int):
+    """The version of a record built in Python (its field's default). On the wire the version
+    must be given: a record without one is refused like one of another version."""
+
+
+def version_is(number: int) -> Callable[[Any], int]:
+    """The check of a record's ``v``: equal to ``number`` (given on the wire)."""
+
+    def check(raw: Any) -> int:
+        got = None if isinstance(raw, SchemaVersion) else raw
+        if got != number:
+            raise InvalidRecord("bad_version", f"expected v={number}, got {got!r}")
+        return number
+
+    return check
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a record's problems are told: the order its rules check the fields in (paths of
+    field names, list positions left out) and the words for each field's problem (the field's
+    own ``InvalidRecord`` wins when its validator raised one)."""
+
+    order: tuple[tuple[str, ...], ...]
+    explain: Mapping[tuple[str, ...], Explain]
+
+    def rank(self, problem: ErrorDetails) -> list[int]:
+        key: list[int] = []
+        path: tuple[str, ...] = ()
+        for part in problem["loc"]:
+            if isinstance(part, int):
+                key.append(part)
+                continue
+            path = (*path, part)
+            key.append(self.order.index(path) if path in self.order else len(self.order))
+        return key
+
+    def refusal(self, exc: ValidationError, raw: bytes | str) -> InvalidRecord:
+        """The ``InvalidRecord`` for the first problem pydantic found in ``raw``. A record orjson
+        cannot read (a number beyond a double, invalid UTF-8, …) is ``bad_json`` in its words,
+        whatever else is wrong with it."""
+        try:
+            orjson.loads(raw)
+        except orjson.JSONDecodeError as not_json:
+            return InvalidRecord("bad_json", str(not_json)[:80])
+        problems = exc.errors(include_url=False)
+        locs = [p["loc"] for p in problems]
+        # "too short after validation": a list whose items were refused; the item's problem says more.
+        problems = [
+            p
+            for p in problems
+            if not (
+                p["type"] == "too_short"
+                and any(len(o) > len(p["loc"]) and o[: len(p["loc"])] == p["loc"] for o in locs)
+            )
+        ]
+        problem = min(problems, key=self.rank)
+        error = problem.get("ctx", {}).get("error")
+        if isinstance(error, InvalidRecord):
+            return error
+        if problem["type"] == "json_invalid":
+            return InvalidRecord("bad_json", problem["msg"][:80])
+        path = tuple(p for p in problem["loc"] if isinstance(p, str))
+        if not path:
+            return InvalidRecord("bad_json", "record must be a JSON object")
+        explain = self.explain.get(path)
+        if explain is None:
+            return InvalidRecord("bad_field", f"{'.'.join(path)}: {problem['msg']}")
+        return explain(problem, path[-1])
+
+
+def decode_record(adapter: TypeAdapter[T], rules: Rules, raw: bytes | None) -> T:
+    """Decode and validate a record with its adapter; ``InvalidRecord`` as ``rules`` tell it."""
     if raw is None:
         raise InvalidRecord("empty", "record has no value")
     try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
-    if not isinstance(obj, dict):
-        raise InvalidRecord("bad_json", "record must be a JSON object")
-    if obj.get("v") != version:
-        raise InvalidRecord("bad_version", f"expected v={version}, got {obj.get('v')!r}")
-    return obj
+        return adapter.validate_json(raw)
+    except ValidationError as exc:
+        raise rules.refusal(exc, raw) from None
+
+
+STRICT = ConfigDict(strict=True)
+
+
+# --- price updates (partitioned topic keyed by market id; each record a full snapshot) ---
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class SelectionPrice:
+    id: PositiveInt
+    price: Price
+    status: SelectionStatus = "active"
+
+    def to_json(self) -> SelectionState:
+        return {"id": self.id, "price": str(self.price), "status": self.status}
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class PriceUpdate:
+    """A full snapshot of one market's book at one moment of the source.
+
+    ``seq`` increases by one per update of a market at the source; ``event_ts`` is when it
+    happened at the source and ``produce_ts`` when it was handed to Kafka (epoch ms).
+    """
+
+    v: Annotated[int, BeforeValidator(version_is(PRICE_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(PRICE_SCHEMA_VERSION), kw_only=True
+    )
+    market_id: PositiveInt
+    seq: PositiveInt
+    status: MarketStatus
+    selections: Annotated[tuple[SelectionPrice, ...], Len(1, MAX_SELECTIONS)]
+    event_ts: PositiveInt
+    produce_ts: PositiveInt
+    source: Source = "feed"
+
+    def to_json(self) -> dict[str, Any]:
+        return _PRICE_UPDATE.dump_python(self, mode="json")
+
+    def encode(self) -> bytes:
+        return _PRICE_UPDATE.dump_json(self)
+
+    def key(self) -> bytes:
+        return str(self.market_id).encode()
+
+
+_PRICE_UPDATE = TypeAdapter(PriceUpdate)
+_PRICE_RULES = Rules(
+    order=(
+        ("v",),
+        ("market_id",),
+        ("seq",),
+        ("status",),
+        ("selections",),
+        ("selections", "status"),
+        ("selections", "id"),
+        ("selections", "price"),
+        ("source",),
+        ("event_ts",),
+        ("produce_ts",),
+    ),
+    explain={
+        ("market_id",): _must_be_int,
+        ("seq",): _must_be_int,
+        ("status",): _says("bad_field", f"status must be one of {', '.join(MARKET_STATUSES)}"),
+        ("selections",): lambda problem, name: InvalidRecord(
+            "bad_field",
+            "selection must be an object"
+            if len(problem["loc"]) > 1
+            else f"at most {MAX_SELECTIONS} selections"
+            if problem["type"] == "too_long"
+            else "selections must be a non-empty list",
+        ),
+        ("selections", "status"): _says("bad_field", "selection status unknown"),
+        ("selections", "id"): _must_be_int,
+        ("selections", "price"): _says("bad_price", "price must be a decimal string"),
+        ("source",): _says("bad_field", f"source must be one of {', '.join(SOURCES)}"),
+        ("event_ts",): _must_be_int,
+        ("produce_ts",): _must_be_int,
+    },
+)
 
 
 def decode_price_update(raw: bytes | None) -> PriceUpdate:
     """Decode and validate one Kafka record value."""
-    if raw is None:
-        raise InvalidRecord("empty", "record has no value")
-    if len(raw) > MAX_RECORD_BYTES:
+    if raw is not None and len(raw) > MAX_RECORD_BYTES:
         raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise InvalidRecord("bad_json", str(exc)[:80]) from exc
-    return price_update_from_json(obj)
+    return decode_record(_PRICE_UPDATE, _PRICE_RULES, raw)
 
 
 # --- market definitions (compacted topic; a tombstone — null value — removes the market) ---
 
-MARKET_SCHEMA_VERSION = 1
+MARKET_SCHEMA_VERSION: Final = 1
 # Market ids are PostgreSQL bigints: at most 19 digits.
 MARKET_KEY_MAX_DIGITS = 19
 DEFINITION_STATUSES = ("open", "suspended", "closed", "settled")
 EVENT_STATUSES = ("scheduled", "in_play", "finished", "cancelled")
+DefinitionStatus = Annotated[str, one_of(*DEFINITION_STATUSES)]
+EventStatus = Annotated[str, one_of(*EVENT_STATUSES)]
 
 
+def _named_selections(raw: Any) -> tuple[tuple[Any, str], ...]:
+    """A definition's selections on the wire, ``[{"id": 101, "name": "Home"}, …]``, as (id, name)."""
+    if not isinstance(raw, list):
+        raise InvalidRecord("bad_field", "selections must be a list")
+    if not all(isinstance(s, dict) for s in raw):
+        raise InvalidRecord("bad_field", "selections must be objects")
+    return tuple((s.get("id"), str(s.get("name", ""))) for s in raw)
+
+
+NamedSelections = Annotated[
+    tuple[tuple[PositiveInt, str], ...],
+    BeforeValidator(_named_selections),
+    PlainSerializer(lambda pairs: [{"id": i, "name": n} for i, n in pairs]),
+]
+
+
+@with_config(STRICT)
 @dataclass(frozen=True)
 class MarketDefinition:
     """What a market is and whether it trades; keyed by market id on the compacted markets topic.
@@ -205,78 +350,70 @@ class MarketDefinition:
     ``version`` increases on every change of the market; a consumer keeps the highest version.
     """
 
-    market_id: int
-    version: int
-    event_id: int
+    v: Annotated[int, BeforeValidator(version_is(MARKET_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(MARKET_SCHEMA_VERSION), kw_only=True
+    )
+    market_id: PositiveInt
+    version: PositiveInt
+    event_id: PositiveInt
     sport: str
     competition: str
     event_name: str
     kind: str
     name: str
-    status: str
-    event_status: str
-    starts_at: int
-    selections: tuple[tuple[int, str], ...]
-    ts: int
-    v: int = MARKET_SCHEMA_VERSION
+    status: DefinitionStatus
+    event_status: EventStatus
+    starts_at: PositiveInt
+    selections: NamedSelections
+    ts: PositiveInt
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "v": self.v,
-            "market_id": self.market_id,
-            "version": self.version,
-            "event_id": self.event_id,
-            "sport": self.sport,
-            "competition": self.competition,
-            "event_name": self.event_name,
-            "kind": self.kind,
-            "name": self.name,
-            "status": self.status,
-            "event_status": self.event_status,
-            "starts_at": self.starts_at,
-            "selections": [{"id": i, "name": n} for i, n in self.selections],
-            "ts": self.ts,
-        }
+        return _MARKET_DEFINITION.dump_python(self, mode="json")
 
     def encode(self) -> bytes:
-        return orjson.dumps(self.to_json())
+        return _MARKET_DEFINITION.dump_json(self)
 
     def key(self) -> bytes:
         return str(self.market_id).encode()
+
+
+_MARKET_DEFINITION = TypeAdapter(MarketDefinition)
+_MARKET_RULES = Rules(
+    order=(
+        ("v",),
+        ("status",),
+        ("event_status",),
+        ("selections",),
+        ("sport",),
+        ("competition",),
+        ("event_name",),
+        ("kind",),
+        ("name",),
+        ("market_id",),
+        ("version",),
+        ("event_id",),
+        ("starts_at",),
+        ("ts",),
+    ),
+    explain={
+        ("status",): _says("bad_field", "status unknown"),
+        ("event_status",): _says("bad_field", "event_status unknown"),
+        **{(name,): _must_be_str for name in ("sport", "competition", "event_name", "kind", "name")},
+        **{(name,): _must_be_int for name in ("market_id", "version", "event_id", "starts_at", "ts")},
+        ("selections",): lambda problem, name: (
+            InvalidRecord("bad_field", "selections must be a list")
+            if problem["type"] == "missing"
+            else _must_be_int(problem, "id")
+        ),
+    },
+)
 
 
 def decode_market_definition(raw: bytes | None) -> MarketDefinition | None:
     """Decode a markets-topic value; ``None`` for a tombstone (the market was removed)."""
     if raw is None:
         return None
-    obj = json_record(raw, version=MARKET_SCHEMA_VERSION)
-    if obj.get("status") not in DEFINITION_STATUSES:
-        raise InvalidRecord("bad_field", "status unknown")
-    if obj.get("event_status") not in EVENT_STATUSES:
-        raise InvalidRecord("bad_field", "event_status unknown")
-    selections = obj.get("selections")
-    if not isinstance(selections, list):
-        raise InvalidRecord("bad_field", "selections must be a list")
-    if not all(isinstance(s, dict) for s in selections):
-        raise InvalidRecord("bad_field", "selections must be objects")
-    for name in ("sport", "competition", "event_name", "kind", "name"):
-        if not isinstance(obj.get(name), str):
-            raise InvalidRecord("bad_field", f"{name} must be a string")
-    return MarketDefinition(
-        market_id=_positive_int(obj, "market_id"),
-        version=_positive_int(obj, "version"),
-        event_id=_positive_int(obj, "event_id"),
-        sport=obj["sport"],
-        competition=obj["competition"],
-        event_name=obj["event_name"],
-        kind=obj["kind"],
-        name=obj["name"],
-        status=obj["status"],
-        event_status=obj["event_status"],
-        starts_at=_positive_int(obj, "starts_at"),
-        selections=tuple((_positive_int(s, "id"), str(s.get("name", ""))) for s in selections),
-        ts=_positive_int(obj, "ts"),
-    )
+    return decode_record(_MARKET_DEFINITION, _MARKET_RULES, raw)
 
 
 def decode_market_row(key: bytes | None, value: bytes | None) -> tuple[int, MarketDefinition | None]:
@@ -298,29 +435,40 @@ def decode_market_row(key: bytes | None, value: bytes | None) -> tuple[int, Mark
 
 # --- bet events (bets topic, keyed by bet id) ---
 
-BET_SCHEMA_VERSION = 1
+BET_SCHEMA_VERSION: Final = 1
 BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled")
+BetEventType = Annotated[str, one_of(*BET_EVENT_TYPES)]
 BET_EVENT_ID_MAX_CHARS = 64
 # A bet's stake or potential return; far above any bet the book takes, far below 2**63 pence.
 MAX_BET_EVENT_AMOUNT = Decimal("1000000000000")
 
 
+def _bet_amount(name: str) -> Callable[[Any], Decimal]:
+    """An amount of a bet event: pence exactly, and small enough that liability in pence stays
+    within a 64-bit counter however many bets add up."""
+
+    def parse(raw: Any) -> Decimal:
+        amount = parse_amount(raw, name)
+        if amount > MAX_BET_EVENT_AMOUNT:
+            raise InvalidRecord("bad_field", f"{name} must be at most {MAX_BET_EVENT_AMOUNT}", field=name)
+        exponent = amount.as_tuple().exponent
+        if isinstance(exponent, int) and exponent < -2:
+            raise InvalidRecord("bad_field", f"{name} must be in pence (two decimal places)", field=name)
+        return amount
+
+    return parse
+
+
+@with_config(STRICT)
 @dataclass(frozen=True)
 class BetLeg:
-    selection_id: int
-    market_id: int
-    event_id: int
-    price: Decimal
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "selection_id": self.selection_id,
-            "market_id": self.market_id,
-            "event_id": self.event_id,
-            "price": str(self.price),
-        }
+    selection_id: PositiveInt
+    market_id: PositiveInt
+    event_id: PositiveInt
+    price: Price
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
 class BetEvent:
     """A change in a bet's life. ``event_id`` is unique per change, so consumers de-duplicate.
@@ -329,96 +477,67 @@ class BetEvent:
     subtract it (adder/subtractor semantics of a table aggregation).
     """
 
-    event_id: str
-    type: str
-    bet_id: int
-    user_id: int
-    stake: Decimal
-    potential_return: Decimal
-    legs: tuple[BetLeg, ...]
-    ts: int
-    v: int = BET_SCHEMA_VERSION
+    v: Annotated[int, BeforeValidator(version_is(BET_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(BET_SCHEMA_VERSION), kw_only=True
+    )
+    event_id: Annotated[str, Len(1, BET_EVENT_ID_MAX_CHARS)]
+    type: BetEventType
+    bet_id: PositiveInt
+    user_id: PositiveInt
+    stake: Annotated[Decimal, BeforeValidator(_bet_amount("stake"))]
+    potential_return: Annotated[Decimal, BeforeValidator(_bet_amount("potential_return"))]
+    legs: Annotated[tuple[BetLeg, ...], Len(1)]
+    ts: PositiveInt
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "v": self.v,
-            "event_id": self.event_id,
-            "type": self.type,
-            "bet_id": self.bet_id,
-            "user_id": self.user_id,
-            "stake": str(self.stake),
-            "potential_return": str(self.potential_return),
-            "legs": [leg.to_json() for leg in self.legs],
-            "ts": self.ts,
-        }
+        return _BET_EVENT.dump_python(self, mode="json")
 
     def encode(self) -> bytes:
-        return orjson.dumps(self.to_json())
+        return _BET_EVENT.dump_json(self)
 
     def key(self) -> bytes:
         return str(self.bet_id).encode()
 
 
-def parse_amount(raw: Any, name: str) -> Decimal:
-    if not isinstance(raw, str):
-        raise InvalidRecord("bad_field", f"{name} must be a decimal string", field=name)
-    try:
-        value = Decimal(raw)
-    except InvalidOperation as exc:
-        raise InvalidRecord("bad_field", f"{name} is not a number", field=name) from exc
-    if not value.is_finite() or value < 0:
-        raise InvalidRecord("bad_field", f"{name} must be a non-negative amount", field=name)
-    return value
-
-
-def _bet_amount(obj: dict[str, Any], name: str) -> Decimal:
-    """An amount of a bet event: pence exactly, and small enough that liability in pence stays
-    within a 64-bit counter however many bets add up."""
-    amount = parse_amount(obj.get(name), name)
-    if amount > MAX_BET_EVENT_AMOUNT:
-        raise InvalidRecord("bad_field", f"{name} must be at most {MAX_BET_EVENT_AMOUNT}", field=name)
-    exponent = amount.as_tuple().exponent
-    if isinstance(exponent, int) and exponent < -2:
-        raise InvalidRecord("bad_field", f"{name} must be in pence (two decimal places)", field=name)
-    return amount
+_BET_EVENT = TypeAdapter(BetEvent)
+_BET_RULES = Rules(
+    order=(
+        ("v",),
+        ("type",),
+        ("event_id",),
+        ("legs",),
+        ("legs", "selection_id"),
+        ("legs", "market_id"),
+        ("legs", "event_id"),
+        ("legs", "price"),
+        ("bet_id",),
+        ("user_id",),
+        ("stake",),
+        ("potential_return",),
+        ("ts",),
+    ),
+    explain={
+        ("type",): _says("bad_field", "type unknown"),
+        ("event_id",): _says("bad_field", f"event_id must be a string of at most {BET_EVENT_ID_MAX_CHARS} characters"),
+        ("legs",): lambda problem, name: InvalidRecord(
+            "bad_field", "leg must be an object" if len(problem["loc"]) > 1 else "legs must be a non-empty list"
+        ),
+        **{("legs", name): _must_be_int for name in ("selection_id", "market_id", "event_id")},
+        ("legs", "price"): _says("bad_price", "price must be a decimal string"),
+        **{(name,): _must_be_int for name in ("bet_id", "user_id", "ts")},
+        ("stake",): _says("bad_field", "stake must be a decimal string"),
+        ("potential_return",): _says("bad_field", "potential_return must be a decimal string"),
+    },
+)
 
 
 def decode_bet_event(raw: bytes | None) -> BetEvent:
-    obj = json_record(raw, version=BET_SCHEMA_VERSION)
-    if obj.get("type") not in BET_EVENT_TYPES:
-        raise InvalidRecord("bad_field", "type unknown")
-    if not isinstance(obj.get("event_id"), str) or not 0 < len(obj["event_id"]) <= BET_EVENT_ID_MAX_CHARS:
-        raise InvalidRecord("bad_field", f"event_id must be a string of at most {BET_EVENT_ID_MAX_CHARS} characters")
-    raw_legs = obj.get("legs")
-    if not isinstance(raw_legs, list) or not raw_legs:
-        raise InvalidRecord("bad_field", "legs must be a non-empty list")
-    legs = []
-    for leg in raw_legs:
-        if not isinstance(leg, dict):
-            raise InvalidRecord("bad_field", "leg must be an object")
-        legs.append(
-            BetLeg(
-                selection_id=_positive_int(leg, "selection_id"),
-                market_id=_positive_int(leg, "market_id"),
-                event_id=_positive_int(leg, "event_id"),
-                price=parse_price(leg.get("price")),
-            )
-        )
-    return BetEvent(
-        event_id=obj["event_id"],
-        type=obj["type"],
-        bet_id=_positive_int(obj, "bet_id"),
-        user_id=_positive_int(obj, "user_id"),
-        stake=_bet_amount(obj, "stake"),
-        potential_return=_bet_amount(obj, "potential_return"),
-        legs=tuple(legs),
-        ts=_positive_int(obj, "ts"),
-    )
+    return decode_record(_BET_EVENT, _BET_RULES, raw)
 
 
 # --- match state (partitioned topic keyed by event id; each record a full snapshot) ---
 
-MATCH_STATE_SCHEMA_VERSION = 1
+MATCH_STATE_SCHEMA_VERSION: Final = 1
 MATCH_SPORTS = ("football", "tennis", "basketball")
 MATCH_STATUSES = ("scheduled", "in_play", "break", "finished")
 CLOCK_DIRECTIONS = ("up", "down")
@@ -435,11 +554,17 @@ INCIDENT_KINDS = (
     "basket",
     "quarter_end",
 )
+Sport = Annotated[str, one_of(*MATCH_SPORTS)]
+MatchStatus = Annotated[str, one_of(*MATCH_STATUSES)]
+ClockDirection = Annotated[str, one_of(*CLOCK_DIRECTIONS)]
+IncidentKind = Annotated[str, one_of(*INCIDENT_KINDS)]
+IncidentSide = Annotated[str, one_of(*MATCH_SIDES, "")]
 TENNIS_POINTS = ("0", "15", "30", "40", "AD")
 MAX_INCIDENTS = 32
 MATCH_DEAD_LETTER_REASONS = ("empty", "too_large", "bad_json", "bad_version", "bad_field")
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
 class MatchClock:
     """A match clock: ``elapsed_s`` seconds of the period had passed at epoch ms ``at``.
@@ -449,13 +574,13 @@ class MatchClock:
     """
 
     running: bool
-    elapsed_s: int
-    at: int
-    direction: str = "up"
-    limit_s: int | None = None
-    rate: int = 1  # match seconds per wall-clock second: 1 in a real match, more in an accelerated demo
+    elapsed_s: Count
+    at: PositiveInt
+    direction: ClockDirection = "up"
+    limit_s: Count | None = None
+    rate: PositiveInt = 1  # match seconds per wall-clock second: 1 in a real match, more in an accelerated demo
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ClockState:
         return {
             "running": self.running,
             "elapsed_s": self.elapsed_s,
@@ -466,20 +591,22 @@ class MatchClock:
         }
 
 
-@dataclass(frozen=True)
+@with_config(STRICT)
+@dataclass(frozen=True, kw_only=True)
 class Incident:
     """Something that happened in the match: ``kind`` by ``side`` ("" for both) in ``period``."""
 
-    kind: str
-    side: str
-    period: int
-    at: int
+    kind: IncidentKind
+    side: IncidentSide = ""
+    period: Count
+    at: PositiveInt
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> IncidentState:
         return {"kind": self.kind, "side": self.side, "period": self.period, "at": self.at}
 
 
-@dataclass(frozen=True)
+@with_config(STRICT)
+@dataclass(frozen=True, kw_only=True)
 class MatchStateUpdate:
     """A full snapshot of one event's match state at one moment of the source.
 
@@ -489,35 +616,34 @@ class MatchStateUpdate:
     clock (``clock`` is ``None``). ``incidents`` are the newest first, at most ``MAX_INCIDENTS``.
     """
 
-    event_id: int
-    seq: int
-    sport: str
-    status: str
-    period: int
+    v: Annotated[int, BeforeValidator(version_is(MATCH_STATE_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(MATCH_STATE_SCHEMA_VERSION), kw_only=True
+    )
+    event_id: PositiveInt
+    seq: PositiveInt
+    sport: Sport
+    status: MatchStatus
+    period: Count
     score: dict[str, Any]
-    clock: MatchClock | None
-    incidents: tuple[Incident, ...]
-    event_ts: int
-    produce_ts: int
-    v: int = MATCH_STATE_SCHEMA_VERSION
+    clock: MatchClock | None = None
+    incidents: Annotated[tuple[Incident, ...], Len(0, MAX_INCIDENTS)] = ()
+    event_ts: PositiveInt
+    produce_ts: PositiveInt
+
+    def __post_init__(self) -> None:
+        # The score in the sport's own terms, and what the sport's clock may be: rules across fields.
+        if self.sport == "tennis" and self.clock is not None:
+            raise InvalidRecord("bad_field", "tennis has no match clock")
+        if self.clock is not None and self.clock.direction == "down" and self.clock.limit_s is None:
+            raise InvalidRecord("bad_field", "a countdown clock needs limit_s")
+        object.__setattr__(self, "score", match_score_from_json(sport=self.sport, raw=self.score))
+        object.__setattr__(self, "incidents", tuple(self.incidents))
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "v": self.v,
-            "event_id": self.event_id,
-            "seq": self.seq,
-            "sport": self.sport,
-            "status": self.status,
-            "period": self.period,
-            "score": self.score,
-            "clock": None if self.clock is None else self.clock.to_json(),
-            "incidents": [i.to_json() for i in self.incidents],
-            "event_ts": self.event_ts,
-            "produce_ts": self.produce_ts,
-        }
+        return _MATCH_STATE.dump_python(self, mode="json")
 
     def encode(self) -> bytes:
-        return orjson.dumps(self.to_json())
+        return _MATCH_STATE.dump_json(self)
 
     def key(self) -> bytes:
         return str(self.event_id).encode()
@@ -555,79 +681,72 @@ def match_score_from_json(*, sport: str, raw: Any) -> dict[str, Any]:
     return {"home": _count(raw.get("home"), "home score"), "away": _count(raw.get("away"), "away score")}
 
 
-def _match_clock_from_json(raw: Any) -> MatchClock | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise InvalidRecord("bad_field", "clock must be an object or null")
-    running = raw.get("running")
-    if not isinstance(running, bool):
-        raise InvalidRecord("bad_field", "clock running must be true or false")
-    direction = raw.get("direction", "up")
-    if direction not in CLOCK_DIRECTIONS:
-        raise InvalidRecord("bad_field", f"clock direction must be one of {', '.join(CLOCK_DIRECTIONS)}")
-    limit = raw.get("limit_s")
-    if direction == "down" and limit is None:
-        raise InvalidRecord("bad_field", "a countdown clock needs limit_s")
-    return MatchClock(
-        rate=_positive_int(raw, "rate") if "rate" in raw else 1,
-        running=running,
-        elapsed_s=_count(raw.get("elapsed_s"), "clock elapsed_s"),
-        at=_positive_int(raw, "at"),
-        direction=direction,
-        limit_s=None if limit is None else _count(limit, "clock limit_s"),
-    )
+def _whole_number(problem: ErrorDetails, name: str) -> InvalidRecord:
+    return InvalidRecord("bad_field", f"{name} must be a whole number, not negative")
+
+
+_MATCH_STATE = TypeAdapter(MatchStateUpdate)
+_MATCH_RULES = Rules(
+    order=(
+        ("v",),
+        ("sport",),
+        ("status",),
+        ("clock",),
+        ("clock", "running"),
+        ("clock", "direction"),
+        ("clock", "rate"),
+        ("clock", "elapsed_s"),
+        ("clock", "at"),
+        ("clock", "limit_s"),
+        ("incidents",),
+        ("incidents", "kind"),
+        ("incidents", "side"),
+        ("incidents", "period"),
+        ("incidents", "at"),
+        ("event_id",),
+        ("seq",),
+        ("period",),
+        ("score",),
+        ("event_ts",),
+        ("produce_ts",),
+    ),
+    explain={
+        ("sport",): _says("bad_field", f"sport must be one of {', '.join(MATCH_SPORTS)}"),
+        ("status",): _says("bad_field", f"status must be one of {', '.join(MATCH_STATUSES)}"),
+        ("clock",): _says("bad_field", "clock must be an object or null"),
+        ("clock", "running"): _says("bad_field", "clock running must be true or false"),
+        ("clock", "direction"): _says("bad_field", f"clock direction must be one of {', '.join(CLOCK_DIRECTIONS)}"),
+        ("clock", "rate"): _must_be_int,
+        ("clock", "elapsed_s"): lambda problem, name: _whole_number(problem, "clock elapsed_s"),
+        ("clock", "at"): _must_be_int,
+        ("clock", "limit_s"): lambda problem, name: _whole_number(problem, "clock limit_s"),
+        ("incidents",): lambda problem, name: InvalidRecord(
+            "bad_field",
+            f"incident kind must be one of {', '.join(INCIDENT_KINDS)}"
+            if len(problem["loc"]) > 1
+            else f"incidents must be a list of at most {MAX_INCIDENTS}",
+        ),
+        ("incidents", "kind"): _says("bad_field", f"incident kind must be one of {', '.join(INCIDENT_KINDS)}"),
+        ("incidents", "side"): _says("bad_field", "incident side must be home, away or empty"),
+        ("incidents", "period"): lambda problem, name: _whole_number(problem, "incident period"),
+        ("incidents", "at"): _must_be_int,
+        ("event_id",): _must_be_int,
+        ("seq",): _must_be_int,
+        ("period",): _whole_number,
+        ("score",): _says("bad_field", "score must be an object"),
+        ("event_ts",): _must_be_int,
+        ("produce_ts",): _must_be_int,
+    },
+)
 
 
 def match_state_from_json(obj: Any) -> MatchStateUpdate:
-    """Validate a decoded match-state record; raise ``InvalidRecord`` naming the first problem."""
-    if not isinstance(obj, dict):
-        raise InvalidRecord("bad_json", "record must be a JSON object")
-    if obj.get("v") != MATCH_STATE_SCHEMA_VERSION:
-        raise InvalidRecord("bad_version", f"expected v={MATCH_STATE_SCHEMA_VERSION}, got {obj.get('v')!r}")
-    sport = obj.get("sport")
-    if sport not in MATCH_SPORTS:
-        raise InvalidRecord("bad_field", f"sport must be one of {', '.join(MATCH_SPORTS)}")
-    status = obj.get("status")
-    if status not in MATCH_STATUSES:
-        raise InvalidRecord("bad_field", f"status must be one of {', '.join(MATCH_STATUSES)}")
-    clock = _match_clock_from_json(obj.get("clock"))
-    if sport == "tennis" and clock is not None:
-        raise InvalidRecord("bad_field", "tennis has no match clock")
-    raw_incidents = obj.get("incidents", [])
-    if not isinstance(raw_incidents, list) or len(raw_incidents) > MAX_INCIDENTS:
-        raise InvalidRecord("bad_field", f"incidents must be a list of at most {MAX_INCIDENTS}")
-    incidents = []
-    for item in raw_incidents:
-        if not isinstance(item, dict) or item.get("kind") not in INCIDENT_KINDS:
-            raise InvalidRecord("bad_field", f"incident kind must be one of {', '.join(INCIDENT_KINDS)}")
-        side = item.get("side", "")
-        if side not in (*MATCH_SIDES, ""):
-            raise InvalidRecord("bad_field", "incident side must be home, away or empty")
-        incidents.append(
-            Incident(
-                kind=item["kind"],
-                side=side,
-                period=_count(item.get("period"), "incident period"),
-                at=_positive_int(item, "at"),
-            )
-        )
-    return MatchStateUpdate(
-        event_id=_positive_int(obj, "event_id"),
-        seq=_positive_int(obj, "seq"),
-        sport=sport,
-        status=status,
-        period=_count(obj.get("period"), "period"),
-        score=match_score_from_json(sport=sport, raw=obj.get("score")),
-        clock=clock,
-        incidents=tuple(incidents),
-        event_ts=_positive_int(obj, "event_ts"),
-        produce_ts=_positive_int(obj, "produce_ts"),
-    )
+    """Validate a match-state record given as JSON values; raise ``InvalidRecord`` naming the first problem."""
+    return decode_record(_MATCH_STATE, _MATCH_RULES, orjson.dumps(obj))
 
 
 def decode_match_state(raw: bytes | None) -> MatchStateUpdate:
     """Decode and validate one match-state Kafka record value."""
     if raw is not None and len(raw) > MAX_RECORD_BYTES:
         raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
-    return match_state_from_json(json_record(raw, version=MATCH_STATE_SCHEMA_VERSION))
+    return decode_record(_MATCH_STATE, _MATCH_RULES, raw)

@@ -23,9 +23,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-import orjson
-
-from reducers import keys
+from reducers import frames, keys
+from reducers.frames import MarketFrame
 from reducers.latency import pipeline_observe
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.movers import KEEP_WINDOWS_S
@@ -102,7 +101,7 @@ class MarketStore:
 
     def apply(
         self, items: Sequence[Conflated], *, table_statuses: Sequence[str | None] | None = None
-    ) -> dict[int, dict[str, Any]]:
+    ) -> dict[int, MarketFrame]:
         """Apply the items; return the states that were newer than the stored ones, by market.
         Their pipeline stages are added to the latency histograms (``reducers.latency``).
 
@@ -139,7 +138,7 @@ class MarketStore:
             latencies.execute()
         return applied
 
-    def restatus(self, market_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def restatus(self, market_ids: Sequence[int]) -> dict[int, MarketFrame]:
         """Re-derive the stored state of markets whose row in the markets table just changed;
         return the states whose status changed (published with a status message, like a price)."""
         if not market_ids:
@@ -156,7 +155,7 @@ class MarketStore:
             if seq is None or raw_state is None or price_status is None:
                 continue  # no price yet (or stored before the feed's own status was kept)
             state = restated(
-                state=orjson.loads(raw_state),
+                state=frames.read_market(raw_state),
                 price_status=price_status.decode(),
                 table_status=table_status,
                 reducer_ts=now,
@@ -277,14 +276,14 @@ class MarketStore:
 
     # --- applied states ---
 
-    def states(self, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    def states(self, market_ids: Iterable[int]) -> dict[int, MarketFrame]:
         """Each market's applied state (markets without one left out), in one round trip."""
         ids = sorted(set(market_ids))
         if not ids:
             return {}
         pipe = self._client.pipeline(transaction=False)
         queue_states(pipe, ids)
-        return {market_id: orjson.loads(raw) for market_id, raw in raw_states(ids, pipe.execute()).items()}
+        return {market_id: frames.read_market(raw) for market_id, raw in raw_states(ids, pipe.execute()).items()}
 
     # --- movers ---
 

@@ -10,16 +10,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any, Final
 
-import orjson
+from annotated_types import Len
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    InstanceOf,
+    PlainSerializer,
+    TypeAdapter,
+    ValidationInfo,
+    with_config,
+)
+from pydantic_core import ErrorDetails
 
-from reducers.prices import held_states, held_to_json
+from reducers import frames
+from reducers.frames import EndedFrame, held_states, held_to_json
 from reducers.rules import SLIP_VIEW_MAX_STAKE
-from reducers.schemas import InvalidRecord, MarketDefinition, json_record, parse_amount, parse_price
+from reducers.schemas import (
+    InvalidRecord,
+    MarketDefinition,
+    PositiveInt,
+    Rules,
+    SchemaVersion,
+    decode_record,
+    one_of,
+    parse_amount,
+    parse_price,
+    version_is,
+)
 
-COMMAND_SCHEMA_VERSION = 1
-COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
+COMMAND_SCHEMA_VERSION: Final = 1
 VIEWS = ("markets", "slip", "bets")
 MAX_CHANNEL_MARKETS = 500
 # Why a channel ended, told to its attached websockets in the ``ended`` frame. ``lost``: the
@@ -176,73 +198,91 @@ def spec_from_json(raw: Any) -> SubscriptionSpec:
     return spec
 
 
-@dataclass(frozen=True)
+COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
+CommandType = Annotated[str, one_of(*COMMAND_TYPES)]
+
+
+def _command_spec(raw: Any, info: ValidationInfo) -> SubscriptionSpec | None:
+    """A ``subscribe`` or ``change`` carries the channel's spec; the others carry none."""
+    kind = info.data.get("type")
+    if kind not in ("subscribe", "change"):
+        return None
+    if raw is None:
+        raise InvalidRecord("missing_field", f"a {kind} command needs its spec", field="spec")
+    return spec_from_json(raw)
+
+
+def _end_reason(raw: Any) -> str | None:
+    return raw if raw in END_REASONS else None
+
+
+def _command_since(raw: Any) -> dict[int, tuple[int, str]] | None:
+    return since_from_json(raw) or None
+
+
+@with_config(ConfigDict(strict=True))
+@dataclass(frozen=True, kw_only=True)
 class StreamCommand:
     """A command on the command topic, keyed by channel id."""
 
-    type: str
-    channel_id: str
-    user_id: int
-    spec: SubscriptionSpec | None
-    ts: int
+    v: Annotated[int, BeforeValidator(version_is(COMMAND_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(COMMAND_SCHEMA_VERSION), kw_only=True
+    )
+    type: CommandType
+    channel_id: Annotated[str, Len(16, 64)]
+    user_id: PositiveInt
+    spec: Annotated[
+        InstanceOf[SubscriptionSpec] | None,
+        BeforeValidator(_command_spec),
+        PlainSerializer(lambda spec: None if spec is None else spec.to_json()),
+        Field(validate_default=True),
+    ] = None
     resync: bool = False
+    ts: PositiveInt
     # Only for ``unsubscribe``: why the channel ends (commands from before it carry none).
-    reason: str | None = None
+    reason: Annotated[str | None, BeforeValidator(_end_reason), Field(exclude_if=lambda reason: reason is None)] = None
     # Only for ``begin``: market id → (sequence, status) the client already holds; the image
     # leaves out the markets still at that state.
-    since: dict[int, tuple[int, str]] | None = None
-    v: int = COMMAND_SCHEMA_VERSION
+    since: Annotated[
+        dict[int, tuple[int, str]] | None,
+        BeforeValidator(_command_since),
+        PlainSerializer(lambda held: held_to_json(held) if held else None),
+        Field(exclude_if=lambda held: not held),
+    ] = None
 
     def to_json(self) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "v": self.v,
-            "type": self.type,
-            "channel_id": self.channel_id,
-            "user_id": self.user_id,
-            "spec": self.spec.to_json() if self.spec else None,
-            "resync": self.resync,
-            "ts": self.ts,
-        }
-        if self.reason is not None:
-            body["reason"] = self.reason
-        if self.since:
-            body["since"] = held_to_json(self.since)
-        return body
+        return _STREAM_COMMAND.dump_python(self, mode="json")
 
     def encode(self) -> bytes:
-        return orjson.dumps(self.to_json())
+        return _STREAM_COMMAND.dump_json(self)
 
     def key(self) -> bytes:
         return self.channel_id.encode()
 
 
+_STREAM_COMMAND = TypeAdapter(StreamCommand)
+
+
+def _positive_id(problem: ErrorDetails, name: str) -> InvalidRecord:
+    return InvalidRecord("bad_field", f"{name} must be a positive integer id", field=name)
+
+
+_COMMAND_RULES = Rules(
+    order=(("v",), ("type",), ("channel_id",), ("spec",), ("resync",), ("since",), ("user_id",), ("ts",)),
+    explain={
+        ("type",): lambda problem, name: InvalidRecord("bad_field", "type unknown", field="type"),
+        ("channel_id",): lambda problem, name: InvalidRecord(
+            "bad_field", "channel_id must be a channel id", field="channel_id"
+        ),
+        ("resync",): lambda problem, name: InvalidRecord("bad_field", "resync must be true or false", field="resync"),
+        ("user_id",): _positive_id,
+        ("ts",): _positive_id,
+    },
+)
+
+
 def decode_command(raw: bytes | None) -> StreamCommand:
-    obj = json_record(raw, version=COMMAND_SCHEMA_VERSION)
-    kind = obj.get("type")
-    if kind not in COMMAND_TYPES:
-        raise InvalidRecord("bad_field", "type unknown", field="type")
-    channel = obj.get("channel_id")
-    if not isinstance(channel, str) or not 16 <= len(channel) <= 64:
-        raise InvalidRecord("bad_field", "channel_id must be a channel id", field="channel_id")
-    spec = None
-    if kind in ("subscribe", "change"):
-        if obj.get("spec") is None:
-            raise InvalidRecord("missing_field", f"a {kind} command needs its spec", field="spec")
-        spec = spec_from_json(obj["spec"])
-    resync = obj.get("resync", False)
-    if not isinstance(resync, bool):
-        raise InvalidRecord("bad_field", "resync must be true or false", field="resync")
-    since = since_from_json(obj.get("since"))
-    return StreamCommand(
-        type=kind,
-        channel_id=channel,
-        user_id=_id(obj, "user_id"),
-        spec=spec,
-        ts=_id(obj, "ts"),
-        resync=resync,
-        reason=obj.get("reason") if obj.get("reason") in END_REASONS else None,
-        since=since or None,
-    )
+    return decode_record(_STREAM_COMMAND, _COMMAND_RULES, raw)
 
 
 def since_from_json(raw: Any) -> dict[int, tuple[int, str]]:
@@ -259,7 +299,8 @@ def since_from_json(raw: Any) -> dict[int, tuple[int, str]]:
 
 def ended_frame(*, channel_id: str, reason: str) -> bytes:
     """The frame that tells a channel's websockets it ended and why (docs/protocol.md)."""
-    return orjson.dumps({"type": "ended", "channel": channel_id, "reason": reason})
+    frame: EndedFrame = {"type": "ended", "channel": channel_id, "reason": reason}
+    return frames.encode(frame)
 
 
 def query_matches(query: QuerySpec, definition: MarketDefinition, *, now_ms: int) -> bool:

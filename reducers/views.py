@@ -12,12 +12,22 @@ summary that cannot be computed at all is left out of the frame, which then carr
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
-import orjson
-
+from reducers import frames
 from reducers.betting import BetMathsError, cash_out_value, combined_odds, potential_return
+from reducers.frames import (
+    BetCashOut,
+    ErrorBody,
+    MarketFrame,
+    MatchFrameBody,
+    MatchMessage,
+    SlipLegSummary,
+    SlipSummary,
+    ViewFrameBody,
+)
 from reducers.subscriptions import SubscriptionSpec
 
 log = logging.getLogger(__name__)
@@ -29,11 +39,11 @@ TOO_LARGE = "too_large"
 VIEW_FAILED = "view_failed"
 
 
-def _error(code: str, message: str) -> dict[str, str]:
+def _error(code: str, message: str) -> ErrorBody:
     return {"code": code, "message": message}
 
 
-def _selection(states: dict[int, dict[str, Any]], market_id: int, selection_id: int) -> dict[str, Any] | None:
+def _selection(states: Mapping[int, Mapping[str, Any]], market_id: int, selection_id: int) -> Mapping[str, Any] | None:
     state = states.get(market_id)
     if state is None:
         return None
@@ -43,12 +53,12 @@ def _selection(states: dict[int, dict[str, Any]], market_id: int, selection_id: 
     return None
 
 
-def _leg_open(states: dict[int, dict[str, Any]], market_id: int, selection: dict[str, Any] | None) -> bool:
+def _leg_open(states: Mapping[int, Mapping[str, Any]], market_id: int, selection: Mapping[str, Any] | None) -> bool:
     state = states.get(market_id)
     return bool(state and state.get("tradable") and selection and selection.get("status") == "active")
 
 
-def slip_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def slip_summary(spec: SubscriptionSpec, states: Mapping[int, Mapping[str, Any]]) -> SlipSummary:
     """Live legs of a bet slip with the accumulator's combined odds and potential return.
 
     A leg whose market has no state yet, or is suspended, blocks placement (``placeable``).
@@ -56,7 +66,7 @@ def slip_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> d
     A slip whose odds or return cannot be computed exactly is not placeable and carries an
     ``error`` (``too_large``) in place of ``combined_odds`` and ``potential_return``.
     """
-    legs = []
+    legs: list[SlipLegSummary] = []
     prices: list[Decimal] = []
     placeable = True
     for leg in spec.slip:
@@ -74,24 +84,25 @@ def slip_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> d
                 "suspended": not open_,
             }
         )
-    summary: dict[str, Any] = {"legs": legs, "placeable": placeable and bool(legs)}
+    summary: SlipSummary = {"legs": legs, "placeable": placeable and bool(legs)}
     if len(prices) == len(spec.slip) and prices:
         try:
-            amounts = {"combined_odds": str(combined_odds(prices))}
-            if spec.stake is not None:
-                amounts["potential_return"] = str(potential_return(stake=spec.stake, prices=prices))
+            odds = str(combined_odds(prices))
+            returns = None if spec.stake is None else str(potential_return(stake=spec.stake, prices=prices))
         except BetMathsError:
             summary["placeable"] = False
             summary["error"] = _error(TOO_LARGE, "the slip's odds or return are too large to compute exactly")
         else:
-            summary.update(amounts)
+            summary["combined_odds"] = odds
+            if returns is not None:
+                summary["potential_return"] = returns
     return summary
 
 
-def bets_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+def bets_summary(spec: SubscriptionSpec, states: Mapping[int, Mapping[str, Any]]) -> list[BetCashOut]:
     """Cash-out value of each open bet at the live prices; unavailable (``null``) while a leg is
     suspended, and also, with an ``error`` (``too_large``), when it cannot be computed exactly."""
-    out = []
+    out: list[BetCashOut] = []
     for bet in spec.bets:
         current = []
         available = True
@@ -101,7 +112,7 @@ def bets_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> l
                 available = False
                 break
             current.append(Decimal(selection["price"]))
-        entry: dict[str, Any] = {"bet_id": bet.bet_id, "cash_out": None}
+        entry: BetCashOut = {"bet_id": bet.bet_id, "cash_out": None}
         if available:
             try:
                 value = cash_out_value(stake=bet.stake, accepted=[p for _, _, p in bet.legs], current=current)
@@ -113,23 +124,23 @@ def bets_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> l
     return out
 
 
-def view_summary(spec: SubscriptionSpec, states: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
+def view_summary(frame: ViewFrameBody, spec: SubscriptionSpec, states: Mapping[int, Mapping[str, Any]]) -> None:
+    """Add the view's summary to the frame: ``slip`` for a slip view, ``bets`` for a bets view."""
     if spec.view == "slip":
-        return {"slip": slip_summary(spec, states)}
-    if spec.view == "bets":
-        return {"bets": bets_summary(spec, states)}
-    return None
+        frame["slip"] = slip_summary(spec, states)
+    elif spec.view == "bets":
+        frame["bets"] = bets_summary(spec, states)
 
 
 def view_frame(
     *,
-    kind: str,
+    kind: Literal["image", "delta"],
     channel_id: str,
     spec: SubscriptionSpec,
-    changed: list[dict[str, Any]],
-    states: dict[int, dict[str, Any]],
+    changed: list[MarketFrame],
+    states: Mapping[int, Mapping[str, Any]],
     resync: bool = False,
-    matches: list[dict[str, Any]] | None = None,
+    matches: list[MatchMessage] | None = None,
     since: bool = False,
 ) -> bytes:
     """A channel frame without its sequence number (the publishing script stamps it).
@@ -141,8 +152,8 @@ def view_frame(
     Never raises for the view's data: a summary that cannot be computed (a market state it
     cannot read) is left out and the frame carries ``error`` (``view_failed``) instead.
     """
-    frame: dict[str, Any] = {
-        "type": f"view.{kind}",
+    frame: ViewFrameBody = {
+        "type": "view.image" if kind == "image" else "view.delta",
         "v": VIEW_VERSION,
         "channel": channel_id,
         "markets": changed,
@@ -154,18 +165,16 @@ def view_frame(
     if matches is not None:
         frame["matches"] = matches
     try:
-        summary = view_summary(spec, states)
+        view_summary(frame, spec, states)
     except (ArithmeticError, LookupError, TypeError, ValueError):
         # One channel's bad data must not fail the micro-batch that fans out to every channel.
         log.exception("channel %s: %s view not computed", channel_id, spec.view)
         frame["error"] = _error(VIEW_FAILED, f"the {spec.view} view could not be computed")
-    else:
-        if summary is not None:
-            frame.update(summary)
-    return orjson.dumps(frame)
+    return frames.encode(frame)
 
 
-def match_frame(*, channel_id: str, matches: list[dict[str, Any]]) -> bytes:
+def match_frame(*, channel_id: str, matches: list[MatchMessage]) -> bytes:
     """A channel frame carrying new match states (``match`` messages) of the channel's events,
     without its sequence number (the publishing script stamps it)."""
-    return orjson.dumps({"type": "view.match", "v": VIEW_VERSION, "channel": channel_id, "matches": matches})
+    frame: MatchFrameBody = {"type": "view.match", "v": VIEW_VERSION, "channel": channel_id, "matches": matches}
+    return frames.encode(frame)

@@ -15,7 +15,6 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-import orjson
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,7 +22,8 @@ from odds.models import Bet, BetLeg, LedgerEntry, Wallet
 from odds.selectors.prices import redis_shared, selection_quotes
 from odds.services.bets import bet_event_enqueue
 from odds.services.wallet import ledger_post
-from reducers import betting, keys
+from reducers import betting, frames, keys
+from reducers.frames import BetDecidedFrame
 
 log = logging.getLogger(__name__)
 
@@ -108,16 +108,16 @@ def bet_delay_decide(*, bet_id: int) -> Bet | None:
 def bet_decided_announce(bet: Bet) -> None:
     """Tell the punter's websockets (``keys.punter_channel``); a punter offline finds the decision
     in ``GET /api/bets``."""
-    frame = {
+    frame: BetDecidedFrame = {
         "type": "bet.decided",
         "bet": {
             "id": bet.id,
-            "status": bet.status,
+            "status": "accepted" if bet.status == Bet.Status.ACCEPTED else "rejected",
             "reject": {"code": bet.reject_code, "message": bet.reject_message} if bet.reject_code else None,
         },
     }
     try:
-        redis_shared().publish(keys.punter_channel(bet.user_id), orjson.dumps(frame))
+        redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
     except Exception:
         log.exception("announcing the decision on bet %s failed", bet.id)
 

@@ -18,6 +18,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
 from reducers.connections import redis_client
+from reducers.frames import MatchMessage
 from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 from spark.config import config
@@ -74,7 +75,7 @@ class MatchBatchProcessor:
             "frames": frames,
         }
 
-    def _apply(self, items: list[ConflatedMatch]) -> dict[int, dict[str, Any]]:
+    def _apply(self, items: list[ConflatedMatch]) -> dict[int, MatchMessage]:
         reducer_ts = int(time.time() * 1000)
         messages = [match_message(item=item, reducer_ts=reducer_ts) for item in items]
         pipe = self._redis.pipeline(transaction=False)

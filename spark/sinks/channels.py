@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import redis
 
-from reducers import keys
+from reducers import frames, keys
 from reducers.channels import (
     Create,
     Effect,
@@ -34,6 +34,7 @@ from reducers.channels import (
     match_routes,
     query_refresh_decision,
 )
+from reducers.frames import MarketFrame, MatchMessage
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
 from reducers.store import MarketStore
@@ -108,17 +109,17 @@ class ChannelStore:
     def markets_of(self, channel_id: str) -> set[int]:
         return {int(m) for m in self.r.smembers(keys.channel_markets(channel_id))}
 
-    def states(self, market_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    def states(self, market_ids: Iterable[int]) -> dict[int, MarketFrame]:
         return self.markets.states(market_ids)
 
-    def matches_of(self, market_ids: Iterable[int]) -> list[dict[str, Any]]:
+    def matches_of(self, market_ids: Iterable[int]) -> list[MatchMessage]:
         """The latest match state of every event the markets belong to, by event id."""
         event_ids = {definition.event_id for definition in self.markets.definitions(market_ids).values()}
         pipe = self.r.pipeline(transaction=False)
         events = sorted(event_ids)
         for event_id in events:
             pipe.hget(keys.match_state(event_id), "state")
-        return [orjson.loads(raw) for raw in pipe.execute() if raw is not None]
+        return [frames.read_match(raw) for raw in pipe.execute() if raw is not None]
 
     def resolve_query(self, spec: SubscriptionSpec, *, now_ms: int) -> set[int]:
         """Markets in the markets table that match the spec's query now."""
@@ -252,7 +253,7 @@ class ChannelStore:
 
     # --- fan-out of applied market states ---
 
-    def fan_out(self, states: dict[int, dict[str, Any]]) -> int:
+    def fan_out(self, states: dict[int, MarketFrame]) -> int:
         """Send each streaming channel the changed markets it holds; returns frames sent."""
         if not states:
             return 0
@@ -269,7 +270,7 @@ class ChannelStore:
                 continue
             if spec is None:
                 continue
-            context = dict(states)
+            context: dict[int, Mapping[str, Any]] = dict(states)
             if spec.view != "markets":
                 context.update(self.states(context_markets(spec, held=self.markets_of(channel_id), changed=context)))
             body = view_frame(
@@ -283,7 +284,7 @@ class ChannelStore:
                 sent += 1
         return sent
 
-    def fan_out_matches(self, matches: dict[int, dict[str, Any]]) -> int:
+    def fan_out_matches(self, matches: dict[int, MatchMessage]) -> int:
         """Send each streaming channel showing a market of these events their new match states;
         returns frames sent."""
         if not matches:

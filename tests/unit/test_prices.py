@@ -1,4 +1,5 @@
 from decimal import Decimal
+from typing import Any
 
 from reducers.prices import conflate, held_is_current, is_newer, market_state, restated
 from reducers.schemas import PriceUpdate, SelectionPrice
@@ -58,7 +59,14 @@ def test_merging_conflations_keeps_the_newest_and_adds_the_counts():
 
 def test_restated_takes_the_markets_tables_new_verdict_and_keeps_the_price():
 
-    state = {"market_id": 1, "seq": 7, "status": "suspended", "tradable": False, "selections": [], "ts": {"reducer": 1}}
+    state: Any = {
+        "market_id": 1,
+        "seq": 7,
+        "status": "suspended",
+        "tradable": False,
+        "selections": [],
+        "ts": {"reducer": 1},
+    }
     reopened = restated(state=state, price_status="open", table_status="open", reducer_ts=5)
     assert reopened is not None
     assert (reopened["seq"], reopened["status"], reopened["tradable"], reopened["ts"]["reducer"]) == (

@@ -77,7 +77,7 @@ def test_invalid_record_is_rejected_with_reason(raw, reason):
 
 
 def test_a_watch_since_is_read_as_sequence_and_status_by_market():
-    from reducers.prices import held_states
+    from reducers.frames import held_states
 
     assert held_states(None) == {}
     assert held_states({"42": [17, "open"], "7": [0, "suspended"]}) == {42: (17, "open"), 7: (0, "suspended")}
@@ -101,6 +101,6 @@ def test_a_watch_since_is_read_as_sequence_and_status_by_market():
     ],
 )
 def test_a_malformed_watch_since_is_refused(raw):
-    from reducers.prices import held_states
+    from reducers.frames import held_states
 
     assert held_states(raw) is None

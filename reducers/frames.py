@@ -1,0 +1,442 @@
+"""Every websocket frame, one typed definition each (docs/protocol.md, version 1).
+
+Server → client frames are built by the reducers (market states, status messages, match
+messages, channel frames) and by the edge (``odds/events.py``); client → server messages are read
+by the edge (``odds/consumers.py``). Each is a ``TypedDict`` here: builders are type-checked
+against it, frames are encoded with orjson (a frame is a plain dict, so the reducers' hot paths
+pay nothing for it), and decoded and validated with pydantic (``SERVER_FRAME``, ``CLIENT_MESSAGE``,
+``head``). The browser's types (``frontend/src/protocol.ts``) name the same frames;
+``tests/unit/test_frames.py`` checks that both sides know the same ``type``s and that every
+frame round-trips through its definition.
+
+To add a field to a frame, add it here: mypy then names every builder that must set it.
+
+Prices and money are decimal strings, never floats; timestamps are epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal, NotRequired
+
+import orjson
+from annotated_types import Ge, Le, Len
+from pydantic import BeforeValidator, ConfigDict, Discriminator, Strict, TypeAdapter, ValidationError, with_config
+from typing_extensions import TypedDict
+
+PROTOCOL_VERSION = 1
+# The largest integer the JSON decoders read as one (orjson reads larger ones as floats).
+MAX_WIRE_INT = 2**64 - 1
+
+# --- server → client ---
+
+
+class Timestamps(TypedDict):
+    """When a state happened at the source, was produced, reached Kafka and was applied."""
+
+    event: int
+    produce: int
+    kafka: int
+    reducer: int
+
+
+class SelectionState(TypedDict):
+    id: int
+    price: str
+    status: str
+
+
+class MarketFrame(TypedDict):
+    """``market``: one market's state, as the price reducer stores and publishes it. ``merged``
+    and ``ts`` are absent from a trader's decision kept for bets (``sb:trader:<market>``)."""
+
+    type: Literal["market"]
+    v: int
+    market_id: int
+    seq: int
+    status: str
+    tradable: bool
+    selections: list[SelectionState]
+    merged: NotRequired[int]
+    ts: NotRequired[Timestamps]
+
+
+class MarketStatusFrame(TypedDict):
+    """``market.status``: a market's status changed; sent just before its state, never conflated."""
+
+    type: Literal["market.status"]
+    v: int
+    market_id: int
+    seq: int
+    status: str
+    tradable: bool
+    ts: Timestamps
+
+
+class ClockState(TypedDict):
+    """A match clock (``reducers.schemas.MatchClock``)."""
+
+    running: bool
+    elapsed_s: int
+    at: int
+    direction: str
+    limit_s: int | None
+    rate: int
+
+
+class IncidentState(TypedDict):
+    """An incident of the match (``reducers.schemas.Incident``)."""
+
+    kind: str
+    side: str
+    period: int
+    at: int
+
+
+class MatchMessage(TypedDict):
+    """``match``: an event's match state, in a channel frame's ``matches``."""
+
+    type: Literal["match"]
+    v: int
+    event_id: int
+    seq: int
+    sport: str
+    status: str
+    period: int
+    score: dict[str, Any]
+    clock: ClockState | None
+    incidents: list[IncidentState]
+    ts: Timestamps
+
+
+class ErrorBody(TypedDict):
+    code: str
+    message: str
+
+
+class SlipLegSummary(TypedDict):
+    selection_id: int
+    market_id: int
+    price: str | None
+    suspended: bool
+
+
+class SlipSummary(TypedDict):
+    legs: list[SlipLegSummary]
+    placeable: bool
+    combined_odds: NotRequired[str]
+    potential_return: NotRequired[str]
+    error: NotRequired[ErrorBody]
+
+
+class BetCashOut(TypedDict):
+    bet_id: int
+    cash_out: str | None
+    error: NotRequired[ErrorBody]
+
+
+class ViewFrameBody(TypedDict):
+    """A channel's image or delta as the reducers build it; the publishing script stamps ``seq``
+    (the channel's own sequence) in front (``spark/sinks/channels.py``)."""
+
+    type: Literal["view.image", "view.delta"]
+    v: int
+    channel: str
+    markets: list[MarketFrame]
+    resync: NotRequired[bool]
+    since: NotRequired[bool]
+    matches: NotRequired[list[MatchMessage]]
+    slip: NotRequired[SlipSummary]
+    bets: NotRequired[list[BetCashOut]]
+    error: NotRequired[ErrorBody]
+
+
+class ViewFrame(ViewFrameBody):
+    """``view.image`` (every market of the channel) or ``view.delta`` (the markets that changed)."""
+
+    seq: int
+
+
+class MatchFrameBody(TypedDict):
+    type: Literal["view.match"]
+    v: int
+    channel: str
+    matches: list[MatchMessage]
+
+
+class MatchFrame(MatchFrameBody):
+    """``view.match``: new match states of the channel's events."""
+
+    seq: int
+
+
+class HelloFrame(TypedDict):
+    type: Literal["hello"]
+    v: int
+    user: str | None
+
+
+class ImageFrame(TypedDict):
+    type: Literal["image"]
+    v: int
+    markets: list[MarketFrame]
+
+
+class MarketsFrame(TypedDict):
+    """Several market frames in one websocket frame (clients that asked for ``batch``)."""
+
+    type: Literal["markets"]
+    items: list[MarketFrame]
+
+
+class ConflatedFrame(TypedDict):
+    type: Literal["conflated"]
+    merged: int
+
+
+class PongFrame(TypedDict):
+    type: Literal["pong"]
+    ts: int
+
+
+class HeartbeatFrame(TypedDict):
+    type: Literal["heartbeat"]
+    ts: int
+
+
+class ErrorFrame(TypedDict):
+    type: Literal["error"]
+    code: str
+    message: str
+
+
+class AttachedFrame(TypedDict):
+    type: Literal["attached"]
+    channel: str
+
+
+class ResumedFrame(TypedDict):
+    type: Literal["resumed"]
+    channel: str
+    after: int
+    count: int
+    resync: bool
+
+
+class EndedFrame(TypedDict):
+    """A subscriber channel ended; published by the reducers as they remove it."""
+
+    type: Literal["ended"]
+    channel: str
+    reason: str
+
+
+class BetDecision(TypedDict):
+    id: int
+    status: Literal["accepted", "rejected"]
+    reject: ErrorBody | None
+
+
+class BetDecidedFrame(TypedDict):
+    """A bet held by the in-play delay was decided (the punter's own news)."""
+
+    type: Literal["bet.decided"]
+    bet: BetDecision
+
+
+class SettledBet(TypedDict):
+    id: int
+    status: Literal["won", "lost", "void", "cashed_out"]
+    title: str
+    stake: str
+    payout: str
+
+
+class Wallet(TypedDict):
+    currency: str
+    balance: str
+
+
+class BetSettledFrame(TypedDict):
+    """A bet of the punter closed, with the balance it left (the punter's own news)."""
+
+    type: Literal["bet.settled"]
+    v: int
+    bet: SettledBet
+    wallet: Wallet
+
+
+ServerFrame = Annotated[
+    HelloFrame
+    | ImageFrame
+    | MarketFrame
+    | MarketsFrame
+    | MarketStatusFrame
+    | ConflatedFrame
+    | PongFrame
+    | HeartbeatFrame
+    | ErrorFrame
+    | AttachedFrame
+    | ResumedFrame
+    | EndedFrame
+    | BetDecidedFrame
+    | BetSettledFrame
+    | ViewFrame
+    | MatchFrame,
+    Discriminator("type"),
+]
+SERVER_FRAME: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
+
+
+# --- client → server ---
+
+WireId = Annotated[int, Strict(), Ge(1), Le(MAX_WIRE_INT)]
+
+# The longest market status a ``since`` may name (the statuses are short words).
+MAX_SINCE_STATUS = 16
+
+
+def held_states(raw: Any) -> dict[int, tuple[int, str]] | None:
+    """A ``since`` (of a websocket ``watch`` or a channel's ``begin``): market id → (sequence,
+    status) the client already holds (from a view snapshot or its own earlier frames), as
+    ``{"42": [17, "open"]}``; ``{}`` when absent, ``None`` when malformed."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        return None
+    held: dict[int, tuple[int, str]] = {}
+    for key, value in raw.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 18):
+            return None
+        if not (isinstance(value, list) and len(value) == 2):
+            return None
+        seq, status = value
+        if not (isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63):
+            return None
+        if not (isinstance(status, str) and 0 < len(status) <= MAX_SINCE_STATUS):
+            return None
+        held[int(key)] = (seq, status)
+    return held
+
+
+def held_to_json(held: dict[int, tuple[int, str]]) -> dict[str, list[Any]]:
+    """The wire form of a ``since``: the inverse of ``held_states``."""
+    return {str(market_id): [seq, status] for market_id, (seq, status) in sorted(held.items())}
+
+
+def _held(raw: Any) -> dict[int, tuple[int, str]]:
+    held = held_states(raw)
+    if held is None:
+        raise ValueError("since must map market ids to [seq, status]")
+    return held
+
+
+@with_config(ConfigDict(strict=True))
+class WatchMessage(TypedDict):
+    """Start streaming markets (an ``image``, then ``market`` frames); ``batch``: one tick's
+    frames together; ``since``: market id → [seq, status] the client holds already."""
+
+    type: Literal["watch"]
+    markets: list[WireId]
+    batch: NotRequired[Annotated[bool, BeforeValidator(lambda raw: raw is True)]]
+    since: NotRequired[Annotated[dict[int, tuple[int, str]], BeforeValidator(_held)]]
+
+
+@with_config(ConfigDict(strict=True))
+class UnwatchMessage(TypedDict):
+    type: Literal["unwatch"]
+    markets: list[WireId]
+
+
+@with_config(ConfigDict(strict=True))
+class AttachMessage(TypedDict):
+    """Follow a subscriber channel (resume after ``last_seq`` when given)."""
+
+    type: Literal["attach"]
+    channel: Annotated[str, Len(16, 64)]
+    last_seq: NotRequired[Annotated[int, Ge(0), Le(MAX_WIRE_INT)] | None]
+
+
+class PingMessage(TypedDict):
+    type: Literal["ping"]
+
+
+ClientMessage = Annotated[WatchMessage | UnwatchMessage | AttachMessage | PingMessage, Discriminator("type")]
+CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+
+# --- the envelope every server frame shares, for routing without decoding the rest ---
+
+
+class FrameHead(TypedDict):
+    """What the edge routes a frame by: its ``type``, and a channel frame's ``seq``."""
+
+    type: str
+    seq: NotRequired[int]
+
+
+_HEAD: TypeAdapter[FrameHead] = TypeAdapter(FrameHead)
+
+
+@functools.lru_cache(maxsize=64)
+def head(frame: str | bytes) -> FrameHead:
+    """The envelope of an encoded server frame. The hub hands one string to every websocket of
+    the process that wants it, so each frame is decoded once, however many sockets read its head
+    (a cached ``str`` hashes in constant time). Raises ``pydantic.ValidationError`` for a frame
+    that is not a JSON object with a string ``type``."""
+    return _HEAD.validate_json(frame)
+
+
+def kind(frame: str | bytes) -> str | None:
+    """The ``type`` of an encoded server frame; ``None`` for text that is not one (relayed as
+    it is, never routed as a frame of some type)."""
+    try:
+        return head(frame)["type"]
+    except ValidationError:
+        return None
+
+
+def frame_seq(frame: str | bytes) -> int:
+    """The channel sequence of a stamped channel frame."""
+    seq = head(frame).get("seq")
+    if seq is None:
+        raise ValueError("not a channel frame: no seq")
+    return seq
+
+
+def read_market(raw: str | bytes) -> MarketFrame:
+    """A market state the reducers stored (``sb:mkt:<market>``): read as it was written, not
+    validated again (the price reducer built it from a validated price record)."""
+    state: MarketFrame = orjson.loads(raw)
+    return state
+
+
+def read_match(raw: str | bytes) -> MatchMessage:
+    """A match message the reducers stored (``sb:match:<event>``), read as it was written."""
+    message: MatchMessage = orjson.loads(raw)
+    return message
+
+
+# --- encoding ---
+
+
+def encode(frame: ServerFrame | ViewFrameBody | MatchFrameBody | MatchMessage) -> bytes:
+    """A frame (or a channel frame's body, or a match message stored for images) as JSON."""
+    return orjson.dumps(frame)
+
+
+def encode_text(frame: ServerFrame) -> str:
+    return orjson.dumps(frame).decode()
+
+
+def image_text(*, markets: Iterable[str | bytes]) -> str:
+    """An ``image`` of market states already encoded (stored by the reducers), relayed as they are."""
+    return orjson.dumps(
+        {"type": "image", "v": PROTOCOL_VERSION, "markets": [orjson.Fragment(m) for m in markets]}
+    ).decode()
+
+
+def markets_text(*, items: Iterable[str | bytes]) -> str:
+    """A ``markets`` batch of market frames already encoded, relayed as they are."""
+    return orjson.dumps({"type": "markets", "items": [orjson.Fragment(m) for m in items]}).decode()

@@ -1,0 +1,208 @@
+"""Every websocket frame round-trips through its one definition (``reducers/frames.py``), the
+edge routes frames by their decoded head, and the browser knows the same frame types."""
+
+from __future__ import annotations
+
+import re
+import typing
+from decimal import Decimal
+from pathlib import Path
+
+import orjson
+import pytest
+from pydantic import ValidationError
+
+from odds import events
+from odds.consumers import _refusal
+from reducers import frames
+from reducers.matchstate import ConflatedMatch, match_message
+from reducers.prices import Conflated, market_state, status_change
+from reducers.schemas import Incident, MatchClock, MatchStateUpdate, PriceUpdate, SelectionPrice
+from reducers.subscriptions import SlipLeg, SubscriptionSpec, ended_frame
+from reducers.views import match_frame, view_frame
+
+ROOT = Path(__file__).resolve().parents[2]
+CHANNEL = "c" * 24
+
+
+def _market() -> frames.MarketFrame:
+    update = PriceUpdate(
+        42, 17, "open", (SelectionPrice(101, Decimal("2.50")), SelectionPrice(102, Decimal("1.57"))), 1, 2
+    )
+    return market_state(item=Conflated(update, 3, 4), reducer_ts=5)
+
+
+def _match() -> frames.MatchMessage:
+    update = MatchStateUpdate(
+        event_id=9,
+        seq=3,
+        sport="football",
+        status="in_play",
+        period=1,
+        score={"home": 1, "away": 0},
+        clock=MatchClock(running=True, elapsed_s=60, at=1),
+        incidents=(Incident(kind="goal", side="home", period=1, at=1),),
+        event_ts=1,
+        produce_ts=2,
+    )
+    return match_message(item=ConflatedMatch(update, 1, 3), reducer_ts=4)
+
+
+def stamped(body: bytes, seq: int) -> bytes:
+    """A channel frame as the publishing script stamps it (``spark/sinks/channels.py``)."""
+    return b'{"seq":%d,' % seq + body[1:]
+
+
+def every_server_frame() -> list[bytes]:
+    market = _market()
+    slip = SubscriptionSpec(view="slip", slip=(SlipLeg(101, 42),), stake=Decimal("10.00"))
+    settled = events.BetSettled(
+        bet_id=7,
+        status="won",
+        title="Arsenal",
+        stake=Decimal("5"),
+        payout=Decimal("12.5"),
+        currency="GBP",
+        balance=Decimal("1007.5"),
+    )
+    decided: frames.BetDecidedFrame = {
+        "type": "bet.decided",
+        "bet": {"id": 7, "status": "rejected", "reject": {"code": "market_suspended", "message": "suspended"}},
+    }
+    return [
+        events.hello(user=None).encode(),
+        events.hello(user="alice").encode(),
+        events.image(markets=[frames.encode(market).decode()]).encode(),
+        frames.encode(market),
+        events.markets_batch(items=[frames.encode(market).decode()] * 2).encode(),
+        frames.encode(status_change(state=market)),
+        events.conflated(merged=4).encode(),
+        events.pong(ts=1).encode(),
+        events.heartbeat(ts=1).encode(),
+        events.error(code="bad_json", message="frame is not valid JSON").encode(),
+        events.attached(channel=CHANNEL).encode(),
+        events.resumed(channel=CHANNEL, after=17, count=3, resync=False).encode(),
+        ended_frame(channel_id=CHANNEL, reason="expired"),
+        frames.encode(decided),
+        settled.to_json(),
+        stamped(
+            view_frame(
+                kind="image",
+                channel_id=CHANNEL,
+                spec=slip,
+                changed=[market],
+                states={42: market},
+                resync=True,
+                matches=[_match()],
+                since=True,
+            ),
+            1,
+        ),
+        stamped(view_frame(kind="delta", channel_id=CHANNEL, spec=slip, changed=[market], states={}), 2),
+        stamped(match_frame(channel_id=CHANNEL, matches=[_match()]), 3),
+    ]
+
+
+@pytest.mark.parametrize("raw", every_server_frame(), ids=lambda raw: orjson.loads(raw)["type"])
+def test_every_server_frame_round_trips_through_its_definition(raw):
+    decoded = frames.SERVER_FRAME.validate_json(raw)
+    assert decoded == orjson.loads(raw), "nothing added, dropped or converted"
+    assert orjson.loads(frames.encode(decoded)) == orjson.loads(raw)
+    assert frames.head(raw)["type"] == decoded["type"]
+
+
+def test_every_frame_type_is_built_by_some_test_frame():
+    built = {orjson.loads(raw)["type"] for raw in every_server_frame()}
+    assert built == server_frame_types()
+
+
+def server_frame_types() -> set[str]:
+    (union, _) = typing.get_args(frames.ServerFrame)
+    found: set[str] = set()
+    for member in typing.get_args(union):
+        found.update(typing.get_args(typing.get_type_hints(member)["type"]))
+    return found
+
+
+def browser_frame_types() -> set[str]:
+    """The ``type``s of ``ServerFrame`` in frontend/src/protocol.ts (inline members and the
+    interfaces it names)."""
+    source = (ROOT / "frontend" / "src" / "protocol.ts").read_text()
+    union = re.search(r"export type ServerFrame =(.*?);\n", source, re.S)
+    assert union is not None
+    found: set[str] = set()
+    for member in (m.strip() for m in union.group(1).split("\n  |") if m.strip()):
+        body = member
+        if re.fullmatch(r"\|?\s*\w+", member):
+            name = member.lstrip("| ").strip()
+            interface = re.search(rf"export interface {name} \{{(.*?)\n\}}", source, re.S)
+            assert interface is not None, name
+            body = interface.group(1)
+        kinds = re.search(r'type: ((?:"[^"]+"(?:\s*\|\s*)?)+)', body)
+        assert kinds is not None, member
+        found.update(re.findall(r'"([^"]+)"', kinds.group(1)))
+    return found
+
+
+def test_the_browser_handles_the_same_frame_types_the_server_defines():
+    assert browser_frame_types() == server_frame_types()
+
+
+def test_a_channel_frames_sequence_is_read_by_decoding_whatever_its_key_order():
+    assert frames.frame_seq(b'{"type":"view.delta","v":1,"channel":"x","markets":[],"seq":12}') == 12
+    assert frames.frame_seq('{"seq":13,"type":"view.match","v":1,"channel":"x","matches":[]}') == 13
+    with pytest.raises(ValueError, match="no seq"):
+        frames.frame_seq(ended_frame(channel_id=CHANNEL, reason="expired"))
+
+
+def test_text_that_is_not_a_frame_has_no_kind():
+    assert frames.kind("hello") is None
+    assert frames.kind("[1]") is None
+    assert frames.kind('{"type":"market.status","v":1}') == "market.status"
+
+
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [
+        ('{"type": "watch", "markets": [42, 43]}', {"type": "watch", "markets": [42, 43]}),
+        (
+            '{"type": "watch", "markets": [42], "batch": true, "since": {"42": [17, "open"]}}',
+            {"type": "watch", "markets": [42], "batch": True, "since": {42: (17, "open")}},
+        ),
+        ('{"type": "watch", "markets": [42], "batch": "yes"}', {"type": "watch", "markets": [42], "batch": False}),
+        ('{"type": "unwatch", "markets": [42]}', {"type": "unwatch", "markets": [42]}),
+        (orjson.dumps({"type": "attach", "channel": CHANNEL}).decode(), {"type": "attach", "channel": CHANNEL}),
+        (
+            orjson.dumps({"type": "attach", "channel": CHANNEL, "last_seq": 0}).decode(),
+            {"type": "attach", "channel": CHANNEL, "last_seq": 0},
+        ),
+        ('{"type": "ping"}', {"type": "ping"}),
+    ],
+)
+def test_every_client_message_decodes_through_its_definition(raw, decoded):
+    assert frames.CLIENT_MESSAGE.validate_json(raw) == decoded
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"),
+    [
+        ("{not json", "bad_json"),
+        ("[1, 2]", "bad_message"),
+        ('{"markets": [1]}', "bad_message"),
+        ('{"type": 5}', "bad_message"),
+        ('{"type": "launch"}', "unknown_type"),
+        ('{"type": "watch"}', "bad_markets"),
+        ('{"type": "watch", "markets": [true]}', "bad_markets"),
+        ('{"type": "watch", "markets": [1.0]}', "bad_markets"),
+        ('{"type": "watch", "markets": [18446744073709551616]}', "bad_markets"),
+        ('{"type": "unwatch", "markets": [0]}', "bad_markets"),
+        ('{"type": "watch", "markets": [1], "since": {"1": [true, "open"]}}', "bad_since"),
+        ('{"type": "attach", "channel": 5}', "bad_channel"),
+        (orjson.dumps({"type": "attach", "channel": CHANNEL, "last_seq": -1}).decode(), "bad_last_seq"),
+        (orjson.dumps({"type": "attach", "channel": CHANNEL, "last_seq": False}).decode(), "bad_last_seq"),
+    ],
+)
+def test_a_malformed_client_message_is_refused_with_the_documented_code(raw, code):
+    with pytest.raises(ValidationError) as refused:
+        frames.CLIENT_MESSAGE.validate_json(raw)
+    assert _refusal(refused.value)[0] == code
