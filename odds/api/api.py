@@ -22,7 +22,6 @@ from django.http.response import HttpResponseBase
 from django.urls import URLPattern, path
 from django.utils.cache import add_never_cache_headers
 from ninja import NinjaAPI, Router, Status
-from ninja.constants import NOT_SET
 from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
@@ -115,7 +114,11 @@ def openapi_json(request: HttpRequest) -> HttpResponse:
     return HttpResponse(schemas.dumps(openapi_description()), content_type="application/json")
 
 
-@meta.get(
+# /healthz: public, and never cached (each answer is a fresh check).
+health = Router(tags=["meta"])
+
+
+@health.get(
     "healthz",
     summary="Health of every component",
     url_name="healthz",
@@ -133,16 +136,21 @@ def healthz(request: HttpRequest) -> Status[dict[str, Any]]:
 
 
 api.add_router("", meta)
+api.add_router("", health)
 api.add_router("api/", views.router, tags=["bets"])
 api.add_router("api/", streams.router)
 api.add_router("api/views/", snapshots.router)
 api.add_router("trading/api/", ops.trading)
 api.add_router("ops/api/", ops.ops)
 
+# The routers whose answers are a session's or a moment's: never cached. The others are public
+# documents (the OpenAPI description) or say themselves how long to keep them (view snapshots).
+NEVER_CACHED = {views.router, streams.router, ops.trading, ops.ops, health}
+
 
 def _json_edge(view: View, *, private: bool) -> View:
     """A route of the API: another method than its own is a 405 in JSON (with ``Allow``), and a
-    private answer (a session's) is never cached."""
+    ``private`` answer is never cached."""
 
     def edge(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = view(request, *args, **kwargs)
@@ -161,7 +169,7 @@ def urlpatterns_under(prefix: str, *, relative: bool = False) -> list[URLPattern
     included under it), one per path: ninja's view of a path answers each of its methods."""
     found: dict[str, URLPattern] = {}
     for bound in api._get_bound_routers():
-        private = bound.auth is not NOT_SET  # the routers of endpoints behind a session
+        private = bound.template in NEVER_CACHED
         for pattern in bound.urls_paths(bound.prefix):
             route = str(pattern.pattern)
             if route.startswith(prefix) and route not in found:

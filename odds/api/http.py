@@ -215,7 +215,7 @@ def json_only(request: HttpRequest) -> None:
     if request.POST:
         raise ApiError(400, "bad_json", "send the body as JSON")
     # The form (maybe read by the CSRF check) is empty: the endpoint sees no body at all.
-    request._body = b""  # type: ignore[attr-defined]
+    request._body = b""
 
 
 class JsonRenderer(BaseRenderer):

@@ -12,6 +12,7 @@ the models check types and shapes, and the bounds that come from ``reducers/rule
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -144,8 +145,10 @@ Money = Annotated[
         {"oneOf": [{"type": "string", "pattern": MONEY_PATTERN, "maxLength": DECIMAL_MAX_LENGTH}, {"type": "number"}]}
     ),
 ]
-# A decimal in an answer: always a string.
-DecimalOut = Annotated[Decimal, WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
+# A decimal in an answer, always written as a string: a Decimal the code computed, or the text a
+# selector already made of one (``DecimalText``).
+DecimalOut = Annotated[Decimal, Strict(), WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
+DecimalText = Annotated[str, WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
 Id = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
 Count = Annotated[int, Field(ge=0)]
 Timestamp = Annotated[int, Field(description="epoch milliseconds")]
@@ -217,16 +220,28 @@ else:
 
 
 class Model(BaseModel):
-    """A response body or a part of one: a member that may be absent (default None) is left out
-    unless it was given."""
+    """A response body or a part of one; members a selector adds beyond those described are
+    passed on."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Sparse(Model):
+    """A ``Model`` some of whose members may be absent (default None): each is left out unless it
+    was given."""
 
     @model_serializer(mode="wrap")
     def _given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         body: dict[str, Any] = handler(self)
-        for name, field in type(self).model_fields.items():
-            if field.default is None and name not in self.model_fields_set:
-                body.pop(field.serialization_alias or name, None)
+        for name in _absent_unless_given(type(self)):
+            if name not in self.model_fields_set:
+                del body[name]
         return body
+
+
+@functools.cache
+def _absent_unless_given(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(name for name, field in model.model_fields.items() if field.default is None)
 
 
 class Body(BaseModel):
@@ -364,7 +379,7 @@ class Rejection(Model):
     message: str
 
 
-class BetOut(Model):
+class BetOut(Sparse):
     """A bet as the punter sees it. ``cash_out``: the live offer of an open bet; ``accept_at``: a
     bet held by the in-play delay (``pending``) is decided then; ``reject``: why it was refused."""
 
@@ -387,43 +402,43 @@ class BetOut(Model):
 
     @classmethod
     def of(cls, bet: Bet, *, cash_out: Decimal | None = None, fmt: OddsFormat = OddsFormat.DECIMAL) -> BetOut:
-        extra: dict[str, Any] = {}
-        if bet.status == Bet.Status.ACCEPTED:
-            extra["cash_out"] = CashOutOffer(available=cash_out is not None, quote=cash_out)
-        if bet.status == Bet.Status.PENDING:
-            extra["accept_at"] = timestamp(bet.accept_at)
-        if bet.status == Bet.Status.REJECTED:
-            extra["reject"] = Rejection(code=bet.reject_code, message=bet.reject_message)
-        return cls(
-            id=bet.id,
-            idempotency_key=bet.idempotency_key,
-            kind=bet.kind,
-            status=bet.status,
-            price_policy=bet.price_policy,
-            stake=bet.stake,
-            odds=bet.odds,
-            odds_display=odds_format(price=bet.odds, fmt=fmt),
-            potential_return=bet.potential_return,
-            payout=bet.payout,
-            placed_at=timestamp(bet.placed_at),
-            settled_at=timestamp(bet.settled_at),
-            legs=[
-                LegOut(
-                    selection_id=leg.selection_id,
-                    selection=leg.selection.name,
-                    market_id=leg.market_id,
-                    market=leg.selection.market.name,
-                    event_id=leg.event_id,
-                    event=leg.selection.market.event.name,
-                    price=leg.price,
-                    price_display=odds_format(price=leg.price, fmt=fmt),
-                    price_seen=leg.price_seen,
-                    result=leg.result,
-                )
+        body: dict[str, Any] = {
+            "id": bet.id,
+            "idempotency_key": bet.idempotency_key,
+            "kind": bet.kind,
+            "status": bet.status,
+            "price_policy": bet.price_policy,
+            "stake": bet.stake,
+            "odds": bet.odds,
+            "odds_display": odds_format(price=bet.odds, fmt=fmt),
+            "potential_return": bet.potential_return,
+            "payout": bet.payout,
+            "placed_at": timestamp(bet.placed_at),
+            "settled_at": timestamp(bet.settled_at),
+            "legs": [
+                {
+                    "selection_id": leg.selection_id,
+                    "selection": leg.selection.name,
+                    "market_id": leg.market_id,
+                    "market": leg.selection.market.name,
+                    "event_id": leg.event_id,
+                    "event": leg.selection.market.event.name,
+                    "price": leg.price,
+                    "price_display": odds_format(price=leg.price, fmt=fmt),
+                    "price_seen": leg.price_seen,
+                    "result": leg.result,
+                }
                 for leg in bet.legs.all()
             ],
-            **extra,
-        )
+        }
+        if bet.status == Bet.Status.ACCEPTED:
+            body["cash_out"] = {"available": cash_out is not None, "quote": cash_out}
+        if bet.status == Bet.Status.PENDING:
+            body["accept_at"] = timestamp(bet.accept_at)
+        if bet.status == Bet.Status.REJECTED:
+            body["reject"] = {"code": bet.reject_code, "message": bet.reject_message}
+        # One validation of the whole tree (cheaper than a model per leg).
+        return cls.model_validate(body)
 
 
 class BetPlaced(Answer):
@@ -710,7 +725,7 @@ class SpecOut(Model):
     markets: list[Id]
     query: dict[str, Any] | None
     slip: list[SlipLegIn]
-    stake: DecimalOut | None
+    stake: DecimalText | None
     bets: list[dict[str, Any]]
 
 
@@ -787,7 +802,10 @@ class LiabilityRow(Model):
     selection_id: Id
     selection: str
     market_id: Id | None
-    liability: DecimalOut
+    market: str
+    event: str
+    price: Annotated[str, Field(description="the selection's decimal price (empty when it is gone)")]
+    liability: DecimalText
     liability_pence: int
     bets: Count
 
@@ -799,9 +817,14 @@ class LiabilityOut(Answer):
 class ChannelRow(Model):
     channel: str
     user_id: int
+    user: Annotated[str, Field(description="the username (#id when the user is gone)")]
+    view: str
+    query: dict[str, Any] | None
     markets: list[int]
     status: str
     seq: int
+    created: Timestamp
+    seen: Timestamp
     partitions: dict[str, int]
 
 
@@ -822,9 +845,7 @@ class SettlementOut(Answer):
     done: bool
 
 
-class KafkaHealth(Model):
-    model_config = ConfigDict(extra="allow")
-
+class KafkaHealth(Sparse):
     brokers: Count
     replication_factor: Annotated[int, Field(ge=1)] | None = None
     partitions: Count | None = None
@@ -833,9 +854,7 @@ class KafkaHealth(Model):
     leaders: dict[str, int] | None = None
 
 
-class OpsSnapshot(Answer):
-    model_config = ConfigDict(extra="allow")
-
+class OpsSnapshot(Answer, Sparse):
     ts: Timestamp
     queries: dict[str, Any]
     latency: dict[str, Any]
@@ -895,11 +914,11 @@ ChannelEndNotFound = refusal("ChannelEndNotFound", "no_such_channel", "not_found
 class SelectionView(Model):
     id: int
     name: str
-    price: DecimalOut
+    price: DecimalText
     status: str
 
 
-class MarketView(Model):
+class MarketView(Sparse):
     market_id: int
     name: str | None = None
     kind: str | None = None
@@ -914,7 +933,7 @@ class CompetitionView(Model):
     name: str
 
 
-class EventView(Model):
+class EventView(Sparse):
     id: int
     home: str | None = None
     away: str | None = None
@@ -936,9 +955,9 @@ class ViewSnapshot(Model):
     events: list[EventView]
 
 
-class ComponentHealth(Model):
+class ComponentHealth(Sparse):
     ok: bool
-    latency_ms: float
+    latency_ms: int | float
     error: str | None = None
 
 
@@ -950,8 +969,6 @@ class Health(Model):
 
 class OpenApiDocument(Model):
     """OpenAPI 3.1."""
-
-    model_config = ConfigDict(extra="allow")
 
     openapi: str
     paths: dict[str, Any]
