@@ -346,8 +346,10 @@ def answer_exception(request: HttpRequest, exc: Exception) -> HttpResponse:
         return not_authenticated()
     if isinstance(exc, ValidationError):
         return error_response(validation_error(exc.errors))
-    if isinstance(exc, HttpError) and isinstance(exc.__cause__, ApiError):
-        return error_response(exc.__cause__)  # the parser's refusal, wrapped by ninja
+    if isinstance(exc, HttpError):
+        if isinstance(exc.__cause__, ApiError):
+            return error_response(exc.__cause__)  # the parser's refusal, wrapped by ninja
+        return error_response(ApiError(exc.status_code, "bad_json", exc.message))  # ninja's own: the body
     if isinstance(exc, RequestDataTooBig):
         return error_response(_too_large())
     if isinstance(exc, RawPostDataException):
