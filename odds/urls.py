@@ -1,18 +1,15 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
-from odds.api import streams
+from odds.api.api import urlpatterns_under
 from odds.api.http import api_not_found
-from odds.views import health, pages, wallet
+from odds.views import pages, wallet
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("sport/<slug:sport_slug>/", pages.home, name="sport"),
     path("event/<int:event_id>/", pages.event_page, name="event"),
-    path("healthz", health.healthz, name="healthz"),
-    path("api/streams", streams.streams, name="streams"),
-    path("api/streams/<str:channel_id>/begin", streams.stream_begin_view, name="stream-begin"),
-    path("api/streams/<str:channel_id>", streams.stream_detail, name="stream"),
+    *urlpatterns_under("healthz"),
     path("api/", include("odds.api.urls")),
     path("login/", pages.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -1,18 +1,20 @@
-"""The JSON edge of the REST API: errors as JSON, session authentication, CSRF protection.
+"""The JSON edge of the REST API: bodies read as JSON (numbers as Decimal, never float), every
+refusal answered in one error shape, session authentication and CSRF protection.
 
-Every error body has one shape: ``{"error": {"code", "message", "field"?, ...}}``; ``field``
-names the request field at fault (``stake``, ``selections[1].price``).
+Every error body has one shape: ``{"v": 1, "error": {"code", "message", "field"?, ...}}``;
+``field`` names the request field at fault (``stake``, ``selections[1].price``). django-ninja
+runs the endpoints (``odds/api/api.py``); this module gives it its parser, renderer, session
+check and the handlers that turn every refusal, its validation errors included, into that shape.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
@@ -20,14 +22,18 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, RawPostDataException
 from django.http.multipartparser import MultiPartParserError
 from django.middleware.csrf import CsrfViewMiddleware
-from django.views.decorators.cache import never_cache
-from django.views.decorators.csrf import csrf_exempt
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
+from ninja.renderers import BaseRenderer
+from ninja.security import APIKeyCookie
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 
+from odds.api import schemas
 from odds.api.schemas import ApiError, dumps
 
-View = Callable[..., HttpResponse]
-
 log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
 
 
 def error_response(error: ApiError) -> HttpResponse:
@@ -42,16 +48,6 @@ def error_response(error: ApiError) -> HttpResponse:
 
 def json_response(payload: dict[str, Any], *, status: int = 200) -> HttpResponse:
     return HttpResponse(dumps(payload), status=status, content_type="application/json")
-
-
-class _JsonCsrf(CsrfViewMiddleware):
-    """Django's CSRF check, answering a failure in JSON instead of the HTML failure page."""
-
-    def _reject(self, request: HttpRequest, reason: str) -> HttpResponse:
-        return error_response(ApiError(403, "csrf_failed", f"CSRF verification failed: {reason}"))
-
-
-api_csrf = _JsonCsrf(lambda request: HttpResponse())
 
 
 def api_not_found(request: HttpRequest) -> HttpResponse:
@@ -191,17 +187,6 @@ def query_ids(request: HttpRequest, *, name: str, limit: int) -> list[int]:
     return ids
 
 
-def query_int(request: HttpRequest, *, name: str, default: int, low: int, high: int) -> int:
-    """Query parameter ``name`` as a whole number in ASCII digits between ``low`` and ``high``."""
-    raw = request.GET.get(name)
-    if raw is None:
-        return default
-    value = id_from_text(text=raw) if len(raw) <= 19 else None
-    if value is None or not low <= value <= high:
-        raise ApiError(400, "invalid", f"a whole number between {low} and {high}", field=name)
-    return value
-
-
 def _text(text: str, where: str) -> None:
     try:
         text.encode("utf-8")
@@ -215,64 +200,229 @@ def _field(where: str) -> str:
     return where[:200] or "body"
 
 
-def public_get(view: View) -> View:
-    """A public read (no login, no cookie read): GET and HEAD only, any other method a JSON 405."""
+class JsonParser(Parser):
+    """Request bodies as ``json_parse`` reads them (exact decimals, the checks included)."""
 
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if request.method not in ("GET", "HEAD"):
-            response = error_response(ApiError(405, "method_not_allowed", "use GET"))
-            response["Allow"] = "GET, HEAD"
-            return response
-        return view(request, *args, **kwargs)
-
-    return wrapper
+    def parse_body(self, request: HttpRequest) -> Any:
+        return json_body(request)
 
 
-def api_view(*, methods: tuple[str, ...]) -> Callable[[View], View]:
-    """Wrap a view: allowed methods, logged-in user, CSRF on writes, ``ApiError`` → JSON.
+def json_only(request: HttpRequest) -> None:
+    """A ``Session`` check for an endpoint whose body is optional and read only when sent as JSON:
+    a form with fields is refused, any other body is taken as none."""
+    if request.content_type == "application/json":
+        return
+    if request.POST:
+        raise ApiError(400, "bad_json", "send the body as JSON")
+    # The form (maybe read by the CSRF check) is empty: the endpoint sees no body at all.
+    request._body = b""
 
-    A database that cannot be reached (the session lookup included) is a 503 in JSON: the
-    transaction of the request did not commit, so nothing it would have written exists.
-    """
 
-    def decorate(view: View) -> View:
-        @functools.wraps(view)
-        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            try:
-                return checked(request, *args, **kwargs)
-            except (OperationalError, InterfaceError):
-                log.exception("database unavailable during %s %s", request.method, request.path)
-                response = error_response(
-                    ApiError(503, "database_unavailable", "the service is temporarily unavailable; try again")
-                )
-                response["Retry-After"] = "5"
-                return response
+class JsonRenderer(BaseRenderer):
+    """Answers as the error bodies are written: orjson, decimals as strings."""
 
-        def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-            if request.method not in methods:
-                response = error_response(ApiError(405, "method_not_allowed", f"use {' or '.join(methods)}"))
-                response["Allow"] = ", ".join(methods)
-                return response
-            if not request.user.is_authenticated:
-                response = error_response(ApiError(401, "not_authenticated", "log in first"))
-                response["WWW-Authenticate"] = 'Session realm="sportsbook"'
-                return response
-            try:
-                # The CSRF check reads a form body for its token field: a body sent as a form that
-                # cannot be parsed is refused here, in JSON, not by Django's HTML 400 page.
-                rejected = api_csrf.process_view(request, view, args, kwargs)
-            except RequestDataTooBig:
-                return error_response(_too_large())
-            except (MultiPartParserError, BadRequest, SuspiciousOperation) as exc:
-                return error_response(ApiError(400, "bad_json", f"{SEND_JSON} ({exc})"))
-            if rejected is not None:
-                return rejected
-            try:
-                return view(request, *args, **kwargs)
-            except ApiError as error:
-                return error_response(error)
+    media_type = "application/json"
 
-        return csrf_exempt(never_cache(wrapper))
+    def render(self, request: HttpRequest, data: Any, *, response_status: int) -> bytes:
+        return dumps(data)
 
-    return decorate
+
+def _csrf_protected(request: HttpRequest) -> HttpResponse:
+    """What the CSRF check is told it guards: a view that is not CSRF-exempt."""
+    raise NotImplementedError
+
+
+class Session(APIKeyCookie):
+    """Who may call an endpoint: the logged-in user of the Django session (else 401), CSRF on
+    writes (403 ``csrf_failed``), staff only when ``staff`` (403 ``staff_only``), then ``check``
+    (a rate limit, answered before the body is read). Raises ``ApiError`` for each refusal."""
+
+    param_name = settings.SESSION_COOKIE_NAME
+    openapi_description = "Django session"
+
+    def __init__(self, *, staff: bool = False, check: Callable[[HttpRequest], None] | None = None) -> None:
+        super().__init__(csrf=False)
+        self.staff = staff
+        self.check = check
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if not request.user.is_authenticated:
+            return None  # ninja answers AuthenticationError: see ``not_authenticated``
+        csrf_check(request)
+        if self.staff and not request.user.is_staff:
+            raise ApiError(403, "staff_only", "this API is for staff")
+        if self.check is not None:
+            self.check(request)
+        return request.user
+
+    def _get_key(self, request: HttpRequest) -> str | None:
+        return request.COOKIES.get(self.param_name)
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Any:
+        return self(request)
+
+
+class _JsonCsrf(CsrfViewMiddleware):
+    """Django's CSRF check; its refusal's reason is kept for the JSON error."""
+
+    def _reject(self, request: HttpRequest, reason: str) -> HttpResponse:
+        raise ApiError(403, "csrf_failed", f"CSRF verification failed: {reason}")
+
+
+_csrf = _JsonCsrf(lambda request: HttpResponse())
+
+
+def csrf_check(request: HttpRequest) -> None:
+    """Django's CSRF check of a write (``ApiError`` 403 ``csrf_failed``). It reads a form body for
+    its token field: a body sent as a form that cannot be parsed is refused here, in JSON, not by
+    Django's HTML 400 page."""
+    try:
+        _csrf.process_view(request, _csrf_protected, (), {})
+    except RequestDataTooBig as exc:
+        raise _too_large() from exc
+    except (MultiPartParserError, BadRequest, SuspiciousOperation) as exc:
+        raise ApiError(400, "bad_json", f"{SEND_JSON} ({exc})") from exc
+
+
+# Error types of the API's own validators (``PydanticCustomError``) that are answered as codes.
+OWN_CODES = frozenset({"invalid", "required", "bad_json", "bad_since", "number_out_of_range"})
+
+
+def validation_error(errors: list[dict[str, Any]]) -> ApiError:
+    """The first of ninja's validation errors (of a path, a query or the body) as the API's 400."""
+    error = errors[0]
+    source, *where = error["loc"]
+    if source == "body":
+        where = where[1:]  # the name of the endpoint's body parameter
+    return _refused(error, tuple(where), body=source == "body")
+
+
+def _refused(error: Any, where: tuple[Any, ...], *, body: bool) -> ApiError:
+    """A validation error as the API's 400: ``field`` is where it is (``selections[1].price``),
+    ``code`` ``required`` for a missing field, the validator's own code where it gave one (see
+    ``OWN_CODES``), else ``invalid``."""
+    kind = error["type"]
+    if body and not where and kind == "missing":
+        return ApiError(400, "bad_json", "the request body must be a JSON object")
+    field = _field("".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in where).lstrip("."))
+    if kind == "missing":
+        return ApiError(400, "required", "is required", field=field)
+    return ApiError(400, kind if kind in OWN_CODES else "invalid", str(error["msg"]), field=field)
+
+
+def body_read(model: type[M], body: bytes) -> M:
+    """A request body parsed and validated as ninja does for an endpoint that declares ``model``,
+    refused with the same errors (for the ASGI fast path, which runs ahead of ninja)."""
+    try:
+        return model.model_validate(json_parse(body))
+    except PydanticValidationError as exc:
+        error = exc.errors()[0]
+        raise _refused(error, error["loc"], body=True) from exc
+
+
+def not_authenticated() -> HttpResponse:
+    response = error_response(ApiError(401, "not_authenticated", "log in first"))
+    response["WWW-Authenticate"] = 'Session realm="sportsbook"'
+    return response
+
+
+def database_unavailable(request: HttpRequest) -> HttpResponse:
+    """The database cannot be reached (the session lookup included): the request's transaction
+    did not commit, so nothing it would have written exists."""
+    log.exception("database unavailable during %s %s", request.method, request.path)
+    response = error_response(
+        ApiError(503, "database_unavailable", "the service is temporarily unavailable; try again")
+    )
+    response["Retry-After"] = "5"
+    return response
+
+
+def answer_exception(request: HttpRequest, exc: Exception) -> HttpResponse:
+    """Every exception an endpoint, its session check or its body validation raises that the
+    API answers (anything else is a server error)."""
+    if isinstance(exc, ApiError):
+        return error_response(exc)
+    if isinstance(exc, AuthenticationError):
+        return not_authenticated()
+    if isinstance(exc, ValidationError):
+        return error_response(validation_error(exc.errors))
+    if isinstance(exc, HttpError):
+        if isinstance(exc.__cause__, ApiError):
+            return error_response(exc.__cause__)  # the parser's refusal, wrapped by ninja
+        return error_response(ApiError(exc.status_code, "bad_json", exc.message))  # ninja's own: the body
+    if isinstance(exc, RequestDataTooBig):
+        return error_response(_too_large())
+    if isinstance(exc, RawPostDataException):
+        # A form body, already read as a form by the CSRF check.
+        return error_response(ApiError(400, "bad_json", SEND_JSON))
+    if isinstance(exc, OperationalError | InterfaceError):
+        return database_unavailable(request)
+    raise exc
+
+
+ANSWERED: tuple[type[Exception], ...] = (
+    ApiError,
+    HttpError,
+    ValidationError,
+    RequestDataTooBig,
+    RawPostDataException,
+    OperationalError,
+    InterfaceError,
+)
+
+
+def method_not_allowed(allowed: list[str]) -> HttpResponse:
+    methods = sorted(allowed, key=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"].index)
+    response = error_response(ApiError(405, "method_not_allowed", f"use {' or '.join(methods)}"))
+    response["Allow"] = ", ".join(methods)
+    return response
+
+
+Answer = tuple[Any, str] | tuple[Any, str, tuple[str, ...]]
+
+
+def answers(
+    ok: Mapping[int, Answer],
+    refused: Mapping[int, Answer] | None = None,
+    *,
+    access: str = "punter",
+    body: bool = False,
+    examples: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An operation's answers for ninja (``response=``) and their descriptions for the OpenAPI
+    document: ``ok`` and ``refused`` map a status to (body model, description[, header names]).
+
+    ``access`` adds what every endpoint of its kind may answer: ``punter`` and ``staff`` reads
+    401 and 503 (and 403 ``staff_only`` for staff), ``write`` and ``staff_write`` also 403
+    ``csrf_failed``; ``body`` adds 400 for a body that is not JSON or a field that is invalid,
+    and 413. An entry of ``refused`` replaces the default of its status. ``examples``: request
+    bodies by name, shown in the document (and tried by the API fuzzing)."""
+    common: dict[int, Answer] = {}
+    if access != "public":
+        common[401] = (schemas.NotAuthenticated, "Not logged in.", ("WWW-Authenticate",))
+        common[503] = (
+            schemas.DatabaseUnavailable,
+            "The database cannot be reached (retry after `Retry-After` seconds); nothing was written.",
+            ("Retry-After",),
+        )
+    forbidden = {
+        "write": (schemas.CsrfFailed, "Refused: the CSRF token is missing or wrong."),
+        "staff": (schemas.StaffRead, "Refused: the user is not staff."),
+        "staff_write": (schemas.StaffOnly, "Refused: the CSRF token is missing or wrong or the user is not staff."),
+    }
+    if access in forbidden:
+        common[403] = forbidden[access]
+    if body:
+        common[400] = (schemas.BodyRefused, "The body is not JSON or a field is invalid (`field` names it).")
+        common[413] = (schemas.TooLarge, "The body is larger than `DATA_UPLOAD_MAX_MEMORY_SIZE`.")
+    every = {**common, **ok, **(refused or {})}
+    described: dict[int, Any] = {}
+    for status, (_model, description, *headers) in every.items():
+        described[status] = {"description": description}
+        if headers:
+            described[status]["headers"] = {name: {"schema": {"type": "string"}} for name in headers[0]}
+    extra: dict[str, Any] = {"responses": described}
+    if examples:
+        values = {name: {"value": value} for name, value in examples.items()}
+        extra["requestBody"] = {"content": {"application/json": {"examples": values}}}
+    return {"response": {status: model for status, (model, *_) in every.items()}, "openapi_extra": extra}

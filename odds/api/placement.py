@@ -7,8 +7,9 @@ request a peak is made of without any of that, and with the same rules and the s
 - the session is read from Redis (``SESSION_ENGINE`` is ``cached_db``); the user's session hash
   and active flag, and the user of a session already read, are kept per process for
   ``BET_AUTH_CACHE_S`` (a known session is only confirmed to exist, within the round trip below);
-- CSRF and ``Origin`` are checked by Django's own ``CsrfViewMiddleware``, the body parsed and
-  checked by the API's own ``json_parse`` and ``BetPlaceRequest``;
+- CSRF and ``Origin`` are checked by Django's own ``CsrfViewMiddleware`` (``csrf_check``), the
+  body parsed by the API's own ``json_parse`` and validated by the same model the Django route
+  declares (``BetPlaceRequest``), its errors answered by the same mapping;
 - the rate limit, the live state of the legs' markets and any newer trader decision are read in
   one Redis round trip; the bet is placed by one statement (``odds.services.placement``) on a
   per-process asyncio pool;
@@ -47,7 +48,7 @@ from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.utils.crypto import constant_time_compare
 from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
 
-from odds.api.http import api_csrf, error_response, json_parse
+from odds.api.http import body_read, csrf_check, error_response
 from odds.api.schemas import ApiError, BetPlaceRequest
 from odds.api.views import bet_invalid_error, placement_response, rate_limited_error
 from odds.hub import get_hub
@@ -186,10 +187,8 @@ class PlacementEndpoint:
             confirm = user_id is not None
             if user_id is None:
                 user_id = await self.user_id(request)
-            # The view that answers is not CSRF-exempt: the check runs as for every API write.
-            rejected = api_csrf.process_view(request, placement_response, (), {})
-            if rejected is not None:
-                return rejected
+            # The endpoint is not CSRF-exempt: the check runs as for every API write.
+            csrf_check(request)
             return await self.bet(user_id, body, confirm_session=session_key if confirm else None)
         except ApiError as error:
             return error_response(error)
@@ -247,8 +246,8 @@ class PlacementEndpoint:
 
     async def bet(self, user_id: int, body: bytes, *, confirm_session: str | None) -> HttpResponse:
         """Place the bet; ``confirm_session``: a session key to confirm in the same Redis round trip."""
-        request = BetPlaceRequest.from_json(json_parse(body))
-        legs = request.selections
+        request = body_read(BetPlaceRequest, body)
+        legs = request.legs()
         try:
             bet_request_validate(
                 idempotency_key=request.idempotency_key,

@@ -1,65 +1,33 @@
-"""Stream control API: subscribe, begin, change and end a subscriber channel (docs/protocol.md)."""
+"""Stream control endpoints (``/api/streams``): subscribe, begin, change and end a subscriber
+channel (docs/protocol.md)."""
 
 from __future__ import annotations
 
 import logging
-import math
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from ninja import Router, Status
 from redis.exceptions import RedisError
 
-from odds.api.http import api_view, error_response, json_body, json_response
+from odds.api import schemas as s
+from odds.api.http import Session, answers, error_response, json_only
 from odds.api.schemas import ApiError
-from odds.services.placement import MAX_LEGS, MAX_RETURN, MAX_STAKE
 from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
 from reducers.schemas import InvalidRecord
-from reducers.subscriptions import SubscriptionSpec, since_from_json, spec_from_json
+from reducers.subscriptions import SubscriptionSpec, spec_from_json
 
 log = logging.getLogger(__name__)
 
+router = Router(auth=Session(), tags=["streams"])
 
-def _spec(request: HttpRequest) -> SubscriptionSpec:
-    body = json_body(request)
-    _spec_lists(body)
+
+def _spec(body: s.SubscriptionSpec) -> SubscriptionSpec:
+    """The spec as the reducers read it (the rules across fields: a view's markets, the number of
+    markets, each claimed bet's prices)."""
     try:
-        spec = spec_from_json(body)
+        return spec_from_json(body.model_dump(exclude_unset=True))
     except InvalidRecord as exc:
         raise ApiError(400, "invalid", exc.detail or exc.reason, field=exc.field) from exc
-    _spec_bounded(spec)
-    return spec
-
-
-def _spec_lists(raw: Any) -> None:
-    """The lists of a spec are lists: the spec reader takes any empty value (``{}``, ``0``, ``""``)
-    for an empty list and skips a claimed bet's legs that are not objects, which the API's
-    description does not allow."""
-    if not isinstance(raw, dict):
-        return
-    for name in ("slip", "bets"):
-        if raw.get(name) is not None and not isinstance(raw[name], list):
-            raise ApiError(400, "invalid", f"{name} must be a list", field=name)
-    for index, bet in enumerate(raw.get("bets") or ()):
-        legs = bet.get("legs") if isinstance(bet, dict) else None
-        if isinstance(legs, list) and not all(isinstance(leg, dict) for leg in legs):
-            raise ApiError(400, "invalid", "each leg is an object", field=f"bets[{index}].legs")
-
-
-def _spec_bounded(spec: SubscriptionSpec) -> None:
-    """Slips and bets no bet placement would take are refused here: the reducers compute their
-    odds and cash-out values to the penny, and an accumulator of dozens of long prices, or a
-    claimed bet of 1E+30, has more digits than a decimal context holds (the reducer would fail)."""
-    if len(spec.slip) > MAX_LEGS:
-        raise ApiError(400, "invalid", f"a slip has at most {MAX_LEGS} legs", field="slip")
-    for index, bet in enumerate(spec.bets):
-        legs = len(bet.legs)
-        if not 1 <= legs <= MAX_LEGS or bet.stake > MAX_STAKE:
-            message = f"a bet has 1 to {MAX_LEGS} legs and a stake of at most {MAX_STAKE}"
-            raise ApiError(400, "invalid", message, field=f"bets[{index}]")
-        # Not betting.potential_return: rounding that to the penny is what fails on huge values.
-        if bet.stake * math.prod(price for _, _, price in bet.legs) > MAX_RETURN:
-            message = f"a bet's potential return is at most {MAX_RETURN}"
-            raise ApiError(400, "invalid", message, field=f"bets[{index}]")
 
 
 def _refusal(exc: StreamError) -> HttpResponse:
@@ -81,7 +49,7 @@ def _state_unavailable() -> HttpResponse:
 
 def _user_id(request: HttpRequest) -> int:
     user_id = request.user.pk
-    assert isinstance(user_id, int)  # api_view admits only logged-in users
+    assert isinstance(user_id, int)  # Session() admits only logged-in users
     return user_id
 
 
@@ -92,72 +60,144 @@ def _session_key(request: HttpRequest) -> str:
     return request.session.session_key
 
 
-@api_view(methods=("POST",))
-def streams(request: HttpRequest) -> HttpResponse:
-    spec = _spec(request)
+UNAVAILABLE = (
+    s.CommandUnavailable,
+    "The database cannot be reached, or Kafka did not acknowledge the command (`command_not_sent`), or Redis"
+    " refused the write (`state_unavailable`: at its memory limit, or unreachable); try again after"
+    " `Retry-After` seconds.",
+    ("Retry-After",),
+)
+NO_CHANNEL = (s.NoChannel, "No such channel of this user and session.")
+CONTROL_LIMITED = (
+    s.ControlLimited,
+    "Above the punter's begin, resync and change rate limit; retry after `Retry-After` seconds.",
+    ("Retry-After",),
+)
+SPEC_REFUSED = (s.BodyRefused, "The body is not JSON or the spec is invalid (`field` names the part).")
+SPEC_EXAMPLES = {
+    "markets": {"view": "markets", "markets": [42, 43]},
+    "query": {"view": "markets", "query": {"sport": "football", "starting_within_minutes": 60}},
+    "in_play": {"view": "markets", "query": {"sport": "tennis", "in_play": True}},
+    "slip": {
+        "view": "slip",
+        "slip": [{"selection_id": 101, "market_id": 42}, {"selection_id": 205, "market_id": 57}],
+        "stake": "10.00",
+    },
+    "bets": {
+        "view": "bets",
+        "bets": [{"bet_id": 7, "stake": "10.00", "legs": [{"selection_id": 101, "market_id": 42, "price": "2.50"}]}],
+    },
+}
+
+
+@router.post(
+    "streams",
+    summary="Create a subscriber channel bound to this user and session",
+    url_name="streams",
+    **answers(
+        {201: (s.ChannelCreated, "Created; attach to it on the websocket, then begin.")},
+        {
+            400: SPEC_REFUSED,
+            409: (s.TooManyChannels, "The punter or the browser session has its most live channels."),
+            429: (s.RateLimited, "Above the subscription rate limit."),
+            503: UNAVAILABLE,
+        },
+        access="write",
+        body=True,
+        examples=SPEC_EXAMPLES,
+    ),
+)
+def streams(request: HttpRequest, body: s.SubscriptionSpec) -> HttpResponse | Status[s.ChannelCreated]:
+    spec = _spec(body)
     try:
         channel = stream_subscribe(user_id=_user_id(request), session_key=_session_key(request), spec=spec)
     except StreamError as exc:
         return _refusal(exc)
     except RedisError:
         return _state_unavailable()
-    return json_response(
-        {"v": 1, "channel": channel.channel_id, "spec": spec.to_json(), "websocket": "/ws/odds/"}, status=201
+    created = s.ChannelCreated(
+        channel=channel.channel_id, spec=s.SpecOut.model_validate(spec.to_json()), websocket="/ws/odds/"
     )
+    return Status(201, created)
 
 
-def _since(request: HttpRequest) -> dict[int, tuple[int, str]]:
-    """The optional body of a begin: ``{"since": {"42": [17, "open"]}}``, what the client holds.
-    A begin without a body (none, an empty JSON body or an empty form) holds nothing."""
-    if request.content_type != "application/json":
-        if request.POST:
-            raise ApiError(400, "bad_json", 'send the begin\'s body as JSON: {"since": {…}}')
-        return {}
-    if not request.body:
-        return {}
-    body = json_body(request)
-    if not isinstance(body, dict):
-        raise ApiError(400, "bad_json", "the request body must be a JSON object")
-    unknown = set(body) - {"since"}
-    if unknown:
-        raise ApiError(400, "invalid", f"unknown fields: {', '.join(sorted(unknown))}", field=sorted(unknown)[0])
-    try:
-        return since_from_json(body.get("since"))
-    except InvalidRecord as exc:
-        raise ApiError(400, "bad_since", exc.detail or exc.reason, field="since") from exc
-
-
-@api_view(methods=("POST",))
-def stream_begin_view(request: HttpRequest, channel_id: str) -> HttpResponse:
-    resync = request.GET.get("resync") == "1"
-    since = _since(request)
+@router.post(
+    "streams/{channel_id}/begin",
+    auth=Session(check=json_only),
+    summary="Ask the reducers for the channel's image, then deltas",
+    url_name="stream-begin",
+    **answers(
+        {202: (s.ChannelStatus, "Requested.")},
+        {
+            400: (
+                s.BeginRefused,
+                "The body is not JSON, has unknown fields, or `since` is not an object of market-id strings to"
+                " `[sequence, status]` (at most 500).",
+            ),
+            404: NO_CHANNEL,
+            429: CONTROL_LIMITED,
+            503: UNAVAILABLE,
+        },
+        access="write",
+        body=True,
+        examples={"since": {"since": {"42": [17, "open"]}}},
+    ),
+)
+def stream_begin_view(
+    request: HttpRequest, channel_id: s.ChannelId, resync: s.Resync = None, body: s.BeginRequest | None = None
+) -> HttpResponse | Status[s.ChannelStatus]:
     try:
         stream_begin(
             channel_id=channel_id,
             user_id=_user_id(request),
             session_key=request.session.session_key,
-            resync=resync,
-            since=since,
+            resync=resync == "1",
+            since=body.since if body is not None else {},
         )
     except StreamError as exc:
         return _refusal(exc)
     except RedisError:
         return _state_unavailable()
-    return json_response({"v": 1, "channel": channel_id, "status": "begin requested"}, status=202)
+    return Status(202, s.ChannelStatus(channel=channel_id, status="begin requested"))
 
 
-@api_view(methods=("PUT", "DELETE"))
-def stream_detail(request: HttpRequest, channel_id: str) -> HttpResponse:
+@router.put(
+    "streams/{channel_id}",
+    summary="Change the channel's spec; a new image follows",
+    url_name="stream",
+    **answers(
+        {202: (s.ChannelSpec, "Requested.")},
+        {400: SPEC_REFUSED, 404: NO_CHANNEL, 429: CONTROL_LIMITED, 503: UNAVAILABLE},
+        access="write",
+        body=True,
+        examples=SPEC_EXAMPLES,
+    ),
+)
+def stream_change_view(
+    request: HttpRequest, channel_id: s.ChannelId, body: s.SubscriptionSpec
+) -> HttpResponse | Status[s.ChannelSpec]:
+    spec = _spec(body)
     try:
-        if request.method == "PUT":
-            spec = _spec(request)
-            stream_change(
-                channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key, spec=spec
-            )
-            return json_response({"v": 1, "channel": channel_id, "spec": spec.to_json()}, status=202)
+        stream_change(
+            channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key, spec=spec
+        )
+    except StreamError as exc:
+        return _refusal(exc)
+    except RedisError:
+        return _state_unavailable()
+    return Status(202, s.ChannelSpec(channel=channel_id, spec=s.SpecOut.model_validate(spec.to_json())))
+
+
+@router.delete(
+    "streams/{channel_id}",
+    summary="End the channel",
+    **answers({202: (s.ChannelStatus, "Ended.")}, {404: NO_CHANNEL, 503: UNAVAILABLE}, access="write"),
+)
+def stream_end_view(request: HttpRequest, channel_id: s.ChannelId) -> HttpResponse | Status[s.ChannelStatus]:
+    try:
         stream_unsubscribe(channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key)
     except StreamError as exc:
         return _refusal(exc)
     except RedisError:
         return _state_unavailable()
-    return json_response({"v": 1, "channel": channel_id, "status": "ended"}, status=202)
+    return Status(202, s.ChannelStatus(channel=channel_id, status="ended"))

@@ -1,29 +1,18 @@
-"""REST API views: parse the request, call one service or selector, render JSON."""
+"""Bets and wallet endpoints (``/api/bets``, ``/api/wallet``): each declares its URL, the body
+it reads and the answers it gives (``odds/api/schemas.py``), and calls one service or selector."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Annotated, cast
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
+from ninja import Router, Status
+from pydantic import Field
 
-from odds.api.http import api_view, error_response, json_body, json_response, query_int
-from odds.api.schemas import (
-    API_VERSION,
-    ApiError,
-    BetOut,
-    BetPlaceRequest,
-    BreakOut,
-    BreakRequest,
-    CashOutRequest,
-    DepositLimitOut,
-    DepositLimitRequest,
-    PaymentOut,
-    PaymentRequest,
-    WalletOut,
-    bet_rejection_error,
-    invalid,
-)
+from odds.api import schemas as s
+from odds.api.http import Session, answers, error_response, json_response
+from odds.api.schemas import ApiError, BetOut, BetPlaceRequest, Whole
 from odds.formatting import OddsFormat
 from odds.models import Bet
 from odds.selectors.bets import bet_cash_out_quotes, bet_list, wallet_for_user, wallet_statement
@@ -44,46 +33,20 @@ from odds.services.wallet import (
     wallet_withdraw,
 )
 
-MAX_LIST = 200
+router = Router(auth=Session())
 
 
 def _user(request: HttpRequest) -> User:
-    # api_view lets only logged-in users through.
+    # Session() lets only logged-in users through.
     return cast(User, request.user)
 
 
-def _odds_format(request: HttpRequest) -> OddsFormat:
-    raw = request.GET.get("format", OddsFormat.DECIMAL)
-    try:
-        return OddsFormat(raw)
-    except ValueError as exc:
-        raise invalid("format", f"one of {', '.join(OddsFormat)}") from exc
-
-
-@api_view(methods=("GET", "POST"))
-def bets(request: HttpRequest) -> HttpResponse:
-    if request.method == "POST":
-        return _bet_place(request)
-    return _bet_list(request)
-
-
-def _bet_place(request: HttpRequest) -> HttpResponse:
+def _placement_rate(request: HttpRequest) -> None:
+    """Every attempt counts, valid or not: checked before the body is read."""
     try:
         bet_rate_check(user_id=_user(request).pk)
     except BetRateLimited as exc:
         raise rate_limited_error(exc) from exc
-    body = BetPlaceRequest.from_json(json_body(request))
-    try:
-        placement = bet_place(
-            user=_user(request),
-            idempotency_key=body.idempotency_key,
-            stake=body.stake,
-            legs=body.selections,
-            price_policy=body.price_policy,
-        )
-    except BetInvalid as exc:
-        raise bet_invalid_error(exc) from exc
-    return placement_response(placement)
 
 
 def rate_limited_error(exc: BetRateLimited) -> ApiError:
@@ -97,35 +60,116 @@ def bet_invalid_error(exc: BetInvalid) -> ApiError:
 
 def placement_response(placement: Placement) -> HttpResponse:
     """``POST /api/bets``'s answer: 201 accepted, 202 held by the in-play delay (the decision
-    follows as a frame on the punter's websocket), 200 a retry, 409 rejected."""
+    follows as a frame on the punter's websocket), 200 a retry, 409 rejected. The ASGI fast path
+    (``odds.api.placement``) answers with it too."""
     if placement.rejected:
-        return error_response(bet_rejection_error(placement.bet))
-    payload: dict[str, Any] = {
-        "v": API_VERSION,
-        "created": placement.created,
-        "bet": BetOut(bet=placement.bet).to_json(),
-    }
+        return error_response(s.bet_rejection_error(placement.bet))
+    body = s.BetPlaced(created=placement.created, bet=BetOut.of(placement.bet)).model_dump()
     if not placement.created:
-        return json_response(payload, status=200)
-    return json_response(payload, status=201 if placement.accepted else 202)
+        return json_response(body, status=200)
+    return json_response(body, status=201 if placement.accepted else 202)
 
 
-def _bet_list(request: HttpRequest) -> HttpResponse:
-    state = request.GET.get("state")
-    if state not in (None, "open", "settled"):
-        raise invalid("state", "open or settled")
-    limit = query_int(request, name="limit", default=50, low=1, high=MAX_LIST)
-    fmt = _odds_format(request)
+EXCLUDED = (
+    s.Excluded,
+    "Refused: the CSRF token is missing or wrong, or the punter's time-out or self-exclusion runs"
+    " (`excluded`: the message says until when).",
+)
+
+
+@router.post(
+    "bets",
+    auth=Session(check=_placement_rate),
+    summary="Place a single (one selection) or an accumulator (several, one per event)",
+    url_name="bets",
+    **answers(
+        {
+            200: (s.BetPlaced, "A retry of a bet already placed with this key: the first attempt's bet."),
+            201: (s.BetPlaced, "Placed: the stake is held."),
+            202: (
+                s.BetPlaced,
+                "Held by the in-play delay (`status: pending`, `accept_at`): the stake is held and the decision"
+                " follows as a `bet.decided` websocket frame (and in `GET /api/bets`).",
+            ),
+        },
+        {
+            400: (s.BetRefused, "Malformed or against a rule of the bet; nothing was recorded."),
+            403: EXCLUDED,
+            409: (s.BetRejected, "Refused and recorded as rejected, with every leg's current price."),
+            429: (s.RateLimited, "Above the placement rate limit; nothing was recorded."),
+            503: (
+                s.PlacementUnavailable,
+                "The database cannot be reached (`database_unavailable`), or this web process's placement pool is"
+                " saturated (`overloaded`, answered at once); nothing was recorded: send the same request (same"
+                " key) again after `Retry-After` seconds.",
+                ("Retry-After",),
+            ),
+        },
+        access="write",
+        body=True,
+        examples={
+            "accumulator": {
+                "v": 1,
+                "idempotency_key": "5b1c0f9e",
+                "stake": "10.00",
+                "price_policy": "better",
+                "selections": [{"selection_id": 101, "price": "2.50"}, {"selection_id": 205, "price": "1.91"}],
+            },
+            "single": {"idempotency_key": "a1", "stake": 5, "selections": [{"selection_id": 1, "price": 2.1}]},
+        },
+    ),
+)
+def bets_place(request: HttpRequest, body: BetPlaceRequest) -> HttpResponse:
+    try:
+        placement = bet_place(
+            user=_user(request),
+            idempotency_key=body.idempotency_key,
+            stake=body.stake,
+            legs=body.legs(),
+            price_policy=body.price_policy,
+        )
+    except BetInvalid as exc:
+        raise bet_invalid_error(exc) from exc
+    return placement_response(placement)
+
+
+@router.get(
+    "bets",
+    summary="My bets, newest first, each open bet with its live cash-out quote",
+    **answers(
+        {200: (s.BetList, "The bets.")},
+        {400: (s.QueryRefused, "A query parameter is invalid (`field` names it).")},
+    ),
+)
+def bets_list(
+    request: HttpRequest,
+    state: Annotated[s.BetState | None, Field(description="open or settled (rejected bets count as settled)")] = None,
+    limit: Annotated[int, Whole(1, s.MAX_LIST), Field(description="how many")] = 50,
+    format: Annotated[s.OddsFormatName, Field(description="odds format of `*_display`")] = OddsFormat.DECIMAL.value,
+) -> s.BetList:
     found = bet_list(user=_user(request), state=state, limit=limit)
     offers = bet_cash_out_quotes(bets=found)
-    return json_response(
-        {"v": API_VERSION, "bets": [BetOut(bet=bet, cash_out=offers.get(bet.id), fmt=fmt).to_json() for bet in found]}
-    )
+    fmt = OddsFormat(format)
+    return s.BetList(bets=[BetOut.of(bet, cash_out=offers.get(bet.id), fmt=fmt) for bet in found])
 
 
-@api_view(methods=("POST",))
-def bet_cash_out_view(request: HttpRequest, bet_id: int) -> HttpResponse:
-    body = CashOutRequest.from_json(json_body(request))
+@router.post(
+    "bets/{int:bet_id}/cash-out",
+    summary="Cash out an open bet at the quote the punter saw",
+    url_name="bet-cash-out",
+    **answers(
+        {200: (s.OneBet, "Cashed out: the current quote (`payout`) is paid into the wallet.")},
+        {
+            403: EXCLUDED,
+            404: (s.NotFound, "No such bet of this punter."),
+            409: (s.CashOutRefused, "No cash-out at this quote: `quote` is the current offer (null when none)."),
+        },
+        access="write",
+        body=True,
+        examples={"quote": {"v": 1, "quote": "12.34"}, "exact": {"v": 1, "quote": "12.34", "accept": "exact"}},
+    ),
+)
+def bet_cash_out_view(request: HttpRequest, bet_id: int, body: s.CashOutRequest) -> s.OneBet:
     try:
         bet = bet_cash_out(user=_user(request), bet_id=bet_id, quote_seen=body.quote, policy=body.accept)
     except Bet.DoesNotExist as exc:
@@ -134,14 +178,19 @@ def bet_cash_out_view(request: HttpRequest, bet_id: int) -> HttpResponse:
         if exc.code == "excluded":
             raise ApiError(403, exc.code, exc.message, field="account") from exc
         raise ApiError(409, exc.code, exc.message, field="quote", extra={"quote": exc.quote}) from exc
-    return json_response({"v": API_VERSION, "bet": BetOut(bet=bet).to_json()})
+    return s.OneBet(bet=BetOut.of(bet))
 
 
-@api_view(methods=("GET",))
-def wallet(request: HttpRequest) -> HttpResponse:
+@router.get(
+    "wallet",
+    summary="Balance and the latest ledger entries that changed it",
+    url_name="wallet",
+    **answers({200: (s.WalletOut, "The wallet.")}),
+)
+def wallet(request: HttpRequest) -> s.WalletOut:
     found = wallet_for_user(user=_user(request))
     entries = wallet_statement(wallet=found) if found is not None else []
-    return json_response(WalletOut(wallet=found, entries=entries).to_json())
+    return s.WalletOut.of(found, entries)
 
 
 def payment_refused_error(exc: PaymentRefused) -> ApiError:
@@ -149,42 +198,104 @@ def payment_refused_error(exc: PaymentRefused) -> ApiError:
     return ApiError(status, exc.code, exc.message, field=exc.field)
 
 
-def _payment(request: HttpRequest, *, deposit: bool) -> HttpResponse:
-    body = PaymentRequest.from_json(json_body(request))
+def _payment(request: HttpRequest, body: s.PaymentRequest, *, deposit: bool) -> Status[s.PaymentOut]:
     service = wallet_payment_deposit if deposit else wallet_withdraw
     try:
         payment = service(user=_user(request), amount=body.amount, request_id=body.request_id)
     except PaymentRefused as exc:
         raise payment_refused_error(exc) from exc
-    status = 201 if payment.created else 200
-    return json_response(PaymentOut(entry=payment.entry, created=payment.created).to_json(), status=status)
+    entry = payment.entry
+    answer = s.PaymentOut(
+        created=payment.created,
+        entry=s.LedgerEntryOut.of(entry),
+        wallet=s.Balance(currency="GBP", balance=entry.balance_after),
+    )
+    return Status(201 if payment.created else 200, answer)
 
 
-@api_view(methods=("POST",))
-def wallet_deposits(request: HttpRequest) -> HttpResponse:
-    return _payment(request, deposit=True)
+PAYMENT_EXAMPLES = {"pounds": {"v": 1, "amount": "20.00", "request_id": "5f2c0e9a"}}
+PAID = {
+    201: (s.PaymentOut, "Paid: the ledger entry and the balance after it."),
+    200: (s.PaymentOut, "A repeat of a request already paid: its entry, nothing paid again."),
+}
 
 
-@api_view(methods=("POST",))
-def wallet_withdrawals(request: HttpRequest) -> HttpResponse:
-    return _payment(request, deposit=False)
+@router.post(
+    "wallet/deposits",
+    summary="Deposit through the demo payment form",
+    url_name="wallet-deposits",
+    **answers(
+        PAID,
+        {
+            400: (s.DepositError, "The amount or request id is not acceptable; nothing was paid."),
+            403: EXCLUDED,
+        },
+        access="write",
+        body=True,
+        examples=PAYMENT_EXAMPLES,
+    ),
+)
+def wallet_deposits(request: HttpRequest, body: s.PaymentRequest) -> Status[s.PaymentOut]:
+    return _payment(request, body, deposit=True)
 
 
-@api_view(methods=("PUT",))
-def wallet_limit(request: HttpRequest, period: str) -> HttpResponse:
-    body = DepositLimitRequest.from_json(json_body(request))
+@router.post(
+    "wallet/withdrawals",
+    summary="Withdraw, at most the balance (open during a break)",
+    url_name="wallet-withdrawals",
+    **answers(
+        PAID,
+        {400: (s.WithdrawalError, "The amount or request id is not acceptable; nothing was paid.")},
+        access="write",
+        body=True,
+        examples=PAYMENT_EXAMPLES,
+    ),
+)
+def wallet_withdrawals(request: HttpRequest, body: s.PaymentRequest) -> Status[s.PaymentOut]:
+    return _payment(request, body, deposit=False)
+
+
+@router.put(
+    "wallet/limits/{period}",
+    summary="Set a deposit limit: lower at once, higher after the cooling-off period",
+    url_name="wallet-limit",
+    **answers(
+        {
+            200: (
+                s.DepositLimitOut,
+                "The limit: `amount` applies now; a raise waits in `pending_amount` until `pending_from`.",
+            )
+        },
+        {400: (s.PaymentError, "The period or the amount is not acceptable; the limit is unchanged.")},
+        access="write",
+        body=True,
+    ),
+)
+def wallet_limit(request: HttpRequest, period: s.Period, body: s.DepositLimitRequest) -> s.DepositLimitOut:
     try:
         limit = deposit_limit_set(user=_user(request), period=period, amount=body.amount)
     except PaymentRefused as exc:
         raise payment_refused_error(exc) from exc
-    return json_response(DepositLimitOut(limit=limit).to_json())
+    return s.DepositLimitOut.of(limit)
 
 
-@api_view(methods=("POST",))
-def wallet_break(request: HttpRequest) -> HttpResponse:
-    body = BreakRequest.from_json(json_body(request))
+@router.post(
+    "wallet/break",
+    summary="Take a time-out or self-exclude; it cannot be shortened",
+    url_name="wallet-break",
+    by_alias=True,
+    **answers(
+        {200: (s.BreakOut, "The break that runs now (a longer one already running stays).")},
+        access="write",
+        body=True,
+    ),
+)
+def wallet_break(request: HttpRequest, body: s.BreakRequest) -> s.BreakOut:
     try:
         found = wallet_break_take(user=_user(request), length=body.length)
     except PaymentRefused as exc:
         raise payment_refused_error(exc) from exc
-    return json_response(BreakOut(wallet=found).to_json())
+    until = s.timestamp(found.excluded_until)
+    assert until is not None  # a break was just taken or one runs longer
+    taken = s.BreakTaken(exclusion=found.exclusion, until=until)
+    return s.BreakOut(break_=taken)

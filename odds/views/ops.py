@@ -17,7 +17,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from odds.api import ops as api
+from odds.api.api import urlpatterns_under
 from odds.selectors.ops import DEAD_LETTER_SOURCES, RANGES, dead_letters_recent
 from odds.services.metrics_prometheus import metrics_exposition
 from odds.views import trading
@@ -113,13 +113,9 @@ staff_urlpatterns = [
     path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),
     path("ops/lag", lag_page, name="ops-lag"),
     path("ops/dead-letters", dead_letters_page, name="ops-dead-letters"),
-    path("trading/api/liability", api.trading_liability, name="trading-api-liability"),
-    path("trading/api/channels", api.trading_channels, name="trading-api-channels"),
-    path("trading/api/channels/<str:channel_id>/end", api.trading_channel_end, name="trading-api-channel-end"),
-    path("trading/api/markets/<int:market_id>/settlement", api.trading_settlement, name="trading-api-settlement"),
-    path("ops/api/snapshot", api.ops_snapshot, name="ops-api-snapshot"),
-    path("ops/api/history", api.ops_history, name="ops-api-history"),
-    path("ops/api/latency", api.ops_latency, name="ops-api-latency"),
+    # The staff JSON APIs (odds/api/ops.py).
+    *urlpatterns_under("trading/api/"),
+    *urlpatterns_under("ops/api/"),
 ]
 
 urlpatterns = [*staff_urlpatterns, path("metrics", metrics, name="metrics")]
