@@ -281,6 +281,7 @@ def refusal(name: str, *codes: str, **extra: Any) -> type[ErrorBody]:
     outer = {key[1:]: (kind, ...) for key, kind in extra.items() if key.startswith("_")}
     inner = {key: (kind | None, None) for key, kind in extra.items() if not key.startswith("_")}
     code: Any = Literal[codes]
+    # pydantic types create_model's fields as keyword arguments it cannot match to a dict of them.
     detail = create_model(f"{name}Detail", __base__=ErrorDetail, code=(code, ...), **inner)  # type: ignore[call-overload]
     return create_model(name, __base__=ErrorBody, error=(detail, ...), **outer)  # type: ignore[call-overload]
 
