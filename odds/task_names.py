@@ -9,7 +9,10 @@ without its schedule or the messages already queued losing it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from celery import Task
 
 WORKER_HEARTBEAT = "odds.tasks.worker_heartbeat"
 MARKET_SETTLE = "odds.tasks.market_settle"
@@ -24,8 +27,16 @@ DIGEST_WEEKLY = "odds.tasks.digest_weekly"
 DIGEST_EMAIL = "odds.tasks.digest_email"
 
 
-def enqueue(name: str, *args: Any) -> None:
-    """Queue the task ``name`` with ``args`` (run at once where tasks run eagerly, as in tests)."""
+def registered(name: str) -> Task:
+    """The task ``name``. A process that is not a worker (the site, a command) has not imported
+    the tasks modules: Celery's autodiscovery imports them when asked to here."""
     from celery import current_app
 
-    current_app.tasks[name].delay(*args)
+    if name not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[name]
+
+
+def enqueue(name: str, *args: Any) -> None:
+    """Queue the task ``name`` with ``args`` (run at once where tasks run eagerly, as in tests)."""
+    registered(name).delay(*args)
