@@ -9,7 +9,9 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Page, expect
 
+from odds.models import Market
 from tests.browser.axe import axe_check
+from tests.conftest import wait_for
 from tests.factories import market_create, price_update, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -89,7 +91,9 @@ def test_a_bad_price_is_refused_in_words_next_to_its_field(asgi_server, kafka_to
     axe_check(page)
 
 
-def test_settling_asks_for_confirmation_with_the_bets_and_payout(asgi_server, kafka_topics, redis_client, trader, page):
+def test_settling_asks_for_confirmation_with_the_bets_and_payout(
+    asgi_server, kafka_topics, redis_client, celery_worker, trader, page
+):
     from odds.services.bets import LegRequest, bet_place
     from tests.factories import live_state_write
 
@@ -113,6 +117,8 @@ def test_settling_asks_for_confirmation_with_the_bets_and_payout(asgi_server, ka
     axe_check(page)
     page.get_by_role("button", name="Result and settle 2 bets").click()
     expect(page).to_have_url(re.compile(rf"/trading/markets/{market.id}/settlement$"))
+    # The worker settles both bets (and is done with them before the test's data is cleared).
+    wait_for(lambda: Market.objects.get(id=market.id).status == Market.Status.SETTLED, timeout=60, what="settled")
 
 
 def test_a_punter_on_a_staff_page_gets_the_styled_403(asgi_server, kafka_topics, page, login):
