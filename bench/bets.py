@@ -292,7 +292,9 @@ def fixture_remove(*, namespace: str | None = None) -> None:
     from django.contrib.auth.models import User
     from django.db.models import ProtectedError
 
-    from odds.models import Bet, Event, LedgerEntry, Market, OutboxMessage, Selection, Wallet
+    from odds.betting.models import Bet, LedgerEntry, Wallet
+    from odds.catalogue.models import Event, Market, Selection
+    from odds.models import OutboxMessage
 
     users = User.objects.filter(username__startswith=PUNTER_PREFIX)
     LedgerEntry.objects.filter(wallet__user__in=users).delete()
@@ -321,8 +323,8 @@ def fixture_create(*, punters: int) -> Fixture:
     from django.utils import timezone
     from django.utils.crypto import get_random_string
 
-    from odds.models import Competition, Event, Market, Selection, Sport
-    from odds.services.wallet import wallet_deposit
+    from odds.betting.services.wallet import wallet_deposit
+    from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 
     sport, _ = Sport.objects.get_or_create(slug="football", defaults={"name": "Football"})
     competition, _ = Competition.objects.get_or_create(sport=sport, name=COMPETITION)
@@ -362,8 +364,8 @@ def markets_publish(books: dict[int, list[int]]) -> None:
     as the markets query and the price reducer would."""
     from django.conf import settings
 
-    from odds.models import Market
-    from odds.services.markets import market_definition
+    from odds.catalogue.models import Market
+    from odds.catalogue.services.markets import market_definition
     from reducers import topics
     from reducers.prices import conflate
     from reducers.schemas import PriceUpdate, SelectionPrice
@@ -410,7 +412,7 @@ def _span(ids: list[int], what: str) -> tuple[int, int]:
     return low, high
 
 
-# The placement statement as the API runs it (odds/services/placement.py: PLACE_SQL), for a
+# The placement statement as the API runs it (odds/betting/services/placement.py: PLACE_SQL), for a
 # random punter and selection, at any price ("any" policy), stake 1.00.
 CEILING_SCRIPT = """\\set uid random({users[0]}, {users[1]})
 \\set sel random({selections[0]}, {selections[1]})
@@ -677,7 +679,7 @@ def bench_bets(
     """
     _django_setup()
     from bench.common import namespace as fresh_namespace
-    from odds.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
+    from odds.betting.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
 
     # Enough punters that none reaches the per-punter limit at the highest rate tried.
     punters = max(punters, math.ceil(max((rate, *search)) * PLACE_WINDOW_S / (PLACE_LIMIT * LIMIT_SHARE)))

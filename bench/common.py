@@ -93,7 +93,7 @@ def namespace() -> Iterator[str]:
     name = f"bench{uuid.uuid4().hex[:6]}"
     previous = os.environ.get("SPORTSBOOK_NAMESPACE")
     os.environ["SPORTSBOOK_NAMESPACE"] = name
-    from odds.services.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client, topics_ensure
     from reducers.topics import all_topics
 
     topics_ensure()

@@ -26,7 +26,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
-from odds.consumers import OddsConsumer  # noqa: E402
+from odds.streaming.consumers import OddsConsumer  # noqa: E402
 from reducers import keys  # noqa: E402
 from reducers.connections import async_redis_client  # noqa: E402
 from webapp.origins import OriginValidator  # noqa: E402

@@ -44,7 +44,7 @@ from bench import edge
 from bench.common import RESULTS, ROOT, machine, markets_define, markets_table_write, median, namespace
 from bench.harness import Process, python, wait_until
 from bench.suspend import time_suspensions
-from odds.services.kafka import producer_create
+from odds.core.kafka import producer_create
 from reducers import keys, topics
 from reducers.connections import redis_client
 from reducers.schemas import PriceUpdate, SelectionPrice
@@ -175,8 +175,10 @@ REDUCER_MARKETS = 1000
 def reducer_warmups(mode: str, records: int) -> list[int]:
     """Records worked off before measuring: the first batches pay for planning, code generation
     and starting Python workers. Micro-batch warms both of its paths: a small batch (Python),
-    then a large one (Spark SQL validates and conflates)."""
-    return [2000, 20_000] if mode == "microbatch" and records > 30_000 else [2000]
+    then one above ``SPARK_SQL_PATH_MIN_RECORDS`` (Spark SQL validates and conflates). The
+    reducers take the second as it is produced: its first tens of thousands of records make
+    driver batches, and the rest, produced meanwhile, one batch over the limit."""
+    return [2000, 150_000] if mode == "microbatch" and records > 200_000 else [2000]
 
 
 @dataclass
@@ -959,7 +961,7 @@ def main(argv: list[str] | None = None) -> None:
             "warmup": 4 if quick else 8,
             "suspensions": (4 if quick else 20) if mode == "microbatch" and "suspend" in stages else 0,
         }
-        records = 3_000 if quick else (300_000 if mode == "microbatch" else 30_000)
+        records = 3_000 if quick else (400_000 if mode == "microbatch" else 30_000)
         if shared:
             # Short real-time batches: a quick backlog's last records wait for the end of one.
             with reducers_running(

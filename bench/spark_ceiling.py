@@ -25,7 +25,8 @@ from spark.config import config
 from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
 from spark.session import build_session
-from spark.validation import PRICE_RECORD, RAW_COLUMNS
+from spark.sources import RAW_COLUMNS
+from spark.validation import PRICE_RECORD
 
 QUERY_NAME = "ceiling"
 log = logging.getLogger("bench.spark_ceiling")

@@ -106,7 +106,7 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
     from django.conf import settings
 
     from bench.edge import server_command
-    from odds.services.kafka import producer_create
+    from odds.core.kafka import producer_create
 
     client = redis_client(settings.REDIS_URL)
     watched = list(range(first, first + WATCHED_COUNT))

@@ -49,7 +49,7 @@ PRICES = ("2.10", "3.40", "3.50")
 # How often the demo feed moves each market: FEED_RATE (50 updates/s) over the seeded demo's 422
 # markets. The benchmark's markets move as often.
 DEMO_UPDATES_PER_MARKET_S = 50 / 422
-# A list view shows at most this many events (odds.selectors.catalogue.event_list).
+# A list view shows at most this many events (odds.catalogue.selectors.catalogue.event_list).
 LIST_EVENTS = 80
 
 
@@ -63,7 +63,7 @@ def _events_create(count: int) -> tuple[int, list[int]]:
 
     from django.utils import timezone
 
-    from odds.models import Competition, Event, Market, Selection, Sport
+    from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 
     _events_remove()
     sport, _ = Sport.objects.get_or_create(slug="football", defaults={"name": "Football"})
@@ -84,7 +84,7 @@ def _events_create(count: int) -> tuple[int, list[int]]:
 
 
 def _events_remove() -> None:
-    from odds.models import Competition, Event, Market, Selection
+    from odds.catalogue.models import Competition, Event, Market, Selection
 
     events = Event.objects.filter(competition__name=COMPETITION)
     Selection.objects.filter(market__event__in=events).delete()
@@ -108,7 +108,7 @@ class Feed(threading.Thread):
     def _apply(self, market_ids: list[int]) -> None:
         from django.conf import settings
 
-        from odds.models import Selection
+        from odds.catalogue.models import Selection
         from reducers.prices import conflate
         from reducers.schemas import PriceUpdate, SelectionPrice
         from reducers.store import MarketStore

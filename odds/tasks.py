@@ -9,11 +9,11 @@ from celery import Task, shared_task
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError
 
-from odds import task_names
-from odds.selectors.markets import markets_awaiting_settlement
-from odds.services import bet_delay
-from odds.services.outbox import outbox_drain
-from odds.services.settlement import market_bets_settle
+from odds.betting.selectors.settlement import markets_awaiting_settlement
+from odds.betting.services import bet_delay
+from odds.betting.services.settlement import market_bets_settle
+from odds.core import task_names
+from odds.core.outbox import outbox_drain
 from reducers import keys
 from reducers.connections import redis_client
 
@@ -74,7 +74,7 @@ def settlement_sweep() -> None:
 @shared_task(name=task_names.STREAMS_EXPIRE_IDLE, ignore_result=True)
 def streams_expire_idle() -> None:
     """Run by beat: end subscriber channels whose websocket has been silent past the expiry."""
-    from odds.services.streams import streams_expire
+    from odds.streaming.services.streams import streams_expire
 
     ended = streams_expire(idle_ms=settings.STREAM_IDLE_EXPIRY_S * 1000)
     if ended:
@@ -88,7 +88,7 @@ def streams_expire_idle() -> None:
 def metrics_sample() -> None:
     """Run by beat every 5 s: keep one sample of the dashboard's figures per slot (idempotent).
     A lost run only leaves a gap in the history, so it is neither acknowledged late nor retried."""
-    from odds.services.metrics_history import metrics_sample_record
+    from odds.ops.services.metrics_history import metrics_sample_record
 
     metrics_sample_record()
 
@@ -96,7 +96,7 @@ def metrics_sample() -> None:
 @shared_task(name=task_names.METRICS_PRUNE, bind=True, ignore_result=True, acks_late=True, max_retries=3)
 def metrics_prune(self: Task) -> None:
     """Run by beat hourly: delete samples older than the retention."""
-    from odds.services.metrics_history import metrics_prune as prune
+    from odds.ops.services.metrics_history import metrics_prune as prune
 
     try:
         deleted = prune()
@@ -116,7 +116,7 @@ def metrics_prune(self: Task) -> None:
 )
 def markets_kickoff_suspend(self: Task) -> None:
     """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled."""
-    from odds.services.ops_digest import kickoff_overdue_suspend
+    from odds.ops.services.digest import kickoff_overdue_suspend
 
     try:
         kickoff_overdue_suspend()
@@ -127,7 +127,7 @@ def markets_kickoff_suspend(self: Task) -> None:
 @shared_task(name=task_names.DIGEST_WEEKLY, ignore_result=True)
 def digest_weekly() -> None:
     """Run by beat on Monday morning: one ``digest_email`` task per user with open bets."""
-    from odds.services.ops_digest import digest_recipients
+    from odds.ops.services.digest import digest_recipients
 
     for user_id in digest_recipients():
         digest_email.delay(user_id)
@@ -143,7 +143,7 @@ def digest_weekly() -> None:
 )
 def digest_email(self: Task, user_id: int) -> None:
     """Email one user their open bets; sent at most once per user and ISO week."""
-    from odds.services.ops_digest import digest_send
+    from odds.ops.services.digest import digest_send
 
     try:
         digest_send(user_id=user_id)

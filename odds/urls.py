@@ -1,11 +1,16 @@
+"""The site's routes: the sportsbook pages, each domain's pages and the REST API."""
+
 from django.contrib.auth import views as auth_views
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from odds.api.api import urlpatterns_under
 from odds.api.http import api_not_found
-from odds.views import pages, wallet
+from odds.betting import urls as betting_urls
+from odds.ops import urls as ops_urls
+from odds.trading import urls as trading_urls
+from odds.views import pages
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("", pages.home, name="home"),
     path("sport/<slug:sport_slug>/", pages.home, name="sport"),
     path("event/<int:event_id>/", pages.event_page, name="event"),
@@ -13,19 +18,23 @@ urlpatterns = [
     path("api/", include("odds.api.urls")),
     path("login/", pages.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-]
-
-urlpatterns += [
     path("in-play/", pages.in_play, name="in-play"),
     path("starting-soon/", pages.starting_soon, name="starting-soon"),
     path("sport/<slug:sport_slug>/<int:competition_id>/", pages.competition_page, name="competition"),
     path("my-bets/", pages.my_bets, name="my-bets"),
-    path("wallet/", wallet.wallet_page, name="wallet"),
     path("live/events", pages.events_live, name="events-live"),
+    *betting_urls.urlpatterns,
 ]
 
-# Trader and operator pages and APIs (staff only), and /metrics.
-urlpatterns += [path("", include("odds.views.ops"))]
+# Every staff page and staff API (trader and operator areas); each is checked for 401/403 by the
+# tests. The staff JSON APIs are odds/api/ops.py.
+staff_urlpatterns: list[URLPattern] = [
+    *trading_urls.urlpatterns,
+    *ops_urls.staff_urlpatterns,
+    *urlpatterns_under("trading/api/"),
+    *urlpatterns_under("ops/api/"),
+]
+urlpatterns += [*staff_urlpatterns, *ops_urls.scrape_urlpatterns]
 
 # Last: any other path under the JSON APIs (a bet or market id that is not a number included) is a
 # 404 in JSON, not Django's HTML page.

@@ -1,8 +1,8 @@
 """Every websocket frame, one typed definition each (docs/protocol.md, version 1).
 
 Server → client frames are built by the reducers (market states, status messages, match
-messages, channel frames) and by the edge (``odds/events.py``); client → server messages are read
-by the edge (``odds/consumers.py``). Each is a ``TypedDict`` here: builders are type-checked
+messages, channel frames) and by the edge (``odds/core/events.py``); client → server messages are read
+by the edge (``odds/streaming/consumers.py``). Each is a ``TypedDict`` here: builders are type-checked
 against it, frames are encoded with orjson (a frame is a plain dict, so the reducers' hot paths
 pay nothing for it), and decoded and validated with pydantic (``SERVER_FRAME``, ``CLIENT_MESSAGE``,
 ``head``). The browser's types (``frontend/src/protocol.ts``) name the same frames;

@@ -100,6 +100,12 @@ def reducer_group(query: str) -> str:
     return f"{namespace()}.reducer.{query}"
 
 
+def range_reader_group() -> str:
+    """Group id of the reducers' driver-side range reader (spark/sources.py). It assigns the
+    partitions it reads itself, so it never joins the group and commits nothing to it."""
+    return f"{namespace()}.reducer.range-reader"
+
+
 def all_topics() -> list[TopicSpec]:
     """Every topic the platform uses, with partition counts from the environment."""
     data_partitions = _int_env("KAFKA_PRICES_PARTITIONS", 12)

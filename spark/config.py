@@ -55,11 +55,13 @@ class ReducerConfig:
     # the Kafka source
     kafka_fetch_max_wait_ms: int
     kafka_partition_fetch_bytes: int
+    kafka_request_timeout_ms: int
     # the price query
     trigger_mode: TriggerMode
     trigger_interval: str
     max_offsets_per_trigger: int
     sql_path_min_records: int
+    range_read: bool
     unknown_market_keep_s: int
     async_progress: bool
     async_progress_interval_ms: int
@@ -124,10 +126,12 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         python=read.text("PYSPARK_PYTHON", sys.executable),
         kafka_fetch_max_wait_ms=read.whole("SPARK_KAFKA_FETCH_MAX_WAIT_MS", 10),
         kafka_partition_fetch_bytes=read.whole("SPARK_KAFKA_PARTITION_FETCH_BYTES", 4 << 20, minimum=1),
+        kafka_request_timeout_ms=read.whole("SPARK_KAFKA_REQUEST_TIMEOUT_MS", 10_000, minimum=1000),
         trigger_mode=_trigger_mode(read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES)),
         trigger_interval=read.duration("SPARK_TRIGGER_INTERVAL", "0 seconds"),
         max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),
-        sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 2000),
+        sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 50_000),
+        range_read=read.flag("SPARK_RANGE_READ", True),
         unknown_market_keep_s=read.whole("SPARK_UNKNOWN_MARKET_KEEP_S", 600, minimum=1),
         async_progress=read.flag("SPARK_ASYNC_PROGRESS", True),
         async_progress_interval_ms=read.whole("SPARK_ASYNC_PROGRESS_INTERVAL_MS", 1000),

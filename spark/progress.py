@@ -1,8 +1,9 @@
 """Publishes streaming-query progress to Redis and commits processed offsets to Kafka.
 
-For every progress report of every query: the raw progress JSON, the lag per partition, and a
-heartbeat go to Redis (for /healthz and the lag dashboard), and the processed offsets are
-committed to the query's consumer group so standard Kafka tools show the same lag.
+For every progress report of every query: the progress JSON (counting the rows of batches read
+outside Spark, ``reducers.lag.rows_read_outside_spark``), the lag per partition, and a heartbeat
+go to Redis (for /healthz and the lag dashboard), and the processed offsets are committed to the
+query's consumer group so standard Kafka tools show the same lag.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pyspark.sql.streaming.listener import (
 
 from reducers import keys, topics
 from reducers.connections import kafka_consumer
-from reducers.lag import offsets, partition_lags
+from reducers.lag import iso_ms, json_field, offsets, partition_lags, rows_read_outside_spark
 
 log = logging.getLogger("spark.progress")
 
@@ -75,6 +76,8 @@ class RedisProgressListener(StreamingQueryListener):
         self._caught_up: dict[str, dict[tuple[str, int], int]] = {}
         # Query id → name: idle events carry only the id.
         self._names: dict[str, str] = {}
+        # Query name → when its last reported trigger started (epoch ms).
+        self._triggered: dict[str, int | None] = {}
 
     def _beat(self) -> None:
         self._client.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
@@ -92,20 +95,22 @@ class RedisProgressListener(StreamingQueryListener):
         progress = event.progress
         name = progress.name or str(progress.id)
         now_ms = int(time.time() * 1000)
-        raw = json.loads(progress.json)
+        raw = rows_read_outside_spark(json.loads(progress.json), previous_trigger_ms=self._triggered.get(name))
+        self._triggered[name] = iso_ms(raw.get("timestamp"))
+        report = orjson.dumps(raw)
         end: dict[str, dict[int, int]] = {}
         latest: dict[str, dict[int, int]] = {}
         for source in raw.get("sources", []):
-            for topic, parts in offsets(_json_field(source.get("endOffset"))).items():
+            for topic, parts in offsets(json_field(source.get("endOffset"))).items():
                 end.setdefault(topic, {}).update(parts)
-            for topic, parts in offsets(_json_field(source.get("latestOffset"))).items():
+            for topic, parts in offsets(json_field(source.get("latestOffset"))).items():
                 latest.setdefault(topic, {}).update(parts)
         lags = partition_lags(end=end, latest=latest, previous=self._caught_up.get(name, {}), now_ms=now_ms)
         self._caught_up[name] = {(lag.topic, lag.partition): lag.caught_up_at for lag in lags}
         pipe = self._client.pipeline(transaction=False)
-        pipe.set(keys.reducer_progress(name), progress.json, ex=PROGRESS_TTL_S)
+        pipe.set(keys.reducer_progress(name), report, ex=PROGRESS_TTL_S)
         recent = keys.reducer_progress_recent(name)
-        pipe.lpush(recent, progress.json)
+        pipe.lpush(recent, report)
         pipe.ltrim(recent, 0, PROGRESS_RECENT - 1)
         pipe.expire(recent, PROGRESS_TTL_S)
         pipe.set(
@@ -150,13 +155,3 @@ class RedisProgressListener(StreamingQueryListener):
 def _commit_failed_log(err: Any, partitions: Any) -> None:
     if err is not None:
         log.warning("committing offsets failed: %s", err)
-
-
-def _json_field(value: object) -> object:
-    """Offsets arrive as JSON text in some progress reports and as objects in others."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value

@@ -26,7 +26,7 @@ os.environ.setdefault("KAFKA_PRICES_PARTITIONS", "4")
 
 # Every test carries the marker of its group (its folder, or a benchmark's file name), so a
 # group runs alone: ``pytest -m reliability``, ``pytest -m "not browser and not bench"``.
-FOLDER_GROUPS = ("unit", "browser", "reliability", "security", "betting", "ops")
+FOLDER_GROUPS = ("unit", "browser", "reliability", "security", "betting", "ops", "streaming")
 BENCH_FILES = ("test_bench_", "test_soak")
 
 
@@ -71,7 +71,7 @@ def django_db_modify_db_settings(services) -> None:
 
 @pytest.fixture(scope="session")
 def kafka_topics(services) -> Iterator[dict[str, str]]:
-    from odds.services.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client, topics_ensure
     from reducers.topics import all_topics
 
     outcome = topics_ensure()
@@ -141,7 +141,7 @@ def price_query(reducers_running):
 
 @pytest.fixture(scope="session")
 def producer(kafka_topics):
-    from odds.services.kafka import producer_create
+    from odds.core.kafka import producer_create
 
     p = producer_create(**{"linger.ms": 0})
     yield p

@@ -9,7 +9,7 @@ from itertools import count
 
 from django.utils import timezone
 
-from odds.models import Competition, Event, Market, Selection, Sport
+from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice
 
 _ids = count(1)
@@ -100,7 +100,7 @@ def market_ids_define(redis_client, *market_ids: int) -> None:
 
 def markets_define(redis_client, *markets: Market) -> None:
     """Put catalogue markets into the markets table as the outbox relay and markets query would."""
-    from odds.services.markets import market_definition
+    from odds.catalogue.services.markets import market_definition
 
     definitions_write(redis_client, *(market_definition(market=market) for market in markets))
 
@@ -109,7 +109,7 @@ def user_create(*, balance: str = "100.00", staff: bool = False):
     """A user whose wallet holds ``balance`` (deposited through the ledger)."""
     from django.contrib.auth.models import User
 
-    from odds.services.wallet import wallet_deposit, wallet_get_or_create
+    from odds.betting.services.wallet import wallet_deposit, wallet_get_or_create
 
     n = next(_ids)
     user = User.objects.create_user(

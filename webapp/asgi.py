@@ -14,7 +14,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter
 
 from odds.api.placement import PlacementEndpoint
-from odds.routing import websocket_urlpatterns
+from odds.streaming.routing import websocket_urlpatterns
 from webapp.origins import OriginValidator
 from webapp.wsauth import WebsocketAuthStack
 

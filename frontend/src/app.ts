@@ -74,7 +74,7 @@ function sidebarToggle(): void {
   });
 }
 
-/** The sequence and status of each market the page was built with (odds.selectors.snapshots). */
+/** The sequence and status of each market the page was built with (odds.streaming.selectors.snapshots). */
 function heldMarkets(): Record<string, [number, string]> {
   const node = document.getElementById("held-markets");
   if (node === null) return {};

@@ -1,6 +1,6 @@
 // Exact decimal arithmetic for prices and money: a value is an integer coefficient (BigInt)
 // and a number of decimal places. Binary floats never touch a price or an amount of money.
-// Rounding follows Python's decimal module as used by reducers/betting.py and odds/formatting.py.
+// Rounding follows Python's decimal module as used by reducers/betting.py and odds/core/formatting.py.
 import { STAKE_PLACES } from "./rules";
 
 export interface Dec {

@@ -1,4 +1,4 @@
-// Odds formats at the edge, with the same rules as odds/formatting.py: prices are decimal strings
+// Odds formats at the edge, with the same rules as odds/core/formatting.py: prices are decimal strings
 // everywhere; fractional (from the traditional UK ladder) and American odds exist only on screen.
 import { type Dec, compare, dec, div, format, mul, quantize, sub } from "./decimal";
 import { FRACTIONAL_LADDER } from "./rules";

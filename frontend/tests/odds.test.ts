@@ -57,7 +57,7 @@ describe("odds formats share the Python test vectors", () => {
   });
 });
 
-describe("odds formats agree with odds/formatting.py on every price of the ladder range", () => {
+describe("odds formats agree with odds/core/formatting.py on every price of the ladder range", () => {
   const rules = JSON.parse(rulesJson) as { formats: [string, string, string, string][] };
 
   it("covers 1.01 to 1000", () => {

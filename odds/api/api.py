@@ -27,7 +27,7 @@ from ninja.operation import Operation
 
 from odds.api import ops, schemas, snapshots, streams, views
 from odds.api.http import ANSWERED, JsonParser, JsonRenderer, answer_exception, answers, method_not_allowed
-from odds.services.health import health_report
+from odds.core.health import health_report
 
 View = Callable[..., HttpResponseBase]
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}

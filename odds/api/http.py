@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
@@ -31,6 +30,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from odds.api import schemas
 from odds.api.schemas import ApiError, dumps
+from odds.core.text import MAX_INT, MIN_INT, id_from_text
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -124,9 +124,6 @@ def _number(text: str) -> Decimal | _OutOfRange:
     return value
 
 
-MIN_INT, MAX_INT = -(2**63), 2**63 - 1
-
-
 def _storable(value: Any) -> None:
     """Refuse integers outside 64 bits (ids are PostgreSQL bigints; orjson and the Kafka records
     encode 64 bits), numbers ``_number`` could not read, and strings with a lone surrogate
@@ -156,19 +153,6 @@ def _out_of_range(text: str, where: str) -> ApiError:
         f" and an exponent of at most ±{settings.JSON_NUMBER_MAX_EXPONENT} in scientific notation"
     )
     return ApiError(400, "number_out_of_range", message, field=_field(where))
-
-
-# A positive id as a client writes it: ASCII digits only (int() would also read Arabic-Indic or
-# fullwidth digits as 12), no sign, no leading zero, at most 19 digits (a PostgreSQL bigint).
-ID_TEXT = re.compile(r"[1-9][0-9]{0,18}", re.ASCII)
-
-
-def id_from_text(*, text: str) -> int | None:
-    """The positive 64-bit integer ``text`` spells in ASCII digits, or None for anything else."""
-    if not ID_TEXT.fullmatch(text):
-        return None
-    value = int(text)
-    return value if value <= MAX_INT else None
 
 
 def query_ids(request: HttpRequest, *, name: str, limit: int) -> list[int]:

@@ -13,11 +13,11 @@ from pydantic import Field
 from odds.api import schemas as s
 from odds.api.http import Session, answers
 from odds.api.schemas import ApiError
-from odds.models import Market
-from odds.selectors.ops import channels_active, liability_top, market_settlement_progress, metrics_history
-from odds.services.metrics import browser_latency_record, latency_watch_markets, metrics_snapshot
-from odds.services.ops import channel_end
-from odds.services.streams import StreamError
+from odds.catalogue.models import Market
+from odds.core.metrics import browser_latency_record, latency_watch_markets, metrics_snapshot
+from odds.ops.selectors.ops import channels_active, liability_top, market_settlement_progress, metrics_history
+from odds.streaming.services.streams import StreamError
+from odds.trading.services.operations import channel_end
 
 trading = Router(auth=Session(staff=True), tags=["trading"])
 ops = Router(auth=Session(staff=True), tags=["ops"])

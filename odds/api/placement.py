@@ -11,7 +11,7 @@ request a peak is made of without any of that, and with the same rules and the s
   body parsed by the API's own ``json_parse`` and validated by the same model the Django route
   declares (``BetPlaceRequest``), its errors answered by the same mapping;
 - the rate limit, the live state of the legs' markets and any newer trader decision are read in
-  one Redis round trip; the bet is placed by one statement (``odds.services.placement``) on a
+  one Redis round trip; the bet is placed by one statement (``odds.betting.services.placement``) on a
   per-process asyncio pool;
 - when the pool is saturated (``BET_POOL_MAX_WAITING`` requests already wait) or no connection
   frees up within ``BET_POOL_TIMEOUT_MS``, the answer is at once ``503 overloaded`` with
@@ -51,10 +51,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
 from odds.api.http import body_read, csrf_check, error_response
 from odds.api.schemas import ApiError, BetPlaceRequest
 from odds.api.views import bet_invalid_error, placement_response, rate_limited_error
-from odds.hub import get_hub
-from odds.selectors.prices import live_states_parse, live_states_read
-from odds.services.bets import BetRateLimited, bet_rate_window
-from odds.services.placement import (
+from odds.betting.services.bets import BetRateLimited, bet_rate_window
+from odds.betting.services.placement import (
     PLACE_SQL,
     SELECTION_MARKETS_SQL,
     BetInvalid,
@@ -63,6 +61,8 @@ from odds.services.placement import (
     placement_result,
     selection_markets,
 )
+from odds.catalogue.selectors.prices import live_states_parse, live_states_read
+from odds.streaming.hub import get_hub
 from reducers import topics
 
 log = logging.getLogger(__name__)

@@ -37,20 +37,19 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError, core_schema
 
-from odds.formatting import OddsFormat, odds_format
-from odds.models import Bet, BetLeg, DepositLimit, LedgerEntry, Market, Wallet
-from odds.selectors.ops import RANGES
-from odds.services.health import CHECKS
-from odds.services.placement import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE, LegRequest
-from odds.services.wallet import BREAK_LENGTHS, MAX_REQUEST_ID
+from odds.betting.models import Bet, BetLeg, DepositLimit, LedgerEntry, Wallet
+from odds.betting.services.placement import MAX_KEY_LENGTH, MAX_LEGS, MAX_RETURN, MAX_STAKE, LegRequest
+from odds.betting.services.wallet import BREAK_LENGTHS, MAX_REQUEST_ID
+from odds.catalogue.models import Market
+from odds.core.formatting import OddsFormat, odds_format
+from odds.core.health import CHECKS
+from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, MAX_ID
+from odds.ops.selectors.ops import RANGES
 from reducers import betting
 from reducers.rules import SLIP_VIEW_MAX_STAKE
 from reducers.subscriptions import MAX_CHANNEL_MARKETS, VIEWS
 
 API_VERSION = 1
-DECIMAL_MAX_LENGTH = 32
-# Every id is a PostgreSQL bigint; the JSON edge refuses integers outside the signed 64-bit range.
-MAX_ID = 2**63 - 1
 MAX_SAMPLE_MS = 600_000
 MAX_QUERY_MINUTES = 7 * 24 * 60
 MAX_LIST = 200
@@ -58,9 +57,6 @@ BROWSER_SAMPLES_PER_POST = 500
 
 DECIMAL_PATTERN = r"^-?[0-9]+(\.[0-9]+)?$"
 MONEY_PATTERN = r"^-?[0-9]+(\.[0-9]{1,2})?$"
-# Digits with an optional fraction, ASCII only: Decimal() would also take " 1e3 ", "1_000", "+5"
-# and other scripts' digits, none of which a client means as money.
-DECIMAL_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?", re.ASCII)
 
 
 class ApiError(Exception):

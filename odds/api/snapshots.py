@@ -1,4 +1,4 @@
-"""``GET /api/views/…``: view snapshots (``odds.selectors.snapshots``) served so that a cache in
+"""``GET /api/views/…``: view snapshots (``odds.streaming.selectors.snapshots``) served so that a cache in
 front can share them: the same bytes for every punter, no cookies read or set, ``Cache-Control``
 with a short max-age and ``stale-while-revalidate``, an entity tag and ``304`` for a copy still
 current. Personal parts (balance, slip, login) come from their own endpoints."""
@@ -15,9 +15,9 @@ from pydantic import Field
 from odds.api import schemas as s
 from odds.api.http import answers, error_response
 from odds.api.schemas import ApiError
-from odds.models import Competition, Event, Sport
-from odds.selectors.catalogue import STARTING_SOON, competition_get, event_detail, event_list
-from odds.selectors.snapshots import Snapshot, view_snapshot
+from odds.catalogue.models import Competition, Event, Sport
+from odds.catalogue.selectors.catalogue import STARTING_SOON, competition_get, event_detail, event_list
+from odds.streaming.selectors.snapshots import Snapshot, view_snapshot
 
 
 def public_cache_control() -> str:

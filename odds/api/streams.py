@@ -12,7 +12,13 @@ from redis.exceptions import RedisError
 from odds.api import schemas as s
 from odds.api.http import Session, answers, error_response, json_only
 from odds.api.schemas import ApiError
-from odds.services.streams import StreamError, stream_begin, stream_change, stream_subscribe, stream_unsubscribe
+from odds.streaming.services.streams import (
+    StreamError,
+    stream_begin,
+    stream_change,
+    stream_subscribe,
+    stream_unsubscribe,
+)
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import SubscriptionSpec, spec_from_json
 

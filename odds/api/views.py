@@ -13,10 +13,9 @@ from pydantic import Field
 from odds.api import schemas as s
 from odds.api.http import Session, answers, error_response, json_response
 from odds.api.schemas import ApiError, BetOut, BetPlaceRequest, Whole
-from odds.formatting import OddsFormat
-from odds.models import Bet
-from odds.selectors.bets import bet_cash_out_quotes, bet_list, wallet_for_user, wallet_statement
-from odds.services.bets import (
+from odds.betting.models import Bet
+from odds.betting.selectors.bets import bet_cash_out_quotes, bet_list, wallet_for_user, wallet_statement
+from odds.betting.services.bets import (
     BetInvalid,
     BetRateLimited,
     CashOutRejected,
@@ -25,13 +24,14 @@ from odds.services.bets import (
     bet_place,
     bet_rate_check,
 )
-from odds.services.wallet import (
+from odds.betting.services.wallet import (
     PaymentRefused,
     deposit_limit_set,
     wallet_break_take,
     wallet_payment_deposit,
     wallet_withdraw,
 )
+from odds.core.formatting import OddsFormat
 
 router = Router(auth=Session())
 

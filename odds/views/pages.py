@@ -26,8 +26,8 @@ from django.views.decorators.http import require_GET
 from odds.api.http import error_response, query_ids
 from odds.api.schemas import ApiError
 from odds.api.snapshots import public_cache_control
-from odds.models import Competition, Event
-from odds.selectors.catalogue import (
+from odds.catalogue.models import Competition, Event
+from odds.catalogue.selectors.catalogue import (
     STARTING_SOON,
     competition_get,
     event_detail,
@@ -36,8 +36,8 @@ from odds.selectors.catalogue import (
     event_scores,
     sport_nav,
 )
-from odds.selectors.snapshots import live_overlay
-from odds.services.auth import login_failure_record, login_success_record, login_throttle_check
+from odds.core.auth import login_failure_record, login_success_record, login_throttle_check
+from odds.streaming.selectors.snapshots import live_overlay
 
 MAX_LIVE_EVENTS = 200
 
@@ -166,7 +166,7 @@ def _client_ip(request: HttpRequest) -> str:
 
 
 class LoginView(auth_views.LoginView):
-    """Django's login page with failed-login throttling (``odds.services.auth``): while a
+    """Django's login page with failed-login throttling (``odds.core.auth``): while a
     username or an address is over its limit the form answers 429 without checking a password.
     ``next`` is followed only to a path of this site (Django's own check)."""
 

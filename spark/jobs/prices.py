@@ -18,7 +18,6 @@ from typing import Any
 
 import pandas as pd
 import redis
-from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -33,8 +32,16 @@ from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetterSink, Rejects
 from spark.sinks.replicated import Replicated
-from spark.sources import kafka_stream
-from spark.validation import RAW_COLUMNS, with_validity
+from spark.sources import (
+    RAW_COLUMNS,
+    OffsetRange,
+    ReadsRanges,
+    batch_offset_ranges,
+    kafka_stream,
+    range_reader,
+    raw_row,
+)
+from spark.validation import with_validity
 
 log = logging.getLogger("spark.jobs.prices")
 
@@ -63,14 +70,21 @@ def read_prices(spark: SparkSession, *, bootstrap: str, mode: str, starting_offs
 class PriceBatchProcessor:
     """The reducer for one micro-batch of raw price records (runs on the driver)."""
 
-    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+    def __init__(
+        self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink, range_reader: ReadsRanges | None = None
+    ) -> None:
         self._sink = MarketStore(redis_client)
+        # Reads a small batch's records straight from Kafka on the driver (no Spark job).
+        self._range_reader = range_reader
         self._channels = ChannelStore(redis_client)
         self._redis = redis_client
         self._dead_letters = dead_letters
         self._watermark: int | None = None
         # Milliseconds the last SQL-path batch spent in Spark (parse, check, aggregate, collect).
         self.last_sql_ms: int | None = None
+        # How the last batch's records were read: "sql", "spark" (a job collecting them) or
+        # "kafka" (the driver's range reader).
+        self.last_read: str | None = None
         self._delay_ms = config().movers_watermark_ms
         # How long the newest price of a market the markets table does not know waits for its
         # definition.
@@ -235,48 +249,44 @@ class PriceBatchProcessor:
         pipe.execute()
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        # A few records cost less collected straight to Python than reduced in SQL (the
-        # aggregation adds a shuffle stage and its planning: about 0.4 s here). The batch's
-        # offset ranges say which this one is before it runs.
+        # Up to ``SPARK_SQL_PATH_MIN_RECORDS`` records cost less read from Kafka and reduced on
+        # the driver than reduced in SQL (a shuffle stage, its planning and code generation; the
+        # timings are in docs/architecture.md); a larger backlog spreads over the executors.
+        # The batch's offset ranges say which this one is before it runs.
         started = time.perf_counter()
-        size = batch_records(batch)
+        ranges = batch_offset_ranges(batch)
+        size = None if ranges is None else sum(part.size for part in ranges)
         sized = time.perf_counter()
         self.last_sql_ms = None
         limit = config().sql_path_min_records
         if size is not None and size > limit:
-            stats = self.process_batch(batch)
+            stats, self.last_read = self.process_batch(batch), "sql"
+        elif ranges is not None:
+            rows, self.last_read = self._rows_of_small_batch(batch, ranges)
+            stats = self.process_rows(rows)
         else:
             # A source whose batch size is not known is probed: at most one record past the
             # limit is read from each partition (``spark.sql.limit.initialNumPartitions``
             # covers them all in one job, see spark/session.py).
-            rows = batch.collect() if size is not None else batch.limit(limit + 1).collect()
-            stats = self.process_rows(rows) if len(rows) <= limit else self.process_batch(batch)
+            probed = batch.limit(limit + 1).collect()
+            if len(probed) <= limit:
+                stats, self.last_read = self.process_rows(probed), "spark"
+            else:
+                stats, self.last_read = self.process_batch(batch), "sql"
         stats["size_ms"] = round((sized - started) * 1000)
         if self.last_sql_ms is not None:
             stats["sql_ms"] = self.last_sql_ms
         stats["ms"] = round((time.perf_counter() - started) * 1000)
         if stats["records"]:
-            log.info("batch %s: %s", batch_id, stats)
+            log.info("batch %s (read by %s): %s", batch_id, self.last_read, stats)
 
-
-def batch_records(batch: DataFrame) -> int | None:
-    """The number of records in a micro-batch of the Kafka source, from the offset ranges of
-    its input partitions, without reading them; ``None`` for any other kind of frame.
-
-    The walk reads Spark's physical plan through py4j (a batch plans once; ``collect`` on the
-    same frame reuses the plan): the plan's one leaf, its RDD's lineage down to the data source
-    RDD, and each partition's offset range.
-    """
-    try:
-        leaves = batch._jdf.queryExecution().executedPlan().collectLeaves()
-        if leaves.size() != 1:
-            return None
-        rdd = leaves.head().rdd()
-        while not rdd.dependencies().isEmpty():
-            rdd = rdd.dependencies().head().rdd()
-        return sum(int(part.inputPartition().get().offsetRange().size()) for part in rdd.partitions())
-    except Py4JError:
-        return None
+    def _rows_of_small_batch(self, batch: DataFrame, ranges: list[OffsetRange]) -> tuple[list[Any], str]:
+        """A small batch's raw rows, read from Kafka on the driver, or through a Spark job when
+        there is no range reader or it could not read them; and which of the two read them."""
+        rows = self._range_reader.read(ranges) if self._range_reader is not None else None
+        if rows is None:
+            return batch.collect(), "spark"
+        return rows, "kafka"
 
 
 def realtime_sql_conf() -> dict[str, str]:
@@ -320,8 +330,7 @@ def reduce_records(
 ) -> pd.Series:
     """Reduce the records of one Arrow batch; the first element says how many were applied."""
     rows = [
-        {"key": k, "value": v, "partition": int(p), "offset": int(o), "kafka_ts": int(t)}
-        for k, v, p, o, t in zip(key, value, partition, offset, ts, strict=True)
+        raw_row(k, v, int(p), int(o), int(t)) for k, v, p, o, t in zip(key, value, partition, offset, ts, strict=True)
     ]
     processor = _row_processor(redis_url, bootstrap)
     stats = processor.process_rows(rows)
@@ -383,6 +392,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     processor = PriceBatchProcessor(
         redis_client=redis_client(redis_url),
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
+        range_reader=range_reader(bootstrap) if config().range_read else None,
     )
     for key, value in async_progress_options(config()).items():
         writer = writer.option(key, value)

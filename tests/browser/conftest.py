@@ -57,7 +57,7 @@ def asgi_server_not_debug(tmp_path_factory, django_db_setup, django_db_blocker):
 def publish(producer, redis_client) -> Callable[..., None]:
     """Produce price updates to the price topic and wait for the broker's acknowledgement; their
     markets are put in the markets table first, as the feed's definitions precede its prices."""
-    from odds.models import Market
+    from odds.catalogue.models import Market
     from reducers import topics
     from tests.factories import markets_define
 

@@ -135,7 +135,7 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
             ("admin", "/admin/"),
             ("admin-subscriptions", "/admin/subscriptions/"),
             ("admin-subscriptions-end", f"/admin/subscriptions/?end={channel}"),
-            ("admin-markets", "/admin/odds/market/"),
+            ("admin-markets", "/admin/catalogue/market/"),
         ]:
             page.goto(f"{asgi_server}{path}")
             _look(page, name, size)

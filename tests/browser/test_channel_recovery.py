@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from odds.services.streams import stream_end
+from odds.streaming.services.streams import stream_end
 from tests.browser.axe import axe_check
 from tests.browser.test_sportsbook import LIVE, first_selection, open_event, priced, slip_leg, stream_live
 from tests.factories import market_create, user_create

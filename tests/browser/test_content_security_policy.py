@@ -64,7 +64,7 @@ def test_staff_pages_have_the_policy_and_run_without_violations(asgi_server, log
         "/trading/subscriptions",
         "/ops/lag",
         "/admin/",
-        "/admin/odds/market/",
+        "/admin/catalogue/market/",
     ]:
         policy, violations = _visit(page, f"{asgi_server}{path}")
         assert "object-src 'none'" in policy, path

@@ -37,7 +37,7 @@ def _namespace(name: str) -> Iterator[None]:
 @pytest.fixture
 def quiet_stack(django_db_setup, services, redis_client, tmp_path) -> Iterator[tuple[str, str]]:
     """Topics, Redis keys and an ASGI server of a namespace of their own: nothing reads it."""
-    from odds.services.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client, topics_ensure
     from reducers.topics import all_topics
 
     name = f"q{uuid.uuid4().hex[:8]}"
@@ -74,7 +74,7 @@ def _commit_as_the_reducers(namespace: str, behind: dict[tuple[str, int], int]) 
     progress listener does), except the offsets in ``behind``."""
     from django.conf import settings
 
-    from odds.services.metrics import QUERY_TOPICS, log_end_offsets, topic_partitions
+    from odds.core.metrics import QUERY_TOPICS, log_end_offsets, topic_partitions
     from reducers import topics
 
     with _namespace(namespace):

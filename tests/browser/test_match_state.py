@@ -9,8 +9,8 @@ import orjson
 import pytest
 from playwright.sync_api import Page, Route, expect
 
+from odds.catalogue.models import Competition, Event, Sport
 from odds.feed.matchstate import match_state_build
-from odds.models import Competition, Event, Sport
 from reducers import keys, topics
 from reducers.matchstate import ConflatedMatch, match_message
 from reducers.schemas import Incident
@@ -111,7 +111,7 @@ def test_an_open_bet_in_my_bets_shows_its_match_score_and_clock(
 ):
     from decimal import Decimal
 
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.services.bets import LegRequest, bet_place
     from tests.factories import price_update, user_create
 
     market = market_create(prices=("2.00", "3.40", "3.80"))

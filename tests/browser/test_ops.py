@@ -128,7 +128,7 @@ def test_lag_dashboard_shows_a_query_waiting_to_be_restarted_with_its_error(
 def test_trader_settles_a_market_and_the_winners_balance_rises(
     asgi_server, price_query, celery_worker, redis_client, browser
 ):
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.services.bets import LegRequest, bet_place
 
     staff = user_create(balance="0", staff=True)
     punter_user = user_create(balance="100.00")

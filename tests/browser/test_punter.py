@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Browser, Page, WebSocketRoute, expect
 
-from odds.models import Bet
+from odds.betting.models import Bet
 from tests.browser.axe import axe_check
 from tests.browser.test_sportsbook import LIVE, first_selection, open_event, priced, slip_leg, stream_live
 from tests.factories import live_state_write, market_create, user_create
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def _bet(user, selection, stake: str = "10.00", price: str = "2.00") -> Bet:
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.services.bets import LegRequest, bet_place
 
     return bet_place(
         user=user,
@@ -155,8 +155,8 @@ def test_the_connection_state_shows_on_a_phone(asgi_server, browser: Browser):
 
 
 def test_a_settled_bet_brings_a_notice_and_the_new_balance_without_a_reload(asgi_server, login, page: Page):
-    from odds.services.markets import market_result
-    from odds.services.settlement import market_bets_settle
+    from odds.betting.services.settlement import market_bets_settle
+    from odds.catalogue.services.markets import market_result
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     selection = first_selection(market)
@@ -178,8 +178,8 @@ def test_a_settled_bet_brings_a_notice_and_the_new_balance_without_a_reload(asgi
 
 
 def test_a_settled_market_shows_its_winner(asgi_server, page: Page):
-    from odds.services.markets import market_result
-    from odds.services.settlement import market_bets_settle
+    from odds.betting.services.settlement import market_bets_settle
+    from odds.catalogue.services.markets import market_result
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     draw = market.selections.order_by("display_order")[1]
@@ -253,7 +253,7 @@ def test_a_suspended_price_is_marked_and_announced(asgi_server, price_query, pub
 def test_start_times_are_shown_in_the_punters_time_zone(asgi_server, browser: Browser):
     from datetime import UTC, datetime
 
-    from odds.models import Event
+    from odds.catalogue.models import Event
 
     market = market_create()
     Event.objects.filter(id=market.event_id).update(starts_at=datetime(2030, 6, 1, 19, 45, tzinfo=UTC))
@@ -267,7 +267,7 @@ def test_start_times_are_shown_in_the_punters_time_zone(asgi_server, browser: Br
 
 
 def test_on_a_phone_long_names_wrap_and_the_slip_button_covers_no_price(asgi_server, browser: Browser):
-    from odds.models import Event
+    from odds.catalogue.models import Event
 
     market = market_create()
     for _ in range(8):

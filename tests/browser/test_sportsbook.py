@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Page, expect
 
-from odds.models import Bet, Market
+from odds.betting.models import Bet
+from odds.catalogue.models import Market
 from tests.browser.axe import axe_check
 from tests.factories import live_state_write, market_create, price_update, user_create
 
@@ -41,8 +42,8 @@ def slip_leg(page: Page, selection_id: int):
 
 def next_seq(market: Market) -> int:
     """The market's next source sequence, from the counter the feed and traders share."""
-    from odds.selectors.prices import redis_shared
-    from odds.services.sequences import sequences_next
+    from odds.core.connections import redis_shared
+    from odds.core.sequences import sequences_next
 
     return sequences_next(redis_shared(), [market.id])[0]
 
@@ -109,7 +110,7 @@ def test_placing_a_bet_lowers_the_balance_and_lists_it_in_my_bets(asgi_server, p
 
 
 def test_cash_out_pays_the_live_value_into_the_wallet(asgi_server, price_query, publish, login, page: Page):
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.services.bets import LegRequest, bet_place
 
     market = market_create(prices=("2.00", "3.40", "3.80"))
     selection = first_selection(market)
@@ -179,7 +180,7 @@ def test_a_price_change_before_placement_is_accepted_only_by_the_punter(
 def test_a_market_suspended_by_a_trader_reaches_the_page_within_a_second_of_the_reducer(
     asgi_server, price_query, publish, login, page: Page
 ):
-    from odds.services.markets import market_suspend
+    from odds.catalogue.services.markets import market_suspend
 
     market = market_create(prices=("1.90", "3.60", "4.00"))
     selection = first_selection(market)
@@ -279,8 +280,8 @@ def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
 
     from django.utils import timezone
 
-    from odds.models import Event, Sport
-    from odds.services.bet_delay import bets_delay_resolve
+    from odds.betting.services.bet_delay import bets_delay_resolve
+    from odds.catalogue.models import Event, Sport
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Page, expect
 
-from odds.models import Market
+from odds.catalogue.models import Market
 from tests.browser.axe import axe_check
 from tests.conftest import wait_for
 from tests.factories import market_create, price_update, user_create
@@ -94,7 +94,7 @@ def test_a_bad_price_is_refused_in_words_next_to_its_field(asgi_server, kafka_to
 def test_settling_asks_for_confirmation_with_the_bets_and_payout(
     asgi_server, kafka_topics, redis_client, celery_worker, trader, page
 ):
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.services.bets import LegRequest, bet_place
     from tests.factories import live_state_write
 
     market = market_create(prices=("2.00", "3.40", "3.50"))

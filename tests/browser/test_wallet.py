@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from playwright.sync_api import Page, expect
 
-from odds.models import Bet, LedgerEntry, Wallet
+from odds.betting.models import Bet, LedgerEntry, Wallet
 from tests.browser.axe import axe_check
 from tests.factories import live_state_write, market_create, user_create
 
@@ -17,8 +17,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_deposit_limit_and_time_out_from_the_wallet_page(asgi_server, login, redis_client, page: Page):
-    from odds.selectors.prices import redis_shared
-    from odds.services.sequences import sequences_next
+    from odds.core.connections import redis_shared
+    from odds.core.sequences import sequences_next
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     live_state_write(

@@ -75,7 +75,7 @@ def test_stream_ran_beside_the_bets(result):
 def test_run_leaves_no_punters_or_events_behind(result):
     from django.contrib.auth.models import User
 
-    from odds.models import Event
+    from odds.catalogue.models import Event
 
     assert not User.objects.filter(username__startswith=PUNTER_PREFIX).exists()
     assert not Event.objects.filter(competition__name=COMPETITION).exists()

@@ -2,7 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from odds.services import bets
+from odds.betting.services import bets
 from reducers import rules, schemas
 from reducers.betting import (
     MAX_LEGS,

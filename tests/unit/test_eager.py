@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from odds.eager import run_eagerly
+from odds.core.eager import run_eagerly
 
 
 async def test_a_coroutine_that_never_waits_completes_at_once_without_a_task():

@@ -8,7 +8,7 @@ import random
 from collections import defaultdict
 
 from odds.feed.lifecycle import MatchState, lifecycle_step
-from odds.services.feed import FeedRunner
+from odds.feed.services.feed import FeedRunner
 from reducers.schemas import MatchStateUpdate
 
 SPEED = 4000.0

@@ -5,13 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from odds.formatting import (
-    FRACTIONAL_LADDER,
-    OddsFormat,
-    decimal_to_american,
-    decimal_to_fractional,
-    odds_format,
-)
+from odds.core.formatting import FRACTIONAL_LADDER, OddsFormat, decimal_to_american, decimal_to_fractional, odds_format
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,8 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from odds import events
-from odds.consumers import _refusal
+from odds.core import events
+from odds.streaming.consumers import _refusal
 from reducers import frames
 from reducers.matchstate import ConflatedMatch, match_message
 from reducers.prices import Conflated, market_state, status_change

@@ -7,8 +7,8 @@ import asyncio
 import json
 from types import SimpleNamespace
 
-from odds.consumers import OddsConsumer
-from odds.hub import Listener, tick_frames
+from odds.streaming.consumers import OddsConsumer
+from odds.streaming.hub import Listener, tick_frames
 
 
 class Inbox:

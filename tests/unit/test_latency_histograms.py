@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from odds.services.metrics_prometheus import render
+from odds.core.metrics_prometheus import render
 from reducers.latency import (
     BUCKET_FIELDS,
     FIELD_SUM_US,

@@ -17,12 +17,13 @@ def test_the_group_of_a_test_is_its_folder_or_a_benchmark():
     assert groups_of(TESTS / "integration" / "reliability" / "test_money.py") == ["reliability"]
     assert groups_of(TESTS / "integration" / "security" / "test_csrf.py") == ["security"]
     assert groups_of(TESTS / "integration" / "test_bench_quick.py") == ["bench"]
-    assert groups_of(TESTS / "integration" / "test_streams.py") == []
+    assert groups_of(TESTS / "integration" / "streaming" / "test_streams.py") == ["streaming"]
+    assert groups_of(TESTS / "integration" / "test_domain_apps.py") == []
 
 
 def test_a_group_marker_selects_its_folder_and_nothing_else():
     folder = "tests/integration/reliability/"
-    paths = [folder, "tests/integration/test_healthz.py", "tests/unit/test_rules.py"]
+    paths = [folder, "tests/integration/ops/test_healthz.py", "tests/unit/test_rules.py"]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "reliability", *paths],
         cwd=ROOT,

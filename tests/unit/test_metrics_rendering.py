@@ -6,8 +6,8 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from odds.services.metrics import percentiles, snapshot_series, stage_latencies
-from odds.services.metrics_prometheus import METRICS, render
+from odds.core.metrics import percentiles, snapshot_series, stage_latencies
+from odds.core.metrics_prometheus import METRICS, render
 from reducers.latency import histogram_increments, histogram_read
 
 SNAPSHOT: dict[str, Any] = {

@@ -8,9 +8,9 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from odds import formatting
 from odds.api import schemas
-from odds.services import placement
+from odds.betting.services import placement
+from odds.core import formatting
 from reducers import betting, rules
 
 ROOT = Path(__file__).resolve().parents[2]

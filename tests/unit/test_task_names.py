@@ -1,4 +1,4 @@
-"""Every background task is registered under the name odds/task_names.py gives it, and the beat
+"""Every background task is registered under the name odds/core/task_names.py gives it, and the beat
 schedule runs only tasks that exist."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from celery import current_app
 from django.conf import settings
 
-from odds import task_names
+from odds.core import task_names
 
 
 def declared() -> set[str]:
@@ -34,7 +34,7 @@ def test_a_process_that_never_imported_the_tasks_finds_them_by_name():
     resolves to the task, so eager runs and the broker both get the real task."""
     code = (
         "import sys, django; django.setup(); "
-        "from odds import task_names; "
+        "from odds.core import task_names; "
         "assert 'odds.tasks' not in sys.modules; "
         "print(task_names.registered(task_names.MARKET_SETTLE).name)"
     )

@@ -15,6 +15,13 @@ INSTALLED_APPS = [
     "daphne",
     # Before the admin, whose base and error templates it overrides (favicon, the site's look).
     "odds",
+    # The domains, each an app inside the odds package (docs/architecture.md has the map).
+    "odds.catalogue",
+    "odds.betting",
+    "odds.streaming",
+    "odds.trading",
+    "odds.feed",
+    "odds.ops",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

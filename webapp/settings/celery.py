@@ -1,6 +1,6 @@
 from celery.schedules import crontab
 
-from odds import task_names
+from odds.core import task_names
 from reducers import keys
 from reducers.connections import celery_broker, with_db
 from webapp.settings.channels import STREAM_SWEEP_INTERVAL_S

@@ -3,7 +3,7 @@
     .venv/bin/python frontend/tests/vectors/generate.py          # rewrite the vectors
     .venv/bin/python frontend/tests/vectors/generate.py --check  # fail when they are stale
 
-Odds formats come from ``odds/formatting.py`` and bet maths from ``reducers/betting.py``, so the
+Odds formats come from ``odds/core/formatting.py`` and bet maths from ``reducers/betting.py``, so the
 browser shows exactly what the server would.
 """
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 # A script run from anywhere: the project root joins the path before the project's imports.
-from odds.formatting import decimal_text, decimal_to_american, decimal_to_fractional  # noqa: E402
+from odds.core.formatting import decimal_text, decimal_to_american, decimal_to_fractional  # noqa: E402
 from reducers.betting import combined_odds, potential_return  # noqa: E402
 
 OUT = Path(__file__).with_name("python_rules.json")

@@ -2,7 +2,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from odds.services.kafka import topics_ensure
+from odds.core.kafka import topics_ensure
 
 
 class Command(BaseCommand):

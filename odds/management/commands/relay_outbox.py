@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from odds.services.outbox import outbox_drain, outbox_pending_count
+from odds.core.outbox import outbox_drain, outbox_pending_count
 
 
 class Command(BaseCommand):

@@ -38,7 +38,7 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
 
 
 def _event_id() -> int:
-    from odds.models import Event
+    from odds.catalogue.models import Event
 
     event = Event.objects.filter(status=Event.Status.IN_PLAY).first() or Event.objects.order_by("starts_at").first()
     if event is None:

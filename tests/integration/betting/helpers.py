@@ -8,7 +8,7 @@ from collections.abc import Callable
 from confluent_kafka import Consumer, Message
 from django.conf import settings
 
-from odds.models import Market, Selection
+from odds.catalogue.models import Market, Selection
 from tests.conftest import wait_for
 
 
@@ -36,8 +36,8 @@ def bet_accepted(user, *selections: Selection, stake: str = "10.00"):
     """Place a bet through the service at the selections' catalogue prices; it must be accepted."""
     from decimal import Decimal
 
-    from odds.models import Bet
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.models import Bet
+    from odds.betting.services.bets import LegRequest, bet_place
 
     placement = bet_place(
         user=user,

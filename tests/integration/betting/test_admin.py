@@ -6,18 +6,9 @@ from decimal import Decimal
 
 import pytest
 
-from odds.models import (
-    Bet,
-    BetLeg,
-    Competition,
-    Event,
-    LedgerEntry,
-    Market,
-    OutboxMessage,
-    Selection,
-    Sport,
-    Wallet,
-)
+from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
+from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from odds.models import OutboxMessage
 from reducers import topics
 from reducers.schemas import decode_market_definition, decode_price_update
 from tests.factories import market_create, user_create
@@ -25,7 +16,7 @@ from tests.integration.betting.helpers import bet_accepted, consume_until, selec
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
-CHANGELIST = "/admin/odds/market/"
+CHANGELIST = "/admin/catalogue/market/"
 
 
 @pytest.fixture
@@ -126,7 +117,7 @@ def test_settle_action_shows_the_bets_and_payout_before_anything_changes(staff, 
 def test_void_bet_action_lists_the_bets_and_the_refund_before_voiding(staff, market):
     punter = user_create(balance="50.00")
     bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
-    page = run_action(staff, "/admin/odds/bet/", "void", [bet.id]).content.decode()
+    page = run_action(staff, "/admin/betting/bet/", "void", [bet.id]).content.decode()
     assert f'data-bet="{bet.id}"' in page
     assert 'data-total="refund">£10.00<' in page
     assert 'value="Void 1 bet"' in page
@@ -139,7 +130,7 @@ def test_price_change_on_the_selection_page_is_a_trader_override(
 ):
     home = selections_of(market)[0]
     with django_capture_on_commit_callbacks(execute=True):
-        response = staff.post(f"/admin/odds/selection/{home.id}/change/", {"price": "2.40"})
+        response = staff.post(f"/admin/catalogue/selection/{home.id}/change/", {"price": "2.40"})
     assert response.status_code == 302
     message = consume_until(
         topics.prices(), lambda m: m.key() == str(market.id).encode() and b'"source":"trader"' in (m.value() or b"")
@@ -149,7 +140,7 @@ def test_price_change_on_the_selection_page_is_a_trader_override(
 
 def test_price_change_on_the_selection_page_updates_the_catalogue_and_version(staff, market):
     home = selections_of(market)[0]
-    staff.post(f"/admin/odds/selection/{home.id}/change/", {"price": "2.40"})
+    staff.post(f"/admin/catalogue/selection/{home.id}/change/", {"price": "2.40"})
     home.refresh_from_db()
     market.refresh_from_db()
     assert (home.price, market.version) == (Decimal("2.40"), 2)
@@ -158,14 +149,14 @@ def test_price_change_on_the_selection_page_updates_the_catalogue_and_version(st
 def test_void_bet_action_refunds_the_stake(staff, market):
     punter = user_create(balance="50.00")
     bet = bet_accepted(punter, selections_of(market)[0], stake="10.00")
-    run_action(staff, "/admin/odds/bet/", "void", [bet.id], confirm="yes")
+    run_action(staff, "/admin/betting/bet/", "void", [bet.id], confirm="yes")
     bet.refresh_from_db()
     assert (bet.status, Wallet.objects.get(user=punter).balance) == (Bet.Status.VOID, Decimal("50.00"))
 
 
 def test_wallet_list_shows_the_ledger_balance_reconciled(staff):
     user_create(balance="25.00")
-    body = staff.get("/admin/odds/wallet/").content.decode()
+    body = staff.get("/admin/betting/wallet/").content.decode()
     assert "25.00" in body
     assert 'alt="True"' in body
 
@@ -173,7 +164,7 @@ def test_wallet_list_shows_the_ledger_balance_reconciled(staff):
 def test_ledger_entries_cannot_be_edited_from_the_admin(staff):
     user = user_create(balance="25.00")
     entry = LedgerEntry.objects.get(wallet__user=user)
-    response = staff.post(f"/admin/odds/ledgerentry/{entry.id}/change/", {"amount": "1000.00"})
+    response = staff.post(f"/admin/betting/ledgerentry/{entry.id}/change/", {"amount": "1000.00"})
     entry.refresh_from_db()
     assert (response.status_code, entry.amount) == (403, Decimal("25.00"))
 

@@ -8,9 +8,11 @@ import orjson
 import pytest
 from django.test import Client
 
-from odds.models import Bet, LedgerEntry, Market, OutboxMessage, Selection, Wallet
-from odds.selectors.bets import wallet_ledger_balance
-from odds.services.wallet import wallet_deposit
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.betting.selectors.bets import wallet_ledger_balance
+from odds.betting.services.wallet import wallet_deposit
+from odds.catalogue.models import Market, Selection
+from odds.models import OutboxMessage
 from reducers import topics
 from reducers.schemas import decode_bet_event
 from tests.factories import live_state_write, market_create

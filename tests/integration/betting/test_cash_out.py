@@ -7,9 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from odds.models import Bet, LedgerEntry, OutboxMessage, Wallet
-from odds.services.markets import market_result
-from odds.services.settlement import market_bets_settle
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.betting.services.settlement import market_bets_settle
+from odds.catalogue.services.markets import market_result
+from odds.models import OutboxMessage
 from reducers import topics
 from reducers.schemas import decode_bet_event
 from tests.factories import live_state_write, market_create, user_create

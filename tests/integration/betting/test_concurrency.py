@@ -10,9 +10,9 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from odds.models import Bet, Wallet
-from odds.selectors.bets import wallet_ledger_balance
-from odds.services.bets import LegRequest, Placement, bet_place
+from odds.betting.models import Bet, Wallet
+from odds.betting.selectors.bets import wallet_ledger_balance
+from odds.betting.services.bets import LegRequest, Placement, bet_place
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import selections_of
 

@@ -11,11 +11,12 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from odds.betting.models import Bet
+from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from odds.catalogue.services.markets import market_suspend, selection_price_set
 from odds.feed.book import overround, to_ladder
 from odds.feed.lifecycle import market_winners
-from odds.models import Bet, Competition, Event, Market, Selection, Sport
-from odds.services.feed import FeedRunner
-from odds.services.markets import market_suspend, selection_price_set
+from odds.feed.services.feed import FeedRunner
 from reducers.schemas import decode_match_state, decode_price_update
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of

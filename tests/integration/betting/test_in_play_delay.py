@@ -16,11 +16,13 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
-from odds.models import Bet, Event, LedgerEntry, OutboxMessage, Sport, Wallet
-from odds.selectors.bets import wallet_ledger_balance
-from odds.services.bet_delay import bet_delay_decide, bets_delay_resolve, bets_due
-from odds.services.bets import LegRequest, bet_place
-from odds.services.markets import market_result, market_resume, market_suspend
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.betting.selectors.bets import wallet_ledger_balance
+from odds.betting.services.bet_delay import bet_delay_decide, bets_delay_resolve, bets_due
+from odds.betting.services.bets import LegRequest, bet_place
+from odds.catalogue.models import Event, Sport
+from odds.catalogue.services.markets import market_result, market_resume, market_suspend
+from odds.models import OutboxMessage
 from reducers import topics
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import bet_body, selections_of

@@ -7,11 +7,11 @@ import io
 import pytest
 from django.core.management import call_command
 
+from odds.betting.services.settlement import market_bets_settle
+from odds.catalogue.services.markets import market_result
+from odds.core.kafka import producer_create
+from odds.core.outbox import outbox_relay
 from odds.models import OutboxMessage
-from odds.services.kafka import producer_create
-from odds.services.markets import market_result
-from odds.services.outbox import outbox_relay
-from odds.services.settlement import market_bets_settle
 from reducers import topics
 from reducers.schemas import decode_bet_event, decode_market_definition
 from tests.factories import market_create, user_create

@@ -22,8 +22,10 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.core.cache import caches
 
 from odds.api.placement import database_conninfo
-from odds.models import Bet, Event, LedgerEntry, OutboxMessage, Sport, Wallet
-from odds.services.bets import bet_event
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.betting.services.bets import bet_event
+from odds.catalogue.models import Event, Sport
+from odds.models import OutboxMessage
 from reducers import topics
 from tests.conftest import uvicorn_serving, wait_for
 from tests.factories import live_state_write, market_create, user_create

@@ -12,8 +12,8 @@ from decimal import Decimal
 
 import pytest
 
-from odds.models import Bet
-from odds.services.bets import MAX_RETURN, BetInvalid, LegRequest, bet_place
+from odds.betting.models import Bet
+from odds.betting.services.bets import MAX_RETURN, BetInvalid, LegRequest, bet_place
 from reducers import betting
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import selections_of

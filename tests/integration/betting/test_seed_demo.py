@@ -8,7 +8,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from odds.models import LedgerEntry, Market, OutboxMessage, Wallet
+from odds.betting.models import LedgerEntry, Wallet
+from odds.catalogue.models import Market
+from odds.models import OutboxMessage
 from reducers import topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

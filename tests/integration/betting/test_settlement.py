@@ -8,11 +8,13 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from odds.models import Bet, LedgerEntry, Market, OutboxMessage, Wallet
-from odds.selectors.bets import wallet_ledger_balance
-from odds.selectors.markets import markets_awaiting_settlement
-from odds.services.markets import MarketStateError, market_result
-from odds.services.settlement import market_bets_settle
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.betting.selectors.bets import wallet_ledger_balance
+from odds.betting.selectors.settlement import markets_awaiting_settlement
+from odds.betting.services.settlement import market_bets_settle
+from odds.catalogue.models import Market
+from odds.catalogue.services.markets import MarketStateError, market_result
+from odds.models import OutboxMessage
 from odds.tasks import market_settle
 from reducers import topics
 from reducers.schemas import decode_bet_event

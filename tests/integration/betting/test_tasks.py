@@ -7,9 +7,10 @@ from django.conf import settings
 from django.db import OperationalError
 
 from odds import tasks
-from odds.models import Bet, OutboxMessage
-from odds.services.markets import market_result
-from odds.services.settlement import market_bets_settle
+from odds.betting.models import Bet
+from odds.betting.services.settlement import market_bets_settle
+from odds.catalogue.services.markets import market_result
+from odds.models import OutboxMessage
 from tests.factories import user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 

@@ -11,10 +11,10 @@ from decimal import Decimal
 
 import pytest
 
-from odds.models import Bet
-from odds.selectors.prices import redis_shared
-from odds.services.markets import market_result, market_suspend, selection_price_set
-from odds.services.sequences import sequences_next
+from odds.betting.models import Bet
+from odds.catalogue.services.markets import market_result, market_suspend, selection_price_set
+from odds.core.connections import redis_shared
+from odds.core.sequences import sequences_next
 from tests.factories import live_state_write, market_create
 from tests.integration.betting.helpers import bet_accepted, bet_body, error_of, selections_of
 

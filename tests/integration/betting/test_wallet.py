@@ -10,9 +10,9 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from odds.models import Bet, DepositLimit, LedgerEntry, Wallet
-from odds.services.bets import BetInvalid, CashOutRejected, LegRequest, bet_cash_out, bet_place
-from odds.services.wallet import (
+from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
+from odds.betting.services.bets import BetInvalid, CashOutRejected, LegRequest, bet_cash_out, bet_place
+from odds.betting.services.wallet import (
     Break,
     PaymentRefused,
     deposit_limit_set,

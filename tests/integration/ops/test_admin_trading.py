@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from odds.models import Market
-from odds.services.bets import LegRequest, bet_place
+from odds.betting.services.bets import LegRequest, bet_place
+from odds.catalogue.models import Market
 from reducers import keys
 from tests.factories import live_state_write, market_create, user_create
 
@@ -84,9 +84,9 @@ def test_deleting_a_market_with_open_bets_is_refused_in_words(staff_client, kafk
         legs=[LegRequest(selection_id=home.id, price_seen=home.price)],
     )
     body = {"action": "delete_selected", "_selected_action": [str(market.id)]}
-    page = staff_client.post("/admin/odds/market/", body).content.decode()
+    page = staff_client.post("/admin/catalogue/market/", body).content.decode()
     assert "has 1 open bet: result and settle it, or void it, before deleting it." in page
-    staff_client.post("/admin/odds/market/", {**body, "post": "yes"})
+    staff_client.post("/admin/catalogue/market/", {**body, "post": "yes"})
     assert Market.objects.filter(id=market.id).exists()
 
 
@@ -94,6 +94,6 @@ def test_bulk_delete_of_markets_without_bets_shows_none_affected_and_deletes(sta
     market = market_create()
     market.selections.all().delete()
     body = {"action": "delete_selected", "_selected_action": [str(market.id)]}
-    assert "Open bets affected: 0" in staff_client.post("/admin/odds/market/", body).content.decode()
-    staff_client.post("/admin/odds/market/", {**body, "post": "yes"})
+    assert "Open bets affected: 0" in staff_client.post("/admin/catalogue/market/", body).content.decode()
+    staff_client.post("/admin/catalogue/market/", {**body, "post": "yes"})
     assert not Market.objects.filter(id=market.id).exists()

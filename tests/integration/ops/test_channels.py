@@ -8,7 +8,7 @@ import orjson
 import pytest
 from django.urls import reverse
 
-from odds.selectors.ops import price_partitioner
+from odds.ops.selectors.ops import price_partitioner
 from reducers import keys
 from reducers.partitioning import market_partition
 

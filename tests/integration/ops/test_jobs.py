@@ -9,7 +9,8 @@ import pytest
 from django.core import mail
 from django.utils import timezone
 
-from odds.models import Event, Market, MetricSample
+from odds.catalogue.models import Event, Market
+from odds.ops.models import MetricSample
 from odds.tasks import digest_weekly, markets_kickoff_suspend, metrics_prune, metrics_sample
 from tests.factories import live_state_write, market_create, user_create
 
@@ -25,7 +26,7 @@ def test_sampling_task_keeps_one_sample_per_slot(kafka_topics, redis_client, mon
     import time as clock
     from types import SimpleNamespace
 
-    from odds.services import metrics_history
+    from odds.ops.services import metrics_history
 
     MetricSample.objects.all().delete()
     # Both runs in one slot: the middle of the current one, however slow the first run is.
@@ -76,7 +77,7 @@ def test_kickoff_task_suspends_open_markets_of_events_past_kick_off(services, re
 
 
 def _place(user, market, redis_client):
-    from odds.services.bets import LegRequest, bet_place
+    from odds.betting.services.bets import LegRequest, bet_place
 
     selection = market.selections.order_by("display_order")[0]
     live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"))

@@ -12,8 +12,8 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import NewTopic
 from django.conf import settings
 
-from odds.services import metrics
-from odds.services.kafka import admin_client
+from odds.core import metrics
+from odds.core.kafka import admin_client
 from reducers import keys, topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

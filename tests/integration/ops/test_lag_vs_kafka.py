@@ -39,7 +39,7 @@ def kafka_tool_lag(query: str) -> dict[int, int]:
 
 
 def test_dashboard_and_metrics_lag_match_the_consumer_group(price_query, producer, redis_client, client):
-    from odds.services.metrics import reducer_lag
+    from odds.core.metrics import reducer_lag
 
     markets = [market_create() for _ in range(6)]
     markets_define(redis_client, *markets)
@@ -116,7 +116,7 @@ def test_metrics_without_a_token_answers_loopback_only(client, settings, service
 def test_every_query_is_heard_from_and_an_idle_one_keeps_being_heard_from(reducers_running, redis_client):
     """A query with nothing to read still gives a sign of life (Spark's idle events), so the
     dashboard tells a quiet query from a silent one."""
-    from odds.services.metrics import QUERY_TOPICS
+    from odds.core.metrics import QUERY_TOPICS
     from reducers import keys
 
     def seen() -> dict[str, int]:

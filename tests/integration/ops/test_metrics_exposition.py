@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 # A second process recording what an operator's browser measured, as another web worker would.
 RECORD_ELSEWHERE = (
     "import django; django.setup(); "
-    "from odds.services.metrics import browser_latency_record; "
+    "from odds.core.metrics import browser_latency_record; "
     "browser_latency_record(samples=[{'e2e': 2500.0, 'ws': 900.0}])"
 )
 
@@ -71,7 +71,7 @@ def test_every_stage_is_a_cumulative_histogram_whose_inf_bucket_is_its_count(cli
 
 
 def test_count_sum_and_buckets_add_up_what_two_processes_recorded(client, settings, kafka_topics, redis_client):
-    from odds.services.metrics import browser_latency_record
+    from odds.core.metrics import browser_latency_record
 
     settings.METRICS_TOKEN = ""
     before = _latency(_scrape(client))

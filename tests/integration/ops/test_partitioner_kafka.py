@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def twelve_partitions(kafka_topics):
-    from odds.services.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client, topics_ensure
 
     name = f"{namespace()}.partitioner-check.{uuid.uuid4().hex[:6]}"
     topics_ensure(specs=[TopicSpec(name, 12)])
@@ -24,7 +24,7 @@ def twelve_partitions(kafka_topics):
 
 
 def _placements(topic: str, partitioner: str | None) -> dict[int, int]:
-    from odds.services.kafka import producer_create
+    from odds.core.kafka import producer_create
 
     extra = {"partitioner": partitioner} if partitioner else {}
     producer = producer_create(**{"linger.ms": 0, **extra})

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, reverse
 
-from odds.views.ops import staff_urlpatterns
+from odds.urls import staff_urlpatterns
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

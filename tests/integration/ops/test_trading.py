@@ -7,8 +7,9 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from odds.models import Bet, Event, Market
-from odds.services.bets import LegRequest, bet_place
+from odds.betting.models import Bet
+from odds.betting.services.bets import LegRequest, bet_place
+from odds.catalogue.models import Event, Market
 from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

@@ -10,15 +10,16 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from odds.models import Bet, Competition, Event, Market, Selection, Sport
-from odds.selectors.trading import (
+from odds.betting.models import Bet
+from odds.betting.services.bets import LegRequest, bet_place
+from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from odds.trading.selectors.trading import (
     EventFilters,
     market_open_bets_count,
     market_result_impact,
     trading_events_page,
     trading_events_query,
 )
-from odds.services.bets import LegRequest, bet_place
 from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

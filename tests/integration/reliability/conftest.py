@@ -149,7 +149,7 @@ def namespace_on_shared_kafka(
     stopped and the namespace's topics deleted at the end."""
     from django.conf import settings
 
-    from odds.services.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client, topics_ensure
     from reducers import topics
 
     name = f"{prefix}{uuid.uuid4().hex[:8]}"

@@ -90,10 +90,16 @@ class SparkCluster:
         def registered() -> bool:
             try:
                 return self.alive_workers() == len(self.workers)
-            except OSError:
+            except (OSError, ValueError):
+                # Not listening yet, or listening before its JSON page is attached: for a moment
+                # after "started service 'MasterUI'" the master answers /json/ with its HTML page.
                 return False
 
-        wait_for(registered, timeout=timeout, interval=1, what="every Spark worker registered with the master")
+        try:
+            wait_for(registered, timeout=timeout, interval=1, what="every Spark worker registered with the master")
+        except BaseException:
+            self.stop()  # a cluster that never came up leaves no process behind
+            raise
 
     def stop(self) -> None:
         for worker in self.workers:

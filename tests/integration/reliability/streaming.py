@@ -124,7 +124,7 @@ def start_streaming(
 ) -> Streaming:
     """Define the markets, start the reducers and ``web_hosts`` uvicorn servers, wait until all
     run, and prime every market with its first price."""
-    from odds.services.kafka import producer_create
+    from odds.core.kafka import producer_create
 
     client = redis_client(stack.redis)
     market_ids_define(client, *MARKETS)

@@ -23,7 +23,8 @@ from decimal import Decimal
 import pytest
 
 from bench.harness import free_port
-from odds.models import Bet, LedgerEntry, OutboxMessage, Wallet
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.models import OutboxMessage
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_body, selections_of

@@ -11,9 +11,9 @@ from decimal import Decimal
 
 import pytest
 
-from odds.models import Bet, Wallet
-from odds.selectors.bets import wallet_ledger_balance
-from odds.services.bets import LegRequest, bet_place
+from odds.betting.models import Bet, Wallet
+from odds.betting.selectors.bets import wallet_ledger_balance
+from odds.betting.services.bets import LegRequest, bet_place
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import selections_of
 from tests.integration.betting.test_concurrency import run_together

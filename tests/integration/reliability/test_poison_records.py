@@ -18,7 +18,7 @@ from reducers.schemas import BetEvent, BetLeg
 from reducers.subscriptions import StreamCommand, spec_from_json
 from tests.conftest import wait_for
 from tests.factories import definition_build, market_ids_define, raw_price_update
-from tests.integration.dead_letters import dead_letter_of
+from tests.integration.streaming.dead_letters import dead_letter_of
 
 pytestmark = pytest.mark.integration
 

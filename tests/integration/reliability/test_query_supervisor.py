@@ -28,7 +28,7 @@ class InjectedFailure(RuntimeError):
 def test_a_failing_query_is_restarted_alone_with_a_backoff_and_replays_its_batch(
     spark, kafka_topics, producer, redis_client, tmp_path
 ):
-    from odds.services.kafka import topics_ensure
+    from odds.core.kafka import topics_ensure
 
     namespace = os.environ["SPORTSBOOK_NAMESPACE"]
     topic = f"{namespace}.supervision-test.v1"

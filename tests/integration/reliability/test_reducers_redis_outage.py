@@ -56,7 +56,7 @@ def stored_seq(client: redis_lib.Redis, market_id: int) -> int | None:
 def test_queries_that_meet_redis_away_are_restarted_until_it_is_back_and_nothing_is_dead_lettered(
     stack: Stack, reducers: Process
 ):
-    from odds.services.kafka import producer_create
+    from odds.core.kafka import producer_create
 
     client = redis_lib.Redis.from_url(stack.redis)
     producer = producer_create(**{"bootstrap.servers": stack.kafka, "linger.ms": 0})

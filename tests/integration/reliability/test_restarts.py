@@ -154,7 +154,7 @@ def test_redis_restart_the_edge_and_its_clients_recover_on_their_own(stack, web)
 
 
 def test_broker_restart_idempotent_producer_loses_and_duplicates_nothing(stack, web):
-    from odds.services.kafka import producer_create
+    from odds.core.kafka import producer_create
 
     base, _ = web
     session = session_for(base, user_create(balance="0"))

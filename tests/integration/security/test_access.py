@@ -1,7 +1,7 @@
 """Who may open what: the admin refuses everyone but staff; punters cannot reach each other's data.
 
 The staff pages, lag dashboard and trader APIs are covered route by route in
-tests/integration/ops/test_staff_only.py; channel ownership in tests/integration/test_streams.py.
+tests/integration/ops/test_staff_only.py; channel ownership in tests/integration/streaming/test_streams.py.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def test_punter_is_refused_every_admin_list(punter, model):
 
 
 def test_punter_cannot_add_a_market_through_the_admin(punter):
-    from odds.models import Market
+    from odds.catalogue.models import Market
 
     before = Market.objects.count()
-    response = logged_in(punter).post(reverse("admin:odds_market_add"), {"name": "sneaky"})
+    response = logged_in(punter).post(reverse("admin:catalogue_market_add"), {"name": "sneaky"})
     assert response.status_code == 302
     assert Market.objects.count() == before
 
@@ -54,7 +54,7 @@ def test_another_punters_bet_is_not_found_not_forbidden(punter, services):
     """Ids of other punters' bets cannot be probed: 404, the same as a bet that does not exist."""
     from decimal import Decimal
 
-    from odds.models import Bet
+    from odds.betting.models import Bet
     from tests.factories import market_create, user_create
     from tests.integration.betting.helpers import bet_accepted, selections_of
 

@@ -46,8 +46,8 @@ from schemathesis.checks import (
 from schemathesis.generation.case import Case
 
 from odds.api.api import openapi_description
-from odds.services.streams import stream_subscribe
-from odds.services.wallet import wallet_deposit
+from odds.betting.services.wallet import wallet_deposit
+from odds.streaming.services.streams import stream_subscribe
 from reducers.subscriptions import spec_from_json
 from tests.factories import market_create
 from tests.integration.betting.helpers import bet_accepted, selections_of

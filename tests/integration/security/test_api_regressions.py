@@ -12,9 +12,9 @@ from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.test import Client
 
-from odds.models import Bet, Wallet
-from odds.services import streams as stream_service
-from odds.services.streams import StreamError
+from odds.betting.models import Bet, Wallet
+from odds.streaming.services import streams as stream_service
+from odds.streaming.services.streams import StreamError
 from reducers import keys
 from tests.factories import market_create
 from tests.integration.betting.helpers import bet_body, error_of, selections_of

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from odds.models import Bet, LedgerEntry, Wallet
+from odds.betting.models import Bet, LedgerEntry, Wallet
 from tests.factories import market_create
 from tests.integration.betting.helpers import selections_of
 from tests.integration.security.conftest import logged_in

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, reverse
 
-from odds.views.ops import staff_urlpatterns
+from odds.urls import staff_urlpatterns
 from tests.integration.security.conftest import logged_in
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -22,7 +22,7 @@ WRITES: list[tuple[str, str]] = [
     ("PUT", f"/api/streams/{CHANNEL}"),
     ("DELETE", f"/api/streams/{CHANNEL}"),
     ("POST", "/logout/"),
-    ("POST", "/admin/odds/market/add/"),
+    ("POST", "/admin/catalogue/market/add/"),
     ("POST", "/admin/logout/"),
 ]
 STAFF_WRITES = {

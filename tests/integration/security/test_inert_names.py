@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from odds.models import Competition, Event, Market, Selection, Sport
+from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from tests.integration.security.conftest import logged_in
 
 pytestmark = [pytest.mark.integration]
@@ -38,11 +38,11 @@ def _pages(market: Market) -> list[str]:
         "/in-play/",
         "/trading/",
         f"/trading/markets/{market.pk}/settlement",
-        "/admin/odds/market/",
-        f"/admin/odds/market/{market.pk}/change/",
-        "/admin/odds/event/",
-        f"/admin/odds/event/{market.event_id}/change/",
-        "/admin/odds/selection/",
+        "/admin/catalogue/market/",
+        f"/admin/catalogue/market/{market.pk}/change/",
+        "/admin/catalogue/event/",
+        f"/admin/catalogue/event/{market.event_id}/change/",
+        "/admin/catalogue/selection/",
     ]
 
 

@@ -11,9 +11,9 @@ from decimal import Decimal
 import pytest
 from django.conf import settings
 
-from odds.models import Bet, Wallet
-from odds.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
-from odds.services.streams import SUBSCRIBE_LIMIT_PER_MINUTE
+from odds.betting.models import Bet, Wallet
+from odds.betting.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
+from odds.streaming.services.streams import SUBSCRIBE_LIMIT_PER_MINUTE
 from tests.factories import market_create
 from tests.integration.betting.helpers import bet_body, selections_of
 from tests.integration.security.conftest import logged_in
@@ -76,7 +76,7 @@ def test_body_above_the_limit_gets_a_413_in_json(punter):
 
 def test_body_above_the_limit_on_a_form_is_refused(staff):
     response = logged_in(staff).post(
-        "/admin/odds/market/add/", data={"name": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
+        "/admin/catalogue/market/add/", data={"name": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)}
     )
     assert response.status_code == 400
 

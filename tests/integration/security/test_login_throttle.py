@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth.signals import user_login_failed
 from django.test import Client
 
-from odds.services.auth import _ip_key, _username_key
+from odds.core.auth import _ip_key, _username_key
 from tests.conftest import wait_for
 from tests.factories import user_create
 

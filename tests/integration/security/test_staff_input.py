@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from odds.models import Event, Market, Selection
+from odds.catalogue.models import Event, Market, Selection
 from tests.factories import market_create
 from tests.integration.betting.helpers import selections_of
 from tests.integration.security.conftest import logged_in
@@ -91,7 +91,7 @@ def test_a_winner_of_another_market_is_not_found(staff):
     assert Market.objects.get(id=market.id).status == Market.Status.OPEN
 
 
-ADMIN_MARKETS = "/admin/odds/market/"
+ADMIN_MARKETS = "/admin/catalogue/market/"
 
 
 @pytest.mark.parametrize("winner", ["abc", "", "-1", ARABIC_INDIC_7, "9" * 30, "\x00"])
@@ -117,13 +117,13 @@ def test_an_admin_action_on_ids_that_are_not_market_ids_changes_nothing(staff, s
 
 @pytest.mark.parametrize(("name", "words"), [("Foot\x00ball", "Null characters"), ("F" * 65, "at most 64")])
 def test_the_admin_add_form_refuses_a_name_it_cannot_store(staff, name, words):
-    response = logged_in(staff).post("/admin/odds/sport/add/", {"name": name, "slug": "x", "display_order": "0"})
+    response = logged_in(staff).post("/admin/catalogue/sport/add/", {"name": name, "slug": "x", "display_order": "0"})
     assert response.status_code == 200
     assert words in response.content.decode()
 
 
 @pytest.mark.parametrize("query", ["\x00", "a\x00b", ARABIC_INDIC_7, "9" * 5000])
-@pytest.mark.parametrize("changelist", [ADMIN_MARKETS, "/admin/odds/bet/", "/admin/odds/event/"])
+@pytest.mark.parametrize("changelist", [ADMIN_MARKETS, "/admin/betting/bet/", "/admin/catalogue/event/"])
 def test_an_admin_search_for_any_text_answers(staff, changelist, query):
     response = logged_in(staff).get(changelist, {"q": query})
     assert response.status_code in (200, 400)

@@ -26,9 +26,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from odds import consumers
-from odds.hub import Hub
-from odds.models import Bet, LedgerEntry, Wallet
+from odds.betting.models import Bet, LedgerEntry, Wallet
+from odds.streaming import consumers
+from odds.streaming.hub import Hub
 from reducers.subscriptions import spec_from_json
 from tests.factories import market_create
 from tests.integration.betting.helpers import selections_of

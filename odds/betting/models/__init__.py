@@ -1,0 +1,4 @@
+from odds.betting.models.bets import Bet, BetLeg
+from odds.betting.models.wallet import DepositLimit, LedgerEntry, Wallet
+
+__all__ = ["Bet", "BetLeg", "DepositLimit", "LedgerEntry", "Wallet"]

@@ -1,0 +1,137 @@
+"""The in-play bet delay: bets held at placement are decided once their delay has passed.
+
+A bet on an in-play event is placed ``pending`` with its stake held (``sb_bet_place``) and an
+``accept_at`` of placement plus the delay of its sport. At ``accept_at`` it is accepted at the
+prices the punter took only if, for every leg, the market was not suspended at any time during
+the delay (``Market.suspended_at``), the selection can be backed now (the live state, a trader's
+newer decision and the catalogue, as for placement), and the price has not moved against the
+punter's policy. Otherwise it is rejected with the reason and its stake goes back to the wallet
+through the ledger. Either way the punter's websockets hear of it at once (``bet.decided``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
+from odds.betting.services.bets import bet_event_enqueue
+from odds.betting.services.wallet import ledger_post
+from odds.catalogue.selectors.prices import selection_quotes
+from odds.core.connections import redis_shared
+from reducers import betting, frames, keys
+from reducers.frames import BetDecidedFrame
+
+log = logging.getLogger(__name__)
+
+Account = LedgerEntry.Account
+Kind = LedgerEntry.Kind
+
+# Bets decided per run of the resolver (it runs every second and again at once when it is full).
+DECIDE_BATCH = 500
+UNAVAILABLE_MESSAGES = {
+    "market_suspended": "the market is suspended",
+    "market_closed": "the market is closed",
+    "selection_unavailable": "the selection is no longer available",
+}
+
+
+@dataclass
+class DelaySummary:
+    accepted: int = 0
+    rejected: int = 0
+
+
+def bets_due(*, now: datetime | None = None, limit: int = DECIDE_BATCH) -> list[int]:
+    """Pending bets whose delay has passed, the longest waiting first."""
+    now = now or timezone.now()
+    return list(
+        Bet.objects.filter(status=Bet.Status.PENDING, accept_at__lte=now)
+        .order_by("accept_at", "id")
+        .values_list("id", flat=True)[:limit]
+    )
+
+
+def _verdict(bet: Bet, legs: list[BetLeg]) -> tuple[str, str]:
+    """``(reject code, message)`` of a held bet now, or ``("", "")`` to accept it."""
+    for leg in legs:
+        suspended_at = leg.selection.market.suspended_at
+        if suspended_at is not None and suspended_at >= bet.placed_at:
+            return "market_suspended", "the market was suspended during the in-play delay"
+    quotes = selection_quotes(selections=[leg.selection for leg in legs])
+    for leg in legs:
+        quote = quotes[leg.selection_id]
+        if not quote.available:
+            return quote.unavailable, UNAVAILABLE_MESSAGES.get(quote.unavailable, "the selection cannot be backed now")
+    for leg in legs:
+        current = quotes[leg.selection_id].price
+        if not betting.price_acceptable(seen=leg.price, current=current, policy=bet.price_policy):
+            return "price_changed", f"the price moved from {leg.price} to {current} during the in-play delay"
+    return "", ""
+
+
+def bet_delay_decide(*, bet_id: int) -> Bet | None:
+    """Decide one held bet whose delay has passed; None when it is not (or no longer) held.
+    Idempotent: a second run finds it decided and changes nothing."""
+    user_id = Bet.objects.values_list("user_id", flat=True).get(id=bet_id)
+    with transaction.atomic():
+        # The lock order of all money code: the wallet, then the bet.
+        wallet = Wallet.objects.select_for_update().get(user_id=user_id)
+        bet = Bet.objects.select_for_update().get(id=bet_id)
+        if bet.status != Bet.Status.PENDING or bet.accept_at is None or bet.accept_at > timezone.now():
+            return None
+        legs = list(bet.legs.select_related("selection__market__event", "market", "event"))
+        code, message = _verdict(bet, legs)
+        if code:
+            ledger_post(
+                wallet=wallet,
+                kind=Kind.REFUND,
+                debit=Account.BETS_HELD,
+                credit=Account.WALLET,
+                amount=bet.stake,
+                bet=bet,
+            )
+            bet.status, bet.reject_code, bet.reject_message = Bet.Status.REJECTED, code, message
+        else:
+            bet.status = Bet.Status.ACCEPTED
+        bet.save(update_fields=["status", "reject_code", "reject_message"])
+        if not code:
+            bet_event_enqueue(bet=bet, type="placed")
+        transaction.on_commit(lambda: bet_decided_announce(bet))
+    log.info("held bet %s %s %s", bet.id, bet.status, code)
+    return bet
+
+
+def bet_decided_announce(bet: Bet) -> None:
+    """Tell the punter's websockets (``keys.punter_channel``); a punter offline finds the decision
+    in ``GET /api/bets``."""
+    frame: BetDecidedFrame = {
+        "type": "bet.decided",
+        "bet": {
+            "id": bet.id,
+            "status": "accepted" if bet.status == Bet.Status.ACCEPTED else "rejected",
+            "reject": {"code": bet.reject_code, "message": bet.reject_message} if bet.reject_code else None,
+        },
+    }
+    try:
+        redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
+    except Exception:
+        log.exception("announcing the decision on bet %s failed", bet.id)
+
+
+def bets_delay_resolve(*, now: datetime | None = None) -> DelaySummary:
+    """Decide every held bet whose delay has passed (in batches of ``DECIDE_BATCH``)."""
+    summary = DelaySummary()
+    for bet_id in bets_due(now=now):
+        decided = bet_delay_decide(bet_id=bet_id)
+        if decided is None:
+            continue
+        if decided.status == Bet.Status.ACCEPTED:
+            summary.accepted += 1
+        else:
+            summary.rejected += 1
+    return summary

@@ -1,0 +1,249 @@
+"""Bet placement in one statement: what both ways of placing a bet share.
+
+A bet is placed by the database function ``sb_bet_place`` (migration 0005) in a single round
+trip: it locks the wallet, answers a repeated idempotency key, checks the legs against the
+catalogue, and writes the bet, its legs, the ledger entry and the outbox event. What it needs
+from outside the database is the live quote of every leg: the reducers' state in Redis (or a
+trader's decision they have not applied yet), read before the call.
+
+This module holds the parts that do no I/O: the statement and its parameters, the live quotes,
+and the reading of the function's answer into a ``Placement``. ``odds.betting.services.bets.bet_place``
+drives it through Django's connection; ``odds.api.placement`` through an asyncio pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from odds.betting.models import Bet, BetLeg
+from odds.betting.services.wallet import exclusion_message
+from odds.catalogue.models import Event, Market, Selection
+from odds.catalogue.selectors.prices import live_quote
+from reducers import betting, rules, schemas
+
+MIN_STAKE = rules.MIN_STAKE
+MAX_STAKE = rules.MAX_STAKE
+MAX_RETURN = rules.MAX_RETURN
+MAX_LEGS = rules.MAX_LEGS
+MAX_KEY_LENGTH = 64
+
+# The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).
+PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s, %s::jsonb, %s, %s)::text"
+SELECTION_MARKETS_SQL = "SELECT id, market_id FROM odds_selection WHERE id = ANY(%s)"
+
+
+class BetInvalid(Exception):
+    """The request is malformed or breaks a rule of the bet itself; nothing was recorded."""
+
+    def __init__(self, *, field: str, message: str, code: str = "invalid") -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True)
+class LegRequest:
+    selection_id: int
+    price_seen: Decimal
+
+
+@dataclass(frozen=True)
+class Placement:
+    bet: Bet
+    created: bool
+
+    @property
+    def accepted(self) -> bool:
+        return self.bet.status == Bet.Status.ACCEPTED
+
+    @property
+    def rejected(self) -> bool:
+        return self.bet.status == Bet.Status.REJECTED
+
+
+def bet_request_validate(
+    *, idempotency_key: str, stake: Decimal, legs: Sequence[LegRequest], price_policy: str
+) -> None:
+    """Rules that need no database: raise ``BetInvalid`` naming the field at fault."""
+    if not idempotency_key or len(idempotency_key) > MAX_KEY_LENGTH or not idempotency_key.isprintable():
+        raise BetInvalid(field="idempotency_key", message=f"1 to {MAX_KEY_LENGTH} printable characters")
+    if price_policy not in betting.PRICE_POLICIES:
+        raise BetInvalid(field="price_policy", message=f"one of {', '.join(betting.PRICE_POLICIES)}")
+    if not stake.is_finite():
+        raise BetInvalid(field="stake", message="stake must be a number")
+    exponent = stake.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < -2:
+        raise BetInvalid(field="stake", message="stake has at most two decimal places")
+    if stake < MIN_STAKE:
+        raise BetInvalid(field="stake", message=f"the minimum stake is {MIN_STAKE}", code="stake_too_low")
+    if stake > MAX_STAKE:
+        raise BetInvalid(field="stake", message=f"the maximum stake is {MAX_STAKE}", code="stake_too_high")
+    if not legs:
+        raise BetInvalid(field="selections", message="at least one selection")
+    if len(legs) > MAX_LEGS:
+        raise BetInvalid(field="selections", message=f"at most {MAX_LEGS} selections")
+    seen: set[int] = set()
+    for index, leg in enumerate(legs):
+        if leg.selection_id in seen:
+            raise BetInvalid(field=f"selections[{index}].selection_id", message="selection appears twice")
+        seen.add(leg.selection_id)
+        if not (schemas.MIN_PRICE <= leg.price_seen <= schemas.MAX_PRICE):
+            raise BetInvalid(field=f"selections[{index}].price", message="not a valid decimal price")
+
+
+def fingerprint(*, stake: Decimal, legs: Sequence[LegRequest], price_policy: str) -> str:
+    """What a retry must repeat for its idempotency key to return the first attempt's bet."""
+    canonical = "|".join(
+        [str(stake.normalize()), price_policy, *(f"{leg.selection_id}@{leg.price_seen.normalize()}" for leg in legs)]
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class SelectionMarkets:
+    """Which market each selection belongs to: fixed once a selection exists, so every process
+    keeps what it has looked up and asks the database only for selections it has not seen."""
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.known: dict[int, int] = {}
+        self.limit = limit
+
+    def missing(self, selection_ids: Iterable[int]) -> list[int]:
+        return [selection_id for selection_id in selection_ids if selection_id not in self.known]
+
+    def learn(self, rows: Iterable[tuple[int, int]]) -> None:
+        if len(self.known) > self.limit:
+            self.known.clear()
+        self.known.update(rows)
+
+    def of(self, selection_ids: Iterable[int]) -> dict[int, int]:
+        return {selection_id: self.known[selection_id] for selection_id in selection_ids if selection_id in self.known}
+
+
+selection_markets = SelectionMarkets()
+
+
+def placement_params(
+    *,
+    user_id: int,
+    idempotency_key: str,
+    stake: Decimal,
+    legs: Sequence[LegRequest],
+    price_policy: str,
+    markets: Mapping[int, int],
+    states: Mapping[int, dict[str, Any]],
+    topic: str,
+) -> tuple[Any, ...]:
+    """The parameters of ``PLACE_SQL``: the request and, per leg, the live quote (a selection of
+    unknown market is left to the function, which names it)."""
+    quoted = []
+    for leg in legs:
+        market_id = markets.get(leg.selection_id)
+        quote = live_quote(states.get(market_id) if market_id is not None else None, leg.selection_id)
+        quoted.append(
+            {
+                "selection_id": leg.selection_id,
+                "price_seen": str(leg.price_seen),
+                "price": str(quote.price) if quote.price is not None else None,
+                "unavailable": quote.unavailable,
+            }
+        )
+    return (
+        user_id,
+        idempotency_key,
+        fingerprint(stake=stake, legs=legs, price_policy=price_policy),
+        price_policy,
+        stake,
+        orjson.dumps(quoted).decode(),
+        MAX_RETURN,
+        topic,
+    )
+
+
+def _instant(micros: int) -> datetime:
+    return datetime.fromtimestamp(micros / 1_000_000, tz=UTC)
+
+
+def _time(micros: int | None) -> datetime | None:
+    return _instant(micros) if micros is not None else None
+
+
+def bet_from_json(data: dict[str, Any]) -> Bet:
+    """A bet as ``sb_bet_json`` gives it, with its legs, their selections, markets and events in
+    memory: what the response and the outbox need, without reading anything back."""
+    bet = Bet(
+        id=data["id"],
+        user_id=data["user_id"],
+        idempotency_key=data["idempotency_key"],
+        request_fingerprint=data["request_fingerprint"],
+        kind=data["kind"],
+        status=data["status"],
+        price_policy=data["price_policy"],
+        stake=Decimal(data["stake"]),
+        odds=Decimal(data["odds"]),
+        potential_return=Decimal(data["potential_return"]),
+        payout=Decimal(data["payout"]),
+        reject_code=data["reject_code"],
+        reject_message=data["reject_message"],
+        placed_at=_instant(data["placed_at"]),
+        accept_at=_time(data["accept_at"]),
+        settled_at=_time(data["settled_at"]),
+    )
+    legs = []
+    for item in data["legs"] or ():
+        event = Event(id=item["event_id"], home=item["home"], away=item["away"])
+        market = Market(id=item["market_id"], name=item["market"], event=event)
+        selection = Selection(id=item["selection_id"], name=item["selection"], market=market)
+        legs.append(
+            BetLeg(
+                id=item.get("id"),
+                bet=bet,
+                selection=selection,
+                market=market,
+                event=event,
+                price=Decimal(item["price"]),
+                price_seen=Decimal(item["price_seen"]),
+                result=item["result"],
+                position=item["position"],
+            )
+        )
+    queryset = bet.legs.all()
+    queryset._result_cache = legs
+    # The cache prefetch_related fills; django-stubs does not declare it.
+    bet._prefetched_objects_cache = {"legs": queryset}  # type: ignore[attr-defined]
+    return bet
+
+
+def placement_result(text: str) -> Placement:
+    """``sb_bet_place``'s answer as a ``Placement``; raises ``BetInvalid`` when nothing was recorded."""
+    answer = orjson.loads(text)
+    outcome = answer["outcome"]
+    if outcome == "created":
+        return Placement(bet=bet_from_json(answer["bet"]), created=True)
+    if outcome == "existing":
+        return Placement(bet=bet_from_json(answer["bet"]), created=False)
+    if outcome == "key_reused":
+        raise BetInvalid(
+            field="idempotency_key", message="this key was used for a different bet", code="idempotency_key_reused"
+        )
+    if outcome == "unknown_selection":
+        raise BetInvalid(
+            field=f"selections[{answer['index']}].selection_id", message="no such selection", code="unknown_selection"
+        )
+    if outcome == "same_event":
+        raise BetInvalid(field="selections", message="an accumulator takes one selection per event", code="same_event")
+    if outcome == "excluded":
+        message = exclusion_message(until=_instant(answer["until"]), exclusion=answer["exclusion"])
+        raise BetInvalid(field="account", message=message, code="excluded")
+    if outcome == "return_too_high":
+        raise BetInvalid(
+            field="stake", message=f"the potential return is above the maximum of {MAX_RETURN}", code="return_too_high"
+        )
+    raise ValueError(f"sb_bet_place answered an unknown outcome {outcome!r}")

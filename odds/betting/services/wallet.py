@@ -1,0 +1,328 @@
+"""Wallet writes. Every balance change is one ledger entry posted under a row lock on the wallet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import models, transaction
+from django.utils import timezone
+
+from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
+from odds.betting.selectors.wallet import deposited_since, wallet_on_break
+
+Account = LedgerEntry.Account
+Kind = LedgerEntry.Kind
+
+
+class InsufficientFunds(Exception):
+    """The wallet does not hold the amount asked for."""
+
+
+def wallet_get_or_create(*, user: User) -> Wallet:
+    wallet, _ = Wallet.objects.get_or_create(user=user)
+    return wallet
+
+
+def wallet_lock(*, user: User) -> Wallet:
+    """The user's wallet, locked for this transaction (created when the user has none yet).
+
+    Everything that moves a punter's money locks the wallet first and the bet second, so that
+    concurrent bets, cash-outs and settlements of one punter queue up instead of deadlocking.
+    """
+    # One locking read on the hot path; ``get`` (unlike ``first``) drops the model's ordering by
+    # username, whose join would lock the user's row as well. Creation is the rare first bet.
+    try:
+        return Wallet.objects.select_for_update().get(user=user)
+    except Wallet.DoesNotExist:
+        wallet_get_or_create(user=user)
+    return Wallet.objects.select_for_update().get(user=user)
+
+
+def ledger_post(
+    *,
+    wallet: Wallet,
+    kind: str,
+    debit: str,
+    credit: str,
+    amount: Decimal,
+    bet: Bet | None = None,
+    reference: str = "",
+) -> LedgerEntry:
+    """Post one entry and move the wallet's balance with it. The caller holds the wallet's lock.
+
+    Raises ``InsufficientFunds`` when the wallet would go below zero; the database's check
+    constraint is the last line of defence should a caller forget the lock.
+    """
+    if amount <= 0:
+        raise ValueError(f"ledger amounts are positive, got {amount}")
+    if debit == Account.WALLET:
+        if wallet.balance < amount:
+            raise InsufficientFunds(f"balance {wallet.balance} is less than {amount}")
+        wallet.balance -= amount
+    elif credit == Account.WALLET:
+        wallet.balance += amount
+    wallet.save(update_fields=["balance", "updated_at"])
+    return LedgerEntry.objects.create(
+        wallet=wallet,
+        kind=kind,
+        debit=debit,
+        credit=credit,
+        amount=amount,
+        balance_after=wallet.balance,
+        bet=bet,
+        reference=reference,
+    )
+
+
+def stake_release(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
+    """The bet's held stake goes to the house: the first posting of every win, loss or cash-out."""
+    return ledger_post(
+        wallet=wallet, kind=Kind.STAKE_RELEASE, debit=Account.BETS_HELD, credit=Account.HOUSE, amount=bet.stake, bet=bet
+    )
+
+
+def stake_refund(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
+    """The bet's held stake goes back to the wallet: a void bet, or a held bet not accepted."""
+    return ledger_post(
+        wallet=wallet, kind=Kind.REFUND, debit=Account.BETS_HELD, credit=Account.WALLET, amount=bet.stake, bet=bet
+    )
+
+
+# --- deposits, withdrawals, limits and breaks the punter asks for ---------------------------------
+
+MIN_PAYMENT = Decimal("1.00")
+MAX_PAYMENT = Decimal("100000.00")
+MAX_REQUEST_ID = 64
+LIMIT_WORDS: dict[str, str] = {
+    DepositLimit.Period.DAY: "24 hours",
+    DepositLimit.Period.WEEK: "7 days",
+    DepositLimit.Period.MONTH: "30 days",
+}
+
+
+class Break(models.TextChoices):
+    """What a punter can choose to stop betting and depositing for; neither ends early."""
+
+    TIME_OUT_24H = "time_out_24h", "Time-out for 24 hours"
+    TIME_OUT_7D = "time_out_7d", "Time-out for 7 days"
+    TIME_OUT_30D = "time_out_30d", "Time-out for 30 days"
+    EXCLUDE_6M = "exclude_6m", "Self-exclusion for 6 months"
+    EXCLUDE_1Y = "exclude_1y", "Self-exclusion for 1 year"
+    EXCLUDE_5Y = "exclude_5y", "Self-exclusion for 5 years"
+
+
+BREAK_LENGTHS: dict[str, timedelta] = {
+    Break.TIME_OUT_24H: timedelta(hours=24),
+    Break.TIME_OUT_7D: timedelta(days=7),
+    Break.TIME_OUT_30D: timedelta(days=30),
+    Break.EXCLUDE_6M: timedelta(days=183),
+    Break.EXCLUDE_1Y: timedelta(days=365),
+    Break.EXCLUDE_5Y: timedelta(days=5 * 365 + 1),
+}
+
+
+class PaymentRefused(Exception):
+    """A deposit, withdrawal or limit the rules refuse; ``message`` says why, in words."""
+
+    def __init__(self, *, code: str, message: str, field: str = "amount") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Payment:
+    entry: LedgerEntry
+    created: bool  # False: a repeat of a request already paid, answered with its entry
+
+
+def cooling_off_text() -> str:
+    """How long a raised deposit limit waits, in words: ``24 hours``."""
+    seconds = settings.DEPOSIT_LIMIT_COOLING_OFF_S
+    if seconds % 3600 == 0:
+        hours = seconds // 3600
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    minutes = max(1, seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def when_text(*, at: datetime) -> str:
+    """An instant as the messages of this module show it: ``23 Nov 2026, 18:40 UTC``."""
+    return at.astimezone(UTC).strftime("%-d %b %Y, %H:%M UTC")
+
+
+def exclusion_message(*, until: datetime, exclusion: str = "") -> str:
+    """Why a bet, cash-out or deposit is refused while the punter's break runs."""
+    what = "self-exclusion" if exclusion == "self_exclusion" else "break from betting"
+    return f"Your {what} runs until {when_text(at=until)}: betting and deposits are closed until then."
+
+
+def exclusion_check(*, wallet: Wallet) -> None:
+    """Raise ``PaymentRefused`` (``excluded``, saying until when) while the wallet's break runs."""
+    if wallet_on_break(wallet=wallet):
+        assert wallet.excluded_until is not None
+        message = exclusion_message(until=wallet.excluded_until, exclusion=wallet.exclusion)
+        raise PaymentRefused(code="excluded", message=message, field="account")
+
+
+def payment_amount_check(*, amount: Decimal) -> None:
+    if not amount.is_finite():
+        raise PaymentRefused(code="invalid", message="Enter the amount as a number, such as 20.00.")
+    exponent = amount.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < -2:
+        raise PaymentRefused(code="invalid", message="Enter pounds and pence: at most two decimal places.")
+    if amount <= 0:
+        raise PaymentRefused(code="invalid", message="Enter an amount above zero.")
+    if amount < MIN_PAYMENT:
+        raise PaymentRefused(code="too_low", message=f"The smallest amount is £{MIN_PAYMENT}.")
+    if amount > MAX_PAYMENT:
+        raise PaymentRefused(code="too_high", message=f"The largest amount at a time is £{MAX_PAYMENT:,}.")
+
+
+def _request_id_check(request_id: str) -> None:
+    if not request_id or len(request_id) > MAX_REQUEST_ID or not request_id.isprintable():
+        raise PaymentRefused(
+            code="invalid", message=f"A request id of 1 to {MAX_REQUEST_ID} characters is required.", field="request_id"
+        )
+
+
+def deposit_limits_apply(*, wallet: Wallet, now: datetime) -> list[DepositLimit]:
+    """The wallet's limits, with every raise whose cooling-off has ended made current."""
+    limits = list(DepositLimit.objects.filter(wallet=wallet))
+    for limit in limits:
+        if limit.pending_from is not None and limit.pending_from <= now and limit.pending_amount is not None:
+            limit.amount = limit.pending_amount
+            limit.pending_amount = None
+            limit.pending_from = None
+            limit.save(update_fields=["amount", "pending_amount", "pending_from", "updated_at"])
+    return limits
+
+
+def deposit_headroom(*, wallet: Wallet, limits: list[DepositLimit], now: datetime) -> tuple[Decimal, str] | None:
+    """How much more the punter may deposit now and the period that allows the least, or None
+    without limits."""
+    tightest: tuple[Decimal, str] | None = None
+    for limit in limits:
+        left = max(
+            Decimal("0.00"),
+            limit.amount - deposited_since(wallet=wallet, since=now - DepositLimit.LENGTHS[limit.period]),
+        )
+        if tightest is None or left < tightest[0]:
+            tightest = (left, limit.period)
+    return tightest
+
+
+def wallet_deposit(*, user: User, amount: Decimal, reference: str) -> LedgerEntry:
+    """Credit the wallet from outside the platform. Idempotent on ``reference`` (e.g. a payment id)."""
+    return _deposit(user=user, amount=amount, reference=reference, checked=False).entry
+
+
+def _deposit(*, user: User, amount: Decimal, reference: str, checked: bool) -> Payment:
+    """``checked``: a punter's own deposit, refused (``PaymentRefused``) while a break runs, above
+    the payment bounds or above what the deposit limits leave."""
+    if not reference:
+        raise ValueError("a deposit needs a reference so that a repeated request pays once")
+    with transaction.atomic():
+        wallet = wallet_lock(user=user)
+        existing = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.DEPOSIT, reference=reference).first()
+        if existing is not None:
+            return Payment(entry=existing, created=False)
+        # The wallet lock serialises deposits of one wallet, so the check above cannot race.
+        if checked:
+            now = timezone.now()
+            exclusion_check(wallet=wallet)
+            payment_amount_check(amount=amount)
+            headroom = deposit_headroom(wallet=wallet, limits=deposit_limits_apply(wallet=wallet, now=now), now=now)
+            if headroom is not None and amount > headroom[0]:
+                left, period = headroom
+                raise PaymentRefused(
+                    code="over_deposit_limit",
+                    message=f"This deposit is over your deposit limit: you can deposit £{left} more in the"
+                    f" {LIMIT_WORDS[period]} to come.",
+                )
+        entry = ledger_post(
+            wallet=wallet,
+            kind=Kind.DEPOSIT,
+            debit=Account.CASH,
+            credit=Account.WALLET,
+            amount=amount,
+            reference=reference,
+        )
+        return Payment(entry=entry, created=True)
+
+
+def wallet_payment_deposit(*, user: User, amount: Decimal, request_id: str) -> Payment:
+    """A punter's deposit through the payment form, idempotent on the form's ``request_id``."""
+    _request_id_check(request_id)
+    return _deposit(user=user, amount=amount, reference=request_id, checked=True)
+
+
+def wallet_withdraw(*, user: User, amount: Decimal, request_id: str) -> Payment:
+    """Pay ``amount`` out of the wallet, never more than it holds. Idempotent on ``request_id``.
+
+    Withdrawals stay open during a break: a punter can always take their money out.
+    """
+    _request_id_check(request_id)
+    with transaction.atomic():
+        wallet = wallet_lock(user=user)
+        existing = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.WITHDRAWAL, reference=request_id).first()
+        if existing is not None:
+            return Payment(entry=existing, created=False)
+        payment_amount_check(amount=amount)
+        if amount > wallet.balance:
+            raise PaymentRefused(
+                code="insufficient_funds", message=f"You can withdraw at most your balance of £{wallet.balance}."
+            )
+        entry = ledger_post(
+            wallet=wallet,
+            kind=Kind.WITHDRAWAL,
+            debit=Account.WALLET,
+            credit=Account.CASH,
+            amount=amount,
+            reference=request_id,
+        )
+        return Payment(entry=entry, created=True)
+
+
+def deposit_limit_set(*, user: User, period: str, amount: Decimal) -> DepositLimit:
+    """Set the punter's deposit limit of ``period``: a lower (or first) limit applies at once, a
+    higher one after ``DEPOSIT_LIMIT_COOLING_OFF_S`` (the current limit applies meanwhile)."""
+    if period not in DepositLimit.LENGTHS:
+        raise PaymentRefused(code="invalid", message="Choose a daily, weekly or monthly limit.", field="period")
+    payment_amount_check(amount=amount)
+    with transaction.atomic():
+        wallet = wallet_lock(user=user)
+        now = timezone.now()
+        deposit_limits_apply(wallet=wallet, now=now)
+        limit = DepositLimit.objects.filter(wallet=wallet, period=period).first()
+        if limit is None:
+            return DepositLimit.objects.create(wallet=wallet, period=period, amount=amount)
+        if amount <= limit.amount:
+            limit.amount = amount
+            limit.pending_amount = None
+            limit.pending_from = None
+        else:
+            limit.pending_amount = amount
+            limit.pending_from = now + timedelta(seconds=settings.DEPOSIT_LIMIT_COOLING_OFF_S)
+        limit.save()
+        return limit
+
+
+def wallet_break_take(*, user: User, length: str) -> Wallet:
+    """Start a time-out or self-exclusion of ``length`` (``Break``). It cannot be shortened: a
+    break that runs longer already stays as it is."""
+    if length not in BREAK_LENGTHS:
+        raise PaymentRefused(code="invalid", message="Choose how long the break lasts.", field="length")
+    with transaction.atomic():
+        wallet = wallet_lock(user=user)
+        until = timezone.now() + BREAK_LENGTHS[length]
+        if wallet.excluded_until is None or wallet.excluded_until < until:
+            wallet.excluded_until = until
+            wallet.exclusion = "self_exclusion" if length.startswith("exclude") else "time_out"
+            wallet.save(update_fields=["excluded_until", "exclusion", "updated_at"])
+        return wallet

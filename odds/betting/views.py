@@ -1,0 +1,87 @@
+"""The punter's wallet page: balance, ledger (filtered, paged), payments, limits and breaks.
+
+The page is rendered here; its forms post to the wallet API (``odds/api/views.py``) from
+``frontend/src/walletPage.ts``, which reloads the page once a change is recorded.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_GET
+
+from odds.betting.models import LedgerEntry
+from odds.betting.selectors.bets import wallet_for_user
+from odds.betting.selectors.wallet import deposit_limits_view, ledger_page, wallet_break_running
+from odds.betting.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break, cooling_off_text
+from odds.catalogue.selectors.catalogue import sport_nav
+
+
+def _day(raw: str, name: str, problems: list[str]) -> date | None:
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        problems.append(f"The {name} date is not a date such as 2026-11-22; it was left out.")
+        return None
+
+
+def _zone(raw: str) -> ZoneInfo | None:
+    """The punter's time zone as their browser names it (``Europe/London``), or None."""
+    if not raw or len(raw) > 64 or not raw.isascii() or ".." in raw:
+        return None
+    try:
+        return ZoneInfo(raw)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+@require_GET
+@login_required
+@ensure_csrf_cookie
+def wallet_page(request: HttpRequest) -> HttpResponse:
+    user = cast(User, request.user)
+    wallet = wallet_for_user(user=user)
+    problems: list[str] = []
+    kind = request.GET.get("kind", "")
+    if kind and kind not in LedgerEntry.Kind.values:
+        problems.append("That kind of entry does not exist; all kinds are shown.")
+        kind = ""
+    since = _day(request.GET.get("from", ""), "from", problems)
+    until = _day(request.GET.get("to", ""), "to", problems)
+    zone = _zone(request.GET.get("tz", ""))
+    raw_page = request.GET.get("page", "1")
+    number = int(raw_page) if raw_page.isascii() and raw_page.isdigit() and len(raw_page) < 9 else 1
+    page = ledger_page(wallet=wallet, page=number, kind=kind, since=since, until=until, zone=zone) if wallet else None
+    now = timezone.now()
+    filters = request.GET.copy()
+    filters.pop("page", None)
+    context = {
+        "nav": sport_nav(),
+        "active_wallet": True,
+        "wallet": wallet,
+        "page": page,
+        "kinds": LedgerEntry.Kind.choices,
+        "kind": kind,
+        "since": since.isoformat() if since else "",
+        "until": until.isoformat() if until else "",
+        "filter_query": filters.urlencode(),
+        "problems": problems,
+        "limits": deposit_limits_view(wallet=wallet, now=now),
+        "on_break": wallet_break_running(wallet=wallet),
+        "time_outs": [choice for choice in Break.choices if choice[0].startswith("time_out")],
+        "exclusions": [choice for choice in Break.choices if choice[0].startswith("exclude")],
+        "cooling_off": cooling_off_text(),
+        "min_payment": f"{MIN_PAYMENT:,}",
+        "max_payment": f"{MAX_PAYMENT:,}",
+    }
+    return render(request, "odds/wallet.html", context)

@@ -1,0 +1,340 @@
+"""Trading and lifecycle writes on markets: suspend, resume, set a price, result, settle.
+
+Every change bumps ``Market.version`` and, in the same transaction, queues the market's
+definition for the compacted markets topic (via the outbox). Changes that traders and punters
+see in the price stream (status, prices) are also published on the price topic after commit,
+with the next per-market sequence shared with the feed and ``source="trader"``, so that the
+reducers apply them exactly like feed updates.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+
+import orjson
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from odds.catalogue.models import Event, Market, Selection
+from odds.catalogue.selectors.prices import live_states
+from odds.core import task_names
+from odds.core.connections import redis_shared
+from odds.core.kafka import producer_shared
+from odds.core.outbox import outbox_enqueue
+from odds.core.sequences import sequences_next
+from odds.core.task_names import enqueue
+from reducers import keys, topics
+from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
+
+log = logging.getLogger(__name__)
+
+Actor = User | AnonymousUser | None
+PRICE_STATUS = {
+    Market.Status.OPEN: "open",
+    Market.Status.SUSPENDED: "suspended",
+    Market.Status.CLOSED: "closed",
+    Market.Status.SETTLED: "closed",
+}
+
+
+# How long a trader's decision is kept beside the reducers' state: far longer than they take to
+# apply it; it only bounds what a market that is no longer traded leaves behind.
+TRADER_DECISION_TTL_S = 24 * 3600
+
+
+class MarketStateError(Exception):
+    """The market is not in a state that allows the change."""
+
+
+def _ms(value: object) -> int:
+    return int(value.timestamp() * 1000) if hasattr(value, "timestamp") else 0
+
+
+def market_definition(*, market: Market) -> MarketDefinition:
+    """The markets-topic record of a market as it is in the catalogue now."""
+    event = market.event
+    return MarketDefinition(
+        market_id=market.id,
+        version=market.version,
+        event_id=event.id,
+        sport=event.competition.sport.slug,
+        competition=event.competition.name,
+        event_name=event.name,
+        kind=market.kind,
+        name=market.name,
+        status=market.status,
+        event_status=event.status,
+        starts_at=max(1, _ms(event.starts_at)),
+        selections=tuple((s.id, s.name) for s in market.selections.order_by("display_order", "id")),
+        ts=int(time.time() * 1000),
+    )
+
+
+def _market_fresh(market_id: int) -> Market:
+    return Market.objects.select_related("event__competition__sport").get(id=market_id)
+
+
+def market_definition_enqueue(*, market: Market) -> Market:
+    """Queue the market's definition as stored now (a tombstone once settled) for the compacted
+    markets topic, in the current transaction. Returns the market as stored."""
+    market = _market_fresh(market.id)
+    if market.status == Market.Status.SETTLED:
+        # Settled markets leave the table: a tombstone lets compaction remove them.
+        outbox_enqueue(topic=topics.markets(), key=str(market.id).encode(), value=None)
+        return market
+    definition = market_definition(market=market)
+    outbox_enqueue(topic=topics.markets(), key=definition.key(), value=definition.encode())
+    return market
+
+
+def _changed(market: Market, **fields: object) -> Market:
+    """Apply ``fields`` to a locked market, bump its version and queue its definition.
+
+    A suspension is stamped (``suspended_at``): a bet held by the in-play delay is rejected when
+    its market was suspended at any time during the delay, even if it reopened since.
+    """
+    if fields.get("status") == Market.Status.SUSPENDED:
+        fields["suspended_at"] = timezone.now()
+    Market.objects.filter(id=market.id).update(version=F("version") + 1, **fields)
+    return market_definition_enqueue(market=market)
+
+
+def _lock(market: Market) -> Market:
+    return Market.objects.select_for_update().get(id=market.id)
+
+
+def market_price_update(*, market_id: int, overrides: Mapping[int, Decimal] | None = None) -> PriceUpdate:
+    """A full snapshot of the market's book for the price topic, with the next source sequence.
+
+    Prices come from the live state (what punters see now) and fall back to the catalogue;
+    ``overrides`` (a trader's new prices) win over both.
+    """
+    market = Market.objects.prefetch_related("selections").get(id=market_id)
+    live = {
+        item["id"]: item
+        for item in live_states(market_ids=[market_id]).get(market_id, {}).get("selections", [])
+        if isinstance(item, dict) and "id" in item
+    }
+    selections = []
+    for selection in sorted(market.selections.all(), key=lambda s: (s.display_order, s.id)):
+        price = selection.price
+        if selection.id in live:
+            price = parse_price(str(live[selection.id].get("price")))
+        if overrides and selection.id in overrides:
+            price = overrides[selection.id]
+        status = "removed" if selection.status == Selection.Status.REMOVED else selection.status
+        selections.append(SelectionPrice(selection.id, price, status))
+    (seq,) = sequences_next(redis_shared(), [market_id])
+    now_ms = int(time.time() * 1000)
+    return PriceUpdate(
+        market_id=market_id,
+        seq=seq,
+        status=PRICE_STATUS[Market.Status(market.status)],
+        selections=tuple(selections),
+        event_ts=now_ms,
+        produce_ts=now_ms,
+        source="trader",
+    )
+
+
+def trader_decision_record(update: PriceUpdate) -> None:
+    """Keep the decision where bets and cash-outs read prices (``keys.trader_decision``), so that
+    they go by it from now on, not once the reducers have applied it a moment later."""
+    state = {
+        "type": "market",
+        "v": 1,
+        "market_id": update.market_id,
+        "seq": update.seq,
+        "status": update.status,
+        "tradable": update.status == "open",
+        "selections": [selection.to_json() for selection in update.selections],
+    }
+    pipe = redis_shared().pipeline(transaction=True)
+    key = keys.trader_decision(update.market_id)
+    pipe.hset(key, mapping={"seq": update.seq, "state": orjson.dumps(state)})
+    pipe.expire(key, TRADER_DECISION_TTL_S)
+    pipe.execute()
+
+
+def market_prices_publish(*, market_id: int, overrides: Mapping[int, Decimal] | None = None) -> PriceUpdate:
+    """Record the market's current book as the trader's decision, produce it to the price topic
+    and wait for the acknowledgement."""
+    update = market_price_update(market_id=market_id, overrides=overrides)
+    trader_decision_record(update)
+    producer = producer_shared()
+    producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    remaining = producer.flush(10)
+    if remaining:
+        log.error("trader price update for market %s not acknowledged by Kafka", market_id)
+    return update
+
+
+def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | None = None) -> None:
+    def publish() -> None:
+        try:
+            market_prices_publish(market_id=market_id, overrides=overrides)
+        except Exception:
+            # The catalogue already holds the change and bets check it; the feed republishes
+            # the market's status with its next update of this market.
+            log.exception("publishing market %s to the price topic failed", market_id)
+
+    transaction.on_commit(publish)
+
+
+def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str) -> Market:
+    """Move ``market`` from ``start`` to ``end`` under its row lock and publish it after commit;
+    a market already at ``end`` is left as it is (a repeated click or redelivered command)."""
+    with transaction.atomic():
+        locked = _lock(market)
+        if locked.status == end:
+            return _market_fresh(locked.id)
+        if locked.status != start:
+            article = "an" if start[0] in "aeiou" else "a"
+            raise MarketStateError(
+                f"market {locked.id} is {locked.status}; only {article} {start} market can be {verb}"
+            )
+        fresh = _changed(locked, status=end)
+        _publish_after_commit(fresh.id)
+    log.info("market %s %s by %s", fresh.id, verb, by)
+    return fresh
+
+
+def market_suspend(*, market: Market, by: Actor = None) -> Market:
+    """Stop trading an open market (bets on it are rejected until it is resumed)."""
+    return _status_move(market=market, by=by, start=Market.Status.OPEN, end=Market.Status.SUSPENDED, verb="suspended")
+
+
+def market_resume(*, market: Market, by: Actor = None) -> Market:
+    """Reopen a suspended market."""
+    return _status_move(market=market, by=by, start=Market.Status.SUSPENDED, end=Market.Status.OPEN, verb="resumed")
+
+
+def selection_price_set(*, selection: Selection, price: Decimal, by: Actor = None) -> Selection:
+    """A trader's price override: stored in the catalogue and published through the price topic."""
+    price = parse_price(str(price))
+    with transaction.atomic():
+        market = _lock(selection.market)
+        if market.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):
+            raise MarketStateError(f"market {market.id} is {market.status}; its prices can no longer change")
+        Selection.objects.filter(id=selection.id).update(price=price)
+        _changed(market)
+        _publish_after_commit(market.id, {selection.id: price})
+    log.info("selection %s priced at %s by %s", selection.id, price, by)
+    return Selection.objects.get(id=selection.id)
+
+
+def market_result(
+    *,
+    market: Market,
+    winners: Iterable[int] | None,
+    voided: Iterable[int] = (),
+    by: Actor = None,
+    publish: bool = True,
+) -> Market:
+    """Result a market: ``winners`` won, ``voided`` are void, the rest lost; ``winners=None`` voids
+    the whole market. The market closes and its bets are settled by a task after commit.
+    ``publish=False`` leaves announcing the closed book on the price topic to the caller (the feed).
+    """
+    with transaction.atomic():
+        locked = _lock(market)
+        if locked.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):
+            # Bets may already be settled on the first result; changing it needs a resettlement
+            # (reversing payouts), which is not something a second result may do silently.
+            raise MarketStateError(f"market {locked.id} is already resulted ({locked.status})")
+        selections = list(locked.selections.all())
+        ids = {s.id for s in selections}
+        won = set(winners) if winners is not None else set()
+        void = ids if winners is None else set(voided)
+        foreign = (won | void) - ids
+        if foreign:
+            raise MarketStateError(f"selections {sorted(foreign)} are not in market {locked.id}")
+        if won & void:
+            raise MarketStateError("a selection cannot both win and be void")
+        for selection in selections:
+            if selection.id in won:
+                result = Selection.Result.WON
+            elif selection.id in void:
+                result = Selection.Result.VOID
+            else:
+                result = Selection.Result.LOST
+            Selection.objects.filter(id=selection.id).update(result=result)
+        fresh = _changed(locked, status=Market.Status.CLOSED)
+        if publish:
+            _publish_after_commit(fresh.id)
+        transaction.on_commit(lambda: _settlement_enqueue(fresh.id))
+    log.info("market %s resulted by %s: winners %s, void %s", fresh.id, by or "system", sorted(won), sorted(void))
+    return fresh
+
+
+def market_settlement_request(*, market: Market, by: Actor = None) -> None:
+    """Ask for (another) settlement run of a resulted market; settlement is idempotent."""
+    if market.status not in (Market.Status.CLOSED, Market.Status.SETTLED):
+        raise MarketStateError(f"market {market.id} is {market.status}; result it first")
+    log.info("settlement of market %s requested by %s", market.id, by)
+    _settlement_enqueue(market.id)
+
+
+def _settlement_enqueue(market_id: int) -> None:
+    enqueue(task_names.MARKET_SETTLE, market_id)
+
+
+def market_settled_mark(*, market_id: int) -> Market:
+    """Mark a closed market settled once all of its bets are settled; idempotent."""
+    with transaction.atomic():
+        locked = Market.objects.select_for_update().get(id=market_id)
+        if locked.status != Market.Status.CLOSED:
+            return _market_fresh(locked.id)
+        return _changed(locked, status=Market.Status.SETTLED)
+
+
+def markets_status_set(
+    *, market_ids: Iterable[int], status: str, only_from: Iterable[str], publish: bool = True
+) -> list[Market]:
+    """Move the markets that are in one of ``only_from`` to ``status`` (kick-off, a goal, reopening).
+
+    ``publish=False`` leaves the price topic to the caller: the feed publishes these changes
+    itself, with its own prices.
+    """
+    changed = []
+    with transaction.atomic():
+        markets = list(
+            Market.objects.select_for_update()
+            .filter(id__in=list(market_ids), status__in=list(only_from))
+            .order_by("id")
+        )
+        for market in markets:
+            changed.append(_changed(market, status=status))
+            if publish:
+                _publish_after_commit(market.id)
+    return changed
+
+
+def event_update(
+    *,
+    event: Event,
+    status: str | None = None,
+    home_score: int | None = None,
+    away_score: int | None = None,
+    clock: str | None = None,
+) -> Event:
+    """Change an event's status, score or clock; its markets' definitions carry the event status."""
+    fields: dict[str, object] = {}
+    if status is not None:
+        fields["status"] = status
+    if home_score is not None:
+        fields["home_score"] = home_score
+    if away_score is not None:
+        fields["away_score"] = away_score
+    if clock is not None:
+        fields["clock"] = clock
+    with transaction.atomic():
+        Event.objects.filter(id=event.id).update(**fields)
+        if status is not None:
+            for market in Market.objects.select_for_update().filter(event=event).exclude(status=Market.Status.SETTLED):
+                _changed(market)
+    return Event.objects.get(id=event.id)

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from odds.feed.services.demo import DEMO_PASSWORD, demo_catalogue_create, demo_users_create, demo_wallets_fund
+
+
+def _bar(done: int, total: int) -> None:
+    width = 30
+    filled = int(width * done / total)
+    sys.stdout.write(f"\rseeding events [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if done == total:
+        sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+class Command(BaseCommand):
+    help = "Create demo sports, competitions, events, markets and users (idempotent)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--seed", type=int, default=7)
+        parser.add_argument("--quiet", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        summary = demo_catalogue_create(seed=options["seed"], progress=None if options["quiet"] else _bar)
+        users = demo_users_create()
+        wallets = demo_wallets_fund()
+        self.stdout.write(
+            f"{summary.sports} sports, {summary.events} events, {summary.markets} markets, "
+            f"{summary.selections} selections; demo users {', '.join(users)} (password {DEMO_PASSWORD!r}); "
+            + ", ".join(f"{w.user.username} £{w.balance:,}" for w in wallets)
+        )

@@ -1,0 +1,99 @@
+"""Weekly digest email to punters with open bets, and the kick-off safety net."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Prefetch
+from django.utils import timezone
+
+from odds.betting.models import Bet, BetLeg
+from odds.catalogue.models import Event, Market
+from odds.catalogue.services.markets import markets_status_set
+from reducers import keys
+
+log = logging.getLogger(__name__)
+
+KICKOFF_GRACE = timedelta(seconds=60)
+
+
+@dataclass(frozen=True)
+class DigestOutcome:
+    sent: list[int]
+    skipped: list[int]
+
+
+def digest_week(now: datetime) -> str:
+    """The ISO week a digest belongs to (``2026-W47``): one digest per user and week."""
+    year, week, _ = now.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def digest_recipients() -> list[int]:
+    """Ids of active users with at least one open bet and an email address."""
+    return list(
+        User.objects.filter(is_active=True, bets__status__in=Bet.OPEN_STATUSES)
+        .exclude(email="")
+        .distinct()
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+
+
+def digest_body(*, user: User, bets: list[Bet]) -> str:
+    lines = [f"Hello {user.get_username()},", "", f"You have {len(bets)} open bet(s):", ""]
+    for bet in bets:
+        legs = "; ".join(f"{leg.selection.name} ({leg.market.event.name}) @ {leg.price}" for leg in bet.legs.all())
+        lines.append(f"- #{bet.id} {bet.kind}: stake £{bet.stake}, potential return £{bet.potential_return} — {legs}")
+    lines += ["", "Good luck!", "Sportsbook"]
+    return "\n".join(lines)
+
+
+def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
+    """Email one user the digest of their open bets, at most once per ISO week (a cache marker
+    set after sending makes a retried or duplicated task a no-op). Returns whether it was sent."""
+    from django.core.cache import cache
+
+    now = now or timezone.now()
+    marker = keys.digest_sent(week=digest_week(now), user_id=user_id)
+    if cache.get(marker):
+        return False
+    user = User.objects.get(id=user_id)
+    bets = list(
+        Bet.objects.filter(user=user, status__in=Bet.OPEN_STATUSES)
+        .order_by("placed_at", "id")
+        .prefetch_related(Prefetch("legs", queryset=BetLeg.objects.select_related("selection", "market__event")))
+    )
+    if not bets or not user.email:
+        return False
+    send_mail(
+        subject=f"Your open bets — week {digest_week(now)}",
+        message=digest_body(user=user, bets=bets),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        recipient_list=[user.email],
+    )
+    cache.set(marker, 1, timeout=8 * 24 * 3600)
+    return True
+
+
+def kickoff_overdue_suspend(*, now: datetime | None = None) -> list[int]:
+    """Suspend the open markets of events past kick-off (plus a grace the feed normally uses to
+    take them in play) that are still scheduled: no pre-match price is left open once the match
+    has started. Idempotent: suspended markets are not touched again. Returns the market ids."""
+    now = now or timezone.now()
+    overdue = Event.objects.filter(status=Event.Status.SCHEDULED, starts_at__lte=now - KICKOFF_GRACE)
+    market_ids = list(Market.objects.filter(event__in=overdue, status=Market.Status.OPEN).values_list("id", flat=True))
+    if not market_ids:
+        return []
+    with transaction.atomic():
+        changed = markets_status_set(
+            market_ids=market_ids, status=Market.Status.SUSPENDED, only_from=[Market.Status.OPEN]
+        )
+    log.info("suspended %d markets of events past kick-off", len(changed))
+    return [m.id for m in changed]

@@ -1,7 +1,0 @@
-from django.urls import path
-
-from odds.consumers import OddsConsumer
-
-websocket_urlpatterns = [
-    path("ws/odds/", OddsConsumer.as_asgi()),
-]

@@ -1,0 +1,339 @@
+"""The websocket edge: one Redis subscription per process, fanned out in-process.
+
+Each ASGI worker process holds a single Redis pub-sub connection. A channel (a market's price
+channel or a subscriber's view channel) is subscribed once per process however many websockets
+want it, and every message received is handed, already encoded, to each local listener of that
+channel. This replaces one channel-layer message per client per update (the plain Channels path)
+with one Redis message per process per update.
+
+Websockets that asked for batched market frames are served by the hub's tick instead: the newest
+state of each market that moved in a tick (``EDGE_TICK_MS``) is kept once for the process, and at
+the end of the tick each distinct set of markets wanted by some sockets is encoded into one frame,
+handed as the same string to every one of them. Status messages are never part of a tick: they go
+to each listener in order, like channel frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Protocol
+
+import redis.asyncio as aioredis
+from django.conf import settings
+from redis.commands.core import AsyncScript
+
+from odds.core.events import markets_batch
+from reducers import frames, keys
+from reducers.connections import async_redis_client
+
+log = logging.getLogger(__name__)
+REPORT_INTERVAL_S = 5.0
+# A connection's entry under the connection caps lapses after this many keep-alive intervals
+# without a refresh (its process died without closing it).
+CONNECTION_ENTRY_INTERVALS = 3
+
+# Check every cap, then take a place under each: KEYS are the caps' sorted sets, ARGV[1] the
+# connection id, ARGV[2] now (ms), ARGV[3] when the entry lapses (ms), ARGV[4..] the caps.
+# Returns 0 when admitted, else the 1-based index of the first cap that is full.
+ADMIT_CONNECTION = """
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[2])
+  if redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then return i end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[3], ARGV[1])
+  redis.call('PEXPIREAT', key, ARGV[3])
+end
+return 0
+"""
+
+
+class Listener(Protocol):
+    def deliver(self, channel: bytes, payload: str) -> None: ...
+
+    def resync(self) -> None:
+        """The hub's subscription was re-established (Redis restarted or failed over): what was
+        published meanwhile never reached this process, so the listener brings its client up to
+        date from the stored state."""
+        ...
+
+    def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
+        """One tick's frame for this listener: ``channels`` (the markets in it, whose newest
+        states are in ``moved``) and how many older updates of them the tick replaced."""
+        ...
+
+
+def tick_frames(
+    moved: dict[bytes, str], batched: dict[bytes, set[Listener]]
+) -> list[tuple[str, tuple[bytes, ...], list[Listener]]]:
+    """The frames of one tick: for each distinct set of moved channels some listeners watch,
+    the frame (the market's own message for one, a ``markets`` batch for several) and those
+    listeners. Each frame is built once, however many listeners get it."""
+    wanted: dict[Listener, list[bytes]] = defaultdict(list)
+    for channel in moved:
+        for listener in batched.get(channel, ()):
+            wanted[listener].append(channel)
+    groups: dict[tuple[bytes, ...], list[Listener]] = defaultdict(list)
+    for listener, wants in wanted.items():
+        groups[tuple(wants)].append(listener)
+    frames = []
+    for group, listeners in groups.items():
+        frame = moved[group[0]] if len(group) == 1 else markets_batch(items=[moved[c] for c in group])
+        frames.append((frame, group, listeners))
+    return frames
+
+
+class Hub:
+    def __init__(self, redis_url: str) -> None:
+        self._redis_url = redis_url
+        self._listeners: dict[bytes, set[Listener]] = defaultdict(set)
+        # Listeners served by the tick, by channel; the tick's newest message per channel, and
+        # how many older ones it replaced.
+        self._batched: dict[bytes, set[Listener]] = defaultdict(set)
+        self._moved: dict[bytes, str] = {}
+        self._replaced: Counter[bytes] = Counter()
+        self._tick: asyncio.TimerHandle | None = None
+        self._pubsub: aioredis.client.PubSub | None = None
+        self._watched_connection: object | None = None
+        self.reconnects = 0
+        self._reader: asyncio.Task[None] | None = None
+        self._reporter: asyncio.Task[None] | None = None
+        self._keeper: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._redis: aioredis.Redis | None = None
+        self._admit: AsyncScript | None = None
+        # Subscriber channels with a websocket attached in this process (how many), and the
+        # connection-cap entries of this process's websockets: both are refreshed on a fixed
+        # interval, whatever the traffic.
+        self._attached: Counter[str] = Counter()
+        self._connections: dict[str, tuple[str, ...]] = {}
+        self.sockets = 0
+
+    def _connection(self) -> aioredis.client.PubSub:
+        if self._pubsub is None:
+            self._pubsub = async_redis_client(self._redis_url).pubsub(ignore_subscribe_messages=True)
+        return self._pubsub
+
+    def _watch_reconnects(self, pubsub: aioredis.client.PubSub) -> None:
+        """Call ``_reconnected`` on every later connect of the pub-sub's connection (redis-py
+        reconnects it itself, after the callback that subscribes its channels again)."""
+        connection = pubsub.connection
+        if connection is not None and connection is not self._watched_connection:
+            connection.register_connect_callback(self._reconnected)
+            self._watched_connection = connection
+
+    async def _reconnected(self, _connection: object) -> None:
+        # Messages published while the connection was down are lost to this process. Listeners
+        # are told now, before any message of the new connection is handed out, so each can
+        # hold its frames back while it reads what it missed from the store.
+        self.reconnects += 1
+        listeners = self._all_listeners()
+        log.warning("hub reconnected to Redis; resyncing %d listeners", len(listeners))
+        for listener in listeners:
+            listener.resync()
+
+    def _all_listeners(self) -> set[Listener]:
+        listeners: set[Listener] = set()
+        for table in (self._listeners, self._batched):
+            for watchers in table.values():
+                listeners.update(watchers)
+        return listeners
+
+    async def add(self, listener: Listener, channels: Iterable[str], *, batched: bool = False) -> None:
+        """Start delivering the channels' messages to the listener (``batched``: market states
+        by the tick, see the module's docstring); no channels is a no-op."""
+        names = list(channels)
+        if not names:
+            return
+        async with self._lock:
+            pubsub = self._connection()
+            new = []
+            for name in names:
+                key = name.encode()
+                if not self._listeners[key] and not self._batched[key]:
+                    new.append(name)
+                (self._batched if batched else self._listeners)[key].add(listener)
+            if new:
+                await pubsub.subscribe(*new)
+                self._watch_reconnects(pubsub)
+            # A pub-sub has its connection only from its first subscribe on: a reader started
+            # before that dies at once ("pubsub connection not set").
+            if pubsub.connection is not None and (self._reader is None or self._reader.done()):
+                self._reader = asyncio.create_task(self._read(pubsub), name="hub-reader")
+
+    async def remove(self, listener: Listener, channels: Iterable[str]) -> None:
+        async with self._lock:
+            gone = []
+            for name in channels:
+                key = name.encode()
+                for table in (self._listeners, self._batched):
+                    watchers = table.get(key)
+                    if watchers is not None:
+                        watchers.discard(listener)
+                        if not watchers:
+                            del table[key]
+                if key not in self._listeners and key not in self._batched:
+                    gone.append(name)
+            if gone and self._pubsub is not None:
+                await self._pubsub.unsubscribe(*gone)
+
+    def client(self) -> aioredis.Redis:
+        """The process's Redis connection pool for commands (the pub-sub has its own). A command
+        waits for a free connection rather than failing: a burst of reconnecting punters (every
+        socket's admission runs a script) must queue, not be refused by the pool."""
+        if self._redis is None:
+            self._redis = async_redis_client(
+                self._redis_url,
+                max_connections=settings.EDGE_REDIS_MAX_CONNECTIONS,
+                pool_timeout=settings.EDGE_REDIS_POOL_TIMEOUT_S,
+            )
+        return self._redis
+
+    def _keep_alive_started(self) -> None:
+        if self._keeper is None or self._keeper.done():
+            self._keeper = asyncio.create_task(self._keep_alive(), name="hub-keep-alive")
+
+    def channel_attached(self, channel_id: str) -> None:
+        """A websocket of this process follows the channel: it lives as long as one does."""
+        self._attached[channel_id] += 1
+        self._keep_alive_started()
+
+    def channel_detached(self, channel_id: str) -> None:
+        self._attached[channel_id] -= 1
+        if self._attached[channel_id] <= 0:
+            del self._attached[channel_id]
+
+    async def connection_admit(self, *, connection_id: str, caps: list[tuple[str, int]]) -> str | None:
+        """Take a place for the connection under each (key, cap), across every process; returns
+        the key of the first cap that is full (nothing taken then), or None when admitted."""
+        if not caps:
+            return None
+        if self._admit is None:
+            self._admit = self.client().register_script(ADMIT_CONNECTION)
+        now = int(time.time() * 1000)
+        lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
+        full = int(
+            await self._admit(
+                keys=[key for key, _ in caps], args=[connection_id, now, lapses, *[cap for _, cap in caps]]
+            )
+        )
+        if full:
+            return caps[full - 1][0]
+        self._connections[connection_id] = tuple(key for key, _ in caps)
+        self._keep_alive_started()
+        return None
+
+    async def connection_release(self, *, connection_id: str) -> None:
+        held = self._connections.pop(connection_id, ())
+        if held:
+            pipe = self.client().pipeline(transaction=False)
+            for key in held:
+                pipe.zrem(key, connection_id)
+            await pipe.execute()
+
+    async def keep_alive_once(self) -> None:
+        """Refresh, in one pipeline, the sign of life of every channel attached in this process
+        and the cap entries of its connections. Only entries still present are refreshed: an
+        ended channel is not brought back."""
+        channels = list(self._attached)
+        if not channels and not self._connections:
+            return
+        now = int(time.time() * 1000)
+        lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
+        pipe = self.client().pipeline(transaction=False)
+        if channels:
+            pipe.zadd(keys.channels_index(), dict.fromkeys(channels, now), xx=True)
+        for connection_id, held in self._connections.items():
+            for key in held:
+                pipe.zadd(key, {connection_id: lapses}, xx=True)
+                pipe.pexpireat(key, lapses)
+        await pipe.execute()
+
+    async def _keep_alive(self) -> None:
+        while True:
+            try:
+                await self.keep_alive_once()
+            except Exception as exc:  # Redis away: the next round tries again, well before expiry
+                log.warning("channel keep-alive not written: %s", exc)
+            await asyncio.sleep(settings.STREAM_KEEPALIVE_S)
+
+    def channel_count(self) -> int:
+        return len(self._listeners.keys() | self._batched.keys())
+
+    def socket_opened(self) -> None:
+        """Count a websocket of this process, for the operators' per-worker figures."""
+        self.sockets += 1
+        if self._reporter is None or self._reporter.done():
+            self._reporter = asyncio.create_task(self._report(), name="hub-reporter")
+
+    def socket_closed(self) -> None:
+        self.sockets = max(0, self.sockets - 1)
+
+    async def _report(self) -> None:
+        from odds.core.metrics import websockets_report
+
+        while True:
+            try:
+                await asyncio.to_thread(websockets_report, count=self.sockets)
+            except Exception as exc:  # the figure is advisory; the edge must keep running
+                log.warning("websocket count not reported: %s", exc)
+            await asyncio.sleep(REPORT_INTERVAL_S)
+
+    async def _read(self, pubsub: aioredis.client.PubSub) -> None:
+        while True:
+            try:
+                message = await pubsub.get_message(timeout=1.0)
+            except (ConnectionError, aioredis.ConnectionError):
+                # redis-py resubscribes every channel when the connection comes back.
+                log.warning("hub lost its Redis connection; retrying")
+                await asyncio.sleep(0.5)
+                continue
+            if message is None:
+                if not pubsub.subscribed:
+                    await asyncio.sleep(0.05)
+                continue
+            if message["type"] != "message":
+                continue
+            channel: bytes = message["channel"]
+            text = message["data"].decode()  # decoded once, shared by every local websocket
+            listeners = self._listeners.get(channel)
+            batched = self._batched.get(channel)
+            if batched:
+                # Routed by its type (decoded once: the websockets reading it get the same head).
+                if frames.kind(text) == "market.status":
+                    for listener in tuple(batched):
+                        listener.deliver(channel, text)
+                else:
+                    if channel in self._moved:
+                        self._replaced[channel] += 1
+                    self._moved[channel] = text
+                    if self._tick is None:
+                        self._tick = asyncio.get_running_loop().call_later(
+                            settings.EDGE_TICK_MS / 1000, self._send_tick
+                        )
+            if listeners:
+                for listener in tuple(listeners):
+                    listener.deliver(channel, text)
+
+    def _send_tick(self) -> None:
+        moved, replaced = self._moved, self._replaced
+        self._moved, self._replaced, self._tick = {}, Counter(), None
+        for frame, channels, listeners in tick_frames(moved, self._batched):
+            merged = sum(replaced[c] for c in channels)
+            for listener in listeners:
+                listener.deliver_tick(frame, channels, moved, merged)
+
+
+_hub: Hub | None = None
+
+
+def get_hub() -> Hub:
+    """The process's hub, created on first use inside the running event loop."""
+    global _hub
+    if _hub is None:
+        _hub = Hub(settings.REDIS_URL)
+    return _hub

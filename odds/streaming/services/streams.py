@@ -1,0 +1,265 @@
+"""The stream control API's services: create a subscriber channel, begin, change, end it.
+
+Each operation becomes a command on the command topic; the reducers own the channel's state.
+The channel id is unguessable and bound to the user and the browser session that created it:
+only that session's websocket may attach to it.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass
+
+import redis
+from django.conf import settings
+
+from odds.core.kafka import producer_create
+from reducers import keys, topics
+from reducers.connections import redis_client
+from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, SubscriptionSpec
+
+OWNER_TTL_S = 24 * 3600
+SUBSCRIBE_LIMIT_PER_MINUTE = 30
+
+_producer = None
+
+
+class StreamError(Exception):
+    def __init__(self, status: int, code: str, message: str, *, retry_after_s: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True)
+class Channel:
+    channel_id: str
+    user_id: int
+
+
+def _redis() -> redis.Redis:
+    return redis_client(settings.REDIS_URL)
+
+
+def _send(command: StreamCommand) -> None:
+    """Produce the command and wait for the broker's acknowledgement (acks=all)."""
+    global _producer
+    if _producer is None:
+        _producer = producer_create(**{"linger.ms": 0})
+    errors: list[str] = []
+
+    def delivered(err: object, msg: object) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    _producer.produce(topics.commands(), key=command.key(), value=command.encode(), on_delivery=delivered)
+    if _producer.flush(10) or errors:
+        raise StreamError(503, "command_not_sent", "the stream service is unavailable; try again")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def owner_token(*, user_id: int, session_key: str) -> str:
+    return f"{user_id}:{session_key}"
+
+
+def channel_owned_by(*, channel_id: str, user_id: int, session_key: str | None) -> bool:
+    """Whether the channel was created by this user in this session."""
+    if not session_key:
+        return False
+    raw = _redis().get(keys.channel_owner(channel_id))
+    return raw is not None and secrets.compare_digest(
+        raw.decode(), owner_token(user_id=user_id, session_key=session_key)
+    )
+
+
+def _window_count(*, scope: str, user_id: int, window_s: int) -> tuple[int, int]:
+    """Count one request of the user in the current fixed window of ``window_s`` seconds;
+    returns (requests in the window so far, seconds until the window ends)."""
+    now = time.time()
+    window = int(now // window_s)
+    key = keys.rate_limit(scope, str(user_id), window)
+    pipe = _redis().pipeline(transaction=False)
+    pipe.incr(key)
+    pipe.expire(key, 2 * window_s)
+    return int(pipe.execute()[0]), max(1, math.ceil((window + 1) * window_s - now))
+
+
+def _control_rate_limit(*, user_id: int) -> None:
+    """Begin (resync included) and change requests per punter in a fixed window: each one makes
+    the reducers write a full image into the channel's log."""
+    window_s = settings.STREAM_CONTROL_WINDOW_S
+    count, retry_after_s = _window_count(scope="stream_control", user_id=user_id, window_s=window_s)
+    if count > settings.STREAM_CONTROL_LIMIT:
+        raise StreamError(
+            429,
+            "rate_limited",
+            f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every {window_s} seconds",
+            retry_after_s=retry_after_s,
+        )
+
+
+def _live_channels(client: redis.Redis, key: str) -> list[str]:
+    """The channels of a live-channel set that still exist; ended ones are dropped from it here,
+    whoever ended them (the owner binding goes when a channel ends or expires)."""
+    members = [raw.decode() for raw in client.zrange(key, 0, -1)]
+    if not members:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for channel_id in members:
+        pipe.exists(keys.channel_owner(channel_id))
+    alive = pipe.execute()
+    gone = [c for c, exists in zip(members, alive, strict=True) if not exists]
+    if gone:
+        client.zrem(key, *gone)
+    return [c for c, exists in zip(members, alive, strict=True) if exists]
+
+
+def _channel_cap(*, client: redis.Redis, user_id: int, session_key: str) -> None:
+    for key, cap, whose in (
+        (keys.live_channels_of_session(session_key), settings.STREAM_MAX_CHANNELS_PER_SESSION, "browser session"),
+        (keys.live_channels_of_user(user_id), settings.STREAM_MAX_CHANNELS_PER_USER, "punter"),
+    ):
+        if len(_live_channels(client, key)) >= cap:
+            raise StreamError(
+                409, "too_many_channels", f"at most {cap} live channels per {whose}; end one (DELETE) first"
+            )
+
+
+def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) -> Channel:
+    if _window_count(scope="subscribe", user_id=user_id, window_s=60)[0] > SUBSCRIBE_LIMIT_PER_MINUTE:
+        raise StreamError(429, "rate_limited", f"at most {SUBSCRIBE_LIMIT_PER_MINUTE} subscriptions a minute")
+    client = _redis()
+    _channel_cap(client=client, user_id=user_id, session_key=session_key)
+    channel_id = secrets.token_urlsafe(24)
+    now = _now_ms()
+    pipe = client.pipeline(transaction=False)
+    pipe.set(keys.channel_owner(channel_id), owner_token(user_id=user_id, session_key=session_key), ex=OWNER_TTL_S)
+    for key in (keys.live_channels_of_session(session_key), keys.live_channels_of_user(user_id)):
+        pipe.zadd(key, {channel_id: now})
+        pipe.expire(key, OWNER_TTL_S)
+    pipe.execute()
+    _send(StreamCommand(type="subscribe", channel_id=channel_id, user_id=user_id, spec=spec, ts=now))
+    return Channel(channel_id=channel_id, user_id=user_id)
+
+
+def _require_owner(*, channel_id: str, user_id: int, session_key: str | None) -> None:
+    if not channel_owned_by(channel_id=channel_id, user_id=user_id, session_key=session_key):
+        # The same answer for "no such channel" and "not yours": ids are not to be probed.
+        raise StreamError(404, "no_such_channel", "no such channel")
+
+
+def stream_begin(
+    *,
+    channel_id: str,
+    user_id: int,
+    session_key: str | None,
+    resync: bool = False,
+    since: dict[int, tuple[int, str]] | None = None,
+) -> None:
+    """Ask for the channel's image. ``since``: what the client already holds (market id →
+    sequence, status); the image then carries only the markets that moved since."""
+    _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
+    _control_rate_limit(user_id=user_id)
+    command = StreamCommand(
+        type="begin",
+        channel_id=channel_id,
+        user_id=user_id,
+        spec=None,
+        ts=_now_ms(),
+        resync=resync,
+        since=since or None,
+    )
+    _send(command)
+
+
+def stream_change(*, channel_id: str, user_id: int, session_key: str | None, spec: SubscriptionSpec) -> None:
+    _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
+    _control_rate_limit(user_id=user_id)
+    _send(StreamCommand(type="change", channel_id=channel_id, user_id=user_id, spec=spec, ts=_now_ms()))
+
+
+def _owner_release(*, client: redis.Redis, channel_id: str, reason: str) -> None:
+    """Move the owner binding to the ended marker (the owner's next attach is told why) and free
+    the channel's places under the live-channel caps."""
+    owner = client.get(keys.channel_owner(channel_id))
+    if owner is None:
+        return
+    user_id, _, session_key = owner.decode().partition(":")
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(keys.channel_ended(channel_id), mapping={"owner": owner, "reason": reason})
+    pipe.expire(keys.channel_ended(channel_id), ENDED_CHANNEL_KEEP_S)
+    pipe.delete(keys.channel_owner(channel_id))
+    pipe.zrem(keys.live_channels_of_user(int(user_id)), channel_id)
+    pipe.zrem(keys.live_channels_of_session(session_key), channel_id)
+    pipe.execute()
+
+
+def stream_unsubscribe(*, channel_id: str, user_id: int, session_key: str | None) -> None:
+    _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
+    _send(
+        StreamCommand(
+            type="unsubscribe", channel_id=channel_id, user_id=user_id, spec=None, ts=_now_ms(), reason="unsubscribed"
+        )
+    )
+    _owner_release(client=_redis(), channel_id=channel_id, reason="unsubscribed")
+
+
+def channel_end_reason(*, channel_id: str, user_id: int, session_key: str | None) -> str | None:
+    """Why the channel this user's session created has ended; None if it has not (or is not theirs)."""
+    if not session_key:
+        return None
+    owner, reason = _redis().hmget(keys.channel_ended(channel_id), ["owner", "reason"])
+    if owner is None or reason is None:
+        return None
+    if not secrets.compare_digest(owner.decode(), owner_token(user_id=user_id, session_key=session_key)):
+        return None
+    return str(reason.decode())
+
+
+def stream_touch(*, channel_id: str) -> None:
+    """Record a sign of life of the channel's websocket (idle channels expire). Only a channel
+    still in the index is touched: an ended channel is not brought back."""
+    _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
+
+
+def stream_end(*, channel_id: str, reason: str = "ended_by_staff") -> bool:
+    """End any channel through the command topic, whoever owns it (expiry, staff).
+
+    Returns False when no such channel is live; ending twice is harmless.
+    """
+    client = _redis()
+    user = client.hget(keys.channel_meta(channel_id), "user")
+    if user is None:
+        client.zrem(keys.channels_index(), channel_id)
+        return False
+    _send(
+        StreamCommand(
+            type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=_now_ms(), reason=reason
+        )
+    )
+    _owner_release(client=client, channel_id=channel_id, reason=reason)
+    return True
+
+
+def streams_expire(*, idle_ms: int) -> list[str]:
+    """End channels with no sign of life for ``idle_ms`` through the command topic.
+
+    Each candidate's score is read again just before it is ended: a websocket attached (or a
+    keep-alive) since the scan keeps the channel.
+    """
+    client = _redis()
+    cutoff = _now_ms() - idle_ms
+    ended = []
+    for raw in client.zrangebyscore(keys.channels_index(), 0, cutoff):
+        channel_id = raw.decode()
+        score = client.zscore(keys.channels_index(), channel_id)
+        if score is not None and score <= cutoff and stream_end(channel_id=channel_id, reason="expired"):
+            ended.append(channel_id)
+    return ended

@@ -1,0 +1,163 @@
+"""Reads for the trader pages: finding events by text and filters, one event with its book,
+and what a result would pay out before a trader confirms it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils import timezone
+
+from odds.betting.models import Bet, BetLeg
+from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from odds.catalogue.selectors.catalogue import STARTING_SOON
+
+EVENTS_PER_PAGE = 20
+SEARCH_MAX_LENGTH = 100
+# Market statuses a trader can filter on; "active" (open, suspended or awaiting settlement) is the default.
+MARKET_STATUS_FILTERS = {
+    "active": (Market.Status.OPEN, Market.Status.SUSPENDED, Market.Status.CLOSED),
+    "open": (Market.Status.OPEN,),
+    "suspended": (Market.Status.SUSPENDED,),
+    "closed": (Market.Status.CLOSED,),
+    "settled": (Market.Status.SETTLED,),
+}
+
+
+@dataclass(frozen=True)
+class EventFilters:
+    """What the trader asked for, as read from the query string (every field optional)."""
+
+    q: str = ""
+    sport: str = ""
+    competition: int | None = None
+    status: str = "active"
+    in_play: bool = False
+    soon: bool = False
+
+
+def _markets_prefetch(*, statuses: tuple[str, ...] | None) -> Prefetch:
+    markets = Market.objects.order_by("display_order", "id").prefetch_related(
+        Prefetch("selections", queryset=Selection.objects.order_by("display_order", "id"))
+    )
+    if statuses is not None:
+        markets = markets.filter(status__in=statuses)
+    return Prefetch("markets", queryset=markets)
+
+
+def trading_events_query(*, filters: EventFilters, now: datetime | None = None) -> QuerySet[Event]:
+    """Events matching the filters, soonest first. The text matches the home or away team, or
+    the competition; the status is the status of at least one of the event's markets."""
+    now = now or timezone.now()
+    statuses = MARKET_STATUS_FILTERS.get(filters.status, MARKET_STATUS_FILTERS["active"])
+    market_match = Market.objects.filter(event=OuterRef("pk"), status__in=statuses)
+    events = Event.objects.select_related("competition__sport").filter(Exists(market_match))
+    text = filters.q.strip()[:SEARCH_MAX_LENGTH]
+    for word in text.split():
+        events = events.filter(Q(home__icontains=word) | Q(away__icontains=word) | Q(competition__name__icontains=word))
+    if filters.sport:
+        events = events.filter(competition__sport__slug=filters.sport)
+    if filters.competition is not None:
+        events = events.filter(competition_id=filters.competition)
+    if filters.in_play:
+        events = events.filter(status=Event.Status.IN_PLAY)
+    if filters.soon:
+        events = events.filter(status=Event.Status.SCHEDULED, starts_at__gte=now, starts_at__lt=now + STARTING_SOON)
+    return events.order_by("starts_at", "id").prefetch_related(_markets_prefetch(statuses=statuses))
+
+
+def trading_events_page(*, filters: EventFilters, page_number: int = 1, per_page: int = EVENTS_PER_PAGE) -> Page:
+    """One page of ``trading_events_query`` (a page number past the end gives the last page)."""
+    return Paginator(trading_events_query(filters=filters), per_page).get_page(page_number)
+
+
+def trading_filter_choices() -> dict[str, list]:
+    """The sports and competitions the filter menus offer."""
+    return {
+        "sports": list(Sport.objects.order_by("display_order", "name").values("slug", "name")),
+        "competitions": list(
+            Competition.objects.select_related("sport").order_by("sport__display_order", "name").values("id", "name")
+        ),
+    }
+
+
+def trading_event(*, event_id: int) -> Event:
+    """One event with every market (settled ones included) and their selections."""
+    return (
+        Event.objects.select_related("competition__sport")
+        .prefetch_related(_markets_prefetch(statuses=None))
+        .get(id=event_id)
+    )
+
+
+def trading_market_query() -> QuerySet[Market]:
+    """Markets with their event and ordered selections, as a trader's row shows them."""
+    return Market.objects.select_related("event__competition__sport").prefetch_related(
+        Prefetch("selections", queryset=Selection.objects.order_by("display_order", "id"))
+    )
+
+
+def trading_market(*, market_id: int) -> Market:
+    return trading_market_query().get(id=market_id)
+
+
+@dataclass
+class ResultImpact:
+    """What resulting (or settling) a market would do to the open bets with a leg in it.
+
+    ``payout`` is what those bets pay if the result stands and every other leg of an accumulator
+    wins too (the most the book can pay on them), in pounds.
+    """
+
+    market_id: int
+    bets: int = 0
+    stake: Decimal = Decimal("0.00")
+    payout: Decimal = Decimal("0.00")
+    winners: list[str] = field(default_factory=list)
+    void: bool = False
+    before_start: bool = False
+
+
+def market_result_impact(*, market: Market, winner_id: int | None, now: datetime | None = None) -> ResultImpact:
+    """The open bets a result would settle and what they would pay: ``winner_id`` wins and the
+    others lose; ``None`` voids the market (stakes back). For a market already resulted, the
+    result stored on its selections is used and ``winner_id`` is ignored."""
+    now = now or timezone.now()
+    selections = list(market.selections.all())
+    if market.status in (Market.Status.CLOSED, Market.Status.SETTLED):
+        outcome = {s.id: s.result for s in selections}
+    elif winner_id is None:
+        outcome = {s.id: Selection.Result.VOID for s in selections}
+    else:
+        outcome = {s.id: (Selection.Result.WON if s.id == winner_id else Selection.Result.LOST) for s in selections}
+    impact = ResultImpact(
+        market_id=market.id,
+        winners=[s.name for s in selections if outcome[s.id] == Selection.Result.WON],
+        void=all(result == Selection.Result.VOID for result in outcome.values()),
+        before_start=market.event.starts_at > now,
+    )
+    legs = BetLeg.objects.filter(market_id=market.id, bet__status__in=Bet.OPEN_STATUSES).select_related("bet")
+    for leg in legs:
+        bet = leg.bet
+        impact.bets += 1
+        impact.stake += bet.stake
+        result = outcome.get(leg.selection_id, Selection.Result.UNDECIDED)
+        if result == Selection.Result.WON:
+            impact.payout += bet.potential_return
+        elif result == Selection.Result.VOID:
+            # A void leg counts at odds of 1: the bet pays its return without this leg's price.
+            impact.payout += (bet.potential_return / leg.price).quantize(Decimal("0.01"))
+    return impact
+
+
+def market_open_bets_count(*, market_ids: list[int]) -> dict[int, int]:
+    """Open bets with a leg in each market (markets without any are left out)."""
+    rows = (
+        BetLeg.objects.filter(market_id__in=market_ids, bet__status__in=Bet.OPEN_STATUSES)
+        .values("market_id")
+        .annotate(bets=Count("bet_id", distinct=True))
+    )
+    return {row["market_id"]: row["bets"] for row in rows}

@@ -1,0 +1,29 @@
+"""The trading pages (staff only): events, markets, results and settlement, liability, channels."""
+
+from django.urls import path
+
+from odds.trading import views as trading
+
+urlpatterns = [
+    path("trading/", trading.markets_page, name="trading-markets"),
+    path("trading/events", trading.event_create_view, name="trading-event-create"),
+    path("trading/event/<int:event_id>/", trading.event_page, name="trading-event"),
+    path("trading/markets/<int:market_id>/suspend", trading.market_suspend_view, name="trading-market-suspend"),
+    path("trading/markets/<int:market_id>/resume", trading.market_resume_view, name="trading-market-resume"),
+    path("trading/markets/<int:market_id>/price", trading.selection_price_view, name="trading-market-price"),
+    path("trading/markets/<int:market_id>/result", trading.market_result_view, name="trading-market-result"),
+    path("trading/markets/<int:market_id>/settle", trading.market_settle_view, name="trading-market-settle"),
+    path(
+        "trading/markets/<int:market_id>/result/confirm",
+        trading.market_result_confirm_view,
+        name="trading-market-result-confirm",
+    ),
+    path(
+        "trading/markets/<int:market_id>/settle/confirm",
+        trading.market_settle_confirm_view,
+        name="trading-market-settle-confirm",
+    ),
+    path("trading/markets/<int:market_id>/settlement", trading.settlement_page, name="trading-settlement"),
+    path("trading/liability", trading.liability_page, name="trading-liability"),
+    path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),
+]

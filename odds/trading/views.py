@@ -1,0 +1,333 @@
+"""Trader pages under /trading/: market management, liability, subscriptions, settlement
+progress. Staff only: anonymous visitors are sent to the login page, other users get 403."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from odds.catalogue.models import Competition, Event, Market, Selection
+from odds.catalogue.services.markets import (
+    MarketStateError,
+    market_result,
+    market_resume,
+    market_settlement_request,
+    market_suspend,
+    selection_price_set,
+)
+from odds.core.staff import staff_page
+from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
+from odds.trading.selectors.trading import (
+    MARKET_STATUS_FILTERS,
+    SEARCH_MAX_LENGTH,
+    EventFilters,
+    market_result_impact,
+    trading_event,
+    trading_events_page,
+    trading_filter_choices,
+    trading_market,
+    trading_market_query,
+)
+from odds.trading.services.operations import TEMPLATE_SPORTS, event_create
+from reducers.schemas import MAX_PRICE, MIN_PRICE
+
+PRICE_REFUSED = (
+    f"not a valid price: enter odds from {MIN_PRICE} to {MAX_PRICE:f} with at most two decimals, such as 2.50"
+)
+
+
+class EventCreateForm(forms.Form):
+    """The new-event form: lengths are the columns' own, and Django's text fields refuse NUL
+    characters, which PostgreSQL cannot store (the insert would fail)."""
+
+    sport = forms.ChoiceField(choices=list(TEMPLATE_SPORTS.items()))
+    competition = forms.CharField(max_length=Competition._meta.get_field("name").max_length)
+    home = forms.CharField(max_length=Event._meta.get_field("home").max_length)
+    away = forms.CharField(max_length=Event._meta.get_field("away").max_length)
+    starts_at = forms.DateTimeField()
+
+
+def _filters(request: HttpRequest) -> EventFilters:
+    """The search and filters of the markets page, from its query string (bad values are ignored)."""
+    query = request.GET
+    status = query.get("status", "active")
+    return EventFilters(
+        q=query.get("q", "")[:SEARCH_MAX_LENGTH],
+        sport=query.get("sport", "")[:64],
+        competition=id_from_text(text=query.get("competition", "")),
+        status=status if status in MARKET_STATUS_FILTERS else "active",
+        in_play=query.get("in_play") == "1",
+        soon=query.get("soon") == "1",
+    )
+
+
+def _markets(request: HttpRequest, *, form: EventCreateForm | None = None, status: int = 200) -> HttpResponse:
+    filters = _filters(request)
+    page = trading_events_page(filters=filters, page_number=id_from_text(text=request.GET.get("page", "")) or 1)
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(
+        request,
+        "odds/trading/markets.html",
+        {
+            "events": page.object_list,
+            "events_page": page,
+            "filters": filters,
+            "choices": trading_filter_choices(),
+            "statuses": list(MARKET_STATUS_FILTERS),
+            "query_without_page": params.urlencode(),
+            "sports": TEMPLATE_SPORTS,
+            "page": "markets",
+            "form": form,
+        },
+        status=status,
+    )
+
+
+def _refused(request: HttpRequest, message: str, *, form: EventCreateForm | None = None) -> HttpResponse:
+    """A form that cannot be acted on: the markets page again, the error in words, HTTP 400."""
+    if _wants_json(request):
+        return JsonResponse({"ok": False, "message": message}, status=400)
+    messages.error(request, message)
+    return _markets(request, form=form, status=400)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    """An action sent by the page's script (which keeps the page), not by a plain form post."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+@staff_page
+def markets_page(request: HttpRequest) -> HttpResponse:
+    return _markets(request)
+
+
+@staff_page
+def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
+    try:
+        event = trading_event(event_id=event_id)
+    except Event.DoesNotExist as exc:
+        raise Http404("no such event") from exc
+    return render(request, "odds/trading/event.html", {"event": event, "page": "markets"})
+
+
+@staff_page
+@require_POST
+def event_create_view(request: HttpRequest) -> HttpResponse:
+    form = EventCreateForm(request.POST)
+    if not form.is_valid():
+        problems = "; ".join(f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items())
+        return _refused(request, f"Event not created: {problems}", form=form)
+    starts_at = form.cleaned_data["starts_at"]
+    if timezone.is_naive(starts_at):
+        starts_at = timezone.make_aware(starts_at)
+    try:
+        event = event_create(
+            sport=form.cleaned_data["sport"],
+            competition=form.cleaned_data["competition"],
+            home=form.cleaned_data["home"],
+            away=form.cleaned_data["away"],
+            starts_at=starts_at,
+            by=request.user,
+        )
+    except ValueError as exc:
+        return _refused(request, f"Event not created: {exc}", form=form)
+    messages.success(request, f"Created {event.name} with {event.markets.count()} markets")
+    return redirect("trading-markets")
+
+
+def next_url(request: HttpRequest, *, default: str) -> str:
+    """Where to go after a staff action: the ``next`` the form sent when it is a path on this
+    site, else ``default`` (a ``next`` of another host would make the page an open redirect)."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return target
+    return default
+
+
+class InputRefused(Exception):
+    """A form value that cannot be read (a selection that is not an id, a price that is not a
+    decimal): answered as a 400 with the markets page, before any lookup."""
+
+
+def _market_action(request: HttpRequest, market_id: int, action: Callable[[Market], str]) -> HttpResponse:
+    """Run a trader action on a market. A script gets JSON with the message and the market's row
+    as it is now (to replace in place); a plain form is redirected back to where it came from."""
+    market = get_object_or_404(Market, id=market_id)
+    status = 200
+    try:
+        message, ok = action(market), True
+    except InputRefused as exc:
+        if not _wants_json(request):
+            return _refused(request, str(exc))
+        message, ok, status = str(exc), False, 400
+    except MarketStateError as exc:
+        message, ok, status = str(exc), False, 409
+    if _wants_json(request):
+        back = next_url(request, default=reverse("trading-markets"))
+        row = render_to_string(
+            "odds/trading/_market.html", {"market": trading_market(market_id=market_id), "next": back}, request=request
+        )
+        return JsonResponse({"ok": ok, "message": message, "row": row}, status=status)
+    (messages.success if ok else messages.error)(request, message)
+    back = next_url(request, default=reverse("trading-markets"))
+    return redirect(f"{back}#market-{market_id}" if "#" not in back else back)
+
+
+def _selection_id(raw: str, *, what: str) -> int:
+    value = id_from_text(text=raw)
+    if value is None:
+        raise InputRefused(f"{what} must be a selection of this market, not {raw[:40]!r}")
+    return value
+
+
+def _price(raw: str) -> Decimal:
+    raw = raw.strip()
+    if len(raw) > DECIMAL_MAX_LENGTH or not DECIMAL_TEXT.fullmatch(raw):
+        raise InputRefused(PRICE_REFUSED)
+    price = Decimal(raw)
+    exponent = price.as_tuple().exponent
+    if price < MIN_PRICE or price > MAX_PRICE or (isinstance(exponent, int) and exponent < -2):
+        raise InputRefused(PRICE_REFUSED)
+    return price
+
+
+@staff_page
+@require_POST
+def market_suspend_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    def act(market: Market) -> str:
+        market_suspend(market=market, by=request.user)
+        return f"Suspended {market}"
+
+    return _market_action(request, market_id, act)
+
+
+@staff_page
+@require_POST
+def market_resume_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    def act(market: Market) -> str:
+        market_resume(market=market, by=request.user)
+        return f"Resumed {market}"
+
+    return _market_action(request, market_id, act)
+
+
+@staff_page
+@require_POST
+def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    def act(market: Market) -> str:
+        selection_id = _selection_id(request.POST.get("selection_id", ""), what="the selection")
+        price = _price(request.POST.get("price", ""))
+        selection = get_object_or_404(Selection, id=selection_id, market=market)
+        try:
+            updated = selection_price_set(selection=selection, price=price, by=request.user)
+        except ValueError as exc:
+            raise InputRefused(PRICE_REFUSED) from exc
+        return f"{updated.name} priced at {updated.price}"
+
+    return _market_action(request, market_id, act)
+
+
+def _winner(market: Market, raw: str) -> int | None:
+    """The winning selection's id, or None for "void"; a value that is not a selection of this
+    market is refused (not an id) or not found (another market's selection)."""
+    if raw == "void":
+        return None
+    winner_id = _selection_id(raw, what="the winner")
+    return get_object_or_404(Selection, id=winner_id, market=market).id
+
+
+def _confirm(request: HttpRequest, market: Market, *, action: str, winner: str) -> HttpResponse:
+    """The confirmation step of a result or a settlement: the bets it settles and what they pay."""
+    winner_id = _winner(market, winner) if action == "result" else None
+    impact = market_result_impact(market=market, winner_id=winner_id)
+    return render(
+        request,
+        "odds/trading/confirm.html",
+        {
+            "market": market,
+            "action": action,
+            "winner": winner,
+            "impact": impact,
+            "next": next_url(request, default=reverse("trading-event", kwargs={"event_id": market.event_id})),
+            "page": "markets",
+        },
+    )
+
+
+@staff_page
+def market_result_confirm_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    market = get_object_or_404(trading_market_query(), id=market_id)
+    try:
+        return _confirm(request, market, action="result", winner=request.GET.get("winner", ""))
+    except InputRefused as exc:
+        return _refused(request, str(exc))
+
+
+@staff_page
+def market_settle_confirm_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    market = get_object_or_404(trading_market_query(), id=market_id)
+    return _confirm(request, market, action="settle", winner="")
+
+
+@staff_page
+@require_POST
+def market_result_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    """Result a market once the trader has seen and confirmed its impact (``confirm=yes``); a
+    post without it shows the confirmation step instead."""
+    market = get_object_or_404(trading_market_query(), id=market_id)
+    winner = request.POST.get("winner", "")
+    try:
+        winner_id = _winner(market, winner)
+        if request.POST.get("confirm") != "yes":
+            return _confirm(request, market, action="result", winner=winner)
+        market_result(market=market, winners=None if winner_id is None else [winner_id], by=request.user)
+    except InputRefused as exc:
+        return _refused(request, str(exc))
+    except MarketStateError as exc:
+        messages.error(request, str(exc))
+        return redirect(next_url(request, default=reverse("trading-markets")))
+    messages.success(request, f"Resulted {market}; settlement queued")
+    return redirect("trading-settlement", market_id=market.id)
+
+
+@staff_page
+@require_POST
+def market_settle_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    market = get_object_or_404(trading_market_query(), id=market_id)
+    if request.POST.get("confirm") != "yes":
+        return _confirm(request, market, action="settle", winner="")
+    try:
+        market_settlement_request(market=market, by=request.user)
+    except MarketStateError as exc:
+        messages.error(request, str(exc))
+        return redirect(next_url(request, default=reverse("trading-markets")))
+    return redirect("trading-settlement", market_id=market.id)
+
+
+@staff_page
+def settlement_page(request: HttpRequest, market_id: int) -> HttpResponse:
+    market = get_object_or_404(Market.objects.select_related("event"), id=market_id)
+    return render(request, "odds/trading/settlement.html", {"market": market, "page": "markets"})
+
+
+@staff_page
+def liability_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "odds/trading/liability.html", {"page": "liability"})
+
+
+@staff_page
+def subscriptions_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "odds/trading/subscriptions.html", {"page": "subscriptions"})

@@ -1,0 +1,104 @@
+"""A small micro-batch read from Kafka on the driver (spark/sources.py, ``RangeReader``) is
+reduced exactly as the same batch read through Spark, and a range the reader cannot read in
+time is left to Spark."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+import orjson
+import pytest
+from django.conf import settings
+
+from reducers import keys, topics
+from spark.sources import OffsetRange, RangeReader, ReadsRanges
+from tests.factories import market_ids_define, raw_price_update
+
+pytestmark = pytest.mark.integration
+
+
+class Unreadable:
+    """A range reader whose reads never finish in time."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def read(self, ranges: list[OffsetRange]) -> None:
+        self.asked += 1
+        return None
+
+
+@pytest.fixture
+def own_topic(kafka_topics) -> Iterator[str]:
+    """A price topic of the test's own (3 partitions): the session's reducers do not read it."""
+    from odds.core.kafka import admin_client, topics_ensure
+
+    name = f"{topics.prices()}.range-read-{uuid.uuid4().hex[:8]}"
+    topics_ensure(specs=[topics.TopicSpec(name, 3)])
+    yield name
+    admin_client().delete_topics([name])
+
+
+def test_a_range_past_the_end_of_the_log_is_not_read_and_is_left_to_spark(own_topic):
+    reader = RangeReader(settings.KAFKA_BOOTSTRAP_SERVERS, timeout_s=1.0)
+    try:
+        started = time.monotonic()
+        assert reader.read([OffsetRange(own_topic, 0, 5, 10)]) is None
+        assert time.monotonic() - started >= 1.0
+        assert reader.read([OffsetRange(own_topic, 0, 7, 7)]) == []  # nothing asked, nothing waited for
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("read_by", ["driver", "spark when the driver cannot", "spark"])
+def test_a_small_batch_is_reduced_alike_whoever_reads_it(read_by, own_topic, spark, producer, redis_client, tmp_path):
+    from spark.jobs.prices import PriceBatchProcessor
+    from spark.sinks.dead_letter import DeadLetterSink
+    from spark.sources import kafka_stream
+
+    market = {"driver": 930_001, "spark when the driver cannot": 930_002, "spark": 930_003}[read_by]
+    market_ids_define(redis_client, market)
+    for seq, price in ((2, "3.10"), (1, "3.00"), (3, "3.20")):
+        update = raw_price_update(market_id=market, seq=seq, prices=((1, price),))
+        producer.produce(own_topic, key=update.key(), value=update.encode())
+    producer.produce(own_topic, key=str(market).encode(), value=b"{not json")
+    producer.flush(10)
+    unreadable = Unreadable()
+    reader: ReadsRanges | None = None  # "spark": no range reader
+    if read_by == "driver":
+        reader = RangeReader(settings.KAFKA_BOOTSTRAP_SERVERS)
+    elif read_by == "spark when the driver cannot":
+        reader = unreadable
+    processor = PriceBatchProcessor(
+        redis_client=redis_client,
+        dead_letters=DeadLetterSink(
+            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
+        ),
+        range_reader=reader,
+    )
+    before = int(redis_client.hget(keys.counter("dead_letters"), "bad_json") or 0)
+    reads: list[str | None] = []
+
+    def reduce(frame, batch_id) -> None:
+        processor(frame, batch_id)
+        reads.append(processor.last_read)
+
+    query = (
+        kafka_stream(spark, topic=own_topic, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS)
+        .writeStream.option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .foreachBatch(reduce)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    if isinstance(reader, RangeReader):
+        reader.close()
+
+    assert query.exception() is None, query.exception()
+    assert reads == ["kafka" if read_by == "driver" else "spark"]
+    assert (unreadable.asked > 0) == (read_by == "spark when the driver cannot")
+    state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
+    assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "3.20")
+    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_json") or 0) == before + 1

@@ -1,0 +1,212 @@
+"""Spark SQL's price validation never accepts a record the Python validator rejects."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from reducers.schemas import InvalidRecord, decode_price_update
+from spark.validation import with_validity
+from tests.unit.test_schemas import record
+
+pytestmark = pytest.mark.integration
+
+CORPUS = [
+    record(),
+    record(source="trader"),
+    record(selections=[{"id": 1, "price": "1000"}, {"id": 2, "price": "1.01", "status": "suspended"}]),
+    b"{not json",
+    b"[1,2]",
+    b"x" * 20000,
+    record(v=2),
+    record(market_id=-1),
+    record(market_id="10"),
+    record(market_id=10.5),
+    record(seq=True),
+    record(seq=0),
+    record(status="paused"),
+    record(selections=[]),
+    record(selections=[{"id": 1, "price": 2.5}]),
+    record(selections=[{"id": 1, "price": "NaN"}]),
+    record(selections=[{"id": 1, "price": "abc"}]),
+    record(selections=[{"id": 1, "price": "1.001"}]),
+    record(selections=[{"id": 1, "price": "-3"}]),
+    record(selections=[{"id": 1, "price": "5000"}]),
+    record(selections=[{"id": 1, "price": "2.555"}]),
+    record(selections=[{"id": 1, "price": "1e2"}]),
+    record(selections=[{"id": 0, "price": "2.00"}]),
+    record(selections=[{"id": 1, "price": "2.00", "status": "gone"}]),
+    record(selections=[{"id": 1, "price": " 2.00"}]),
+    record(source="elsewhere"),
+    record(event_ts=None),
+    orjson.dumps({"v": 1}),
+    # an explicit null is not the field left out: Python refuses it where it has a default
+    record(selections=[{"id": 1, "price": "2.00", "status": None}]),
+    record(source=None),
+    # a key spelled with an escape is the same key to both parsers; the number must still be seen
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"pr\\u0069ce":2.5'),
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price" : 2.5'),
+    # the last of two equal keys is the one Python reads
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"2.00","price":2.5'),
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"2.00","price":"x"'),
+    record(status="open").replace(b'"status":"open"', b'"status":"open","status":"paused"'),
+    # not one JSON document
+    record() + b" x",
+    record() + b"{}",
+    record().replace(b'"market_id":10', b'"market_id":010'),
+    record() + b"}",
+    record() + b',"x":5',
+    record() + b',"x":{}',
+    record()[:-1] + b',"x":"a"} {"y":1}',
+    record()[:-1] + b"]",
+    record()[:-1] + b',"__end__":1} x}',
+    # what JSON does not allow and Spark's reader does unless told
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b"'price':'2.00'"),
+    record().replace(b'"event_ts":1700000000000', b'"event_ts":NaN'),
+    # bytes that are not UTF-8
+    record(note="x").replace(b'"note":"x"', b'"note":"\xff"'),
+]
+
+
+def python_accepts(raw: bytes) -> bool:
+    try:
+        decode_price_update(raw)
+    except InvalidRecord:
+        return False
+    return True
+
+
+def test_sql_accepts_only_what_python_accepts(spark):
+    rows = [(None, raw, 0, i, 0) for i, raw in enumerate(CORPUS)]
+    frame = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
+    verdicts = {int(r["offset"]): bool(r["ok"]) for r in with_validity(frame).collect()}
+    wrongly_accepted = [raw for i, raw in enumerate(CORPUS) if verdicts[i] and not python_accepts(raw)]
+    assert not wrongly_accepted, f"SQL accepted records Python rejects: {[raw[:160] for raw in wrongly_accepted]}"
+    assert [verdicts[0], verdicts[1], verdicts[2]] == [True, True, True], "valid records pass the SQL pre-filter"
+
+
+def reduce_in_sql(spark, redis_client, values: list[bytes]) -> dict[str, int]:
+    """Reduce the records as one micro-batch through the Spark SQL path of the price reducer."""
+    from django.conf import settings
+
+    from reducers import topics
+    from spark.jobs.prices import PriceBatchProcessor
+    from spark.sinks.dead_letter import DeadLetterSink
+
+    frame = spark.createDataFrame(
+        [(str(i).encode(), v, 0, i, 1_000 + i) for i, v in enumerate(values)],
+        "key binary, value binary, partition int, offset long, kafka_ts long",
+    )
+    processor = PriceBatchProcessor(
+        redis_client=redis_client,
+        dead_letters=DeadLetterSink(
+            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
+        ),
+    )
+    return processor.process_batch(frame)
+
+
+def test_the_sql_path_reduces_a_batch_like_the_python_path(spark, kafka_topics, redis_client):
+    """A large micro-batch goes through Spark SQL; the outcome equals the Python reduction."""
+    from reducers import keys
+    from tests.factories import market_ids_define, raw_price_update
+
+    market_a, market_b = 910_001, 910_002
+    market_ids_define(redis_client, market_a, market_b)
+    values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
+    values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
+    values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
+    before = int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0)
+    stats = reduce_in_sql(spark, redis_client, values)
+    assert stats == {"records": 6, "rejected": 2, "markets": 2, "applied": 2, "frames": 0}
+    state = orjson.loads(redis_client.hget(keys.market_state(market_a), "state"))
+    assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "2.30")
+    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0) == before + 1
+
+
+def test_the_sql_path_dead_letters_every_record_of_an_unknown_market_and_keeps_its_newest(
+    spark, kafka_topics, redis_client
+):
+    from reducers import keys
+    from tests.factories import market_ids_define, raw_price_update
+
+    unknown, known = 910_011, 910_012
+    market_ids_define(redis_client, known)
+    values = [raw_price_update(market_id=unknown, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (2, 3, 1)]
+    values += [raw_price_update(market_id=known, seq=1, prices=((1, "4.00"),)).encode()]
+    before = int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0)
+
+    stats = reduce_in_sql(spark, redis_client, values)
+
+    assert stats == {"records": 4, "rejected": 3, "markets": 1, "applied": 1, "frames": 0}
+    assert int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0) == before + 3
+    assert not redis_client.exists(keys.market_state(unknown))
+    kept = redis_client.hgetall(keys.unknown_market_price(unknown))
+    assert (int(kept[b"seq"]), int(kept[b"merged"])) == (3, 3)
+
+
+def test_the_sql_path_applies_the_newest_valid_record_when_a_newer_one_is_invalid(spark, kafka_topics, redis_client):
+    """Conflation picks the newest record SQL accepts; a newer invalid record is dead-lettered
+    and does not hide it."""
+    from reducers import keys
+    from tests.factories import market_ids_define, raw_price_update
+
+    market = 910_021
+    market_ids_define(redis_client, market)
+    values = [raw_price_update(market_id=market, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (1, 2)]
+    values += [record(market_id=market, seq=3, selections=[{"id": 1, "price": 2.5}])]
+
+    stats = reduce_in_sql(spark, redis_client, values)
+
+    assert stats == {"records": 3, "rejected": 1, "markets": 1, "applied": 1, "frames": 0}
+    state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
+    assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (2, 2, "2.20")
+
+
+def test_a_micro_batch_knows_its_offsets_before_it_runs_and_the_driver_reads_the_same_records(
+    spark, kafka_topics, producer, tmp_path
+):
+    """The reducer picks its path by the batch's offset ranges: their sizes must add up to the
+    records the batch holds (a burst after a quiet spell is reduced in SQL at once), and they
+    are "unknown" for a frame that is not a Kafka batch. The driver's range reader, which reads
+    a small batch without a Spark job, must give exactly the rows Spark gives for the batch."""
+    from django.conf import settings
+
+    from reducers import topics
+    from spark.jobs.prices import read_prices
+    from spark.sources import RAW_COLUMNS, RangeReader, batch_offset_ranges
+    from tests.factories import raw_price_update
+
+    for seq in range(1, 2501):
+        update = raw_price_update(market_id=920_000 + seq % 40, seq=seq, prices=((1, "2.00"),))
+        producer.produce(topics.prices(), key=update.key(), value=update.encode())
+    producer.flush(10)
+    reader = RangeReader(settings.KAFKA_BOOTSTRAP_SERVERS)
+    seen: list[tuple[int | None, int, bool]] = []
+
+    def batch(frame, _) -> None:
+        ranges = batch_offset_ranges(frame)
+        assert ranges is not None
+        rows = sorted(tuple(bytes(v) if isinstance(v, bytearray) else v for v in row) for row in frame.collect())
+        read = reader.read(ranges)
+        assert read is not None, ranges
+        direct = sorted(tuple(row[name] for name in RAW_COLUMNS) for row in read)
+        seen.append((sum(part.size for part in ranges), len(rows), direct == rows))
+
+    query = (
+        read_prices(spark, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, mode="microbatch")
+        .writeStream.option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .foreachBatch(batch)
+        .trigger(availableNow=True)
+        .start()
+    )
+    query.awaitTermination(120)
+    reader.close()
+    assert query.exception() is None, query.exception()
+    assert sum(count for _, count, _ in seen) >= 2500  # the topic may hold earlier tests' records too
+    assert all(size == count for size, count, _ in seen), seen
+    assert all(same for _, _, same in seen), seen
+    frame = spark.createDataFrame(
+        [(b"k", b"v", 0, 0, 0)], "key binary, value binary, partition int, offset long, kafka_ts long"
+    )
+    assert batch_offset_ranges(frame) is None
