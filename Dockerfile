@@ -25,4 +25,4 @@ COPY . .
 COPY --from=frontend /src/odds/static/odds/dist odds/static/odds/dist
 RUN DJANGO_SECRET_KEY=build python manage.py collectstatic --no-input -v0
 EXPOSE 8000
-CMD ["uvicorn", "webapp.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--ws", "websockets", "--lifespan", "off"]
+CMD ["uvicorn", "webapp.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--ws", "websockets", "--lifespan", "on"]

@@ -595,6 +595,21 @@ def _cookie_names() -> tuple[str, str, str]:
     return settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME, header
 
 
+# The one 5xx that is not a fault: the endpoint shedding load it cannot place within
+# BET_POOL_TIMEOUT_MS (odds/api/placement.py), with Retry-After and nothing recorded.
+LOAD_SHED = "503 overloaded"
+
+
+def server_faults(summary: dict[str, Any]) -> dict[str, int]:
+    """The answers of a run that were faults, by status and code: no response, or a 5xx other than
+    the endpoint shedding load (a matter of speed on a busy machine, not of correctness)."""
+    return {
+        answer: count
+        for answer, count in summary["bet_error_codes"].items()
+        if answer != LOAD_SHED and (answer.startswith("5") or answer.startswith("0 "))
+    }
+
+
 def _bets_summary(
     bets: list[tuple[int, float, float, int, str]], *, rate: float, warmup: float, duration: float
 ) -> dict[str, Any]:
@@ -624,6 +639,8 @@ def _bets_summary(
         "bets_unanswered": (end - first) - len(scheduled),
         "bet_errors": dict(Counter(str(b[3]) for b in scheduled if not 200 <= b[3] < 300)),
         "bet_rejections": dict(Counter(b[4] for b in scheduled if b[4])),
+        # Each answer that was not a 2xx by status and code ("503 overloaded", "0 TimeoutError").
+        "bet_error_codes": dict(Counter(f"{b[3]} {b[4]}" for b in scheduled if not 200 <= b[3] < 300)),
         # How late the clients sent bets against the schedule: more than a few ms means every
         # connection was waiting for a response (or the client was starved of CPU).
         "bet_send_lag_p99_ms": round(percentile([b[1] for b in scheduled], 0.99), 1),
@@ -674,7 +691,7 @@ def bench_bets(
 
     Returns the latency of accepted bets (``bet_p50_ms``, ``bet_p99_ms``, ``bet_max_ms``), the
     offered and accepted rates, ``bet_errors`` by HTTP status (0: no response),
-    ``bet_rejections`` by error code, the bet clients' CPU seconds, the stream that ran
+    ``bet_rejections`` by error code, ``bet_error_codes`` by both, the bet clients' CPU seconds, the stream that ran
     (``stream``), the server's CPU and the machine's load over the measured window.
     """
     _django_setup()

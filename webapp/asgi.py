@@ -18,9 +18,13 @@ from odds.streaming.routing import websocket_urlpatterns
 from webapp.origins import OriginValidator
 from webapp.wsauth import WebsocketAuthStack
 
+placement = PlacementEndpoint(django_asgi_app)
+
 application = ProtocolTypeRouter(
     {
-        "http": PlacementEndpoint(django_asgi_app),
+        "http": placement,
+        # Servers that speak the lifespan protocol (uvicorn) start each process with its bet pool full.
+        "lifespan": placement.lifespan,
         "websocket": OriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns))),
     }
 )

@@ -68,6 +68,8 @@ from reducers import topics
 log = logging.getLogger(__name__)
 
 PATH = "/api/bets"
+# The placement pool's connections, as PostgreSQL names them (pg_stat_activity.application_name).
+POOL_APPLICATION_NAME = "sportsbook bets"
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -300,6 +302,35 @@ class PlacementEndpoint:
             raise bet_invalid_error(exc) from exc
         return placement_response(placement)
 
+    async def lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """ASGI lifespan: the process fills its pool before it takes requests, so no bet after a
+        restart waits on a new database connection, and closes it when it stops."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if settings.BET_FAST_PATH:
+                    await self.pool_warm()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.pool is not None:
+                    await self.pool.close()
+                    self.pool = None
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def pool_warm(self) -> None:
+        """Open the pool and wait up to ``BET_POOL_WARM_S`` for all its connections. If the
+        database does not answer in time, the process starts all the same; the pool is closed
+        and the first bet opens it again."""
+        pool = await self.pool_open()
+        try:
+            await pool.wait(timeout=settings.BET_POOL_WARM_S)
+        except PoolTimeout:
+            log.warning("bet pool not full after %s s; it opens again at the first bet", settings.BET_POOL_WARM_S)
+            async with self.pool_lock:
+                if self.pool is pool:
+                    self.pool = None
+
     def connection(self) -> Any:
         """A pooled connection, or ``ApiError(503, "overloaded")`` at once when the pool is saturated."""
         return _Admitted(self)
@@ -313,7 +344,7 @@ class PlacementEndpoint:
                     max_size=settings.BET_POOL_SIZE,
                     max_waiting=settings.BET_POOL_MAX_WAITING,
                     timeout=settings.BET_POOL_TIMEOUT_MS / 1000,
-                    kwargs={"autocommit": True},
+                    kwargs={"autocommit": True, "application_name": POOL_APPLICATION_NAME},
                     name="bets",
                     open=False,
                 )

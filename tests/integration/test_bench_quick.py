@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.bets import server_faults
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,4 +73,5 @@ def test_quick_benchmark_runs_every_stage_and_writes_every_key():
     assert results["machine"]["cpus"] >= 1
     assert results["edge_clients_logged_in"] == results["edge_clients"]  # k6 speaks as logged-in punters
     assert results["views_burst_errors"] == 0
-    assert results["bet_errors"] == {} or not any(str(code).startswith("5") for code in results["bet_errors"])
+    faults = server_faults(results)
+    assert not faults, f"bets answered by faults {faults}; send lag p99 {results['bet_send_lag_p99_ms']} ms"

@@ -22,6 +22,8 @@ BET_FAST_PATH = read.flag("BET_FAST_PATH", True)
 BET_POOL_SIZE = read.whole("BET_POOL_SIZE", 16)
 BET_POOL_MAX_WAITING = read.whole("BET_POOL_MAX_WAITING", 64)
 BET_POOL_TIMEOUT_MS = read.whole("BET_POOL_TIMEOUT_MS", 250)
+# At start-up a web process waits this long for its pool to fill before it takes requests.
+BET_POOL_WARM_S = read.whole("BET_POOL_WARM_S", 10)
 BET_RETRY_AFTER_S = 1
 # How long a web process trusts what it read of a user (session hash, active) for placing bets.
 BET_AUTH_CACHE_S = read.whole("BET_AUTH_CACHE_S", 5)

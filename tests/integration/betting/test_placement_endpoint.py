@@ -21,7 +21,7 @@ from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 from django.core.cache import caches
 
-from odds.api.placement import database_conninfo
+from odds.api.placement import POOL_APPLICATION_NAME, database_conninfo
 from odds.betting.models import Bet, LedgerEntry, Wallet
 from odds.betting.services.bets import bet_event
 from odds.catalogue.models import Event, Sport
@@ -262,3 +262,22 @@ def test_a_logout_holds_at_once_for_a_session_the_endpoint_knows(placing):
 
     assert (status, body["error"]["code"]) == (401, "not_authenticated")
     assert Bet.objects.filter(user=punter).count() == 1
+
+
+def _pool_connections() -> int:
+    with psycopg.connect(database_conninfo()) as probe:
+        row = probe.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [POOL_APPLICATION_NAME]
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+
+def test_a_web_process_fills_its_bet_pool_before_it_answers_and_closes_it_when_it_stops(
+    django_db_setup, django_db_blocker, tmp_path_factory
+):
+    """After a restart at a peak, no bet waits on a new database connection (nor is refused for it)."""
+    before = _pool_connections()
+    with uvicorn_serving(tmp_path_factory.mktemp("warm"), BET_POOL_SIZE="3"):
+        # Ready means answering, and nothing has placed a bet on this server yet.
+        assert _pool_connections() == before + 3
+    wait_for(lambda: _pool_connections() == before, timeout=10, what="the pool's connections to close")
