@@ -18,6 +18,9 @@ PROTOCOL_VERSION = frames.PROTOCOL_VERSION
 
 # websocket close codes (besides the standard ones)
 CLOSE_TOO_MANY_CONNECTIONS = 4429
+# The server could not read back what the socket missed while Redis was away (standard 1013,
+# "try again later"): the client connects again and starts from a fresh image.
+CLOSE_TRY_AGAIN = 1013
 
 
 def hello(*, user: str | None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import secrets
 import time
 from collections.abc import Callable
@@ -35,13 +36,20 @@ from reducers.prices import state_is_held
 from reducers.store import queue_states, raw_states
 from reducers.subscriptions import LOST
 
+log = logging.getLogger(__name__)
+
 HEARTBEAT_S = 15.0
 CHANNEL_QUEUE_LIMIT = 2000
 IMAGE_WINDOW_S = 60.0
 # After the hub's subscription is re-established, channels and markets are read back from Redis
 # this long later (the subscriptions sent again on connect are in place by then).
 RECOVER_DELAY_S = 0.2
-READ_BACK_ATTEMPTS = 5
+# How long a read-back keeps trying while Redis refuses it (a failover's promotion takes seconds,
+# and Sentinel drops the clients of the promoted replica once more), waiting up to
+# READ_BACK_MAX_WAIT_S between attempts. Past it the socket is closed, so its client connects
+# again and starts from a fresh image rather than hold prices it can no longer see move.
+READ_BACK_PATIENCE_S = 30.0
+READ_BACK_MAX_WAIT_S = 1.0
 
 
 def _log_frames(raw: list[Any]) -> list[str]:
@@ -71,19 +79,24 @@ def _refusal(exc: ValidationError) -> tuple[str, str]:
     return "bad_markets", "markets must be a list of market ids"
 
 
-async def _read_back(queue: Callable[[Any], object]) -> list[Any]:
-    """Run the commands ``queue`` puts on a pipeline, retried a few times: right after the hub
-    reconnected, pooled connections opened before Redis went away fail once each."""
-    for attempt in range(READ_BACK_ATTEMPTS):
+async def _read_back(queue: Callable[[Any], object], *, patience_s: float | None = None) -> list[Any]:
+    """Run the commands ``queue`` puts on a pipeline, retried while Redis refuses them for up to
+    ``patience_s`` (``READ_BACK_PATIENCE_S``): right after the hub reconnected, pooled connections
+    opened before Redis went away fail once each, and during a failover Redis is away for seconds
+    more."""
+    give_up_at = time.monotonic() + (READ_BACK_PATIENCE_S if patience_s is None else patience_s)
+    attempt = 0
+    while True:
         pipe = get_hub().client().pipeline(transaction=False)
         queue(pipe)
         try:
             return list(await pipe.execute())
         except (ConnectionError, RedisConnectionError):
-            if attempt == READ_BACK_ATTEMPTS - 1:
+            attempt += 1
+            wait = min(RECOVER_DELAY_S * attempt, READ_BACK_MAX_WAIT_S)
+            if time.monotonic() + wait > give_up_at:
                 raise
-            await asyncio.sleep(RECOVER_DELAY_S * (attempt + 1))
-    raise AssertionError("unreachable")
+            await asyncio.sleep(wait)
 
 
 class OddsConsumer(AsyncWebsocketConsumer):
@@ -156,6 +169,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         return caps
 
     async def disconnect(self, code: int) -> None:
+        for task in tuple(self.background):
+            task.cancel()
         await get_hub().connection_release(connection_id=self.connection_id)
         if self.writer is None:
             return  # refused at connect: nothing else was set up
@@ -303,7 +318,11 @@ class OddsConsumer(AsyncWebsocketConsumer):
         ids = sorted(self.watched)
         try:
             stored = raw_states(ids, await _read_back(lambda pipe: queue_states(pipe, ids)))
-        except Exception:  # Redis away again: the next reconnect resyncs again
+        except Exception:
+            # Redis refused for longer than the read-back's patience: the client's markets would
+            # stand still without a word. It connects again and starts from a fresh image.
+            log.warning("markets not read back after the hub reconnected; closing the socket")
+            await self.close(code=events.CLOSE_TRY_AGAIN)
             return
         self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))
         self.wake.set()

@@ -107,8 +107,10 @@ def test_a_redis_failover_mid_stream_loses_no_state_and_every_client_resyncs(sta
     resynced = [c for c in channels if any(f.resync for f in c.frames[1:])]
     assert all(c.connects == 1 for c in channels), [c.summary() for c in channels]
     for w in watchers:
-        # Still on their first connection: the second image is the hub's resync, not a reconnect.
-        assert (w.connects, w.images) == (1, 2), w.summary()
+        # Still on their first connection: the images after the first are the hub's resyncs, not
+        # a reconnect. There may be two: Sentinel drops the promoted replica's clients once more
+        # as it reconfigures it, and the hub may have reached it just before.
+        assert w.connects == 1 and w.images >= 2, w.summary()
     for m in MARKETS:
         assert stored(client, m) == feed.last[m]
     recovered = len(channels) - len(resynced)
