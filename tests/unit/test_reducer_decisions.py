@@ -35,9 +35,10 @@ def item(market_id: int, seq: int = 1) -> Conflated:
 
 
 def test_a_new_market_is_written_and_its_status_counts_as_changed():
-    change = definition_change(7, definition_build(7), ABSENT)
+    definition = definition_build(7)
+    change = definition_change(7, definition, ABSENT)
     assert change.outcome == "status_changed"
-    assert change.effect == WriteDefinition(7, definition_build(7))
+    assert change.effect == WriteDefinition(7, definition)
     assert change.releases_kept_price
     assert change.restates
 
