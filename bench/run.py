@@ -175,7 +175,7 @@ REDUCER_MARKETS = 1000
 def reducer_warmups(mode: str, records: int) -> list[int]:
     """Records worked off before measuring: the first batches pay for planning, code generation
     and starting Python workers. Micro-batch warms both of its paths: a small batch (Python),
-    then one above ``SPARK_SQL_PATH_MIN_RECORDS`` (Spark SQL validates and conflates). The
+    then one above ``SPARK_SQL_PATH_MIN_RECORDS`` (reduced on the executors). The
     reducers take the second as it is produced: its first tens of thousands of records make
     driver batches, and the rest, produced meanwhile, one batch over the limit."""
     return [2000, 150_000] if mode == "microbatch" and records > 200_000 else [2000]

@@ -24,6 +24,10 @@ from reducers.windows import parse_duration_ms
 ROOT = Path(__file__).resolve().parents[1]
 TriggerMode = Literal["microbatch", "realtime"]
 TRIGGER_MODES: tuple[TriggerMode, ...] = ("microbatch", "realtime")
+# How a micro-batch above SPARK_SQL_PATH_MIN_RECORDS is validated and conflated: by the reducer's
+# own validator in Python workers, one task per Kafka partition ("executors"), or by Spark SQL
+# expressions with Python re-checking the winners and the refused ("sql").
+LARGE_BATCH_PATHS = ("executors", "sql")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -61,6 +65,7 @@ class ReducerConfig:
     trigger_interval: str
     max_offsets_per_trigger: int
     sql_path_min_records: int
+    large_batch_path: str
     range_read: bool
     unknown_market_keep_s: int
     async_progress: bool
@@ -131,6 +136,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         trigger_interval=read.duration("SPARK_TRIGGER_INTERVAL", "0 seconds"),
         max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),
         sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 50_000),
+        large_batch_path=read.choice("SPARK_LARGE_BATCH_PATH", "executors", LARGE_BATCH_PATHS),
         range_read=read.flag("SPARK_RANGE_READ", True),
         unknown_market_keep_s=read.whole("SPARK_UNKNOWN_MARKET_KEEP_S", 600, minimum=1),
         async_progress=read.flag("SPARK_ASYNC_PROGRESS", True),

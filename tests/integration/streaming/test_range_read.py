@@ -1,6 +1,6 @@
 """A small micro-batch read from Kafka on the driver (spark/sources.py, ``RangeReader``) is
-reduced exactly as the same batch read through Spark, and a range the reader cannot read in
-time is left to Spark."""
+reduced exactly as the same batch read through Spark, or as a large batch reduced on the
+executors or in Spark SQL, and a range the reader cannot read in time is left to Spark."""
 
 from __future__ import annotations
 
@@ -52,13 +52,31 @@ def test_a_range_past_the_end_of_the_log_is_not_read_and_is_left_to_spark(own_to
         reader.close()
 
 
-@pytest.mark.parametrize("read_by", ["driver", "spark when the driver cannot", "spark"])
-def test_a_small_batch_is_reduced_alike_whoever_reads_it(read_by, own_topic, spark, producer, redis_client, tmp_path):
+# Who reads the batch → the path its processor reports (``last_read``).
+PATHS = {
+    "driver": "kafka",
+    "spark when the driver cannot": "spark",
+    "spark": "spark",
+    "executors": "executors",  # as a large batch
+    "sql": "sql",  # as a large batch
+}
+
+
+@pytest.mark.parametrize("read_by", list(PATHS))
+def test_a_batch_is_reduced_alike_whoever_reads_it(
+    read_by, own_topic, spark, producer, redis_client, tmp_path, monkeypatch
+):
+    import dataclasses
+
+    from spark.jobs import prices as price_job
     from spark.jobs.prices import PriceBatchProcessor
     from spark.sinks.dead_letter import DeadLetterSink
     from spark.sources import kafka_stream
 
-    market = {"driver": 930_001, "spark when the driver cannot": 930_002, "spark": 930_003}[read_by]
+    market = 930_001 + list(PATHS).index(read_by)
+    if read_by in ("executors", "sql"):
+        large = dataclasses.replace(price_job.config(), sql_path_min_records=0, large_batch_path=read_by)
+        monkeypatch.setattr(price_job, "config", lambda: large)
     market_ids_define(redis_client, market)
     for seq, price in ((2, "3.10"), (1, "3.00"), (3, "3.20")):
         update = raw_price_update(market_id=market, seq=seq, prices=((1, price),))
@@ -97,7 +115,7 @@ def test_a_small_batch_is_reduced_alike_whoever_reads_it(read_by, own_topic, spa
         reader.close()
 
     assert query.exception() is None, query.exception()
-    assert reads == ["kafka" if read_by == "driver" else "spark"]
+    assert reads == [PATHS[read_by]]
     assert (unreadable.asked > 0) == (read_by == "spark when the driver cannot")
     state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "3.20")

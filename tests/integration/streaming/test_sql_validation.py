@@ -85,58 +85,68 @@ def test_sql_accepts_only_what_python_accepts(spark):
     assert [verdicts[0], verdicts[1], verdicts[2]] == [True, True, True], "valid records pass the SQL pre-filter"
 
 
-def reduce_in_sql(spark, redis_client, values: list[bytes]) -> dict[str, int]:
-    """Reduce the records as one micro-batch through the Spark SQL path of the price reducer."""
+# The two ways a micro-batch above SPARK_SQL_PATH_MIN_RECORDS is reduced (SPARK_LARGE_BATCH_PATH).
+LARGE_BATCH_PATHS = ("sql", "executors")
+
+
+def markets_of(path: str) -> int:
+    """Each path's own market ids (their state stays in Redis between the cases)."""
+    return 1000 * LARGE_BATCH_PATHS.index(path)
+
+
+def reduce_large(spark, redis_client, values: list[bytes], path: str) -> dict[str, int]:
+    """Reduce the records as one large micro-batch of three partitions through ``path``."""
     from django.conf import settings
 
     from reducers import topics
     from spark.jobs.prices import PriceBatchProcessor
     from spark.sinks.dead_letter import DeadLetterSink
 
-    frame = spark.createDataFrame(
-        [(str(i).encode(), v, 0, i, 1_000 + i) for i, v in enumerate(values)],
-        "key binary, value binary, partition int, offset long, kafka_ts long",
-    )
+    rows = spark.sparkContext.parallelize([(str(i).encode(), v, i % 3, i, 1_000 + i) for i, v in enumerate(values)], 3)
+    frame = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
     processor = PriceBatchProcessor(
         redis_client=redis_client,
         dead_letters=DeadLetterSink(
             bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
         ),
     )
-    return processor.process_batch(frame)
+    return processor.process_batch(frame) if path == "sql" else processor.process_partitions(frame)
 
 
-def test_the_sql_path_reduces_a_batch_like_the_python_path(spark, kafka_topics, redis_client):
-    """A large micro-batch goes through Spark SQL; the outcome equals the Python reduction."""
+@pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
+def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redis_client, path):
+    """A large micro-batch goes through Spark SQL or the executors' Python workers, its records
+    spread over three partitions; the outcome equals the Python reduction."""
     from reducers import keys
     from tests.factories import market_ids_define, raw_price_update
 
-    market_a, market_b = 910_001, 910_002
+    market_a, market_b = 910_001 + markets_of(path), 910_002 + markets_of(path)
     market_ids_define(redis_client, market_a, market_b)
     values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
     values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
     values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
     before = int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0)
-    stats = reduce_in_sql(spark, redis_client, values)
+    stats = reduce_large(spark, redis_client, values, path)
     assert stats == {"records": 6, "rejected": 2, "markets": 2, "applied": 2, "frames": 0}
     state = orjson.loads(redis_client.hget(keys.market_state(market_a), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "2.30")
     assert int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0) == before + 1
 
 
-def test_the_sql_path_dead_letters_every_record_of_an_unknown_market_and_keeps_its_newest(
-    spark, kafka_topics, redis_client
+@pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
+def test_a_large_batch_dead_letters_every_record_of_an_unknown_market_and_keeps_its_newest(
+    spark, kafka_topics, redis_client, path
 ):
     from reducers import keys
     from tests.factories import market_ids_define, raw_price_update
 
-    unknown, known = 910_011, 910_012
+    unknown, known = 910_011 + markets_of(path), 910_012 + markets_of(path)
     market_ids_define(redis_client, known)
     values = [raw_price_update(market_id=unknown, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (2, 3, 1)]
     values += [raw_price_update(market_id=known, seq=1, prices=((1, "4.00"),)).encode()]
     before = int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0)
 
-    stats = reduce_in_sql(spark, redis_client, values)
+    stats = reduce_large(spark, redis_client, values, path)
 
     assert stats == {"records": 4, "rejected": 3, "markets": 1, "applied": 1, "frames": 0}
     assert int(redis_client.hget(keys.counter("dead_letters"), "unknown_market") or 0) == before + 3
@@ -145,18 +155,21 @@ def test_the_sql_path_dead_letters_every_record_of_an_unknown_market_and_keeps_i
     assert (int(kept[b"seq"]), int(kept[b"merged"])) == (3, 3)
 
 
-def test_the_sql_path_applies_the_newest_valid_record_when_a_newer_one_is_invalid(spark, kafka_topics, redis_client):
-    """Conflation picks the newest record SQL accepts; a newer invalid record is dead-lettered
-    and does not hide it."""
+@pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
+def test_a_large_batch_applies_the_newest_valid_record_when_a_newer_one_is_invalid(
+    spark, kafka_topics, redis_client, path
+):
+    """Conflation picks the newest accepted record; a newer invalid record is dead-lettered and
+    does not hide it."""
     from reducers import keys
     from tests.factories import market_ids_define, raw_price_update
 
-    market = 910_021
+    market = 910_021 + markets_of(path)
     market_ids_define(redis_client, market)
     values = [raw_price_update(market_id=market, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (1, 2)]
     values += [record(market_id=market, seq=3, selections=[{"id": 1, "price": 2.5}])]
 
-    stats = reduce_in_sql(spark, redis_client, values)
+    stats = reduce_large(spark, redis_client, values, path)
 
     assert stats == {"records": 3, "rejected": 1, "markets": 1, "applied": 1, "frames": 0}
     state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
