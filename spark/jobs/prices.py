@@ -24,6 +24,7 @@ import pyarrow as pa
 import redis
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from reducers import keys, topics
 from reducers.connections import redis_client
@@ -235,15 +236,11 @@ class PriceBatchProcessor:
         reduced = batch.mapInArrow(partial(reduce_partition, watermark=watermark), PARTITION_OUTPUT).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [row for row in reduced if row["kind"] == WINNER]
-        refused = [
-            (raw_row(*(row[c] for c in RAW_COLUMNS)), row["reason"], row["detail"])
-            for row in reduced
-            if row["kind"] == REFUSED
-        ]
+        refused = [(_raw(row), row["reason"], row["detail"]) for row in reduced if row["kind"] == REFUSED]
         self._dead_letter(refused)
         # The winners were accepted by the same validator on the executors: decoded again here
         # for their objects, they cannot be refused.
-        checked, _ = self._decode([raw_row(*(row[c] for c in RAW_COLUMNS)) for row in winners])
+        checked, _ = self._decode([_raw(row) for row in winners])
         merged_by_offset = {(row["partition"], row["offset"]): int(row["merged"]) for row in winners}
         items = merge_conflated(
             [Conflated(update, merged_by_offset[(raw["partition"], raw["offset"])], ts) for update, ts, raw in checked]
@@ -251,7 +248,7 @@ class PriceBatchProcessor:
 
         def rows_of(market_ids: set[int]) -> list[Any]:
             found = batch.mapInArrow(partial(accepted_rows, market_ids=frozenset(market_ids)), RAW_SCHEMA).collect()
-            return [raw_row(*(row[c] for c in RAW_COLUMNS)) for row in found]
+            return [_raw(row) for row in found]
 
         applied, statuses, unknown = self._admit(items, rows_of=rows_of)
         self._record_late(
@@ -379,8 +376,33 @@ def gc_paused() -> Iterator[None]:
 # accepts with how many accepted records it stands for, the newest event time among them and how
 # many of them were late ("winner"); and every record it refuses with why ("refused").
 WINNER, REFUSED = "winner", "refused"
-RAW_SCHEMA = "key binary, value binary, partition int, offset long, kafka_ts long"
-PARTITION_OUTPUT = f"kind string, {RAW_SCHEMA}, merged long, newest_event long, late long, reason string, detail string"
+_RAW_FIELDS = [
+    ("key", pa.binary()),
+    ("value", pa.binary()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+    ("kafka_ts", pa.int64()),
+]
+_RAW_ARROW = pa.schema(_RAW_FIELDS)
+_PARTITION_ARROW = pa.schema(
+    [
+        ("kind", pa.string()),
+        *_RAW_FIELDS,
+        ("merged", pa.int64()),
+        ("newest_event", pa.int64()),
+        ("late", pa.int64()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+    ]
+)
+# The same two layouts as Spark declares a ``mapInArrow`` output.
+RAW_SCHEMA = from_arrow_schema(_RAW_ARROW)
+PARTITION_OUTPUT = from_arrow_schema(_PARTITION_ARROW)
+
+
+def _raw(row: Any) -> dict[str, Any]:
+    """The raw record columns of a collected row, as the rest of the reducer takes them."""
+    return raw_row(*(row[name] for name in RAW_COLUMNS))
 
 
 def _arrow_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[dict[str, Any]]:
@@ -430,27 +452,6 @@ def accepted_rows(batches: Iterable[pa.RecordBatch], *, market_ids: frozenset[in
             if isinstance(update, PriceUpdate) and update.market_id in market_ids
         ]
     yield pa.RecordBatch.from_pylist(rows, schema=_RAW_ARROW)
-
-
-_RAW_FIELDS = [
-    ("key", pa.binary()),
-    ("value", pa.binary()),
-    ("partition", pa.int32()),
-    ("offset", pa.int64()),
-    ("kafka_ts", pa.int64()),
-]
-_RAW_ARROW = pa.schema(_RAW_FIELDS)
-_PARTITION_ARROW = pa.schema(
-    [
-        ("kind", pa.string()),
-        *_RAW_FIELDS,
-        ("merged", pa.int64()),
-        ("newest_event", pa.int64()),
-        ("late", pa.int64()),
-        ("reason", pa.string()),
-        ("detail", pa.string()),
-    ]
-)
 
 
 def realtime_sql_conf() -> dict[str, str]:

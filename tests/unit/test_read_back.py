@@ -5,6 +5,7 @@ closed so its client starts again from a fresh image, rather than hold prices th
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
 from types import SimpleNamespace
 
@@ -75,7 +76,9 @@ async def test_markets_not_read_back_close_the_socket_to_start_again(redis_away,
     async def close(code: int) -> None:
         closed.append(code)
 
-    socket = SimpleNamespace(watched={7, 9}, channel_frames=[], wake=asyncio.Event(), close=close)
-    await OddsConsumer._reimage(socket)  # type: ignore[arg-type]
+    socket = OddsConsumer()
+    socket.watched, socket.channel_frames, socket.wake = {7, 9}, collections.deque(), asyncio.Event()
+    monkeypatch.setattr(socket, "close", close)
+    await socket._reimage()
     assert closed == [events.CLOSE_TRY_AGAIN]
-    assert socket.channel_frames == [], "no image of states it could not read"
+    assert list(socket.channel_frames) == [], "no image of states it could not read"
