@@ -79,6 +79,9 @@ class ReducerConfig:
     liability_trigger: str
     movers_trigger: str
     movers_tasks: int
+    # records a movers batch reads at most: under a backlog the query falls behind the prices
+    # and catches up when the feed slows
+    movers_max_records: int
     movers_window: str
     movers_watermark: str
     query_refresh_s: float
@@ -149,6 +152,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         liability_trigger=read.duration("SPARK_LIABILITY_TRIGGER", "1 second"),
         movers_trigger=read.duration("SPARK_MOVERS_TRIGGER", "10 seconds"),
         movers_tasks=read.whole("SPARK_MOVERS_TASKS", 1, minimum=1),
+        movers_max_records=read.whole("SPARK_MOVERS_MAX_RECORDS", 20_000, minimum=1),
         movers_window=read.duration("MOVERS_WINDOW", "1 minute"),
         movers_watermark=read.duration("MOVERS_WATERMARK", "30 seconds"),
         query_refresh_s=read.seconds("QUERY_REFRESH_SECONDS", 10),

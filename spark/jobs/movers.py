@@ -104,19 +104,40 @@ class MoversSink:
         )
 
 
-def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
-    # One task reads every partition of the price topic for this query: its batches (a stateful
-    # aggregation, about a second each on two cores) then take one core, not all, and the price
-    # query's batches beside them stay short. SPARK_MOVERS_TASKS raises it where cores allow.
-    stream = kafka_stream(spark, topic=topics.prices(), bootstrap=bootstrap, starting_offsets="latest").coalesce(
-        config().movers_tasks
-    )
+def start(
+    spark: SparkSession,
+    *,
+    bootstrap: str,
+    redis_url: str,
+    checkpoint_dir: str,
+    topic: str | None = None,
+    name: str = QUERY_NAME,
+) -> StreamingQuery:
+    """The movers query over ``topic`` (the price topic unless given), named ``name``."""
+    settings = config()
+    # The prices come first. Per record this query costs about as much CPU as the price query
+    # (it parses every record again, explodes its selections and keeps windows in a state
+    # store), so:
+    # - one task reads every partition of the price topic for it: its batches take one core, not
+    #   all, and the price query's batches beside them stay short (SPARK_MOVERS_TASKS raises it
+    #   where cores allow);
+    # - a batch reads at most SPARK_MOVERS_MAX_RECORDS records: under a backlog the query falls
+    #   behind the prices (its lag is on the lag dashboard) and catches up when the feed slows.
+    #   Windows are by event time, so a record this query reads late still counts in the window
+    #   it belongs to.
+    stream = kafka_stream(
+        spark,
+        topic=topic or topics.prices(),
+        bootstrap=bootstrap,
+        starting_offsets="latest",
+        max_offsets_per_trigger=settings.movers_max_records,
+    ).coalesce(settings.movers_tasks)
     return (
-        movements(stream, window=config().movers_window, watermark=config().movers_watermark)
-        .writeStream.queryName(QUERY_NAME)
+        movements(stream, window=settings.movers_window, watermark=settings.movers_watermark)
+        .writeStream.queryName(name)
         .outputMode("update")
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(Replicated(MoversSink(redis_client=redis_client(redis_url)), redis_url=redis_url))
-        .trigger(processingTime=config().movers_trigger)
+        .trigger(processingTime=settings.movers_trigger)
         .start()
     )

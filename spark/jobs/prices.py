@@ -302,7 +302,9 @@ class PriceBatchProcessor:
             stats, self.last_read = self._process_large(batch)
         elif ranges is not None:
             rows, self.last_read = self._rows_of_small_batch(batch, ranges)
+            read_ms = round((time.perf_counter() - sized) * 1000)
             stats = self.process_rows(rows)
+            stats["read_ms"] = read_ms
         else:
             # A source whose batch size is not known is probed: at most one record past the
             # limit is read from each partition (``spark.sql.limit.initialNumPartitions``

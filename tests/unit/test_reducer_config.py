@@ -21,6 +21,7 @@ def test_development_defaults_need_no_environment():
     assert config.kafka_bootstrap == "127.0.0.1:9092"
     assert config.trigger_mode == "microbatch"
     assert config.movers_watermark_ms == 30_000
+    assert config.movers_max_records == 20_000
     assert config.async_progress is True
 
 
@@ -34,8 +35,10 @@ def test_settings_are_typed_from_the_environment():
             "SPARK_MARKETS_TRIGGER": "250 milliseconds",
             "REDIS_URL": "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/book",
             "REDIS_REPLICAS_ACK": "1",
+            "SPARK_MOVERS_MAX_RECORDS": "5000",
         }
     )
+    assert config.movers_max_records == 5000
     assert config.redis_url == "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/book"
     assert config.redis_replicas == 1
     assert config.redis_replica_timeout_ms == 2000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from decimal import Decimal
 
 import pytest
 
@@ -60,3 +61,61 @@ def test_the_movers_query_reads_the_price_topic_with_one_task(reducers_running):
     # Its stateful batches then take one core, and the price query's batches beside them stay short.
     plan = reducers_running["movers"]._jsq.streamingQuery().logicalPlan().toString()
     assert "Repartition 1, false" in plan
+
+
+def test_a_backlog_is_read_a_bounded_batch_at_a_time_and_every_record_still_counts(
+    spark, kafka_topics, producer, redis_client, tmp_path, monkeypatch
+):
+    # Under a backlog the movers fall behind the prices instead of taking the cores from them:
+    # each batch reads at most SPARK_MOVERS_MAX_RECORDS records, and the windows still come out
+    # as if the records had been read at once.
+    import dataclasses
+    import uuid
+
+    from odds.core.kafka import admin_client, topics_ensure
+    from spark.jobs import movers as movers_job
+
+    capped = dataclasses.replace(movers_job.config(), movers_max_records=4, movers_trigger="2 seconds")
+    monkeypatch.setattr(movers_job, "config", lambda: capped)
+    topic = f"{topics.prices()}.movers-{uuid.uuid4().hex[:8]}"
+    topics_ensure(specs=[topics.TopicSpec(topic, 3)])
+    from django.conf import settings
+
+    query = movers_job.start(
+        spark,
+        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis_url=settings.REDIS_URL,
+        checkpoint_dir=str(tmp_path / "movers"),
+        topic=topic,
+        name=f"movers-{uuid.uuid4().hex[:8]}",
+    )
+    try:
+        # The first batch fixes where the query starts reading (the end of the topic).
+        wait_for(lambda: query.lastProgress is not None, what="the movers query's first batch")
+        market_id = 500_101
+        now = int(time.time() * 1000)
+        window_start = now - now % 60_000
+        for seq in range(1, 13):
+            price = Decimal("2.00") + Decimal("0.10") * (seq - 1)  # 2.00, 2.10, … 3.10
+            update = raw_price_update(market_id=market_id, seq=seq, prices=((1, str(price)), (2, "1.80")))
+            timed = dataclasses.replace(update, event_ts=now, produce_ts=int(time.time() * 1000))
+            producer.produce(topic, key=timed.key(), value=timed.encode())
+        assert producer.flush(10) == 0
+
+        # From 2.00 (sequence 1) to 3.10 (sequence 12): 55 %.
+        wait_for(
+            lambda: redis_client.zscore(keys.movers(window_start), str(market_id)) == 5500,
+            timeout=60,
+            what="the whole backlog's move ranked in its window",
+        )
+
+        def read() -> list[int]:
+            return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+
+        # A batch's progress is reported after its effects.
+        wait_for(lambda: sum(read()) == 12, timeout=20, what="the progress of every batch")
+        assert max(read()) <= 4
+        assert len(read()) >= 3
+    finally:
+        query.stop()
+        admin_client().delete_topics([topic])
