@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -101,12 +102,29 @@ def batch_offset_ranges(batch: DataFrame) -> list[OffsetRange] | None:
         ranges = []
         for part in rdd.partitions():
             offsets = part.inputPartition().get().offsetRange()
-            where = offsets.topicPartition()
-            start, until = int(offsets.fromOffset()), int(offsets.untilOffset())
-            ranges.append(OffsetRange(str(where.topic()), int(where.partition()), start, until))
+            ranges.append(_offset_range(offsets))
         return ranges
     except Py4JError:
         return None
+
+
+# Spark's ``KafkaOffsetRange`` as text: ``KafkaOffsetRange(<topic>-<partition>,<from>,<until>,<preferred location>)``.
+_OFFSET_RANGE_TEXT = re.compile(r"KafkaOffsetRange\((.+)-(\d+),(-?\d+),(-?\d+),")
+
+
+def _offset_range(offsets: Any) -> OffsetRange:
+    """One partition's range from Spark's ``KafkaOffsetRange``: read from its text in one py4j call
+    (the text of a case class; each field asked for apart is a call of its own, and the calls
+    were most of a small batch's probe under load), or field by field when the text is not the
+    expected one."""
+    found = _OFFSET_RANGE_TEXT.match(str(offsets.toString()))
+    if found is not None:
+        topic, partition, start, until = found.groups()
+        return OffsetRange(topic, int(partition), int(start), int(until))
+    where = offsets.topicPartition()
+    return OffsetRange(
+        str(where.topic()), int(where.partition()), int(offsets.fromOffset()), int(offsets.untilOffset())
+    )
 
 
 class ReadsRanges(Protocol):
