@@ -114,8 +114,8 @@ _OFFSET_RANGE_TEXT = re.compile(r"KafkaOffsetRange\((.+)-(\d+),(-?\d+),(-?\d+),"
 
 def _offset_range(offsets: Any) -> OffsetRange:
     """One partition's range from Spark's ``KafkaOffsetRange``: read from its text in one py4j call
-    (the text of a case class; each field asked for apart is a call of its own, and the calls
-    were most of a small batch's probe under load), or field by field when the text is not the
+    (the text of a case class; each field asked for apart is a call of its own, and those calls
+    were most of the batch-size probe's time), or field by field when the text is not the
     expected one."""
     found = _OFFSET_RANGE_TEXT.match(str(offsets.toString()))
     if found is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -69,8 +71,7 @@ def test_a_backlog_is_read_a_bounded_batch_at_a_time_and_every_record_still_coun
     # Under a backlog the movers fall behind the prices instead of taking the cores from them:
     # each batch reads at most SPARK_MOVERS_MAX_RECORDS records, and the windows still come out
     # as if the records had been read at once.
-    import dataclasses
-    import uuid
+    from django.conf import settings
 
     from odds.core.kafka import admin_client, topics_ensure
     from spark.jobs import movers as movers_job
@@ -79,8 +80,6 @@ def test_a_backlog_is_read_a_bounded_batch_at_a_time_and_every_record_still_coun
     monkeypatch.setattr(movers_job, "config", lambda: capped)
     topic = f"{topics.prices()}.movers-{uuid.uuid4().hex[:8]}"
     topics_ensure(specs=[topics.TopicSpec(topic, 3)])
-    from django.conf import settings
-
     query = movers_job.start(
         spark,
         bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
