@@ -85,9 +85,7 @@ def bench_feed(*, records: int, runs: int) -> dict[str, Any]:
     return {"feed_records_per_s": round(median(rates)), "feed_runs": [round(r) for r in rates], "feed_records": records}
 
 
-def reducer_env(
-    namespace: str, mode: str, *, records_per_arrow_batch: int = 1, realtime_batch: str = "30 seconds"
-) -> dict[str, str]:
+def reducer_env(namespace: str, mode: str, *, realtime_batch: str = "30 seconds") -> dict[str, str]:
     """The environment of a reducer process under benchmark."""
     return {
         "SPORTSBOOK_NAMESPACE": namespace,
@@ -95,11 +93,8 @@ def reducer_env(
         # Real-time mode needs a task slot per partition of the price topic plus the other queries.
         "SPARK_MASTER": "local[16]" if mode == "realtime" else "local[4]",
         "SPARK_CHECKPOINT_DIR": str(ROOT / "var" / "bench-checkpoints" / namespace),
-        # Real-time mode: the length of a real-time batch. The last record a partition has read
-        # waits for the next record or the batch's end (one-record lookahead).
+        # Real-time mode: the length of a real-time batch (its checkpoint interval).
         "SPARK_REALTIME_BATCH": realtime_batch,
-        # Real-time mode: records per Arrow batch handed to the Python reducer (1: lowest latency).
-        "SPARK_REALTIME_RECORDS_PER_BATCH": str(records_per_arrow_batch),
     }
 
 
@@ -123,13 +118,13 @@ class Reducers:
 
 @contextlib.contextmanager
 def reducers_running(
-    mode: str, *, records_per_arrow_batch: int, log_name: str, define: bool = True, realtime_batch: str = "30 seconds"
+    mode: str, *, log_name: str, define: bool = True, realtime_batch: str = "30 seconds"
 ) -> Iterator[Reducers]:
     """Start the reducers in a fresh namespace and wait for them; with ``define``, define markets
     1 to 1000 (the end-to-end run's). They are stopped on the way out."""
     with namespace() as ns:
         client = redis_client(settings.REDIS_URL)
-        env = reducer_env(ns, mode, records_per_arrow_batch=records_per_arrow_batch, realtime_batch=realtime_batch)
+        env = reducer_env(ns, mode, realtime_batch=realtime_batch)
         reducer = Process(
             "reducers",
             python("-m", "spark.jobs.reducers"),
@@ -325,19 +320,12 @@ def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) 
     markets from 3001 on are used, so the end-to-end run's markets 1 to 1000 stay untouched."""
     with contextlib.ExitStack() as stack:
         if running is None:
-            # Real-time throughput is measured with 64 records per Arrow batch (latency: 1, in
-            # e2e); a --quick backlog is too small to fill them.
-            per_batch = 64 if mode == "realtime" and records >= 30_000 else 1
-            running = stack.enter_context(
-                reducers_running(
-                    mode, records_per_arrow_batch=per_batch, log_name=f"bench-reducers-{mode}.log", define=False
-                )
-            )
+            running = stack.enter_context(reducers_running(mode, log_name=f"bench-reducers-{mode}.log", define=False))
         return _measure_reducers(running, mode=mode, records=records)
 
 
 def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str, Any]:
-    client, producer, env, reducer = running.client, running.producer, running.env, running.process
+    client, producer, reducer = running.client, running.producer, running.process
     markets_define(producer, client, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)
     drain = drain_backlog(
         client=client,
@@ -367,11 +355,6 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
         f"reducer_{mode}_batches": len([b for b in drain.batches.values() if b.rows]),
         f"reducer_{mode}_measured_rows": sum(b.rows for b in drain.batches.values()),
         f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
-        **(
-            {"reducer_realtime_records_per_arrow_batch": env["SPARK_REALTIME_RECORDS_PER_BATCH"]}
-            if mode == "realtime"
-            else {}
-        ),
     }
 
 
@@ -828,12 +811,7 @@ def bench_e2e(
     ``running``: reducers already started with markets 1 to 1000 defined (--quick)."""
     with contextlib.ExitStack() as stack:
         if running is None:
-            # Real-time mode at this load: 8 records per Arrow batch (a batch fills in about 0.1 s
-            # per partition at 1,000 updates/s over 12 partitions); one per batch cannot keep up.
-            per_batch = 8 if rate >= 1000 else 1
-            running = stack.enter_context(
-                reducers_running(mode, records_per_arrow_batch=per_batch, log_name=f"bench-e2e-{mode}.log")
-            )
+            running = stack.enter_context(reducers_running(mode, log_name=f"bench-e2e-{mode}.log"))
         return _measure_e2e(
             running, mode=mode, clients=clients, rate=rate, duration=duration, warmup=warmup, suspensions=suspensions
         )
@@ -842,7 +820,7 @@ def bench_e2e(
 def _measure_e2e(
     running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
 ) -> dict[str, Any]:
-    client, producer, env, reducer = running.client, running.producer, running.env, running.process
+    client, producer, reducer = running.client, running.producer, running.process
     warm_up_prices(producer, client)
     result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
     reducer_rss = reducer.rss_mib()
@@ -857,7 +835,6 @@ def _measure_e2e(
         f"e2e_{mode}_deliveries_per_s": result["deliveries_per_s"],
         f"e2e_{mode}_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
         f"footprint_{mode}_mib": {"reducers": round(reducer_rss), "web": result["server_rss_mib"], **services},
-        f"e2e_{mode}_records_per_arrow_batch": int(env["SPARK_REALTIME_RECORDS_PER_BATCH"]),
     }
     out[f"stack_rss_gib_{mode}"] = round(sum(out[f"footprint_{mode}_mib"].values()) / 1024, 2)
     return {**out, **suspend}
@@ -961,12 +938,10 @@ def main(argv: list[str] | None = None) -> None:
             "warmup": 4 if quick else 8,
             "suspensions": (4 if quick else 20) if mode == "microbatch" and "suspend" in stages else 0,
         }
-        records = 3_000 if quick else (400_000 if mode == "microbatch" else 30_000)
+        records = 3_000 if quick else 400_000
         if shared:
             # Short real-time batches: a quick backlog's last records wait for the end of one.
-            with reducers_running(
-                mode, records_per_arrow_batch=1, log_name=f"bench-quick-{mode}.log", realtime_batch="5 seconds"
-            ) as running:
+            with reducers_running(mode, log_name=f"bench-quick-{mode}.log", realtime_batch="5 seconds") as running:
                 log(f"reducers ({mode})")
                 results.update(bench_reducers(mode=mode, records=records, running=running))
                 lap(f"reducers_{mode}")

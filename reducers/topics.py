@@ -39,6 +39,12 @@ def prices() -> str:
     return f"{namespace()}.prices.v1"
 
 
+def prices_checked() -> str:
+    """Real-time mode: every price record as the real-time price query read and checked it, in
+    the partition it was read from, for the price reducer's Python effect (spark/jobs/applier.py)."""
+    return f"{namespace()}.prices.checked.v1"
+
+
 def prices_dead_letter() -> str:
     """Price records that failed parsing or validation, with the reason in a header."""
     return f"{namespace()}.prices.dlq.v1"
@@ -100,6 +106,11 @@ def reducer_group(query: str) -> str:
     return f"{namespace()}.reducer.{query}"
 
 
+# Real-time mode: the price reducer's applier (spark/jobs/applier.py), supervised and shown like
+# a query under this name; its consumer group is ``reducer_group(PRICE_APPLIER)``.
+PRICE_APPLIER = "prices-apply"
+
+
 def range_reader_group() -> str:
     """Group id of the reducers' driver-side range reader (spark/sources.py). It assigns the
     partitions it reads itself, so it never joins the group and commits nothing to it."""
@@ -112,6 +123,7 @@ def all_topics() -> list[TopicSpec]:
     command_partitions = _int_env("KAFKA_COMMANDS_PARTITIONS", 1)
     return [
         TopicSpec(prices(), data_partitions, retention_ms=24 * 3600 * 1000),
+        TopicSpec(prices_checked(), data_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(prices_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(commands(), command_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(commands_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),

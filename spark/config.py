@@ -71,7 +71,6 @@ class ReducerConfig:
     async_progress: bool
     async_progress_interval_ms: int
     realtime_batch: str
-    realtime_records_per_batch: int
     # the other queries
     commands_trigger: str
     markets_trigger: str
@@ -145,7 +144,6 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         async_progress=read.flag("SPARK_ASYNC_PROGRESS", True),
         async_progress_interval_ms=read.whole("SPARK_ASYNC_PROGRESS_INTERVAL_MS", 1000),
         realtime_batch=read.duration("SPARK_REALTIME_BATCH", "5 minutes"),
-        realtime_records_per_batch=read.whole("SPARK_REALTIME_RECORDS_PER_BATCH", 1, minimum=1),
         commands_trigger=read.duration("SPARK_COMMANDS_TRIGGER", "0 seconds"),
         markets_trigger=read.duration("SPARK_MARKETS_TRIGGER", "1 second"),
         matches_trigger=read.duration("SPARK_MATCHES_TRIGGER", "500 milliseconds"),

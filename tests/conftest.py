@@ -128,8 +128,8 @@ def reducers_running(spark, kafka_topics, redis_client, tmp_path_factory):
         checkpoint_root=tmp_path_factory.mktemp("checkpoints"),
         mode="microbatch",
     )
-    yield {q.name: q for q in queries}
-    for query in queries:
+    yield queries
+    for query in queries.values():
         query.stop()
     spark.streams.removeListener(listener)
 

@@ -59,6 +59,8 @@ QUERY_TOPICS: dict[str, Callable[[], str]] = {
     "movers": topics.prices,
     "matches": topics.match_states,
 }
+# Shown beside them while it runs (real-time mode): the price reducer's applier.
+APPLIER_TOPICS: dict[str, Callable[[], str]] = {topics.PRICE_APPLIER: topics.prices_checked}
 # Counter families (``keys.counter``) this module reads and writes.
 COUNTER_DEAD_LETTERS = "dead_letters"
 COUNTER_LATE_RECORDS = "late_records"
@@ -263,11 +265,12 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
     """
     client = _redis()
     now_ms = now_ms if now_ms is not None else _now_ms()
-    parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in QUERY_TOPICS.items()}
-    ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
-    progress_raw = dict(zip(QUERY_TOPICS, client.mget([keys.reducer_progress(q) for q in QUERY_TOPICS]), strict=True))
-    seen = _seen(client)
     runs = reducer_query_runs()
+    queries = QUERY_TOPICS | {name: fn for name, fn in APPLIER_TOPICS.items() if name in runs}
+    parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in queries.items()}
+    ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
+    progress_raw = dict(zip(queries, client.mget([keys.reducer_progress(q) for q in queries]), strict=True))
+    seen = _seen(client)
     committed_of = {query: committed_offsets(topics.reducer_group(query), parts) for query, parts in parts_of.items()}
     behind = [
         (t, p, committed[(t, p)])

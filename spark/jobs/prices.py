@@ -4,9 +4,9 @@ Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
 
 * ``microbatch`` (default): ``foreachBatch``; each batch is validated, conflated to the newest
   update per market and applied with one pipelined Redis round trip.
-* ``realtime``: Spark's real-time mode; an Arrow UDF reduces each record as it is read (see
-  ``price_apply_udf``). Every Kafka partition needs its own task slot, so ``local[N]`` needs
-  N ≥ partitions.
+* ``realtime``: Spark's real-time mode; each record is checked in SQL as it is read and written
+  to the checked-price topic (``start_realtime``), from which ``spark.jobs.applier`` applies it.
+  Every Kafka partition needs its own task slot, so ``local[N]`` needs N ≥ partitions.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import redis
 from pyspark.sql import DataFrame, SparkSession
@@ -30,7 +29,7 @@ from reducers import keys, topics
 from reducers.connections import redis_client
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
-from reducers.store import MarketStore, replicas_acknowledge
+from reducers.store import MarketStore
 from reducers.windows import advance_watermark
 from spark.config import ReducerConfig, config
 from spark.faults import failure_of
@@ -90,6 +89,8 @@ class PriceBatchProcessor:
         # How the last batch's records were read: "sql", "spark" (a job collecting them) or
         # "kafka" (the driver's range reader).
         self.last_read: str | None = None
+        # The rows the Python validator refused in the last call of ``_decode``.
+        self.last_refused: list[Any] = []
         self._delay_ms = config().movers_watermark_ms
         # How long the newest price of a market the markets table does not know waits for its
         # definition.
@@ -106,6 +107,7 @@ class PriceBatchProcessor:
         """Validate rows in Python; dead-letter the rejected ones with their reason."""
         good, rejects = decode_rows(rows)
         self._dead_letter(rejects)
+        self.last_refused = [row for row, _, _ in rejects]
         return good, len(rejects)
 
     def _admit(
@@ -456,89 +458,49 @@ def accepted_rows(batches: Iterable[pa.RecordBatch], *, market_ids: frozenset[in
     yield pa.RecordBatch.from_pylist(rows, schema=_RAW_ARROW)
 
 
-def realtime_sql_conf() -> dict[str, str]:
-    """Session settings when the price query runs in real-time mode (the other queries use no
-    Python UDFs, so these change nothing for them). Why each is needed: docs/architecture.md,
+# Real-time mode's records in the checked-price topic carry these headers: where the record was
+# read (the price topic's offset and Kafka timestamp; the partition is the same) and whether the
+# SQL check accepted it ("1" or "0").
+HEADER_OFFSET, HEADER_KAFKA_TS, HEADER_SQL_OK = "src_offset", "src_ts", "sql_ok"
+
+
+def checked_records(source: DataFrame) -> DataFrame:
+    """The price records as the real-time query writes them to the checked-price topic: key and
+    value as read, into the partition they were read from (per market order is kept), with the
+    ``HEADER_*`` headers. Everything here is a JVM expression (no Python), which is what Spark's
+    real-time mode supports."""
+
+    def header(name: str, value: Any) -> Any:
+        return F.struct(F.lit(name).alias("key"), value.cast("string").cast("binary").alias("value"))
+
+    checked = with_validity(source)
+    return checked.select(
+        "key",
+        "value",
+        "partition",
+        F.array(
+            header(HEADER_OFFSET, F.col("offset")),
+            header(HEADER_KAFKA_TS, F.col("kafka_ts")),
+            header(HEADER_SQL_OK, F.col("ok").cast("int")),
+        ).alias("headers"),
+    )
+
+
+def start_realtime(spark: SparkSession, *, source: DataFrame, bootstrap: str, checkpoint_dir: str):
+    """The price query in real-time mode: each record read, checked in SQL and written to the
+    checked-price topic as soon as it is read, through Spark's Kafka sink. The reducer's Python
+    effect is applied from there (``spark.jobs.applier``); why it is split so: docs/architecture.md,
     "Real-time mode"."""
-    return {
-        # Hand each record to Python as its own Arrow batch instead of waiting for a full one.
-        # More records per batch trade latency (a batch waits until it is full) for throughput.
-        "spark.sql.execution.arrow.maxRecordsPerBatch": str(config().realtime_records_per_batch),
-        # Flush the JVM → Python stream after every small write instead of every 64 KiB.
-        "spark.sql.execution.pandas.udf.buffer.size": "64",
-        # Spark's real-time allowlist does not yet list Arrow Python UDFs (ArrowEvalPythonExec);
-        # the query is stateless and its effects idempotent, which is what the allowlist protects.
-        "spark.sql.streaming.realTimeMode.allowlistCheck": "false",
-    }
-
-
-_row_processors: dict[tuple[str, str, str], PriceBatchProcessor] = {}
-
-
-def _row_processor(redis_url: str, bootstrap: str) -> PriceBatchProcessor:
-    """One reducer per Python worker process (workers are reused between batches)."""
-    key = (redis_url, bootstrap, topics.namespace())
-    if key not in _row_processors:
-        _row_processors[key] = PriceBatchProcessor(
-            redis_client=redis_client(redis_url),
-            dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
-        )
-    return _row_processors[key]
-
-
-def reduce_records(
-    redis_url: str,
-    bootstrap: str,
-    key: pd.Series,
-    value: pd.Series,
-    partition: pd.Series,
-    offset: pd.Series,
-    ts: pd.Series,
-) -> pd.Series:
-    """Reduce the records of one Arrow batch; the first element says how many were applied."""
-    rows = [
-        raw_row(k, v, int(p), int(o), int(t)) for k, v, p, o, t in zip(key, value, partition, offset, ts, strict=True)
-    ]
-    processor = _row_processor(redis_url, bootstrap)
-    stats = processor.process_rows(rows)
-    # As for a micro-batch (spark/sinks/replicated.py): applied means held by the replicas too.
-    replicas_acknowledge(
-        processor.redis, replicas=config().redis_replicas, timeout_ms=config().redis_replica_timeout_ms
-    )
-    return pd.Series([stats["applied"]] + [0] * (len(rows) - 1), dtype="int32")
-
-
-def price_apply_udf(*, redis_url: str, bootstrap: str) -> Callable[..., Any]:
-    """An Arrow UDF that reduces the records it is given and returns how many it applied.
-
-    In real-time mode Spark hands a Python ``foreach`` writer its rows through a pickler whose
-    batches double in size, so rows arrive seconds late; an Arrow UDF with one record per batch
-    receives each record as it is read. The UDF's effect is the reducer's (validate, apply if
-    newer, publish), which is idempotent, so a replayed record changes nothing.
-    """
-    from pyspark.sql.types import IntegerType
-
-    def apply(key: pd.Series, value: pd.Series, partition: pd.Series, offset: pd.Series, ts: pd.Series) -> pd.Series:
-        return reduce_records(redis_url, bootstrap, key, value, partition, offset, ts)
-
-    return F.pandas_udf(apply, IntegerType())  # type: ignore[call-overload]  # a plain function is accepted at run time
-
-
-def start_realtime(spark: SparkSession, *, source: DataFrame, redis_url: str, bootstrap: str, checkpoint_dir: str):
-    """The price query in real-time mode: each record reduced in Python as it is read."""
-    reduce_record = price_apply_udf(redis_url=redis_url, bootstrap=bootstrap)
-    applied = source.select(
-        reduce_record(F.col("key"), F.col("value"), F.col("partition"), F.col("offset"), F.col("kafka_ts")).alias(
-            "applied"
-        )
-    )
-    unset = [name for name, value in realtime_sql_conf().items() if spark.conf.get(name, None) != value]
-    if unset:
-        raise RuntimeError(f"real-time mode needs the session built with realtime_sql_conf(); not set: {unset}")
     return (
-        applied.writeStream.queryName(QUERY_NAME)
+        checked_records(source)
+        .writeStream.queryName(QUERY_NAME)
         .option("checkpointLocation", checkpoint_dir)
-        .format("noop")
+        .format("kafka")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", topics.prices_checked())
+        # Each record is sent as soon as it is written, not held to fill a batch.
+        .option("kafka.linger.ms", "0")
+        .option("kafka.request.timeout.ms", str(config().kafka_request_timeout_ms))
         .outputMode("update")
         # realTime is missing from PySpark's type overloads of trigger(); passed by name.
         .trigger(**{"realTime": config().realtime_batch})
@@ -551,9 +513,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     source = read_prices(spark, bootstrap=bootstrap, mode=mode)
     writer = source.writeStream.queryName(QUERY_NAME).option("checkpointLocation", checkpoint_dir)
     if mode == "realtime":
-        return start_realtime(
-            spark, source=source, redis_url=redis_url, bootstrap=bootstrap, checkpoint_dir=checkpoint_dir
-        )
+        return start_realtime(spark, source=source, bootstrap=bootstrap, checkpoint_dir=checkpoint_dir)
     if mode != "microbatch":
         raise ValueError(f"SPARK_TRIGGER_MODE must be microbatch or realtime, got {mode!r}")
     processor = PriceBatchProcessor(

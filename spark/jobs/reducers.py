@@ -18,12 +18,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 import redis
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
 from reducers.connections import redis_client
@@ -39,6 +38,8 @@ from reducers.supervision import (
 )
 from spark.config import ConfigError, ReducerConfig, config
 from spark.jobs import commands, liability, markets, matches, movers, prices
+from spark.jobs.applier import QUERY_NAME as APPLIER_NAME
+from spark.jobs.applier import PriceApplier
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
@@ -48,7 +49,20 @@ log = logging.getLogger("spark.jobs.reducers")
 COMPONENT = "reducers"
 POLL_S = 0.5
 
-Starter = Callable[[], StreamingQuery]
+
+class Supervised(Protocol):
+    """What the supervisor needs of what it runs: a streaming query, or the real-time price
+    applier (``spark.jobs.applier.PriceApplier``)."""
+
+    @property
+    def isActive(self) -> bool: ...  # noqa: N802  # StreamingQuery's name
+
+    def exception(self) -> Any: ...
+
+    def stop(self) -> None: ...
+
+
+Starter = Callable[[], Supervised]
 POOL_PROPERTY = "spark.scheduler.pool"
 
 # Each query's jobs run in a fair-scheduler pool of its own, named as the query. Under Spark's
@@ -87,7 +101,7 @@ def in_pool(spark: SparkSession, name: str, start: Starter) -> Starter:
     """``start`` with the query's jobs in the pool ``name``: a query's thread keeps the local
     properties of the thread that started it, and so does its ``foreachBatch`` function."""
 
-    def started() -> StreamingQuery:
+    def started() -> Supervised:
         context = spark.sparkContext
         context.setLocalProperty(POOL_PROPERTY, name)
         try:
@@ -117,21 +131,25 @@ def starters(
             spark, **common, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
         ),
     }
+    if mode == "realtime":
+        # The real-time price query's effect, applied from the checked-price topic.
+        found[APPLIER_NAME] = lambda: PriceApplier.start(bootstrap=bootstrap, redis_url=redis_url)
     return {name: in_pool(spark, name, start) for name, start in found.items()}
 
 
 def start_all(
     spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_root: Path, mode: str
-) -> list[StreamingQuery]:
+) -> dict[str, Supervised]:
+    """Start every query (and in real-time mode the price applier); name → what was started."""
     found = starters(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode)
-    return [start() for start in found.values()]
+    return {name: start() for name, start in found.items()}
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _error_text(query: StreamingQuery) -> str:
+def _error_text(query: Supervised) -> str:
     exc = query.exception()
     if exc is None:
         return "stopped without an error"
@@ -166,7 +184,7 @@ class QuerySupervisor:
         self._starters = dict(starters)
         self._redis = redis_client
         self._backoff = backoff or Backoff()
-        self.queries: dict[str, StreamingQuery | None] = {}
+        self.queries: dict[str, Supervised | None] = {}
         self.runs: dict[str, QueryRun] = {}
         self._stopping = threading.Event()
 
@@ -249,7 +267,7 @@ def main() -> None:
         raise SystemExit(2) from exc
     bootstrap, redis_url, mode = settings.kafka_bootstrap, settings.redis_url, settings.trigger_mode
     checkpoint_root = settings.checkpoint_dir
-    extra = scheduler_conf(settings) | (prices.realtime_sql_conf() if mode == "realtime" else {})
+    extra = scheduler_conf(settings)
     spark = build_session("sportsbook-reducers", extra=extra)
     client = redis_client(redis_url)
     spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))

@@ -31,7 +31,7 @@ OPS_LAG_WINDOW_SAMPLES = read.whole("OPS_LAG_WINDOW_SAMPLES", 8)
 OPS_LAG_WINDOW_SPACING_MS = read.whole("OPS_LAG_WINDOW_SPACING_MS", 2000)
 # Seconds behind (the age of the oldest record a query has not processed) each query may reach.
 OPS_LAG_OBJECTIVES_S = objectives(
-    "OPS_LAG_OBJECTIVES_S", "prices=2,commands=2,markets=5,matches=5,liability=30,movers=60"
+    "OPS_LAG_OBJECTIVES_S", "prices=2,prices-apply=2,commands=2,markets=5,matches=5,liability=30,movers=60"
 )
 # A query that has said nothing (no progress report, no idle event) for this long is stale: its
 # figures are the last it gave, not the present.

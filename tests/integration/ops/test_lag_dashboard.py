@@ -155,7 +155,10 @@ def test_the_dashboard_names_every_reducer_query_including_match_states(tmp_path
     from spark.jobs.reducers import starters
 
     # starters() only builds the start functions; none is called, so no Spark session is needed.
-    found = starters(None, bootstrap="", redis_url="", checkpoint_root=tmp_path, mode="microbatch")  # type: ignore[arg-type]
-    names = set(found)
-    assert set(metrics.QUERY_TOPICS) == names
-    assert set(settings.OPS_LAG_OBJECTIVES_S) == names
+    def names(mode: str) -> set[str]:
+        return set(starters(None, bootstrap="", redis_url="", checkpoint_root=tmp_path, mode=mode))  # type: ignore[arg-type]
+
+    assert set(metrics.QUERY_TOPICS) == names("microbatch")
+    # Real-time mode adds the price reducer's applier, shown while it runs.
+    assert set(metrics.QUERY_TOPICS) | set(metrics.APPLIER_TOPICS) == names("realtime")
+    assert set(settings.OPS_LAG_OBJECTIVES_S) == names("realtime")

@@ -148,30 +148,6 @@ def test_a_definition_written_just_after_the_reducer_looked_is_not_missed(kafka_
     assert not redis_client.exists(keys.unknown_market_price(market_id))
 
 
-def test_the_real_time_reducer_dead_letters_a_price_for_an_unknown_market(kafka_topics, redis_client):
-    import pandas as pd
-
-    from spark.jobs.prices import reduce_records
-
-    market_id = 900_050
-    update = raw_price_update(market_id=market_id, seq=1, prices=((1, "6.00"),))
-    applied = reduce_records(
-        settings.REDIS_URL,
-        settings.KAFKA_BOOTSTRAP_SERVERS,
-        pd.Series([update.key()]),
-        pd.Series([update.encode()]),
-        pd.Series([0]),
-        pd.Series([7]),
-        pd.Series([1]),
-    )
-
-    assert applied.tolist() == [0]
-
-    headers = dict(dead_letter_of(update.encode()).headers())
-    assert headers["reason"] == b"unknown_market"
-    assert not redis_client.exists(keys.market_state(market_id))
-
-
 def test_a_reopened_market_opens_when_the_markets_table_catches_up(price_query, producer, redis_client):
     """A trader's reopening price can be applied while the markets table still says suspended
     (the definition travels through the outbox and the markets query); when the table catches

@@ -1,0 +1,217 @@
+"""Real-time mode's effect: the price reducer applying what the real-time price query checked.
+
+In real-time mode the price query is all JVM (read, check in SQL, write: ``prices.start_realtime``)
+into the checked-price topic through Spark's Kafka sink, which real-time mode supports. The
+reducer's effect is Python and runs here, in the reducers' process: a consumer in the group
+``topics.reducer_group(QUERY_NAME)`` reads the checked-price topic and hands what it has read to
+``PriceBatchProcessor.process_rows``: the Python validator as the last word, late records,
+unknown-market admission, apply-if-newer with its publish and the subscriber fan-out. Then it
+commits the offsets. At least once: a record read again after a crash or a rebalance changes
+nothing, its sequence being no newer than the market's.
+
+The applier looks like a streaming query to ``QuerySupervisor`` (``isActive``, ``exception``,
+``stop``): if it fails it is restarted alone, with the same backoff, and its state is shown with
+the queries' on /healthz and the lag dashboard.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+
+from reducers import keys, topics
+from reducers.connections import kafka_consumer, redis_client
+from reducers.store import replicas_acknowledge
+from spark.config import config
+from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor
+from spark.progress import PROGRESS_TTL_S
+from spark.sinks.dead_letter import DeadLetterSink
+from spark.sources import raw_row
+
+log = logging.getLogger("spark.jobs.applier")
+
+QUERY_NAME = topics.PRICE_APPLIER
+# How long a poll waits for the first record of a batch; the records already fetched behind it
+# are taken without waiting. Only bounds how quickly a stop is noticed.
+POLL_S = 0.25
+# How often the applier's progress report is written for the lag dashboard.
+PROGRESS_EVERY_S = 1.0
+# Counter family (``keys.counter``) of records the SQL check accepted and the Python validator
+# refused: the SQL check is meant never to accept such a record.
+COUNTER_SQL_ACCEPTED_PYTHON_REFUSED = "sql_accepted_python_refused"
+
+
+def source_row(message: Message) -> tuple[dict[str, Any], bool]:
+    """The raw price row a checked-price record stands for (the price topic's partition, offset
+    and Kafka timestamp, as the other paths give it), and whether the SQL check accepted it.
+
+    A record without the headers the real-time query writes (written by something else) is
+    still a price record: it is reduced like any other, with the checked-price topic's own offset
+    and timestamp, and the SQL check's verdict taken as a refusal."""
+    headers = dict(message.headers() or [])
+    offset, kafka_ts = _whole(headers.get(HEADER_OFFSET)), _whole(headers.get(HEADER_KAFKA_TS))
+    partition = int(message.partition() or 0)
+    if offset is None or kafka_ts is None:
+        log.warning(
+            "checked-price record %s[%s]@%s has no %s and %s headers; reduced with its own",
+            message.topic(),
+            partition,
+            message.offset(),
+            HEADER_OFFSET,
+            HEADER_KAFKA_TS,
+        )
+        return raw_row(
+            message.key(), message.value(), partition, int(message.offset() or 0), message.timestamp()[1]
+        ), False
+    row = raw_row(message.key(), message.value(), partition, offset, kafka_ts)
+    return row, headers.get(HEADER_SQL_OK) == b"1"
+
+
+def _whole(value: str | bytes | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class PriceApplier:
+    """The consumer loop in a thread of its own; ``start`` returns it running."""
+
+    def __init__(self, *, bootstrap: str, redis_url: str, name: str = QUERY_NAME) -> None:
+        self.name = name
+        self._bootstrap = bootstrap
+        self._redis_url = redis_url
+        self._stopped = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"applier-{name}", daemon=True)
+
+    @classmethod
+    def start(cls, *, bootstrap: str, redis_url: str, name: str = QUERY_NAME) -> PriceApplier:
+        applier = cls(bootstrap=bootstrap, redis_url=redis_url, name=name)
+        applier._thread.start()
+        return applier
+
+    @property
+    def isActive(self) -> bool:  # noqa: N802  # the name StreamingQuery gives it
+        return self._thread.is_alive()
+
+    def exception(self) -> BaseException | None:
+        return self._error
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # the supervisor reads it, logs it and restarts the applier
+            log.exception("%s stopped", self.name)
+            self._error = exc
+
+    def _loop(self) -> None:
+        settings = config()
+        client = redis_client(self._redis_url)
+        processor = PriceBatchProcessor(
+            redis_client=client,
+            dead_letters=DeadLetterSink(bootstrap_servers=self._bootstrap, topic=topics.prices_dead_letter()),
+        )
+        consumer = kafka_consumer(
+            self._bootstrap,
+            topics.reducer_group(self.name),
+            **{"auto.offset.reset": "earliest", "fetch.wait.max.ms": settings.kafka_fetch_max_wait_ms},
+        )
+        consumer.subscribe([topics.prices_checked()])
+        cap = settings.max_offsets_per_trigger
+        window = _Window()
+        client.hset(keys.reducer_seen(), self.name, int(time.time() * 1000))
+        try:
+            while not self._stopped.is_set():
+                first = consumer.poll(POLL_S)
+                if first is None:
+                    window.report(self, client)
+                    continue
+                messages = [first, *consumer.consume(num_messages=cap - 1, timeout=0)]
+                started = time.perf_counter()
+                rows: list[dict[str, Any]] = []
+                sql_accepted: set[int] = set()
+                ends: dict[tuple[str, int], int] = {}
+                for message in messages:
+                    error = message.error()
+                    if error is not None:
+                        if error.fatal() or error.code() != KafkaError._PARTITION_EOF:
+                            raise KafkaException(error)
+                        continue
+                    row, accepted = source_row(message)
+                    rows.append(row)
+                    if accepted:
+                        sql_accepted.add(id(row))
+                    ends[(topics.prices_checked(), row["partition"])] = int(message.offset() or 0) + 1
+                if rows:
+                    processor.process_rows(rows)
+                    self._audit(processor.last_refused, sql_accepted, client)
+                    replicas_acknowledge(
+                        client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
+                    )
+                    consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True)
+                window.add(len(rows), time.perf_counter() - started)
+                window.report(self, client)
+        finally:
+            consumer.close()
+
+    def _audit(self, refused: list[Any], sql_accepted: set[int], client: Any) -> None:
+        """Count and log the records the SQL check accepted and the Python validator refused."""
+        disagreed = [row for row in refused if id(row) in sql_accepted]
+        if not disagreed:
+            return
+        for row in disagreed:
+            log.error(
+                "the SQL check accepted a price record the validator refused: %s[%s]@%s",
+                topics.prices(),
+                row["partition"],
+                row["offset"],
+            )
+        client.hincrby(keys.counter(COUNTER_SQL_ACCEPTED_PYTHON_REFUSED), topics.prices(), len(disagreed))
+
+
+class _Window:
+    """Records applied since the last progress report, written as a query's would be."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.busy_s = 0.0
+        self.since = time.monotonic()
+        self.batch_id = 0
+
+    def add(self, rows: int, busy_s: float) -> None:
+        self.rows += rows
+        self.busy_s += busy_s
+
+    def report(self, applier: PriceApplier, client: Any) -> None:
+        elapsed = time.monotonic() - self.since
+        if elapsed < PROGRESS_EVERY_S:
+            return
+        now = datetime.now(UTC)
+        report = orjson.dumps(
+            {
+                "name": applier.name,
+                "timestamp": now.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "batchId": self.batch_id,
+                "numInputRows": self.rows,
+                "inputRowsPerSecond": self.rows / elapsed if elapsed else 0.0,
+                "processedRowsPerSecond": self.rows / self.busy_s if self.busy_s else 0.0,
+                "durationMs": {"triggerExecution": round(self.busy_s * 1000)},
+            }
+        )
+        pipe = client.pipeline(transaction=False)
+        pipe.set(keys.reducer_progress(applier.name), report, ex=PROGRESS_TTL_S)
+        pipe.hset(keys.reducer_seen(), applier.name, int(now.timestamp() * 1000))
+        pipe.execute()
+        self.rows, self.busy_s, self.since = 0, 0.0, time.monotonic()
+        self.batch_id += 1

@@ -1,0 +1,138 @@
+"""Real-time mode's two halves: the price query's checked records (SQL only, real Spark on a few
+rows) and the applier that reduces them from the checked-price topic (real Kafka and Redis)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import orjson
+import pytest
+from confluent_kafka import TopicPartition
+from django.conf import settings
+
+from reducers import keys, topics
+from spark.jobs.applier import COUNTER_SQL_ACCEPTED_PYTHON_REFUSED, PriceApplier
+from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, checked_records
+from tests.conftest import wait_for
+from tests.factories import market_ids_define, raw_price_update
+from tests.integration.streaming.dead_letters import dead_letter_of
+
+pytestmark = pytest.mark.integration
+
+
+def stored(redis_client, market_id: int) -> tuple[int, str] | None:
+    raw = redis_client.hget(keys.market_state(market_id), "state")
+    if raw is None:
+        return None
+    state = orjson.loads(raw)
+    return state["seq"], state["selections"][0]["price"]
+
+
+@pytest.fixture
+def applier(kafka_topics, redis_client) -> Iterator[PriceApplier]:
+    """An applier in a consumer group of its own (it reads the checked-price topic from the start)."""
+    running = PriceApplier.start(
+        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis_url=settings.REDIS_URL,
+        name=f"prices-apply-{uuid.uuid4().hex[:8]}",
+    )
+    yield running
+    running.stop()
+    assert not running.isActive
+
+
+def checked(producer, update_or_value, *, partition: int, offset: int, sql_ok: bool, key: bytes | None = None) -> None:
+    value = update_or_value if isinstance(update_or_value, bytes) else update_or_value.encode()
+    producer.produce(
+        topics.prices_checked(),
+        key=key if key is not None else b"0",
+        value=value,
+        partition=partition,
+        headers=[
+            (HEADER_OFFSET, str(offset).encode()),
+            (HEADER_KAFKA_TS, b"1"),
+            (HEADER_SQL_OK, b"1" if sql_ok else b"0"),
+        ],
+    )
+
+
+def test_the_applier_reduces_checked_records_and_names_their_place_in_the_price_topic(applier, producer, redis_client):
+    known, unknown = 910_001, 910_002
+    market_ids_define(redis_client, known)
+    for seq in (1, 3, 2):
+        update = raw_price_update(market_id=known, seq=seq, prices=((1, f"2.{seq}0"),))
+        checked(producer, update, partition=1, offset=100 + seq, sql_ok=True, key=update.key())
+    stranger = raw_price_update(market_id=unknown, seq=1, prices=((1, "6.00"),))
+    checked(producer, stranger, partition=2, offset=7, sql_ok=True, key=stranger.key())
+    producer.flush(10)
+
+    wait_for(lambda: stored(redis_client, known) == (3, "2.30"), what="the newest checked price applied")
+    letter = dead_letter_of(stranger.encode())
+    headers = dict(letter.headers())
+    assert headers["reason"] == b"unknown_market"
+    # The dead letter points at the record in the price topic, not in the checked-price topic.
+    assert headers["origin"] == f"{topics.prices()}/2/7".encode()
+    assert redis_client.hget(keys.market_state(unknown), "state") is None
+
+    def committed() -> int:
+        from reducers.connections import kafka_consumer
+
+        consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(applier.name))
+        try:
+            [part] = consumer.committed([TopicPartition(topics.prices_checked(), 2)], timeout=10)
+            return part.offset
+        finally:
+            consumer.close()
+
+    wait_for(lambda: committed() > 0, what="the applier's offsets committed")
+    assert applier.isActive
+    assert applier.exception() is None
+
+
+def test_a_record_the_sql_check_passed_and_the_validator_refuses_is_counted_and_dead_lettered(
+    applier, producer, redis_client
+):
+    market_id = 910_011
+    market_ids_define(redis_client, market_id)
+    bad = b'{"v": 1, "market_id": 910011, "seq": 1}'
+    checked(producer, bad, partition=0, offset=55, sql_ok=True)
+    producer.flush(10)
+
+    headers = dict(dead_letter_of(bad).headers())
+    assert headers["reason"] == b"bad_field"
+    wait_for(
+        lambda: redis_client.hget(keys.counter(COUNTER_SQL_ACCEPTED_PYTHON_REFUSED), topics.prices()),
+        what="the disagreement counted",
+    )
+    assert applier.isActive
+
+
+def test_a_record_without_the_query_headers_is_still_reduced(applier, producer, redis_client):
+    market_id = 910_021
+    market_ids_define(redis_client, market_id)
+    update = raw_price_update(market_id=market_id, seq=4, prices=((1, "3.40"),))
+    producer.produce(topics.prices_checked(), key=update.key(), value=update.encode(), partition=3)
+    producer.flush(10)
+
+    wait_for(lambda: stored(redis_client, market_id) == (4, "3.40"), what="a header-less record applied")
+    assert applier.isActive
+
+
+def test_the_real_time_query_writes_each_record_with_its_place_and_the_sql_verdict(spark):
+    good = raw_price_update(market_id=910_031, seq=1, prices=((1, "2.00"),))
+    bad = b'{"v": 1, "market_id": 910031, "seq": "x"}'
+    rows = [(good.key(), good.encode(), 5, 41, 1_700_000_000_123), (b"910031", bad, 5, 42, 1_700_000_000_456)]
+    source = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
+
+    out = checked_records(source).collect()
+
+    assert [(row["key"], row["value"], row["partition"]) for row in out] == [
+        (good.key(), good.encode(), 5),
+        (b"910031", bad, 5),
+    ]
+    headers = [{h["key"]: bytes(h["value"]) for h in row["headers"]} for row in out]
+    assert headers == [
+        {HEADER_OFFSET: b"41", HEADER_KAFKA_TS: b"1700000000123", HEADER_SQL_OK: b"1"},
+        {HEADER_OFFSET: b"42", HEADER_KAFKA_TS: b"1700000000456", HEADER_SQL_OK: b"0"},
+    ]
