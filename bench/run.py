@@ -268,8 +268,8 @@ def drain_backlog(
     produced_at, produced_perf, done_when_produced = time.time(), time.perf_counter(), done()
     batches: dict[int, Batch] = {}
     deadline = time.monotonic() + 600
-    # Real-time mode hands Python full Arrow batches only; the last partial batch of each
-    # partition waits for the end of the real-time batch. The rate is also taken at 90 %.
+    # The rate is also taken at 90 % of the records: the tail of a drain is one batch's
+    # fixed cost over a few records.
     ninety = produced + 0.9 * (records - produced)
     ninety_s: float | None = None
     while (done_now := done()) < records:
@@ -757,29 +757,38 @@ def service_rss_mib() -> dict[str, float]:
     return {k: round(v / 2**20) for k, v in totals.items()}
 
 
-def warm_up_prices(producer: Any, client: Any, *, first: int = 5001, count: int = 60) -> None:
-    """Run a few prices through the reducers before measuring (markets of their own, from
-    ``first`` on): real-time mode starts a Python worker per partition on its first records."""
+def warm_up_prices(
+    producer: Any, client: Any, *, rate: float, seconds: float, first: int = 5001, count: int = 60
+) -> None:
+    """Feed the reducers ``rate`` prices a second for ``seconds`` before measuring, on markets of
+    their own (from ``first`` on), and wait until the last are applied: a reducer process that
+    has just started spends a core compiling its JVM's hot code (C2) for its first half-minute
+    or so, which a running stack does not."""
     markets_define(producer, client, count, first=first)
-    now = int(time.time() * 1000)
-    for seq in (1, 2):  # the second record of each market lets the first through (one-record lookahead)
-        produce_all(
-            producer,
-            [
-                PriceUpdate(
-                    m, seq, "open", (SelectionPrice(1, Decimal("2.00")), SelectionPrice(2, Decimal("1.90"))), now, now
-                )
-                for m in range(first, first + count)
-            ],
+    total = max(count, int(rate * seconds))
+    started = time.perf_counter()
+    for n in range(total):
+        market, seq = first + n % count, 1 + n // count
+        now = int(time.time() * 1000)
+        price = Decimal(150 + n % 300) / 100
+        update = PriceUpdate(
+            market, seq, "open", (SelectionPrice(1, price), SelectionPrice(2, Decimal("1.90"))), now, now
         )
+        producer.produce(topics.prices(), key=update.key(), value=update.encode())
+        producer.poll(0)
+        ahead = started + (n + 1) / rate - time.perf_counter()
+        if ahead > 0:
+            time.sleep(ahead)
+    producer.flush(30)
+    last = {first + n % count: 1 + n // count for n in range(total - count, total)}
 
     def warm() -> bool:
         pipe = client.pipeline(transaction=False)
-        for m in range(first, first + count):
+        for m in last:
             pipe.hget(keys.market_state(m), "seq")
-        return all(pipe.execute())
+        return all(s is not None and int(s) >= last[m] for m, s in zip(last, pipe.execute(), strict=True))
 
-    wait_until(warm, timeout=180, what="the reducers' first prices")
+    wait_until(warm, timeout=180, what="the reducers' warm-up prices")
 
 
 def e2e_edge_args(*, clients: int, rate: float, duration: float, warmup: float) -> Any:
@@ -821,7 +830,8 @@ def _measure_e2e(
     running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
 ) -> dict[str, Any]:
     client, producer, reducer = running.client, running.producer, running.process
-    warm_up_prices(producer, client)
+    # Half a minute of the same rate first (quick: a few seconds).
+    warm_up_prices(producer, client, rate=rate, seconds=30 if rate >= 1000 else 3)
     result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
     reducer_rss = reducer.rss_mib()
     # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this

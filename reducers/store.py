@@ -23,6 +23,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from redis.exceptions import NoScriptError
+
 from reducers import frames, keys
 from reducers.frames import MarketFrame
 from reducers.latency import pipeline_observe
@@ -113,25 +115,38 @@ class MarketStore:
         now = int(time.time() * 1000)
         if table_statuses is None:
             table_statuses = self.table_statuses([item.update.market_id for item in items])
-        pipe = self._client.pipeline(transaction=False)
-        states = []
-        for item, table_status in zip(items, table_statuses, strict=True):
-            market_id = item.update.market_id
-            state = market_state(item=item, reducer_ts=now, table_status=table_status)
-            states.append(state)
-            self._script(
-                keys=[keys.market_state(market_id)],
-                args=[
+        states = [
+            market_state(item=item, reducer_ts=now, table_status=table_status)
+            for item, table_status in zip(items, table_statuses, strict=True)
+        ]
+
+        def run() -> list[Any]:
+            # EVALSHA straight into the pipeline: a script registered with the pipeline costs a
+            # SCRIPT EXISTS round trip before every execution.
+            pipe = self._client.pipeline(transaction=False)
+            for item, state in zip(items, states, strict=True):
+                market_id = item.update.market_id
+                pipe.evalsha(
+                    self._script.sha,
+                    1,
+                    keys.market_state(market_id),
                     item.update.seq,
                     encode_state(state),
                     keys.market_channel(market_id),
                     state["status"],
                     encode_state(status_change(state=state)),
                     item.update.status,
-                ],
-                client=pipe,
-            )
-        applied = {state["market_id"]: state for state, done in zip(states, pipe.execute(), strict=True) if int(done)}
+                )
+            return pipe.execute()
+
+        try:
+            done_of = run()
+        except NoScriptError:
+            # Redis does not have the script (it restarted, or its scripts were flushed): every
+            # call of the pipeline failed alike, so none was applied; load it and run them again.
+            self._client.script_load(APPLY_IF_NEWER)
+            done_of = run()
+        applied = {state["market_id"]: state for state, done in zip(states, done_of, strict=True) if int(done)}
         if applied:
             latencies = self._client.pipeline(transaction=True)
             pipeline_observe(latencies, applied.values())

@@ -38,8 +38,11 @@ def kafka_stream(
     bootstrap: str,
     starting_offsets: str = "earliest",
     max_offsets_per_trigger: int | None = None,
+    fetch_max_wait_ms: int | None = None,
 ) -> DataFrame:
-    """``topic`` as (key, value, partition, offset, kafka_ts ms) rows."""
+    """``topic`` as (key, value, partition, offset, kafka_ts ms) rows. ``fetch_max_wait_ms``: how
+    long the broker holds a fetch that finds nothing new (``SPARK_KAFKA_FETCH_MAX_WAIT_MS``
+    unless given)."""
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
@@ -48,7 +51,7 @@ def kafka_stream(
         .option("failOnDataLoss", "false")
         # A task's consumer reads a fixed offset range; an empty fetch of what lies beyond it must
         # not hold the next batch's read for the broker's default 500 ms wait.
-        .option("kafka.fetch.max.wait.ms", str(config().kafka_fetch_max_wait_ms))
+        .option("kafka.fetch.max.wait.ms", str(fetch_max_wait_ms or config().kafka_fetch_max_wait_ms))
         # A backlog is read in fetches of up to this many bytes per partition (the client's
         # default is 1 MiB): fewer round trips per batch.
         .option("kafka.max.partition.fetch.bytes", str(config().kafka_partition_fetch_bytes))

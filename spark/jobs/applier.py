@@ -125,7 +125,9 @@ class PriceApplier:
         consumer = kafka_consumer(
             self._bootstrap,
             topics.reducer_group(self.name),
-            **{"auto.offset.reset": "earliest", "fetch.wait.max.ms": settings.kafka_fetch_max_wait_ms},
+            # A fetch that finds nothing waits at the broker, which answers as soon as a record
+            # arrives (librdkafka's default wait, 500 ms).
+            **{"auto.offset.reset": "earliest"},
         )
         consumer.subscribe([topics.prices_checked()])
         cap = settings.max_offsets_per_trigger
@@ -160,7 +162,8 @@ class PriceApplier:
                         client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
                     )
                     consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True)
-                window.add(len(rows), time.perf_counter() - started)
+                now_ms = time.time() * 1000
+                window.add(len(rows), time.perf_counter() - started, [now_ms - row["kafka_ts"] for row in rows])
                 window.report(self, client)
         finally:
             consumer.close()
@@ -188,10 +191,15 @@ class _Window:
         self.busy_s = 0.0
         self.since = time.monotonic()
         self.batch_id = 0
+        self.polls = 0
+        # Per record: milliseconds from the price topic's Kafka timestamp to its effect.
+        self.ages_ms: list[float] = []
 
-    def add(self, rows: int, busy_s: float) -> None:
+    def add(self, rows: int, busy_s: float, ages_ms: list[float]) -> None:
         self.rows += rows
         self.busy_s += busy_s
+        self.polls += 1
+        self.ages_ms.extend(ages_ms)
 
     def report(self, applier: PriceApplier, client: Any) -> None:
         elapsed = time.monotonic() - self.since
@@ -207,11 +215,34 @@ class _Window:
                 "inputRowsPerSecond": self.rows / elapsed if elapsed else 0.0,
                 "processedRowsPerSecond": self.rows / self.busy_s if self.busy_s else 0.0,
                 "durationMs": {"triggerExecution": round(self.busy_s * 1000)},
+                "polls": self.polls,
+                "kafkaToAppliedMs": _percentiles(self.ages_ms),
             }
         )
+        if self.rows:
+            log.info(
+                "%s: %d records in %d polls, busy %d ms, price topic to applied p50/p99/max %s ms",
+                applier.name,
+                self.rows,
+                self.polls,
+                round(self.busy_s * 1000),
+                "/".join(str(v) for v in _percentiles(self.ages_ms).values()),
+            )
         pipe = client.pipeline(transaction=False)
         pipe.set(keys.reducer_progress(applier.name), report, ex=PROGRESS_TTL_S)
         pipe.hset(keys.reducer_seen(), applier.name, int(now.timestamp() * 1000))
         pipe.execute()
-        self.rows, self.busy_s, self.since = 0, 0.0, time.monotonic()
+        self.rows, self.busy_s, self.since, self.polls, self.ages_ms = 0, 0.0, time.monotonic(), 0, []
         self.batch_id += 1
+
+
+def _percentiles(values: list[float]) -> dict[str, int]:
+    """p50, p99 and max of ``values``, rounded (none when there are none)."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+
+    def at(q: float) -> int:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))])
+
+    return {"p50": at(0.5), "p99": at(0.99), "max": round(ordered[-1])}

@@ -159,3 +159,18 @@ def test_waiting_for_replicas_that_are_not_there_fails_the_batch_and_none_wanted
     assert redis_client.get(keys.replication_mark()) is None, "no replicas wanted: nothing written"
     with pytest.raises(ReplicationLag, match="0 of 1 replicas"):
         replicas_acknowledge(redis_client, replicas=1, timeout_ms=50)
+
+
+def test_prices_are_applied_after_redis_loses_its_scripts_and_an_older_one_still_is_not(redis_client):
+    store = MarketStore(redis_client)
+    store.execute_definition(WriteDefinition(987_041, definition_build(987_041)))
+    store.apply(conflate([(raw_price_update(market_id=987_041, seq=2, prices=((1, "2.00"),)), 1)]))
+    # As after a restart of Redis or a failover to a replica that never ran the script.
+    redis_client.script_flush()
+
+    applied = store.apply(conflate([(raw_price_update(market_id=987_041, seq=3, prices=((1, "3.00"),)), 1)]))
+    assert set(applied) == {987_041}
+    assert orjson.loads(redis_client.hget(keys.market_state(987_041), "state"))["seq"] == 3
+    redis_client.script_flush()
+    assert store.apply(conflate([(raw_price_update(market_id=987_041, seq=1, prices=((1, "1.50"),)), 1)])) == {}
+    assert orjson.loads(redis_client.hget(keys.market_state(987_041), "state"))["seq"] == 3
