@@ -46,6 +46,10 @@ CONSUMER_DEFAULTS: dict[str, Any] = {
     "enable.auto.offset.store": False,
 }
 
+# What Redis answers an EVALSHA of a script it does not hold (after a restart or a failover); for
+# the store, which runs its scripts by hash and loads them again on this error.
+NoScriptError = redis.exceptions.NoScriptError
+
 SENTINEL_SCHEME = "redis+sentinel"
 SENTINEL_DEFAULT_PORT = 26379
 

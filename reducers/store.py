@@ -23,9 +23,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from redis.exceptions import NoScriptError
-
 from reducers import frames, keys
+from reducers.connections import NoScriptError
 from reducers.frames import MarketFrame
 from reducers.latency import pipeline_observe
 from reducers.markets import StoredDefinition, WriteDefinition
