@@ -164,9 +164,9 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
 
 def export_python(settings: ReducerConfig) -> None:
     """Name the interpreter of the Python workers (the project's virtual environment) where
-    PySpark looks for it: the environment, inherited by the JVM and the workers it starts. The
-    ``spark.pyspark.python`` session setting instead left the Arrow UDF of real-time mode without
-    its records (tried with Spark 4.3)."""
+    PySpark looks for it: the environment, inherited by the JVM and the workers it starts (the
+    executors' Python workers of large micro-batches). The ``spark.pyspark.python`` session
+    setting instead left a Python UDF's workers without their records (tried with Spark 4.3)."""
     os.environ["PYSPARK_PYTHON"] = settings.python
     os.environ["PYSPARK_DRIVER_PYTHON"] = settings.python
 

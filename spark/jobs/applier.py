@@ -147,8 +147,12 @@ class PriceApplier:
                 for message in messages:
                     error = message.error()
                     if error is not None:
-                        if error.fatal() or error.code() != KafkaError._PARTITION_EOF:
+                        # A fatal error ends this consumer (the supervisor starts a new one);
+                        # anything else (a broker away, a rebalance) the client retries itself.
+                        if error.fatal():
                             raise KafkaException(error)
+                        if error.code() != KafkaError._PARTITION_EOF:
+                            log.warning("%s: %s", self.name, error)
                         continue
                     row, accepted = source_row(message)
                     rows.append(row)

@@ -58,7 +58,7 @@ def checked(producer, update_or_value, *, partition: int, offset: int, sql_ok: b
 
 
 def test_the_applier_reduces_checked_records_and_names_their_place_in_the_price_topic(applier, producer, redis_client):
-    known, unknown = 910_001, 910_002
+    known, unknown = 940_001, 940_002
     market_ids_define(redis_client, known)
     for seq in (1, 3, 2):
         update = raw_price_update(market_id=known, seq=seq, prices=((1, f"2.{seq}0"),))
@@ -93,9 +93,9 @@ def test_the_applier_reduces_checked_records_and_names_their_place_in_the_price_
 def test_a_record_the_sql_check_passed_and_the_validator_refuses_is_counted_and_dead_lettered(
     applier, producer, redis_client
 ):
-    market_id = 910_011
+    market_id = 940_011
     market_ids_define(redis_client, market_id)
-    bad = b'{"v": 1, "market_id": 910011, "seq": 1}'
+    bad = b'{"v": 1, "market_id": 940011, "seq": 1}'
     checked(producer, bad, partition=0, offset=55, sql_ok=True)
     producer.flush(10)
 
@@ -109,7 +109,7 @@ def test_a_record_the_sql_check_passed_and_the_validator_refuses_is_counted_and_
 
 
 def test_a_record_without_the_query_headers_is_still_reduced(applier, producer, redis_client):
-    market_id = 910_021
+    market_id = 940_021
     market_ids_define(redis_client, market_id)
     update = raw_price_update(market_id=market_id, seq=4, prices=((1, "3.40"),))
     producer.produce(topics.prices_checked(), key=update.key(), value=update.encode(), partition=3)
@@ -120,19 +120,33 @@ def test_a_record_without_the_query_headers_is_still_reduced(applier, producer, 
 
 
 def test_the_real_time_query_writes_each_record_with_its_place_and_the_sql_verdict(spark):
-    good = raw_price_update(market_id=910_031, seq=1, prices=((1, "2.00"),))
-    bad = b'{"v": 1, "market_id": 910031, "seq": "x"}'
-    rows = [(good.key(), good.encode(), 5, 41, 1_700_000_000_123), (b"910031", bad, 5, 42, 1_700_000_000_456)]
+    good = raw_price_update(market_id=940_031, seq=1, prices=((1, "2.00"),))
+    bad = b'{"v": 1, "market_id": 940031, "seq": "x"}'
+    rows = [(good.key(), good.encode(), 5, 41, 1_700_000_000_123), (b"940031", bad, 5, 42, 1_700_000_000_456)]
     source = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
 
     out = checked_records(source).collect()
 
     assert [(row["key"], row["value"], row["partition"]) for row in out] == [
         (good.key(), good.encode(), 5),
-        (b"910031", bad, 5),
+        (b"940031", bad, 5),
     ]
     headers = [{h["key"]: bytes(h["value"]) for h in row["headers"]} for row in out]
     assert headers == [
         {HEADER_OFFSET: b"41", HEADER_KAFKA_TS: b"1700000000123", HEADER_SQL_OK: b"1"},
         {HEADER_OFFSET: b"42", HEADER_KAFKA_TS: b"1700000000456", HEADER_SQL_OK: b"0"},
     ]
+
+
+def test_an_applier_that_cannot_reach_redis_stops_with_the_error_for_its_supervisor(kafka_topics):
+    from spark.jobs.reducers import error_summary
+
+    failing = PriceApplier.start(
+        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis_url="redis://127.0.0.1:1/0",
+        name=f"prices-apply-{uuid.uuid4().hex[:8]}",
+    )
+    wait_for(lambda: not failing.isActive, what="the applier to stop")
+    error = failing.exception()
+    assert error is not None
+    assert "127.0.0.1:1" in error_summary(str(error))
