@@ -68,10 +68,20 @@ class RedisProgressListener(StreamingQueryListener):
             self._json_jlistener = jvm.PythonStreamingQueryListenerWrapper(_JsonEventListener(self))
         return self._json_jlistener
 
-    def __init__(self, client: redis.Redis, component: str, *, bootstrap: str | None = None) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        component: str,
+        *,
+        bootstrap: str | None = None,
+        committed_elsewhere: frozenset[str] = frozenset(),
+    ) -> None:
+        """``committed_elsewhere``: queries whose consumer group something else commits to (the
+        real-time price query's, by the applier, from what it has applied)."""
         self._client = client
         self._component = component
         self._bootstrap = bootstrap
+        self._committed_elsewhere = committed_elsewhere
         self._committers: dict[str, Consumer] = {}
         self._caught_up: dict[str, dict[tuple[str, int], int]] = {}
         # Query id → name: idle events carry only the id.
@@ -135,7 +145,7 @@ class RedisProgressListener(StreamingQueryListener):
         pass
 
     def _commit(self, name: str, end: dict[str, dict[int, int]]) -> None:
-        if not self._bootstrap or not end:
+        if not self._bootstrap or not end or name in self._committed_elsewhere:
             return
         committer = self._committers.get(name)
         if committer is None:

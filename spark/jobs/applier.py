@@ -30,6 +30,7 @@ from reducers.connections import kafka_consumer, redis_client
 from reducers.store import replicas_acknowledge
 from spark.config import config
 from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor
+from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
 from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sources import raw_row
@@ -37,6 +38,8 @@ from spark.sources import raw_row
 log = logging.getLogger("spark.jobs.applier")
 
 QUERY_NAME = topics.PRICE_APPLIER
+# The real-time price query, whose records this applies.
+SOURCE_QUERY = PRICE_QUERY
 # How long a poll waits for the first record of a batch; the records already fetched behind it
 # are taken without waiting. Only bounds how quickly a stop is noticed.
 POLL_S = 0.25
@@ -47,9 +50,10 @@ PROGRESS_EVERY_S = 1.0
 COUNTER_SQL_ACCEPTED_PYTHON_REFUSED = "sql_accepted_python_refused"
 
 
-def source_row(message: Message) -> tuple[dict[str, Any], bool]:
+def source_row(message: Message) -> tuple[dict[str, Any], bool, bool]:
     """The raw price row a checked-price record stands for (the price topic's partition, offset
-    and Kafka timestamp, as the other paths give it), and whether the SQL check accepted it.
+    and Kafka timestamp, as the other paths give it), whether the SQL check accepted it, and
+    whether the row's place is the price topic's (from the headers).
 
     A record without the headers the real-time query writes (written by something else) is
     still a price record: it is reduced like any other, with the checked-price topic's own offset
@@ -66,11 +70,10 @@ def source_row(message: Message) -> tuple[dict[str, Any], bool]:
             HEADER_OFFSET,
             HEADER_KAFKA_TS,
         )
-        return raw_row(
-            message.key(), message.value(), partition, int(message.offset() or 0), message.timestamp()[1]
-        ), False
+        row = raw_row(message.key(), message.value(), partition, int(message.offset() or 0), message.timestamp()[1])
+        return row, False, False
     row = raw_row(message.key(), message.value(), partition, offset, kafka_ts)
-    return row, headers.get(HEADER_SQL_OK) == b"1"
+    return row, headers.get(HEADER_SQL_OK) == b"1", True
 
 
 def _whole(value: str | bytes | None) -> int | None:
@@ -130,6 +133,10 @@ class PriceApplier:
             **{"auto.offset.reset": "earliest"},
         )
         consumer.subscribe([topics.prices_checked()])
+        # Commits, to the real-time price query's group, the price topic's offsets of what has
+        # been applied: that query commits nothing itself between its real-time batches, and
+        # its lag on the dashboard is the whole path's (see spark/jobs/reducers.py).
+        source_group = kafka_consumer(self._bootstrap, topics.reducer_group(SOURCE_QUERY))
         cap = settings.max_offsets_per_trigger
         window = _Window()
         client.hset(keys.reducer_seen(), self.name, int(time.time() * 1000))
@@ -144,6 +151,7 @@ class PriceApplier:
                 rows: list[dict[str, Any]] = []
                 sql_accepted: set[int] = set()
                 ends: dict[tuple[str, int], int] = {}
+                source_ends: dict[int, int] = {}
                 for message in messages:
                     error = message.error()
                     if error is not None:
@@ -154,8 +162,10 @@ class PriceApplier:
                         if error.code() != KafkaError._PARTITION_EOF:
                             log.warning("%s: %s", self.name, error)
                         continue
-                    row, accepted = source_row(message)
+                    row, accepted, from_source = source_row(message)
                     rows.append(row)
+                    if from_source:
+                        source_ends[row["partition"]] = max(source_ends.get(row["partition"], 0), row["offset"] + 1)
                     if accepted:
                         sql_accepted.add(id(row))
                     ends[(topics.prices_checked(), row["partition"])] = int(message.offset() or 0) + 1
@@ -166,11 +176,18 @@ class PriceApplier:
                         client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
                     )
                     consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True)
+                    if source_ends:
+                        source_group.commit(
+                            offsets=[TopicPartition(topics.prices(), p, o) for p, o in source_ends.items()],
+                            asynchronous=True,
+                        )
+                        source_group.poll(0)
                 now_ms = time.time() * 1000
                 window.add(len(rows), time.perf_counter() - started, [now_ms - row["kafka_ts"] for row in rows])
                 window.report(self, client)
         finally:
             consumer.close()
+            source_group.close()
 
     def _audit(self, refused: list[Any], sql_accepted: set[int], client: Any) -> None:
         """Count and log the records the SQL check accepted and the Python validator refused."""
@@ -235,6 +252,10 @@ class _Window:
         pipe = client.pipeline(transaction=False)
         pipe.set(keys.reducer_progress(applier.name), report, ex=PROGRESS_TTL_S)
         pipe.hset(keys.reducer_seen(), applier.name, int(now.timestamp() * 1000))
+        if self.rows:
+            # The real-time price query reports only when its batch ends; records coming through
+            # it are its sign of life.
+            pipe.hset(keys.reducer_seen(), SOURCE_QUERY, int(now.timestamp() * 1000))
         pipe.execute()
         self.rows, self.busy_s, self.since, self.polls, self.ages_ms = 0, 0.0, time.monotonic(), 0, []
         self.batch_id += 1

@@ -270,7 +270,13 @@ def main() -> None:
     extra = scheduler_conf(settings)
     spark = build_session("sportsbook-reducers", extra=extra)
     client = redis_client(redis_url)
-    spark.streams.addListener(RedisProgressListener(client, COMPONENT, bootstrap=bootstrap))
+    # In real-time mode the price query reports progress only when a real-time batch ends
+    # (SPARK_REALTIME_BATCH); the applier commits the price topic's offsets it has applied to the
+    # price query's group as it goes, so the lag shown is the whole path's, and current.
+    committed_elsewhere = frozenset({prices.QUERY_NAME}) if mode == "realtime" else frozenset()
+    spark.streams.addListener(
+        RedisProgressListener(client, COMPONENT, bootstrap=bootstrap, committed_elsewhere=committed_elsewhere)
+    )
     supervisor = QuerySupervisor(
         starters=starters(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_root=checkpoint_root, mode=mode),
         redis_client=client,

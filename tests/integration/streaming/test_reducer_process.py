@@ -143,6 +143,24 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     assert runs["prices"]["state"] == "running"
     assert runs["prices-apply"]["state"] == "running"
 
+    # The price query's group holds what has been applied, within the real-time batch: the lag
+    # tools see the four records done, not ten minutes behind.
+    def committed_to_the_price_query() -> int:
+        from confluent_kafka import TopicPartition
+        from django.conf import settings
+
+        from reducers.connections import kafka_consumer
+
+        consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group("prices"))
+        try:
+            parts = consumer.list_topics(topics.prices(), timeout=10).topics[topics.prices()].partitions
+            found = consumer.committed([TopicPartition(topics.prices(), p) for p in parts], timeout=10)
+            return sum(max(0, part.offset) for part in found)
+        finally:
+            consumer.close()
+
+    wait_for(lambda: committed_to_the_price_query() == 4, what="the applied offsets committed for the price query")
+
 
 def test_a_subscribe_command_without_its_spec_stops_no_reducer(namespace, reducer, producer, redis_client):
     from tests.integration.streaming.dead_letters import dead_letter_of
