@@ -27,8 +27,9 @@ RAW_COLUMNS = ("key", "value", "partition", "offset", "kafka_ts")
 
 
 def raw_row(key: bytes | None, value: bytes | None, partition: int, offset: int, kafka_ts: int) -> dict[str, Any]:
-    """A raw record read outside Spark, with the columns of a Spark row of ``kafka_stream``."""
-    return dict(zip(RAW_COLUMNS, (key, value, partition, offset, kafka_ts), strict=True))
+    """A raw record read outside Spark, with the columns of a Spark row of ``kafka_stream``
+    (``RAW_COLUMNS``; a literal, several times faster than building it from the names)."""
+    return {"key": key, "value": value, "partition": partition, "offset": offset, "kafka_ts": kafka_ts}
 
 
 def kafka_stream(

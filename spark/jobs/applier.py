@@ -29,7 +29,7 @@ from reducers import keys, topics
 from reducers.connections import kafka_consumer, redis_client
 from reducers.store import replicas_acknowledge
 from spark.config import config
-from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor
+from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor, gc_paused
 from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
 from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
@@ -132,7 +132,8 @@ class PriceApplier:
             # arrives (librdkafka's default wait, 500 ms).
             **{"auto.offset.reset": "earliest"},
         )
-        consumer.subscribe([topics.prices_checked()])
+        checked_topic = topics.prices_checked()
+        consumer.subscribe([checked_topic])
         # Commits, to the real-time price query's group, the price topic's offsets of what has
         # been applied: that query commits nothing itself between its real-time batches, and
         # its lag on the dashboard is the whole path's (see spark/jobs/reducers.py).
@@ -146,42 +147,48 @@ class PriceApplier:
                 if first is None:
                     window.report(self, client)
                     continue
-                messages = [first, *consumer.consume(num_messages=cap - 1, timeout=0)]
-                started = time.perf_counter()
-                rows: list[dict[str, Any]] = []
-                sql_accepted: set[int] = set()
-                ends: dict[tuple[str, int], int] = {}
-                source_ends: dict[int, int] = {}
-                for message in messages:
-                    error = message.error()
-                    if error is not None:
-                        # A fatal error ends this consumer (the supervisor starts a new one);
-                        # anything else (a broker away, a rebalance) the client retries itself.
-                        if error.fatal():
-                            raise KafkaException(error)
-                        if error.code() != KafkaError._PARTITION_EOF:
-                            log.warning("%s: %s", self.name, error)
-                        continue
-                    row, accepted, from_source = source_row(message)
-                    rows.append(row)
-                    if from_source:
-                        source_ends[row["partition"]] = max(source_ends.get(row["partition"], 0), row["offset"] + 1)
-                    if accepted:
-                        sql_accepted.add(id(row))
-                    ends[(topics.prices_checked(), row["partition"])] = int(message.offset() or 0) + 1
-                if rows:
-                    processor.process_rows(rows)
-                    self._audit(processor.last_refused, sql_accepted, client)
-                    replicas_acknowledge(
-                        client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
-                    )
-                    consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True)
-                    if source_ends:
-                        source_group.commit(
-                            offsets=[TopicPartition(topics.prices(), p, o) for p, o in source_ends.items()],
-                            asynchronous=True,
+                # The records make no reference cycles: no cyclic collection while a poll's
+                # records are read and reduced (in this process, next to the JVM gateway's
+                # objects, it walked a large heap again and again).
+                with gc_paused():
+                    messages = [first, *consumer.consume(num_messages=cap - 1, timeout=0)]
+                    started = time.perf_counter()
+                    rows: list[dict[str, Any]] = []
+                    sql_accepted: set[int] = set()
+                    ends: dict[tuple[str, int], int] = {}
+                    source_ends: dict[int, int] = {}
+                    for message in messages:
+                        error = message.error()
+                        if error is not None:
+                            # A fatal error ends this consumer (the supervisor starts a new one);
+                            # anything else (a broker away, a rebalance) the client retries itself.
+                            if error.fatal():
+                                raise KafkaException(error)
+                            if error.code() != KafkaError._PARTITION_EOF:
+                                log.warning("%s: %s", self.name, error)
+                            continue
+                        row, accepted, from_source = source_row(message)
+                        rows.append(row)
+                        if from_source:
+                            source_ends[row["partition"]] = max(source_ends.get(row["partition"], 0), row["offset"] + 1)
+                        if accepted:
+                            sql_accepted.add(id(row))
+                        ends[(checked_topic, row["partition"])] = int(message.offset() or 0) + 1
+                    if rows:
+                        processor.process_rows(rows)
+                        self._audit(processor.last_refused, sql_accepted, client)
+                        replicas_acknowledge(
+                            client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
                         )
-                        source_group.poll(0)
+                        consumer.commit(
+                            offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True
+                        )
+                        if source_ends:
+                            source_group.commit(
+                                offsets=[TopicPartition(topics.prices(), p, o) for p, o in source_ends.items()],
+                                asynchronous=True,
+                            )
+                            source_group.poll(0)
                 now_ms = time.time() * 1000
                 window.add(len(rows), time.perf_counter() - started, [now_ms - row["kafka_ts"] for row in rows])
                 window.report(self, client)
