@@ -63,8 +63,25 @@ async def _time_suspensions(url: str, producer: Any, count: int, watched: list[i
     latencies: list[float] = []
     # The page origin of the server itself: the handshake checks scheme, host and port.
     page_origin = "http" + url.removeprefix("ws").split("/ws/", 1)[0]
+
+    async def next_text(deadline: float, what: str) -> str:
+        """The next text frame, or TimeoutError once ``deadline`` has passed: the server's
+        heartbeats arrive every few seconds, so a wait per frame alone would never end."""
+        while True:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise TimeoutError(f"no {what}")
+            raw = await asyncio.wait_for(ws.recv(), timeout=left)
+            if isinstance(raw, str):
+                return raw
+
     async with websockets.connect(url, origin=Origin(page_origin), compression=None) as ws:
         await ws.send(json.dumps({"type": "watch", "markets": watched}))
+        # The watch is answered with an image of the markets: only then is every change to them
+        # sent as it happens (an opening applied before would be in the image instead).
+        watch_deadline = time.perf_counter() + 60
+        while not (await next_text(watch_deadline, "image after the watch")).startswith('{"type":"image"'):
+            pass
         status = dict.fromkeys(watched, "open")
         # Every watched market opens first, so each timed update below changes its status.
         for market in watched:
@@ -74,9 +91,10 @@ async def _time_suspensions(url: str, producer: Any, count: int, watched: list[i
             producer.produce(topics.prices(), key=opening.key(), value=opening.encode())
         producer.flush(10)
         opened: set[int] = set()
+        open_deadline = time.perf_counter() + 60
         while len(opened) < len(watched):  # each watched market's opening state has arrived
-            raw = await asyncio.wait_for(ws.recv(), timeout=60)
-            if isinstance(raw, str) and raw.startswith('{"type":"market"'):
+            raw = await next_text(open_deadline, f"opening state of {sorted(set(watched) - opened)}")
+            if raw.startswith('{"type":"market"'):
                 opened.add(json.loads(raw)["market_id"])
         for i in range(count):
             market = watched[i % len(watched)]
@@ -89,8 +107,8 @@ async def _time_suspensions(url: str, producer: Any, count: int, watched: list[i
             producer.flush(10)
             deadline = sent + 30
             while True:
-                raw = await asyncio.wait_for(ws.recv(), timeout=max(0.1, deadline - time.perf_counter()))
-                if not isinstance(raw, str) or not raw.startswith('{"type":"market.status"'):
+                raw = await next_text(deadline, f"market.status {status[market]} of market {market} within 30 s")
+                if not raw.startswith('{"type":"market.status"'):
                     continue
                 message = json.loads(raw)
                 if message["market_id"] == market and message["status"] == status[market]:
