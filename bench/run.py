@@ -168,12 +168,22 @@ REDUCER_MARKETS = 1000
 
 
 def reducer_warmups(mode: str, records: int) -> list[int]:
-    """Records worked off before measuring: the first batches pay for planning, code generation
-    and starting Python workers. Micro-batch warms both of its paths: a small batch (Python),
-    then one above ``SPARK_SQL_PATH_MIN_RECORDS`` (reduced on the executors). The
-    reducers take the second as it is produced: its first tens of thousands of records make
-    driver batches, and the rest, produced meanwhile, one batch over the limit."""
-    return [2000, 150_000] if mode == "microbatch" and records > 200_000 else [2000]
+    """Records worked off before measuring, the same for the reducers, the bare Spark query and
+    the plain consumer. The first batches pay for planning, code generation and starting Python
+    workers, and a fresh JVM goes on compiling the code it runs for minutes (the JIT compiler
+    took a third of the reducers' CPU 40 s after start): micro-batch is measured after three
+    warm-ups, a small batch (the driver path) and two backlogs of ``REDUCER_WARMUP_BACKLOG``
+    records (the large-batch path), each worked off before the next."""
+    if mode == "microbatch" and records > 3 * REDUCER_WARMUP_BACKLOG:
+        return [2000, REDUCER_WARMUP_BACKLOG, REDUCER_WARMUP_BACKLOG]
+    return [2000]
+
+
+# A warm-up backlog of the micro-batch reducers: one batch at the cap (SPARK_MAX_OFFSETS_PER_TRIGGER).
+REDUCER_WARMUP_BACKLOG = 200_000
+# Records of the reducers stage (warm-ups included), per trigger mode: micro-batch measures three
+# batches at the cap, real-time mode (about a tenth of the rate) a backlog it works off in a minute.
+REDUCER_RECORDS = {"microbatch": 1_000_000, "realtime": 400_000}
 
 
 @dataclass
@@ -948,7 +958,7 @@ def main(argv: list[str] | None = None) -> None:
             "warmup": 4 if quick else 8,
             "suspensions": (4 if quick else 20) if mode == "microbatch" and "suspend" in stages else 0,
         }
-        records = 3_000 if quick else 400_000
+        records = 3_000 if quick else REDUCER_RECORDS[mode]
         if shared:
             # Short real-time batches: a quick backlog's last records wait for the end of one.
             with reducers_running(mode, log_name=f"bench-quick-{mode}.log", realtime_batch="5 seconds") as running:

@@ -45,6 +45,10 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
         # ``limit(n).collect()`` reads every partition in its first job (the default starts
         # with one and scales up, a job each): the price reducer's batch-size probe relies on it.
         "spark.sql.limit.initialNumPartitions": str(settings.limit_initial_partitions),
+        # The price query's aggregation is hash-based over objects (``spark.jobs.prices.conflated``);
+        # past this many markets in one task Spark falls back to sorting the rest of the task's
+        # rows (the default, 128, is below the markets of one Kafka partition in a busy batch).
+        "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "65536",
         "spark.python.worker.reuse": "true",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",

@@ -184,53 +184,46 @@ class PriceBatchProcessor:
     def process_batch(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
 
-        One pass and one aggregation over the batch: per market, the newest record SQL accepts
-        (and how many accepted records it stands for) and how many records SQL does not accept
-        (those without a market id form one group of their own). Only the winners and the
-        refused records cross into Python, which re-validates both, so its validator stays the
-        last word. Nothing is cached: the refused records, and the records of markets the
-        markets table does not know, are read again from the batch's offsets when there are any
-        (collecting them in the aggregation cost about a fifth of every batch's time).
+        One pass over the batch and one aggregation (``conflated``): per market, the newest record
+        SQL accepts, how many accepted records it stands for, the newest event time and how many
+        were late, and the records SQL does not accept (those without a market id form one group
+        of their own). Only the winners and the refused records cross into Python, which
+        re-validates both, so its validator stays the last word. Nothing is cached: the records
+        of markets the markets table does not know are read again from the batch's offsets when
+        there are any.
         """
         started = time.perf_counter()
-        watermark = self._current_watermark()
-        ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
-        groups = (
-            with_validity(batch)
-            .groupBy(F.col("r.market_id").alias("market_id"))
-            .agg(
-                F.max_by(F.struct(*RAW_COLUMNS), F.when(ok, seq)).alias("w"),
-                F.count_if(ok).alias("merged"),
-                F.max(F.when(ok, event_ts)).alias("newest_event"),
-                F.count_if(ok & (event_ts < F.lit(watermark))).alias("late"),
-                F.count_if(~ok).alias("refused"),
-            )
-            .collect()
-        )
-        suspects: list[Any] = []
-        if any(group["refused"] for group in groups):
-            suspects = with_validity(batch).where(~ok).select(*RAW_COLUMNS).collect()
+        groups = conflated(batch).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [group for group in groups if group["w"] is not None]
-        good, rejected = self._decode(suspects)
+        watermark = self._current_watermark()
+        late = late_counts(
+            batch,
+            market_ids=(int(group["market_id"]) for group in winners if group["oldest_event"] < watermark),
+            watermark=watermark,
+        )
+        good, rejected = self._decode([suspect for group in groups for suspect in group["refused"]])
         checked, rejected_winners = self._decode([group["w"] for group in winners])
         merged_by_market = {int(group["market_id"]): int(group["merged"]) for group in winners}
         from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts, _ in checked]
 
         def rows_of(market_ids: set[int]) -> list[Any]:
-            accepted_by_sql = (
+            # Filtered on the market alone, which parses each record once; a filter on the verdict
+            # too would be pushed below the parse and parse again for every rule it reads.
+            of_markets = (
                 with_validity(batch)
-                .where(ok & F.col("r.market_id").isin(sorted(market_ids)))
-                .select(*RAW_COLUMNS)
+                .where(F.col("r.market_id").isin(sorted(market_ids)))
+                .select(*RAW_COLUMNS, "ok")
                 .collect()
             )
+            accepted_by_sql = [_raw(row) for row in of_markets if row["ok"]]
             return accepted_by_sql + [row for update, _, row in good if update.market_id in market_ids]
 
         items, statuses, unknown = self._admit(
             merge_conflated(from_sql, conflate((update, ts) for update, ts, _ in good)), rows_of=rows_of
         )
         self._record_late(
-            late=sum(int(group["late"]) for group in winners),
+            late=sum(late.values()),
             newest=[int(group["newest_event"]) for group in winners],
             python_side=[update.event_ts for update, _, _ in good],
         )
@@ -238,7 +231,7 @@ class PriceBatchProcessor:
         return self._apply(
             items,
             statuses=statuses,
-            records=len(suspects) + sum(merged_by_market.values()),
+            records=len(good) + rejected + sum(merged_by_market.values()),
             rejected=rejected + rejected_winners + unknown,
         )
 
@@ -360,6 +353,54 @@ class PriceBatchProcessor:
         if rows is None:
             return batch.collect(), "spark"
         return rows, "kafka"
+
+
+def conflated(batch: DataFrame) -> DataFrame:
+    """A batch of raw price records reduced in Spark SQL, one row per market id (null for the
+    records without one): ``w`` the newest record SQL accepts (the raw columns; null when it
+    accepts none), ``merged`` how many accepted records it stands for, ``newest_event`` and
+    ``oldest_event`` their newest and oldest event times, and ``refused`` the raw records SQL
+    does not accept.
+
+    Listing the refused records makes the aggregation hash-based: ``collect_list`` keeps its
+    state as an object, which Spark aggregates in a hash map of objects (``ObjectHashAggregate``),
+    where a record held in ``max_by`` alone is not of a fixed width and made Spark sort every row
+    of the batch before aggregating (``SortAggregate``).
+
+    Nothing that changes from batch to batch is in the plan (the late-record watermark is not:
+    ``late_counts``), so every batch runs the same generated code, compiled once.
+    """
+    ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
+    raw = F.struct(*RAW_COLUMNS)
+    accepted_event = F.when(ok, event_ts)
+    return (
+        with_validity(batch)
+        .groupBy(F.col("r.market_id").alias("market_id"))
+        .agg(
+            F.max_by(raw, F.when(ok, seq)).alias("w"),
+            F.count_if(ok).alias("merged"),
+            F.max(accepted_event).alias("newest_event"),
+            F.min(accepted_event).alias("oldest_event"),
+            F.collect_list(F.when(~ok, raw)).alias("refused"),
+        )
+    )
+
+
+def late_counts(batch: DataFrame, *, market_ids: Iterable[int], watermark: int) -> dict[int, int]:
+    """Per market of ``market_ids``, how many records of the batch SQL accepts are older than
+    ``watermark``: a second read of the batch, made only when a market's oldest accepted record
+    is (a literal watermark in ``conflated`` would make every batch's code new)."""
+    ids = sorted(market_ids)
+    if not ids:
+        return {}
+    rows = (
+        with_validity(batch)
+        .where(F.col("r.market_id").isin(ids))
+        .groupBy(F.col("r.market_id").alias("market_id"))
+        .agg(F.count_if(F.col("ok") & (F.col("r.event_ts") < F.lit(watermark))).alias("late"))
+        .collect()
+    )
+    return {int(row["market_id"]): int(row["late"]) for row in rows}
 
 
 def decode_rows(rows: Iterable[Any]) -> tuple[list[Decoded], list[tuple[Any, str, str]]]:

@@ -65,6 +65,16 @@ CORPUS = [
     record().replace(b'"event_ts":1700000000000', b'"event_ts":NaN'),
     # bytes that are not UTF-8
     record(note="x").replace(b'"note":"x"', b'"note":"\xff"'),
+    # a character escaped inside a value reads as the character, which prints escaped again
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"\\u00012.00"'),
+    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"2.0\\u0030"'),
+    # the places written count, not the value's
+    record(selections=[{"id": 1, "price": "2.500"}]),
+    record(selections=[{"id": 1, "price": "1000.01"}]),
+    record(selections=[{"id": 1, "price": "1.00"}]),
+    record(v=1.0),
+    record(seq=2**63),
+    record(selections=[{"id": 1, "price": "2.00"}] * 65),
 ]
 
 
@@ -76,13 +86,43 @@ def python_accepts(raw: bytes) -> bool:
     return True
 
 
-def test_sql_accepts_only_what_python_accepts(spark):
-    rows = [(None, raw, 0, i, 0) for i, raw in enumerate(CORPUS)]
+def sql_verdicts(spark, values: list[bytes]) -> list[bool]:
+    rows = [(None, raw, 0, i, 0) for i, raw in enumerate(values)]
     frame = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
     verdicts = {int(r["offset"]): bool(r["ok"]) for r in with_validity(frame).collect()}
-    wrongly_accepted = [raw for i, raw in enumerate(CORPUS) if verdicts[i] and not python_accepts(raw)]
+    return [verdicts[i] for i in range(len(values))]
+
+
+def test_sql_accepts_only_what_python_accepts(spark):
+    verdicts = sql_verdicts(spark, CORPUS)
+    wrongly_accepted = [raw for raw, ok in zip(CORPUS, verdicts, strict=True) if ok and not python_accepts(raw)]
     assert not wrongly_accepted, f"SQL accepted records Python rejects: {[raw[:160] for raw in wrongly_accepted]}"
-    assert [verdicts[0], verdicts[1], verdicts[2]] == [True, True, True], "valid records pass the SQL pre-filter"
+
+
+def test_sql_accepts_every_record_our_producers_write(spark):
+    """The pre-filter is only fast if what the feed and the traders write passes it: a record it
+    does not accept is validated again in Python, one by one."""
+    from decimal import Decimal
+
+    from reducers.schemas import MAX_PRICE, MIN_PRICE, PriceUpdate, SelectionPrice
+
+    prices = [MIN_PRICE, Decimal("2"), Decimal("2.5"), Decimal("2.50"), Decimal("17.25"), Decimal("999.99"), MAX_PRICE]
+    written = [
+        PriceUpdate(
+            market_id=m,
+            seq=m * 7,
+            status=status,
+            selections=tuple(SelectionPrice(i + 1, price, sel_status) for i, price in enumerate(prices)),
+            event_ts=1_700_000_000_000 + m,
+            produce_ts=1_700_000_000_005 + m,
+            source=source,
+        ).encode()
+        for m, (status, sel_status, source) in enumerate(
+            [("open", "active", "feed"), ("suspended", "suspended", "trader"), ("closed", "active", "feed")], start=1
+        )
+    ]
+    assert all(python_accepts(raw) for raw in written)
+    assert sql_verdicts(spark, written) == [True] * len(written)
 
 
 # The two ways a micro-batch above SPARK_SQL_PATH_MIN_RECORDS is reduced (SPARK_LARGE_BATCH_PATH).
@@ -223,3 +263,37 @@ def test_a_micro_batch_knows_its_offsets_before_it_runs_and_the_driver_reads_the
         [(b"k", b"v", 0, 0, 0)], "key binary, value binary, partition int, offset long, kafka_ts long"
     )
     assert batch_offset_ranges(frame) is None
+
+
+@pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
+def test_a_large_batch_counts_the_records_older_than_the_watermark_as_late(spark, kafka_topics, redis_client, path):
+    """Records older than the late-record watermark are counted (and still conflated); a batch
+    with none adds nothing. The SQL path counts them by reading the batch again, only for the
+    markets whose oldest record is late."""
+    import dataclasses
+
+    from reducers import keys
+    from spark.jobs.prices import QUERY_NAME
+    from tests.factories import market_ids_define, raw_price_update
+
+    market, on_time = 910_031 + markets_of(path), 910_032 + markets_of(path)
+    market_ids_define(redis_client, market, on_time)
+    watermark = max(int(redis_client.get(keys.watermark(QUERY_NAME)) or 0), 10_000)
+    redis_client.set(keys.watermark(QUERY_NAME), watermark)
+    old = [
+        dataclasses.replace(raw_price_update(market_id=market, seq=s, prices=((1, "2.00"),)), event_ts=s).encode()
+        for s in (1, 2)
+    ]
+    values = [*old, raw_price_update(market_id=market, seq=3, prices=((1, "3.00"),)).encode()]
+    values += [raw_price_update(market_id=on_time, seq=s, prices=((1, "4.00"),)).encode() for s in (1, 2)]
+
+    def late() -> int:
+        return int(redis_client.hget(keys.counter("late_records"), QUERY_NAME) or 0)
+
+    before = late()
+    stats = reduce_large(spark, redis_client, values, path)
+
+    assert stats == {"records": 5, "rejected": 0, "markets": 2, "applied": 2, "frames": 0}
+    assert late() == before + 2
+    state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
+    assert (state["seq"], state["merged"]) == (3, 3)
