@@ -60,6 +60,8 @@ class ReducerConfig:
     kafka_fetch_max_wait_ms: int
     kafka_partition_fetch_bytes: int
     kafka_request_timeout_ms: int
+    # how long a query that found no new records waits before it asks Kafka again
+    polling_delay_ms: int
     # the price query
     trigger_mode: TriggerMode
     trigger_interval: str
@@ -134,6 +136,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         kafka_fetch_max_wait_ms=read.whole("SPARK_KAFKA_FETCH_MAX_WAIT_MS", 10),
         kafka_partition_fetch_bytes=read.whole("SPARK_KAFKA_PARTITION_FETCH_BYTES", 4 << 20, minimum=1),
         kafka_request_timeout_ms=read.whole("SPARK_KAFKA_REQUEST_TIMEOUT_MS", 10_000, minimum=1000),
+        polling_delay_ms=read.whole("SPARK_POLLING_DELAY_MS", 50, minimum=1),
         trigger_mode=_trigger_mode(read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES)),
         trigger_interval=read.duration("SPARK_TRIGGER_INTERVAL", "0 seconds"),
         max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),

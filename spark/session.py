@@ -42,6 +42,12 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
         "spark.sql.session.timeZone": "UTC",
+        # How long a query that found nothing new waits before it asks Kafka again. Every ask is
+        # an offset request through Kafka's admin client, and the queries triggered as fast as
+        # they can (prices, commands) asked about 70 times a second each: a fifth of a core with
+        # no records at all. A record arriving after a quiet spell waits at most this long; under
+        # a steady feed a batch always finds records and never waits.
+        "spark.sql.streaming.pollingDelay": f"{settings.polling_delay_ms}ms",
         # ``limit(n).collect()`` reads every partition in its first job (the default starts
         # with one and scales up, a job each): the price reducer's batch-size probe relies on it.
         "spark.sql.limit.initialNumPartitions": str(settings.limit_initial_partitions),
