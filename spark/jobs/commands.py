@@ -20,7 +20,7 @@ from reducers.subscriptions import decode_command
 from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
-from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 
@@ -32,7 +32,7 @@ class CommandBatchProcessor:
     """Applies a batch of commands in order; a command that cannot be decoded or applied is a
     dead letter, and the commands after it are applied as usual."""
 
-    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
         self._redis = redis_client
         self._channels = ChannelStore(redis_client)
         self._dead_letters = dead_letters

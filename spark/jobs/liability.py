@@ -19,7 +19,7 @@ from reducers.liability import liability_deltas
 from reducers.schemas import InvalidRecord, decode_bet_event
 from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 
@@ -41,7 +41,7 @@ return 1
 
 
 class LiabilityProcessor:
-    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
         self._redis = redis_client
         self._script = redis_client.register_script(APPLY_ONCE)
         self._dead_letters = dead_letters

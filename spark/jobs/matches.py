@@ -24,7 +24,7 @@ from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 from spark.config import config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
-from spark.sinks.dead_letter import DeadLetterSink, Rejects, dead_letter_sink
+from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 
@@ -41,7 +41,7 @@ return 1
 
 
 class MatchBatchProcessor:
-    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink) -> None:
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
         self._redis = redis_client
         self._script = redis_client.register_script(APPLY_NEWER)
         self._channels = ChannelStore(redis_client)

@@ -34,7 +34,7 @@ from reducers.windows import advance_watermark
 from spark.config import ReducerConfig, config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
-from spark.sinks.dead_letter import DeadLetterSink, Rejects
+from spark.sinks.dead_letter import DeadLetters, DeadLetterSink, Rejects
 from spark.sinks.replicated import Replicated
 from spark.sources import (
     RAW_COLUMNS,
@@ -92,7 +92,7 @@ class PriceBatchProcessor:
     """The reducer for one micro-batch of raw price records (runs on the driver)."""
 
     def __init__(
-        self, *, redis_client: redis.Redis, dead_letters: DeadLetterSink, range_reader: ReadsRanges | None = None
+        self, *, redis_client: redis.Redis, dead_letters: DeadLetters, range_reader: ReadsRanges | None = None
     ) -> None:
         self._sink = MarketStore(redis_client)
         # Reads a small batch's records straight from Kafka on the driver (no Spark job).

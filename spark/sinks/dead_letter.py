@@ -9,7 +9,7 @@ can find, fix and re-produce it. Each is also counted in Redis by reason for the
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 
@@ -19,7 +19,18 @@ from reducers.connections import kafka_producer
 log = logging.getLogger("spark.sinks.dead_letter")
 
 
+class DeadLetters(Protocol):
+    """What a reducer needs of its dead-letter topic (``DeadLetterSink``; an in-memory stand-in
+    in the tests that run a reducer without a broker)."""
+
+    def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None: ...
+
+    def flush(self, timeout: float = 30.0) -> None: ...
+
+
 class DeadLetterSink:
+    """The dead-letter topic of one source topic, through a Kafka producer."""
+
     def __init__(self, *, bootstrap_servers: str, topic: str) -> None:
         self._topic = topic
         self._producer = kafka_producer(bootstrap_servers)
@@ -49,7 +60,7 @@ class Rejects:
     """
 
     def __init__(
-        self, *, sink: DeadLetterSink, redis_client: redis.Redis, source_topic: str, counter_prefix: str = ""
+        self, *, sink: DeadLetters, redis_client: redis.Redis, source_topic: str, counter_prefix: str = ""
     ) -> None:
         self._sink = sink
         self._redis = redis_client

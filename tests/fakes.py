@@ -1,0 +1,42 @@
+"""Stand-ins for the services a reducer talks to, so its processors run without a broker or a
+Redis server: an in-memory Redis that runs the store's Lua scripts (fakeredis with Lua), and a
+dead-letter topic that keeps what it is sent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import fakeredis
+
+
+def fake_store_client() -> fakeredis.FakeRedis:
+    """A Redis client on a server of its own, in memory: the reducers' store (``reducers.store``,
+    ``spark.sinks.channels``) runs on it unchanged, scripts and pub-sub included."""
+    return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    key: bytes | None
+    value: bytes | None
+    reason: str
+    detail: str
+    origin: str
+
+
+@dataclass
+class FakeDeadLetters:
+    """A dead-letter topic in memory (``spark.sinks.dead_letter.DeadLetters``): ``sent`` holds
+    every record sent, ``flushed`` how many of them were acknowledged by a flush."""
+
+    sent: list[DeadLetter] = field(default_factory=list)
+    flushed: int = 0
+
+    def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None:
+        self.sent.append(DeadLetter(key, value, reason, detail, origin))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        self.flushed = len(self.sent)
+
+    def reasons(self) -> list[str]:
+        return [letter.reason for letter in self.sent]

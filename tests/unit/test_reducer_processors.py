@@ -1,0 +1,182 @@
+"""The reducers' processors without a broker or a Redis server: raw rows as a Kafka source gives
+them, the store on an in-memory Redis that runs its Lua scripts (tests/fakes.py), dead letters
+kept in memory. The same processors run against the real services in tests/integration."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import orjson
+import pytest
+
+from reducers import keys
+from reducers.schemas import PriceUpdate
+from spark.jobs.markets import MarketTableProcessor
+from spark.jobs.prices import QUERY_NAME, PriceBatchProcessor
+from tests.factories import definition_build, raw_price_update
+from tests.fakes import FakeDeadLetters, fake_store_client
+
+
+def raw(value: bytes, *, offset: int, partition: int = 0, key: bytes | None = b"k") -> dict[str, Any]:
+    return {
+        "key": key,
+        "value": value,
+        "partition": partition,
+        "offset": offset,
+        "kafka_ts": 1_700_000_000_000 + offset,
+    }
+
+
+def rows_of(*updates: PriceUpdate | bytes) -> list[dict[str, Any]]:
+    return [
+        raw(update if isinstance(update, bytes) else update.encode(), offset=offset)
+        for offset, update in enumerate(updates)
+    ]
+
+
+@pytest.fixture
+def store():
+    return fake_store_client()
+
+
+@pytest.fixture
+def dead_letters():
+    return FakeDeadLetters()
+
+
+@pytest.fixture
+def prices(store, dead_letters):
+    return PriceBatchProcessor(redis_client=store, dead_letters=dead_letters)
+
+
+def define(store, *market_ids: int) -> None:
+    rows = [
+        {"key": d.key(), "value": d.encode(), "partition": 0, "offset": i}
+        for i, d in enumerate(definition_build(market_id) for market_id in market_ids)
+    ]
+    MarketTableProcessor(redis_client=store, dead_letters=FakeDeadLetters()).apply_rows(rows)
+
+
+def state_of(store, market_id: int) -> dict[str, Any] | None:
+    raw_state = store.hget(keys.market_state(market_id), "state")
+    return orjson.loads(raw_state) if raw_state is not None else None
+
+
+def next_message(listener: Any) -> dict[str, Any] | None:
+    """The next message published on the listener's channels; the subscription's own
+    confirmation is skipped (``get_message`` returns None for it)."""
+    for _ in range(3):
+        message = listener.get_message(timeout=0.2)
+        if message is not None:
+            return message
+    return None
+
+
+def update(market_id: int, seq: int, price: str) -> PriceUpdate:
+    return raw_price_update(market_id=market_id, seq=seq, prices=((1, price), (2, "1.90")))
+
+
+def test_a_batch_is_conflated_to_each_markets_newest_price_and_published(prices, store):
+    define(store, 1, 2)
+    listener = store.pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(keys.market_channel(1))
+
+    stats = prices.process_rows(
+        rows_of(update(1, 2, "2.20"), update(1, 3, "2.30"), update(1, 1, "2.10"), update(2, 1, "5.00"))
+    )
+
+    assert stats == {"records": 4, "rejected": 0, "markets": 2, "applied": 2, "frames": 0}
+    state = state_of(store, 1)
+    assert state is not None
+    assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "2.30")
+    published = next_message(listener)
+    assert published is not None
+    assert orjson.loads(published["data"])["seq"] == 3
+
+
+def test_a_replayed_batch_changes_nothing(prices, store):
+    define(store, 1)
+    batch = rows_of(update(1, 1, "2.10"), update(1, 2, "2.20"))
+    prices.process_rows(batch)
+    before = store.hgetall(keys.market_state(1))
+
+    again = prices.process_rows(batch)
+
+    assert (again["markets"], again["applied"]) == (1, 0)
+    assert store.hgetall(keys.market_state(1)) == before
+
+
+def test_an_older_price_after_a_newer_one_is_not_applied(prices, store):
+    define(store, 1)
+    prices.process_rows(rows_of(update(1, 5, "5.00")))
+
+    stats = prices.process_rows(rows_of(update(1, 4, "4.00")))
+
+    assert stats["applied"] == 0
+    state = state_of(store, 1)
+    assert state is not None
+    assert (state["seq"], state["selections"][0]["price"]) == (5, "5.00")
+
+
+def test_a_malformed_record_is_dead_lettered_with_its_reason_and_the_rest_applied(prices, store, dead_letters):
+    define(store, 1)
+
+    stats = prices.process_rows(rows_of(b'{"v":1,"market_id":"oops"', update(1, 1, "2.00")))
+
+    assert stats == {"records": 2, "rejected": 1, "markets": 1, "applied": 1, "frames": 0}
+    assert dead_letters.reasons() == ["bad_json"]
+    assert dead_letters.sent[0].origin.endswith("/0/0")
+    assert dead_letters.flushed == 1
+    assert int(store.hget(keys.counter("dead_letters"), "bad_json")) == 1
+
+
+def test_the_newest_valid_price_is_applied_when_a_newer_record_is_invalid(prices, store, dead_letters):
+    define(store, 1)
+    invalid = orjson.loads(update(1, 3, "3.00").encode())
+    invalid["selections"][0]["price"] = 3.0
+
+    prices.process_rows(rows_of(update(1, 2, "2.00"), orjson.dumps(invalid)))
+
+    state = state_of(store, 1)
+    assert state is not None
+    assert state["seq"] == 2
+    assert dead_letters.reasons() == ["bad_price"]
+
+
+def test_every_price_of_an_unknown_market_is_dead_lettered_and_its_newest_kept(prices, store, dead_letters):
+    define(store, 2)
+
+    stats = prices.process_rows(rows_of(update(1, 1, "2.10"), update(1, 2, "2.20"), update(2, 1, "5.00")))
+
+    assert stats == {"records": 3, "rejected": 2, "markets": 1, "applied": 1, "frames": 0}
+    assert dead_letters.reasons() == ["unknown_market", "unknown_market"]
+    assert state_of(store, 1) is None
+    kept = store.hgetall(keys.unknown_market_price(1))
+    assert (int(kept[b"seq"]), int(kept[b"merged"])) == (2, 2)
+
+
+def test_the_kept_price_is_applied_when_the_markets_definition_arrives(prices, store):
+    prices.process_rows(rows_of(update(1, 1, "2.10"), update(1, 2, "2.20")))
+    assert state_of(store, 1) is None
+
+    define(store, 1)
+
+    state = state_of(store, 1)
+    assert state is not None
+    assert (state["seq"], state["merged"]) == (2, 2)
+    assert not store.exists(keys.unknown_market_price(1))
+
+
+def test_records_older_than_the_watermark_are_counted_as_late_and_still_applied(store, dead_letters):
+    define(store, 1)
+    store.set(keys.watermark(QUERY_NAME), 10_000)
+    processor = PriceBatchProcessor(redis_client=store, dead_letters=dead_letters)
+    late = dataclasses.replace(update(1, 1, "2.10"), event_ts=5)
+
+    processor.process_rows(rows_of(late, update(1, 2, "2.20")))
+
+    assert int(store.hget(keys.counter("late_records"), QUERY_NAME)) == 1
+    state = state_of(store, 1)
+    assert state is not None
+    assert state["seq"] == 2
