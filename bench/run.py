@@ -662,6 +662,31 @@ def plot_edge(rows: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def cpu_probe_ms() -> float:
+    """Milliseconds this machine takes for a fixed piece of pure-Python work (three million loop
+    steps, the fastest of three), taken between stages: on a shared host the speed of the cores
+    changes from minute to minute, and a ratio of two figures measured minutes apart is only as
+    good as the speed being the same for both."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(3_000_000):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
+
+
+def cpu_probe_line(results: dict[str, Any]) -> list[str]:
+    probes = results.get("cpu_probe_ms") or {}
+    if not probes:
+        return []
+    return [
+        "- Machine speed between stages (ms for the same fixed Python work, lower is faster; the "
+        "figure after a stage's name is taken when it ended): " + ", ".join(f"{k} {v}" for k, v in probes.items())
+    ]
+
+
 def stage_dates_line(results: dict[str, Any]) -> list[str]:
     """Which run each stage's figures come from, when a run merged some stages into an earlier one."""
     dates = results.get("stage_dates") or {}
@@ -685,6 +710,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         "",
         f"- Date: {results['date']}",
         *stage_dates_line(results),
+        *cpu_probe_line(results),
         f"- Machine: {results['machine']['cpus']} cores ({results['machine']['cpu_model']}), "
         f"{results['machine']['memory_gib']} GiB, kernel {results['machine']['kernel']}, "
         f"Python {results['machine']['python']}",
@@ -773,7 +799,7 @@ def warm_up_prices(
     """Feed the reducers ``rate`` prices a second for ``seconds`` before measuring, on markets of
     their own (from ``first`` on), and wait until the last are applied: a reducer process that
     has just started spends a core compiling its JVM's hot code (C2) for its first half-minute
-    or so, which a running stack does not."""
+    and a quarter of one for minutes after, which a running stack does not."""
     markets_define(producer, client, count, first=first)
     total = max(count, int(rate * seconds))
     started = time.perf_counter()
@@ -840,8 +866,10 @@ def _measure_e2e(
     running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
 ) -> dict[str, Any]:
     client, producer, reducer = running.client, running.producer, running.process
-    # Half a minute of the same rate first (quick: a few seconds).
-    warm_up_prices(producer, client, rate=rate, seconds=30 if rate >= 1000 else 3)
+    # A minute and a half of the same rate first (quick: a few seconds): a running stack's
+    # latency, not a fresh JVM's. After 30 s the JVM's C2 compiler still took about a quarter of
+    # a core at this rate, cores the edge and its clients need.
+    warm_up_prices(producer, client, rate=rate, seconds=90 if rate >= 1000 else 3)
     result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
     reducer_rss = reducer.rss_mib()
     # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this
@@ -935,12 +963,15 @@ def main(argv: list[str] | None = None) -> None:
     started = mark = time.perf_counter()
     stage_seconds: dict[str, float] = {}
     results["stage_seconds"] = stage_seconds
+    probes: dict[str, float] = {"start": cpu_probe_ms()}
+    results["cpu_probe_ms"] = probes
 
     def lap(stage: str) -> None:
         nonlocal mark
         now = time.perf_counter()
         stage_seconds[stage] = round(now - mark, 1)
-        mark = now
+        probes[stage] = cpu_probe_ms()
+        mark = time.perf_counter()
 
     if "feed" in stages:
         log("feed → Kafka")

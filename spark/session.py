@@ -41,6 +41,11 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),
+        # A stateful query's commit writes the changes of its batch, not a new snapshot of its
+        # state (snapshots are taken in the background): the movers query's commit took about
+        # 1.4 s of each batch with snapshots, 0.7 s with changelogs. Queries checkpointed
+        # without it resume from their snapshots.
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
         # How long a query that found nothing new waits before it asks Kafka again. Every ask is
         # an offset request through Kafka's admin client, and the queries triggered as fast as
