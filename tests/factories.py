@@ -10,7 +10,7 @@ from itertools import count
 from django.utils import timezone
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
-from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice
+from reducers.schemas import BetEvent, BetLeg, MarketDefinition, PriceUpdate, SelectionPrice
 
 _ids = count(1)
 
@@ -138,3 +138,24 @@ def live_state_write(redis_client, market: Market, *, prices: tuple[str, ...], s
         "selections": [{"id": s.id, "price": p, "status": "active"} for s, p in zip(selections, prices, strict=True)],
     }
     redis_client.hset(keys.market_state(market.id), mapping={"seq": seq, "state": orjson.dumps(state)})
+
+
+def bet_event_build(
+    kind: str, *, event_id: str, bet_id: int = 1, stake: str = "10.00", legs=((1, "2.50"),)
+) -> BetEvent:
+    """A bet event of ``kind``; ``legs`` are (selection id, price), each on a market and event of
+    the selection's id; the potential return is the stake times every leg's price."""
+    prices = [Decimal(p) for _, p in legs]
+    ret = Decimal(stake)
+    for p in prices:
+        ret *= p
+    return BetEvent(
+        event_id=event_id,
+        type=kind,
+        bet_id=bet_id,
+        user_id=1,
+        stake=Decimal(stake),
+        potential_return=ret.quantize(Decimal("0.01")),
+        legs=tuple(BetLeg(selection_id=s, market_id=s, event_id=s, price=Decimal(p)) for s, p in legs),
+        ts=1,
+    )

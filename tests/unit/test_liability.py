@@ -1,24 +1,5 @@
-from decimal import Decimal
-
 from reducers.liability import aggregate, liability_deltas
-from reducers.schemas import BetEvent, BetLeg
-
-
-def event(kind: str, *, event_id: str, bet_id: int = 1, stake: str = "10.00", legs=((1, "2.50"),)) -> BetEvent:
-    prices = [Decimal(p) for _, p in legs]
-    ret = Decimal(stake)
-    for p in prices:
-        ret *= p
-    return BetEvent(
-        event_id=event_id,
-        type=kind,
-        bet_id=bet_id,
-        user_id=1,
-        stake=Decimal(stake),
-        potential_return=ret.quantize(Decimal("0.01")),
-        legs=tuple(BetLeg(selection_id=s, market_id=s, event_id=s, price=Decimal(p)) for s, p in legs),
-        ts=1,
-    )
+from tests.factories import bet_event_build as event
 
 
 def test_a_placed_single_adds_its_net_payout():

@@ -12,9 +12,12 @@ import pytest
 
 from reducers import keys
 from reducers.schemas import PriceUpdate
+from reducers.subscriptions import StreamCommand, spec_from_json
+from spark.jobs.commands import CommandBatchProcessor
+from spark.jobs.liability import LiabilityProcessor
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.prices import QUERY_NAME, PriceBatchProcessor
-from tests.factories import definition_build, raw_price_update
+from tests.factories import bet_event_build, definition_build, raw_price_update
 from tests.fakes import FakeDeadLetters, fake_store_client
 
 
@@ -180,3 +183,103 @@ def test_records_older_than_the_watermark_are_counted_as_late_and_still_applied(
     state = state_of(store, 1)
     assert state is not None
     assert state["seq"] == 2
+
+
+# --- subscriber channels: the command processor with the price processor -------------------
+
+
+def command_row(kind: str, channel: str, *, offset: int, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    command = StreamCommand(
+        type=kind, channel_id=channel, user_id=7, spec=spec_from_json(spec) if spec else None, ts=1_700_000_000_000
+    )
+    return raw(command.encode(), offset=offset, key=command.key())
+
+
+def channel_frames(listener: Any) -> list[dict[str, Any]]:
+    frames = []
+    while (message := next_message(listener)) is not None:
+        frames.append(orjson.loads(message["data"]))
+    return frames
+
+
+@pytest.fixture
+def commands(store, dead_letters):
+    return CommandBatchProcessor(redis_client=store, dead_letters=dead_letters)
+
+
+def test_a_channel_gets_nothing_before_begin_then_its_image_then_deltas_without_gaps(prices, commands, store):
+    define(store, 1, 2)
+    prices.process_rows(rows_of(update(1, 1, "2.00")))
+    channel = "c" * 24
+    listener = store.pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(keys.subscriber_channel(channel))
+
+    commands.process_rows([command_row("subscribe", channel, offset=0, spec={"view": "markets", "markets": [1, 2]})])
+    prices.process_rows(rows_of(update(1, 2, "2.10")))
+    assert channel_frames(listener) == []
+
+    commands.process_rows([command_row("begin", channel, offset=1)])
+    prices.process_rows(rows_of(update(1, 3, "2.30"), update(2, 1, "3.00")))
+    prices.process_rows(rows_of(update(1, 4, "2.40")))
+    frames = channel_frames(listener)
+
+    assert [frame["type"] for frame in frames] == ["view.image", "view.delta", "view.delta"]
+    assert [frame["seq"] for frame in frames] == [1, 2, 3]
+    assert [(m["market_id"], m["seq"]) for m in frames[0]["markets"]] == [(1, 2)]
+    assert sorted((m["market_id"], m["seq"]) for m in frames[1]["markets"]) == [(1, 3), (2, 1)]
+    assert [(m["market_id"], m["seq"]) for m in frames[2]["markets"]] == [(1, 4)]
+    resume_log = [orjson.loads(x) for x in store.lrange(keys.channel_log(channel), 0, -1)]
+    assert [frame["seq"] for frame in reversed(resume_log)] == [1, 2, 3]
+
+
+def test_a_malformed_command_is_dead_lettered_and_the_commands_after_it_are_applied(commands, store, dead_letters):
+    define(store, 1)
+    channel = "d" * 24
+    rows = [
+        raw(b'{"v": 1, "type": "subscribe"', offset=0),
+        command_row("subscribe", channel, offset=1, spec={"view": "markets", "markets": [1]}),
+    ]
+
+    outcomes = commands.process_rows(rows)
+
+    assert outcomes["rejected"] == 1
+    assert store.exists(keys.channel_meta(channel))
+    assert store.smembers(keys.market_channels(1)) == {channel.encode()}
+    assert len(dead_letters.sent) == 1
+    assert dead_letters.sent[0].value == rows[0]["value"]
+    assert dead_letters.flushed == 1
+
+
+def test_unsubscribe_removes_the_channel_from_both_maps(commands, store):
+    define(store, 1, 2)
+    channel = "e" * 24
+    commands.process_rows([command_row("subscribe", channel, offset=0, spec={"view": "markets", "markets": [1, 2]})])
+    assert store.smembers(keys.market_channels(2)) == {channel.encode()}
+
+    commands.process_rows([command_row("unsubscribe", channel, offset=1)])
+
+    assert not store.exists(keys.channel_meta(channel))
+    assert not store.exists(keys.channel_markets(channel))
+    assert not store.smembers(keys.market_channels(1))
+    assert not store.smembers(keys.market_channels(2))
+
+
+# --- liability ------------------------------------------------------------------------------
+
+
+def test_liability_counts_a_redelivered_bet_once_and_subtracts_a_voided_one(store, dead_letters):
+    liability = LiabilityProcessor(redis_client=store, dead_letters=dead_letters)
+    placed = bet_event_build("placed", event_id="e1", bet_id=1, stake="10.00", legs=((9, "3.00"),))
+    events = [placed, placed, bet_event_build("placed", event_id="e2", bet_id=2, stake="5.00", legs=((9, "2.00"),))]
+    voided = bet_event_build("voided", event_id="e3", bet_id=1, stake="10.00", legs=((9, "3.00"),))
+    rows = [raw(e.encode(), offset=i, key=e.key()) for i, e in enumerate(events)]
+
+    assert liability.process_rows(rows) == {"applied": 2, "duplicates": 1, "rejected": 0}
+    assert liability.process_rows([*rows, raw(voided.encode(), offset=3, key=voided.key())]) == {
+        "applied": 1,
+        "duplicates": 3,
+        "rejected": 0,
+    }
+    assert (int(store.hget(keys.liability(9), "pence")), int(store.hget(keys.liability(9), "bets"))) == (500, 1)
+    assert store.zscore(keys.liability_index(), "9") == 500
+    assert dead_letters.sent == []
