@@ -75,10 +75,12 @@ def definition_build(market_id: int, *, status: str = "open", version: int = 1) 
     )
 
 
-def definitions_write(redis_client, *definitions: MarketDefinition) -> None:
+def definitions_write(redis_client, *definitions: MarketDefinition, dead_letters=None) -> None:
     """Write definitions into the markets table with the markets query's own code, as if they had
     come from the compacted markets topic. The price reducer applies prices of known markets only,
-    so a test that produces prices defines their markets first, as the feed and traders do."""
+    so a test that produces prices defines their markets first, as the feed and traders do.
+    ``dead_letters``: where refused definitions go (the markets topic's dead-letter topic unless
+    given)."""
     from django.conf import settings
 
     from reducers import topics
@@ -89,13 +91,16 @@ def definitions_write(redis_client, *definitions: MarketDefinition) -> None:
         {"key": definition.key(), "value": definition.encode(), "partition": 0, "offset": offset}
         for offset, definition in enumerate(definitions)
     ]
-    sink = dead_letter_sink(bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, source_topic=topics.markets())
-    MarketTableProcessor(redis_client=redis_client, dead_letters=sink).apply_rows(rows)
+    if dead_letters is None:
+        dead_letters = dead_letter_sink(bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, source_topic=topics.markets())
+    MarketTableProcessor(redis_client=redis_client, dead_letters=dead_letters).apply_rows(rows)
 
 
-def market_ids_define(redis_client, *market_ids: int) -> None:
+def market_ids_define(redis_client, *market_ids: int, dead_letters=None) -> None:
     """Put markets that exist only as ids into the markets table, open."""
-    definitions_write(redis_client, *(definition_build(market_id) for market_id in market_ids))
+    definitions_write(
+        redis_client, *(definition_build(market_id) for market_id in market_ids), dead_letters=dead_letters
+    )
 
 
 def markets_define(redis_client, *markets: Market) -> None:

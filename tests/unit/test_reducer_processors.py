@@ -15,9 +15,8 @@ from reducers.schemas import PriceUpdate
 from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.liability import LiabilityProcessor
-from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.prices import QUERY_NAME, PriceBatchProcessor
-from tests.factories import bet_event_build, definition_build, raw_price_update
+from tests.factories import bet_event_build, market_ids_define, raw_price_update
 from tests.fakes import FakeDeadLetters, fake_store_client
 
 
@@ -54,11 +53,7 @@ def prices(store, dead_letters):
 
 
 def define(store, *market_ids: int) -> None:
-    rows = [
-        {"key": d.key(), "value": d.encode(), "partition": 0, "offset": i}
-        for i, d in enumerate(definition_build(market_id) for market_id in market_ids)
-    ]
-    MarketTableProcessor(redis_client=store, dead_letters=FakeDeadLetters()).apply_rows(rows)
+    market_ids_define(store, *market_ids, dead_letters=FakeDeadLetters())
 
 
 def state_of(store, market_id: int) -> dict[str, Any] | None:
@@ -171,13 +166,12 @@ def test_the_kept_price_is_applied_when_the_markets_definition_arrives(prices, s
     assert not store.exists(keys.unknown_market_price(1))
 
 
-def test_records_older_than_the_watermark_are_counted_as_late_and_still_applied(store, dead_letters):
+def test_records_older_than_the_watermark_are_counted_as_late_and_still_applied(prices, store):
     define(store, 1)
     store.set(keys.watermark(QUERY_NAME), 10_000)
-    processor = PriceBatchProcessor(redis_client=store, dead_letters=dead_letters)
     late = dataclasses.replace(update(1, 1, "2.10"), event_ts=5)
 
-    processor.process_rows(rows_of(late, update(1, 2, "2.20")))
+    prices.process_rows(rows_of(late, update(1, 2, "2.20")))
 
     assert int(store.hget(keys.counter("late_records"), QUERY_NAME)) == 1
     state = state_of(store, 1)
