@@ -4,7 +4,8 @@
 its own, gathers what the broker has (up to ``SPARK_MAX_OFFSETS_PER_TRIGGER`` records, the
 micro-batch cap) and hands it to the same reducer the real-time path uses
 (``PriceBatchProcessor.process_rows``: Python validation, conflation, unknown-market admission,
-the Redis apply and publish, subscriber fan-out), into the same Redis. The records it has
+the Redis apply and publish, subscriber fan-out, the movers' window partials), into the same
+Redis and Kafka. The records it has
 read are counted under ``keys.bench_rows(CONSUMER)``.
 """
 
@@ -22,6 +23,7 @@ from reducers.connections import kafka_consumer, redis_client
 from spark.config import config
 from spark.jobs.prices import PriceBatchProcessor
 from spark.sinks.dead_letter import DeadLetterSink
+from spark.sinks.windows import WindowTopic
 
 CONSUMER = "plain"
 FETCH = 20_000
@@ -40,6 +42,8 @@ def main() -> None:
     processor = PriceBatchProcessor(
         redis_client=client,
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
+        # The movers' window partials too: the same effects as the reducers' price query.
+        windows=WindowTopic(bootstrap_servers=bootstrap),
     )
     consumer = kafka_consumer(
         bootstrap,

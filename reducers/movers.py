@@ -1,7 +1,8 @@
 """Movers: the markets whose prices moved most in each event-time window.
 
-Spark aggregates each (window, market, selection) into its first and last price; the score of
-a market in a window is the largest move of any of its selections, in basis points.
+A market's move in a window is measured from its first price snapshot in the window to its last
+(by sequence); the score of a market in a window is the largest move of any of its selections,
+in basis points.
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
+
+import orjson
 
 # How long a window's ranking is kept (seconds).
 KEEP_WINDOWS_S = 3600
@@ -41,3 +45,128 @@ def best_moves(movements: Iterable[Movement]) -> dict[tuple[int, int], int]:
         key = (movement.window_start, movement.market_id)
         best[key] = max(best.get(key, 0), abs(move_bps(movement.first, movement.last)))
     return best
+
+
+# --- window partials ---
+#
+# The price reducer reads every record; the movers need, per market and event-time window, only
+# the first and the last snapshot. The price reducer folds each batch's accepted records into one
+# ``WindowPartial`` per (window, market) and writes them to their own topic; the movers query
+# merges the partials of a window across batches (first by lowest sequence, last by highest) in
+# Spark state with the watermark. Merging is idempotent for the moves: a partial read twice
+# (at-least-once) leaves the first and the last snapshot as they were.
+
+Prices = tuple[tuple[int, Decimal], ...]
+
+
+@dataclass(frozen=True)
+class WindowPartial:
+    """A market's first and last price snapshot in one event-time window, of some of its records:
+    the selections' (id, price) of the lowest and the highest sequence, the newest event time
+    (ms) among the records and how many records it stands for."""
+
+    window_start: int
+    market_id: int
+    first_seq: int
+    first: Prices
+    last_seq: int
+    last: Prices
+    newest_event: int
+    updates: int
+
+
+def window_start_of(event_ts: int, window_ms: int) -> int:
+    """The start (ms) of the tumbling window an event time falls in, as Spark's ``window()``."""
+    return event_ts - event_ts % window_ms
+
+
+def merge_partials(a: WindowPartial, b: WindowPartial) -> WindowPartial:
+    """Two partials of one (window, market): the first of the lower sequence, the last of the
+    higher (the one met first where they tie), the newer event time and the updates added up."""
+    first = a if a.first_seq <= b.first_seq else b
+    last = a if a.last_seq >= b.last_seq else b
+    return WindowPartial(
+        window_start=a.window_start,
+        market_id=a.market_id,
+        first_seq=first.first_seq,
+        first=first.first,
+        last_seq=last.last_seq,
+        last=last.last,
+        newest_event=max(a.newest_event, b.newest_event),
+        updates=a.updates + b.updates,
+    )
+
+
+def fold_partials(
+    snapshots: Iterable[tuple[int, int, int, Prices]], *, window_ms: int
+) -> dict[tuple[int, int], WindowPartial]:
+    """Per (window start, market), the partial of ``snapshots``: each is (market id, sequence,
+    event time ms, the selections' (id, price))."""
+    out: dict[tuple[int, int], WindowPartial] = {}
+    for market_id, seq, event_ts, prices in snapshots:
+        start = window_start_of(event_ts, window_ms)
+        one = WindowPartial(start, market_id, seq, prices, seq, prices, event_ts, 1)
+        current = out.get((start, market_id))
+        out[(start, market_id)] = one if current is None else merge_partials(current, one)
+    return out
+
+
+def merge_all(*groups: Iterable[WindowPartial]) -> list[WindowPartial]:
+    """The partials of disjoint parts of one batch merged per (window, market)."""
+    out: dict[tuple[int, int], WindowPartial] = {}
+    for group in groups:
+        for partial in group:
+            key = (partial.window_start, partial.market_id)
+            current = out.get(key)
+            out[key] = partial if current is None else merge_partials(current, partial)
+    return [out[key] for key in sorted(out)]
+
+
+def _prices_json(prices: Prices) -> list[dict[str, Any]]:
+    return [{"id": selection_id, "price": str(price)} for selection_id, price in prices]
+
+
+def encode_partial(partial: WindowPartial) -> bytes:
+    """A partial as its record on the window topic (prices as decimal strings, never floats)."""
+    return orjson.dumps(
+        {
+            "window_start": partial.window_start,
+            "market_id": partial.market_id,
+            "first_seq": partial.first_seq,
+            "first": _prices_json(partial.first),
+            "last_seq": partial.last_seq,
+            "last": _prices_json(partial.last),
+            "newest_event": partial.newest_event,
+            "updates": partial.updates,
+        }
+    )
+
+
+def decode_partial(value: bytes) -> WindowPartial:
+    """The partial a window-topic record holds (``encode_partial``)."""
+    raw = orjson.loads(value)
+
+    def prices(items: list[dict[str, Any]]) -> Prices:
+        return tuple((int(item["id"]), Decimal(item["price"])) for item in items)
+
+    return WindowPartial(
+        window_start=int(raw["window_start"]),
+        market_id=int(raw["market_id"]),
+        first_seq=int(raw["first_seq"]),
+        first=prices(raw["first"]),
+        last_seq=int(raw["last_seq"]),
+        last=prices(raw["last"]),
+        newest_event=int(raw["newest_event"]),
+        updates=int(raw["updates"]),
+    )
+
+
+def window_movements(window_start: int, market_id: int, first: Prices, last: Prices) -> list[Movement]:
+    """Each selection's move from a window's first snapshot to its last; a selection that is not
+    in both has no move to measure in that window."""
+    firsts = dict(first)
+    return [
+        Movement(window_start=window_start, market_id=market_id, first=firsts[selection_id], last=price)
+        for selection_id, price in last
+        if selection_id in firsts
+    ]

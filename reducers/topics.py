@@ -45,6 +45,13 @@ def prices_checked() -> str:
     return f"{namespace()}.prices.checked.v1"
 
 
+def price_windows() -> str:
+    """Each market's first and last price snapshot per event-time window, as the price reducer
+    folds its batches (``reducers.movers.WindowPartial``), keyed by market id: what the movers
+    query ranks, so it never reads every price record again."""
+    return f"{namespace()}.prices.windows.v1"
+
+
 def prices_dead_letter() -> str:
     """Price records that failed parsing or validation, with the reason in a header."""
     return f"{namespace()}.prices.dlq.v1"
@@ -124,6 +131,7 @@ def all_topics() -> list[TopicSpec]:
     return [
         TopicSpec(prices(), data_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(prices_checked(), data_partitions, retention_ms=24 * 3600 * 1000),
+        TopicSpec(price_windows(), data_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(prices_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(commands(), command_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(commands_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),

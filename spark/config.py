@@ -99,6 +99,10 @@ class ReducerConfig:
     def movers_watermark_ms(self) -> int:
         return parse_duration_ms(self.movers_watermark)
 
+    @property
+    def movers_window_ms(self) -> int:
+        return parse_duration_ms(self.movers_window)
+
 
 def _trigger_mode(raw: str) -> TriggerMode:
     """The checked text of ``SPARK_TRIGGER_MODE`` as its type."""

@@ -1,12 +1,15 @@
 """Stand-ins for the services a reducer talks to, so its processors run without a broker or a
 Redis server: an in-memory Redis that runs the store's Lua scripts (fakeredis with Lua), and a
-dead-letter topic that keeps what it is sent."""
+dead-letter topic and a window topic that keep what they are sent."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import fakeredis
+
+from reducers.movers import WindowPartial, merge_all
 
 
 def fake_store_client() -> fakeredis.FakeRedis:
@@ -40,3 +43,18 @@ class FakeDeadLetters:
 
     def reasons(self) -> list[str]:
         return [letter.reason for letter in self.sent]
+
+
+@dataclass
+class FakeWindows:
+    """The window topic in memory (``spark.sinks.windows.WindowPartials``): ``sent`` holds every
+    partial sent, batch after batch."""
+
+    sent: list[WindowPartial] = field(default_factory=list)
+
+    def send(self, partials: Sequence[WindowPartial]) -> None:
+        self.sent.extend(partials)
+
+    def merged(self) -> dict[tuple[int, int], WindowPartial]:
+        """Every partial sent, merged per (window start, market) as the movers query merges them."""
+        return {(p.window_start, p.market_id): p for p in merge_all(self.sent)}

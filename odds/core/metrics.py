@@ -56,7 +56,7 @@ QUERY_TOPICS: dict[str, Callable[[], str]] = {
     "commands": topics.commands,
     "markets": topics.markets,
     "liability": topics.bets,
-    "movers": topics.prices,
+    "movers": topics.price_windows,
     "matches": topics.match_states,
 }
 # Shown beside them while it runs (real-time mode): the price reducer's applier.

@@ -33,6 +33,7 @@ from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, Pri
 from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
 from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
+from spark.sinks.windows import WindowTopic
 from spark.sources import raw_row
 
 log = logging.getLogger("spark.jobs.applier")
@@ -124,6 +125,7 @@ class PriceApplier:
         processor = PriceBatchProcessor(
             redis_client=client,
             dead_letters=DeadLetterSink(bootstrap_servers=self._bootstrap, topic=topics.prices_dead_letter()),
+            windows=WindowTopic(bootstrap_servers=self._bootstrap),
         )
         consumer = kafka_consumer(
             self._bootstrap,

@@ -1,16 +1,22 @@
 """Price movement per market over event-time windows, with a watermark.
 
 Prices are grouped by the time they happened at the source (``event_ts``), not the time they
-arrived, into tumbling windows. The watermark bounds how late a record may arrive and still
-count; later records are dropped by Spark. They are counted by the price reducer with the same
-rule (``reducers.windows``), because Spark's own drop metric undercounts once it
-pre-aggregates or filters late rows early. For every window the
-markets are ranked by their largest move (basis points) into a Redis sorted set.
+arrived, into tumbling windows. The price reducer folds each batch's accepted records into one
+partial per market and window (its first and last snapshot, ``reducers.movers.WindowPartial``)
+and writes them to the window topic; this query reads those, not every price record, and merges
+them per window in Spark state: the first snapshot of the lowest sequence, the last of the
+highest. The watermark bounds how late a partial may arrive and still count (a partial's event
+time is its newest record's); later ones are dropped by Spark. Late price records are counted by
+the price reducer with the same rule (``reducers.windows``), because Spark's own drop metric
+undercounts once it pre-aggregates or filters late rows early. For every window the markets are
+ranked by their largest move (basis points) into a Redis sorted set.
 """
 
 from __future__ import annotations
 
 import logging
+from decimal import Decimal
+from typing import Any
 
 import redis
 from pyspark.sql import DataFrame, SparkSession
@@ -20,7 +26,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
 from reducers.connections import redis_client
-from reducers.movers import Movement, best_moves
+from reducers.movers import best_moves, window_movements
 from reducers.store import MarketStore
 from spark.config import config
 from spark.sinks.replicated import Replicated
@@ -29,59 +35,56 @@ from spark.sources import kafka_stream
 log = logging.getLogger("spark.jobs.movers")
 QUERY_NAME = "movers"
 
-PRICE_SCHEMA = T.StructType(
+_PRICES = T.ArrayType(T.StructType([T.StructField("id", T.LongType()), T.StructField("price", T.StringType())]))
+# A window-topic record (``reducers.movers.encode_partial``).
+PARTIAL_SCHEMA = T.StructType(
     [
-        T.StructField("v", T.IntegerType()),
+        T.StructField("window_start", T.LongType()),
         T.StructField("market_id", T.LongType()),
-        T.StructField("seq", T.LongType()),
-        T.StructField("event_ts", T.LongType()),
-        T.StructField(
-            "selections",
-            T.ArrayType(T.StructType([T.StructField("id", T.LongType()), T.StructField("price", T.StringType())])),
-        ),
+        T.StructField("first_seq", T.LongType()),
+        T.StructField("first", _PRICES),
+        T.StructField("last_seq", T.LongType()),
+        T.StructField("last", _PRICES),
+        T.StructField("newest_event", T.LongType()),
+        T.StructField("updates", T.LongType()),
     ]
 )
 
 
-def movements(prices: DataFrame, *, window: str, watermark: str) -> DataFrame:
-    """(window_start ms, market_id, selection_id, first, last, low, high, updates) per window."""
+def movements(partials: DataFrame, *, window: str, watermark: str) -> DataFrame:
+    """(window_start ms, market_id, first, last, updates) per window and market, from the window
+    topic's records: ``first`` and ``last`` the selections' (id, price) of the window's first and
+    last snapshot so far."""
     return (
-        prices.select(F.from_json(F.col("value").cast("string"), PRICE_SCHEMA).alias("r"))
-        .where(F.col("r.v") == 1)
+        partials.select(F.from_json(F.col("value").cast("string"), PARTIAL_SCHEMA).alias("p"))
         .select(
-            F.col("r.market_id").alias("market_id"),
-            F.col("r.seq").alias("seq"),
-            F.timestamp_millis(F.col("r.event_ts")).alias("event_time"),
-            F.explode(F.col("r.selections")).alias("s"),
+            F.col("p.market_id").alias("market_id"),
+            F.timestamp_millis(F.col("p.newest_event")).alias("event_time"),
+            F.col("p.first_seq").alias("first_seq"),
+            F.col("p.first").alias("first"),
+            F.col("p.last_seq").alias("last_seq"),
+            F.col("p.last").alias("last"),
+            F.col("p.updates").alias("updates"),
         )
-        .select(
-            "market_id",
-            "seq",
-            "event_time",
-            F.col("s.id").alias("selection_id"),
-            F.col("s.price").cast(T.DecimalType(7, 2)).alias("price"),
+        .where(
+            F.col("market_id").isNotNull()
+            & F.col("event_time").isNotNull()
+            & F.col("first_seq").isNotNull()
+            & F.col("last_seq").isNotNull()
         )
-        .where(F.col("market_id").isNotNull() & F.col("price").isNotNull() & F.col("event_time").isNotNull())
         .withWatermark("event_time", watermark)
-        .groupBy(F.window("event_time", window), "market_id", "selection_id")
+        .groupBy(F.window("event_time", window), "market_id")
         .agg(
-            F.min_by("price", "seq").alias("first"),
-            F.max_by("price", "seq").alias("last"),
-            F.min("price").alias("low"),
-            F.max("price").alias("high"),
-            F.count(F.lit(1)).alias("updates"),
+            F.min_by("first", "first_seq").alias("first"),
+            F.max_by("last", "last_seq").alias("last"),
+            F.sum("updates").alias("updates"),
         )
-        .select(
-            F.unix_millis(F.col("window.start")).alias("window_start"),
-            "market_id",
-            "selection_id",
-            "first",
-            "last",
-            "low",
-            "high",
-            "updates",
-        )
+        .select(F.unix_millis(F.col("window.start")).alias("window_start"), "market_id", "first", "last", "updates")
     )
+
+
+def _prices(items: list[Any] | None) -> tuple[tuple[int, Decimal], ...]:
+    return tuple((int(item["id"]), Decimal(item["price"])) for item in items or ())
 
 
 class MoversSink:
@@ -93,13 +96,11 @@ class MoversSink:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self._store.rank_movers(
             best_moves(
-                Movement(
-                    window_start=int(row["window_start"]),
-                    market_id=int(row["market_id"]),
-                    first=row["first"],
-                    last=row["last"],
-                )
+                movement
                 for row in batch.collect()
+                for movement in window_movements(
+                    int(row["window_start"]), int(row["market_id"]), _prices(row["first"]), _prices(row["last"])
+                )
             )
         )
 
@@ -113,21 +114,20 @@ def start(
     topic: str | None = None,
     name: str = QUERY_NAME,
 ) -> StreamingQuery:
-    """The movers query over ``topic`` (the price topic unless given), named ``name``."""
+    """The movers query over ``topic`` (the window topic unless given), named ``name``."""
     settings = config()
-    # The prices come first. Per record this query costs about as much CPU as the price query
-    # (it parses every record again, explodes its selections and keeps windows in a state
-    # store), so:
-    # - one task reads every partition of the price topic for it: its batches take one core, not
-    #   all, and the price query's batches beside them stay short (SPARK_MOVERS_TASKS raises it
-    #   where cores allow);
+    # The prices come first. The window topic holds a record per market and window of each price
+    # batch, not per price record, but a backlog of them is still worked off beside the prices:
+    # - one task reads every partition of the window topic: its batches take one core at most,
+    #   and the price query's batches beside them stay short (SPARK_MOVERS_TASKS raises it where
+    #   cores allow);
     # - a batch reads at most SPARK_MOVERS_MAX_RECORDS records: under a backlog the query falls
-    #   behind the prices (its lag is on the lag dashboard) and catches up when the feed slows.
-    #   Windows are by event time, so a record this query reads late still counts in the window
-    #   it belongs to.
+    #   behind (its lag is on the lag dashboard) and catches up when the feed slows. Windows are
+    #   by event time, so a partial this query reads late still counts in the window it belongs
+    #   to.
     stream = kafka_stream(
         spark,
-        topic=topic or topics.prices(),
+        topic=topic or topics.price_windows(),
         bootstrap=bootstrap,
         starting_offsets="latest",
         max_offsets_per_trigger=settings.movers_max_records,

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -27,6 +28,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from reducers import keys, topics
 from reducers.connections import redis_client
+from reducers.movers import Prices, WindowPartial, decode_partial, encode_partial, fold_partials, merge_all
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
 from reducers.store import MarketStore
@@ -36,6 +38,7 @@ from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetters, DeadLetterSink, Rejects
 from spark.sinks.replicated import Replicated
+from spark.sinks.windows import WindowPartials, WindowTopic
 from spark.sources import (
     RAW_COLUMNS,
     OffsetRange,
@@ -92,9 +95,18 @@ class PriceBatchProcessor:
     """The reducer for one micro-batch of raw price records (runs on the driver)."""
 
     def __init__(
-        self, *, redis_client: redis.Redis, dead_letters: DeadLetters, range_reader: ReadsRanges | None = None
+        self,
+        *,
+        redis_client: redis.Redis,
+        dead_letters: DeadLetters,
+        windows: WindowPartials | None = None,
+        range_reader: ReadsRanges | None = None,
     ) -> None:
         self._sink = MarketStore(redis_client)
+        # Where each batch's window partials go, for the movers query (none: a rebuild of the
+        # store, which re-applies old prices and has no windows to add to).
+        self._windows = windows
+        self._window_ms = config().movers_window_ms
         # Reads a small batch's records straight from Kafka on the driver (no Spark job).
         self._range_reader = range_reader
         self._channels = ChannelStore(redis_client)
@@ -179,7 +191,20 @@ class PriceBatchProcessor:
             conflate((update, ts) for update, ts, _ in good),
             rows_of=lambda ids: [row for update, _, row in good if update.market_id in ids],
         )
-        return self._apply(items, statuses=statuses, records=len(rows), rejected=rejected + unknown)
+        stats = self._apply(items, statuses=statuses, records=len(rows), rejected=rejected + unknown)
+        self._send_windows(self._fold([update for update, _, _ in good]))
+        return stats
+
+    def _fold(self, updates: list[PriceUpdate]) -> list[WindowPartial]:
+        """The window partials of accepted updates."""
+        snapshots = ((u.market_id, u.seq, u.event_ts, _prices(u)) for u in updates)
+        return list(fold_partials(snapshots, window_ms=self._window_ms).values())
+
+    def _send_windows(self, partials: list[WindowPartial]) -> None:
+        """Hand the batch's window partials to the movers' topic, after its prices are applied:
+        a punter's price does not wait for them."""
+        if self._windows is not None and partials:
+            self._windows.send(merge_all(partials))
 
     def process_batch(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
@@ -193,19 +218,27 @@ class PriceBatchProcessor:
         there are any.
         """
         started = time.perf_counter()
-        groups = conflated(batch).collect()
+        groups = conflated(batch, window_ms=self._window_ms).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [group for group in groups if group["w"] is not None]
         watermark = self._current_watermark()
         late = late_counts(
             batch,
-            market_ids=(int(group["market_id"]) for group in winners if group["oldest_event"] < watermark),
+            market_ids={int(group["market_id"]) for group in winners if group["oldest_event"] < watermark},
             watermark=watermark,
         )
         good, rejected = self._decode([suspect for group in groups for suspect in group["refused"]])
         checked, rejected_winners = self._decode([group["w"] for group in winners])
-        merged_by_market = {int(group["market_id"]): int(group["merged"]) for group in winners}
-        from_sql = [Conflated(update, merged_by_market[update.market_id], ts) for update, ts, _ in checked]
+        # A market's records of one batch are in one group per event-time window: its newest
+        # record is the newest of its groups' winners, and their counts add up.
+        group_of = {(group["w"]["partition"], group["w"]["offset"]): group for group in winners}
+        accepted = [(update, ts, group_of[(row["partition"], row["offset"])]) for update, ts, row in checked]
+        from_sql = merge_conflated([Conflated(update, int(group["merged"]), ts) for update, ts, group in accepted])
+        merged_by_market = {item.update.market_id: item.merged for item in from_sql}
+        windows = merge_all(
+            [window_partial(group, update) for update, _, group in accepted],
+            self._fold([update for update, _, _ in good]),
+        )
 
         def rows_of(market_ids: set[int]) -> list[Any]:
             # Filtered on the market alone, which parses each record once; a filter on the verdict
@@ -228,12 +261,14 @@ class PriceBatchProcessor:
             python_side=[update.event_ts for update, _, _ in good],
         )
         self.last_sql_ms = aggregated_ms
-        return self._apply(
+        stats = self._apply(
             items,
             statuses=statuses,
             records=len(good) + rejected + sum(merged_by_market.values()),
             rejected=rejected + rejected_winners + unknown,
         )
+        self._send_windows(windows)
+        return stats
 
     def process_partitions(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch on the executors: each task runs the reducer's own validator over
@@ -246,9 +281,11 @@ class PriceBatchProcessor:
         """
         started = time.perf_counter()
         watermark = self._current_watermark()
-        reduced = batch.mapInArrow(partial(reduce_partition, watermark=watermark), PARTITION_OUTPUT).collect()
+        reduce = partial(reduce_partition, watermark=watermark, window_ms=self._window_ms)
+        reduced = batch.mapInArrow(reduce, PARTITION_OUTPUT).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [row for row in reduced if row["kind"] == WINNER]
+        windows = merge_all(decode_partial(row["value"]) for row in reduced if row["kind"] == WINDOW)
         refused = [(_raw(row), row["reason"], row["detail"]) for row in reduced if row["kind"] == REFUSED]
         self._dead_letter(refused)
         # The winners were accepted by the same validator on the executors: decoded again here
@@ -270,12 +307,14 @@ class PriceBatchProcessor:
             python_side=[],
         )
         self.last_sql_ms = aggregated_ms
-        return self._apply(
+        stats = self._apply(
             applied,
             statuses=statuses,
             records=len(refused) + sum(merged_by_offset.values()),
             rejected=len(refused) + unknown,
         )
+        self._send_windows(windows)
+        return stats
 
     def _current_watermark(self) -> int:
         if self._watermark is None:
@@ -355,12 +394,14 @@ class PriceBatchProcessor:
         return rows, "kafka"
 
 
-def conflated(batch: DataFrame) -> DataFrame:
+def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
     """A batch of raw price records reduced in Spark SQL, one row per market id (null for the
-    records without one): ``w`` the newest record SQL accepts (the raw columns; null when it
-    accepts none), ``merged`` how many accepted records it stands for, ``newest_event`` and
-    ``oldest_event`` their newest and oldest event times, and ``refused`` the raw records SQL
-    does not accept.
+    records without one) and event-time window of ``window_ms`` (``window_start``; null for the
+    records SQL does not accept): ``w`` the newest record SQL accepts (the raw columns; null when
+    it accepts none), ``merged`` how many accepted records it stands for, ``newest_event`` and
+    ``oldest_event`` their newest and oldest event times, ``first_seq`` and ``first`` the
+    sequence and the selections of the oldest (for the movers' window partials,
+    ``window_partial``), and ``refused`` the raw records SQL does not accept.
 
     Listing the refused records makes the aggregation hash-based: ``collect_list`` keeps its
     state as an object, which Spark aggregates in a hash map of objects (``ObjectHashAggregate``),
@@ -373,16 +414,40 @@ def conflated(batch: DataFrame) -> DataFrame:
     ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
     raw = F.struct(*RAW_COLUMNS)
     accepted_event = F.when(ok, event_ts)
+    accepted_seq = F.when(ok, seq)
+    window_start = accepted_event - F.pmod(accepted_event, F.lit(window_ms))
     return (
         with_validity(batch)
-        .groupBy(F.col("r.market_id").alias("market_id"))
+        .groupBy(F.col("r.market_id").alias("market_id"), window_start.alias("window_start"))
         .agg(
-            F.max_by(raw, F.when(ok, seq)).alias("w"),
+            F.max_by(raw, accepted_seq).alias("w"),
             F.count_if(ok).alias("merged"),
             F.max(accepted_event).alias("newest_event"),
             F.min(accepted_event).alias("oldest_event"),
+            F.min(accepted_seq).alias("first_seq"),
+            F.min_by(F.col("r.selections"), accepted_seq).alias("first"),
             F.collect_list(F.when(~ok, raw)).alias("refused"),
         )
+    )
+
+
+def _prices(update: PriceUpdate) -> Prices:
+    return tuple((selection.id, selection.price) for selection in update.selections)
+
+
+def window_partial(group: Any, newest: PriceUpdate) -> WindowPartial:
+    """The window partial of a ``conflated`` group whose newest record is ``newest``: the first
+    snapshot's selections as SQL parsed them (SQL accepted the record, so its prices are the
+    decimals Python reads), the last the decoded newest record's."""
+    return WindowPartial(
+        window_start=int(group["window_start"]),
+        market_id=newest.market_id,
+        first_seq=int(group["first_seq"]),
+        first=tuple((int(s["id"]), Decimal(s["price"])) for s in group["first"]),
+        last_seq=newest.seq,
+        last=_prices(newest),
+        newest_event=int(group["newest_event"]),
+        updates=int(group["merged"]),
     )
 
 
@@ -444,8 +509,10 @@ def gc_paused() -> Iterator[None]:
 
 # What a task of ``process_partitions`` returns: per market, the newest record the validator
 # accepts with how many accepted records it stands for, the newest event time among them and how
-# many of them were late ("winner"); and every record it refuses with why ("refused").
-WINNER, REFUSED = "winner", "refused"
+# many of them were late ("winner"); every record it refuses with why ("refused"); and per
+# market and event-time window, the window partial of its accepted records, encoded as its
+# window-topic record in ``value`` ("window").
+WINNER, REFUSED, WINDOW = "winner", "refused", "window"
 _RAW_FIELDS = [
     ("key", pa.binary()),
     ("value", pa.binary()),
@@ -482,19 +549,21 @@ def _arrow_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[dict[str, Any]]:
             yield raw_row(*values)
 
 
-def reduce_partition(batches: Iterable[pa.RecordBatch], *, watermark: int) -> Iterator[pa.RecordBatch]:
+def reduce_partition(batches: Iterable[pa.RecordBatch], *, watermark: int, window_ms: int) -> Iterator[pa.RecordBatch]:
     """One task's share of a large micro-batch, in a Python worker: every record validated by
     the reducer's validator and conflated to the newest per market (the highest sequence; the
-    first read of equal ones, as ``conflate``)."""
+    first read of equal ones, as ``conflate``), and folded into its window partial."""
     # market id → [sequence, row, merged, newest event time, late]; each record is let go as soon
     # as it is folded in.
     best: dict[int, list[Any]] = {}
     rejects: list[tuple[Any, str, str]] = []
+    accepted: list[tuple[int, int, int, Prices]] = []
     with gc_paused():
         for row, update in decoded(_arrow_rows(batches)):
             if not isinstance(update, PriceUpdate):
                 rejects.append((row, *update))
                 continue
+            accepted.append((update.market_id, update.seq, update.event_ts, _prices(update)))
             late = int(update.event_ts < watermark)
             entry = best.get(update.market_id)
             if entry is None:
@@ -510,6 +579,10 @@ def reduce_partition(batches: Iterable[pa.RecordBatch], *, watermark: int) -> It
         for _, row, merged, newest, late in best.values()
     ]
     out += [{"kind": REFUSED, **row, "reason": reason, "detail": detail} for row, reason, detail in rejects]
+    out += [
+        {"kind": WINDOW, "value": encode_partial(window)}
+        for window in fold_partials(accepted, window_ms=window_ms).values()
+    ]
     yield pa.RecordBatch.from_pylist(out, schema=_PARTITION_ARROW)
 
 
@@ -587,6 +660,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     processor = PriceBatchProcessor(
         redis_client=redis_client(redis_url),
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
+        windows=WindowTopic(bootstrap_servers=bootstrap),
         range_reader=range_reader(bootstrap) if config().range_read else None,
     )
     for key, value in async_progress_options(config()).items():

@@ -125,7 +125,9 @@ def starters(
         markets.QUERY_NAME: lambda: markets.start(spark, **common, checkpoint_dir=checkpoint("markets")),
         commands.QUERY_NAME: lambda: commands.start(spark, **common, checkpoint_dir=checkpoint("commands")),
         liability.QUERY_NAME: lambda: liability.start(spark, **common, checkpoint_dir=checkpoint("liability")),
-        movers.QUERY_NAME: lambda: movers.start(spark, **common, checkpoint_dir=checkpoint("movers")),
+        # Named for its source: the movers once read the price topic, whose offsets a checkpoint
+        # of theirs holds.
+        movers.QUERY_NAME: lambda: movers.start(spark, **common, checkpoint_dir=checkpoint("movers-windows")),
         matches.QUERY_NAME: lambda: matches.start(spark, **common, checkpoint_dir=checkpoint("matches")),
         prices.QUERY_NAME: lambda: prices.start(
             spark, **common, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode

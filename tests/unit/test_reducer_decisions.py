@@ -11,7 +11,17 @@ from reducers.markets import (
     definition_change,
     plan_table,
 )
-from reducers.movers import Movement, best_moves, move_bps
+from reducers.movers import (
+    Movement,
+    WindowPartial,
+    best_moves,
+    decode_partial,
+    encode_partial,
+    fold_partials,
+    merge_all,
+    move_bps,
+    window_movements,
+)
 from reducers.prices import Conflated, admit, unknown_items
 from reducers.schemas import PriceUpdate, SelectionPrice
 from tests.factories import definition_build
@@ -167,3 +177,44 @@ def test_a_first_price_that_is_not_positive_is_left_out_instead_of_dividing_by_z
         ]
     )
     assert best == {(0, 3): 100}
+
+
+def d(text: str) -> Decimal:
+    return Decimal(text)
+
+
+def test_a_batch_folds_into_each_markets_first_and_last_snapshot_per_window_whatever_the_order():
+    snapshots = [
+        (1, 2, 60_020, ((1, d("2.20")),)),
+        (1, 1, 60_010, ((1, d("2.10")),)),
+        (2, 1, 60_500, ((1, d("5.00")),)),
+        (1, 4, 120_000, ((1, d("2.50")),)),  # the next window starts here
+        (1, 3, 119_999, ((1, d("2.30")),)),
+    ]
+    folded = fold_partials(snapshots, window_ms=60_000)
+    assert folded == {
+        (60_000, 1): WindowPartial(60_000, 1, 1, ((1, d("2.10")),), 3, ((1, d("2.30")),), 119_999, 3),
+        (60_000, 2): WindowPartial(60_000, 2, 1, ((1, d("5.00")),), 1, ((1, d("5.00")),), 60_500, 1),
+        (120_000, 1): WindowPartial(120_000, 1, 4, ((1, d("2.50")),), 4, ((1, d("2.50")),), 120_000, 1),
+    }
+
+
+def test_partials_merge_in_any_order_to_the_same_window_and_a_redelivered_one_moves_nothing():
+    early = WindowPartial(0, 1, 1, ((1, d("2.00")),), 2, ((1, d("2.10")),), 5, 2)
+    late = WindowPartial(0, 1, 3, ((1, d("2.20")),), 5, ((1, d("2.60")),), 9, 3)
+    [merged] = merge_all([late], [early])
+    assert merged == WindowPartial(0, 1, 1, ((1, d("2.00")),), 5, ((1, d("2.60")),), 9, 5)
+    assert merge_all([early, late]) == [merged]
+    [again] = merge_all([early, late, late])
+    assert (again.first, again.last) == (merged.first, merged.last)
+
+
+def test_a_partial_survives_its_record_with_exact_prices():
+    partial = WindowPartial(60_000, 7, 3, ((1, d("1.01")), (2, d("1000"))), 9, ((1, d("2.5")),), 61_000, 4)
+    assert decode_partial(encode_partial(partial)) == partial
+    assert b'"price":"1.01"' in encode_partial(partial)  # a decimal string, never a float
+
+
+def test_a_window_moves_each_selection_in_both_its_first_and_last_snapshot():
+    moves = window_movements(0, 1, ((1, d("2.00")), (2, d("3.00"))), ((2, d("3.30")), (3, d("9.00"))))
+    assert moves == [Movement(window_start=0, market_id=1, first=d("3.00"), last=d("3.30"))]

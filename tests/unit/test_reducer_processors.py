@@ -5,6 +5,7 @@ kept in memory. The same processors run against the real services in tests/integ
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -17,7 +18,7 @@ from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.liability import LiabilityProcessor
 from spark.jobs.prices import QUERY_NAME, PriceBatchProcessor
 from tests.factories import bet_event_build, market_ids_define, raw_price_update
-from tests.fakes import FakeDeadLetters, fake_store_client
+from tests.fakes import FakeDeadLetters, FakeWindows, fake_store_client
 
 
 def raw(value: bytes, *, offset: int, partition: int = 0, key: bytes | None = b"k") -> dict[str, Any]:
@@ -48,8 +49,13 @@ def dead_letters():
 
 
 @pytest.fixture
-def prices(store, dead_letters):
-    return PriceBatchProcessor(redis_client=store, dead_letters=dead_letters)
+def windows():
+    return FakeWindows()
+
+
+@pytest.fixture
+def prices(store, dead_letters, windows):
+    return PriceBatchProcessor(redis_client=store, dead_letters=dead_letters, windows=windows)
 
 
 def define(store, *market_ids: int) -> None:
@@ -177,6 +183,39 @@ def test_records_older_than_the_watermark_are_counted_as_late_and_still_applied(
     state = state_of(store, 1)
     assert state is not None
     assert state["seq"] == 2
+
+
+def at(update_: PriceUpdate, event_ts: int) -> PriceUpdate:
+    return dataclasses.replace(update_, event_ts=event_ts)
+
+
+def test_each_batch_hands_the_movers_each_markets_first_and_last_snapshot_per_event_time_window(prices, store, windows):
+    define(store, 1, 2)
+    # Windows of a minute: 60,000 to 119,999 ms and from 120,000 on.
+    prices.process_rows(
+        rows_of(
+            at(update(1, 2, "2.20"), 60_020),
+            at(update(1, 1, "2.10"), 60_010),
+            b'{"v":1,"market_id":1,"seq":9',
+            at(update(1, 3, "2.50"), 120_000),
+            at(update(2, 1, "5.00"), 60_500),
+        )
+    )
+    prices.process_rows(rows_of(at(update(1, 4, "2.40"), 61_000)))
+
+    # One partial per market and window of each batch; the malformed record is in none.
+    assert [(p.window_start, p.market_id, p.updates) for p in windows.sent] == [
+        (60_000, 1, 2),
+        (60_000, 2, 1),
+        (120_000, 1, 1),
+        (60_000, 1, 1),
+    ]
+    merged = windows.merged()
+    first_window = merged[(60_000, 1)]
+    assert (first_window.first_seq, first_window.last_seq, first_window.updates) == (1, 4, 3)
+    assert first_window.first == ((1, Decimal("2.10")), (2, Decimal("1.90")))
+    assert first_window.last == ((1, Decimal("2.40")), (2, Decimal("1.90")))
+    assert (merged[(120_000, 1)].first_seq, merged[(120_000, 1)].last_seq) == (3, 3)
 
 
 # --- subscriber channels: the command processor with the price processor -------------------

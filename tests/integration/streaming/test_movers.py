@@ -59,26 +59,33 @@ def test_movement_is_ranked_per_event_time_window_and_late_records_are_counted(
     assert redis_client.zscore(keys.movers(window_start - 15 * 60_000), str(market_id)) is None
 
 
-def test_the_movers_query_reads_the_price_topic_with_one_task(reducers_running):
-    # Its stateful batches then take one core, and the price query's batches beside them stay short.
-    plan = reducers_running["movers"]._jsq.streamingQuery().logicalPlan().toString()
+def test_the_movers_query_reads_the_window_topic_with_one_task(reducers_running):
+    # Its stateful batches then take one core at most, and the price query's batches beside them
+    # stay short; it never reads the price topic itself.
+    query = reducers_running["movers"]
+    plan = query._jsq.streamingQuery().logicalPlan().toString()
     assert "Repartition 1, false" in plan
+    wait_for(lambda: query.lastProgress is not None, what="movers query running")
+    [source] = query.lastProgress["sources"]
+    assert source["description"] == f"KafkaV2[Subscribe[{topics.price_windows()}]]"
 
 
-def test_a_backlog_is_read_a_bounded_batch_at_a_time_and_every_record_still_counts(
+def test_partials_are_merged_across_batches_a_backlog_is_read_a_bounded_batch_at_a_time_and_late_ones_drop(
     spark, kafka_topics, producer, redis_client, tmp_path, monkeypatch
 ):
-    # Under a backlog the movers fall behind the prices instead of taking the cores from them:
-    # each batch reads at most SPARK_MOVERS_MAX_RECORDS records, and the windows still come out
-    # as if the records had been read at once.
+    # The window topic's partials of one window, from many price batches, arriving out of order:
+    # the window's move is from the lowest sequence's snapshot to the highest's. Under a backlog
+    # the movers fall behind the prices instead of taking the cores from them: each batch reads
+    # at most SPARK_MOVERS_MAX_RECORDS records, and the windows still come out as if read at once.
     from django.conf import settings
 
     from odds.core.kafka import admin_client, topics_ensure
+    from reducers.movers import WindowPartial, encode_partial
     from spark.jobs import movers as movers_job
 
     capped = dataclasses.replace(movers_job.config(), movers_max_records=4, movers_trigger="2 seconds")
     monkeypatch.setattr(movers_job, "config", lambda: capped)
-    topic = f"{topics.prices()}.movers-{uuid.uuid4().hex[:8]}"
+    topic = f"{topics.price_windows()}.test-{uuid.uuid4().hex[:8]}"
     topics_ensure(specs=[topics.TopicSpec(topic, 3)])
     query = movers_job.start(
         spark,
@@ -88,20 +95,36 @@ def test_a_backlog_is_read_a_bounded_batch_at_a_time_and_every_record_still_coun
         topic=topic,
         name=f"movers-{uuid.uuid4().hex[:8]}",
     )
+
+    def send(partial: WindowPartial) -> None:
+        producer.produce(topic, key=str(partial.market_id).encode(), value=encode_partial(partial))
+
     try:
         # The first batch fixes where the query starts reading (the end of the topic).
         wait_for(lambda: query.lastProgress is not None, what="the movers query's first batch")
         market_id = 500_101
         now = int(time.time() * 1000)
         window_start = now - now % 60_000
-        for seq in range(1, 13):
-            price = Decimal("2.00") + Decimal("0.10") * (seq - 1)  # 2.00, 2.10, … 3.10
-            update = raw_price_update(market_id=market_id, seq=seq, prices=((1, str(price)), (2, "1.80")))
-            timed = dataclasses.replace(update, event_ts=now, produce_ts=int(time.time() * 1000))
-            producer.produce(topic, key=timed.key(), value=timed.encode())
+        # Twelve partials of two sequences each, the last one first: 2.00 at sequence 1 to 3.10 at 24.
+        for part in reversed(range(12)):
+            first, last = Decimal("2.00") + Decimal("0.10") * part, Decimal("2.05") + Decimal("0.10") * part
+            if part == 11:
+                last = Decimal("3.10")
+            send(
+                WindowPartial(
+                    window_start,
+                    market_id,
+                    2 * part + 1,
+                    ((1, first), (2, Decimal("1.80"))),
+                    2 * part + 2,
+                    ((1, last), (2, Decimal("1.80"))),
+                    now,
+                    2,
+                )
+            )
         assert producer.flush(10) == 0
 
-        # From 2.00 (sequence 1) to 3.10 (sequence 12): 55 %.
+        # From 2.00 (sequence 1) to 3.10 (sequence 24): 55 %.
         wait_for(
             lambda: redis_client.zscore(keys.movers(window_start), str(market_id)) == 5500,
             timeout=60,
@@ -115,6 +138,18 @@ def test_a_backlog_is_read_a_bounded_batch_at_a_time_and_every_record_still_coun
         wait_for(lambda: sum(read()) == 12, timeout=20, what="the progress of every batch")
         assert max(read()) <= 4
         assert len(read()) >= 3
+
+        # A partial whose newest record is behind the watermark (the newest event time seen
+        # less MOVERS_WATERMARK) is dropped: its window is never ranked.
+        old_window = window_start - 15 * 60_000
+        send(
+            WindowPartial(
+                old_window, market_id, 30, ((1, Decimal("2.00")),), 31, ((1, Decimal("9.00")),), old_window, 2
+            )
+        )
+        assert producer.flush(10) == 0
+        wait_for(lambda: sum(read()) == 13, timeout=30, what="the late partial read")
+        assert redis_client.zscore(keys.movers(old_window), str(market_id)) is None
     finally:
         query.stop()
         admin_client().delete_topics([topic])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import orjson
 import pytest
 
@@ -134,7 +136,7 @@ def markets_of(path: str) -> int:
     return 1000 * LARGE_BATCH_PATHS.index(path)
 
 
-def reduce_large(spark, redis_client, values: list[bytes], path: str) -> dict[str, int]:
+def reduce_large(spark, redis_client, values: list[bytes], path: str, windows=None) -> dict[str, int]:
     """Reduce the records as one large micro-batch of three partitions through ``path``."""
     from django.conf import settings
 
@@ -149,6 +151,7 @@ def reduce_large(spark, redis_client, values: list[bytes], path: str) -> dict[st
         dead_letters=DeadLetterSink(
             bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
         ),
+        windows=windows,
     )
     return processor.process_batch(frame) if path == "sql" else processor.process_partitions(frame)
 
@@ -297,3 +300,53 @@ def test_a_large_batch_counts_the_records_older_than_the_watermark_as_late(spark
     assert late() == before + 2
     state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
     assert (state["seq"], state["merged"]) == (3, 3)
+
+
+@pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
+def test_a_large_batch_hands_the_movers_the_window_partials_the_python_path_does(
+    spark, kafka_topics, redis_client, path
+):
+    """Per market and event-time window, the first and last snapshot of the records the
+    validator accepts, whichever way the batch is reduced: records out of order, over two
+    windows, in three partitions, with refused ones among them (a record SQL refuses and Python
+    accepts counts too)."""
+    import dataclasses
+
+    from spark.jobs.prices import PriceBatchProcessor
+    from tests.factories import market_ids_define, raw_price_update
+    from tests.fakes import FakeDeadLetters, FakeWindows
+
+    market_a, market_b = 910_041 + markets_of(path), 910_042 + markets_of(path)
+    market_ids_define(redis_client, market_a, market_b)
+    window = 60_000 * 28_333_333  # a minute's start in 2023
+
+    def at(market: int, seq: int, price: str, event_ts: int) -> bytes:
+        update = raw_price_update(market_id=market, seq=seq, prices=((1, price), (2, "1.50")))
+        return dataclasses.replace(update, event_ts=event_ts).encode()
+
+    spaced = orjson.dumps(orjson.loads(at(market_a, 4, "2.40", window + 30)), option=orjson.OPT_INDENT_2)
+    values = [
+        at(market_a, 3, "2.30", window + 20),
+        at(market_a, 1, "2.10", window + 10),
+        spaced,  # not canonical: SQL leaves it to Python, which accepts it
+        at(market_a, 5, "2.50", window + 60_000),  # the next window
+        at(market_b, 2, "4.20", window + 5),
+        b'{"v": 1, "market_id": "x"}',
+        at(market_b, 1, "4.00", window + 1),
+    ]
+    large = FakeWindows()
+    reduce_large(spark, redis_client, values, path, windows=large)
+    small = FakeWindows()
+    python_path = PriceBatchProcessor(redis_client=redis_client, dead_letters=FakeDeadLetters(), windows=small)
+    python_path.process_rows(
+        [
+            {"key": b"k", "value": v, "partition": i % 3, "offset": i, "kafka_ts": 1_000 + i}
+            for i, v in enumerate(values)
+        ]
+    )
+
+    assert large.merged() == small.merged()
+    first = large.merged()[(window, market_a)]
+    assert (first.first_seq, first.last_seq, first.updates, first.newest_event) == (1, 4, 3, window + 30)
+    assert (first.first[0][1], first.last[0][1]) == (Decimal("2.10"), Decimal("2.40"))
+    assert sorted(large.merged()) == [(window, market_a), (window, market_b), (window + 60_000, market_a)]
