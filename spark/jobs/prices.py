@@ -1,4 +1,5 @@
-"""Price reducer: Kafka price topic → validate → conflate → Redis state + pub-sub.
+"""Price reducer: Kafka price topic → validate → conflate → Redis state + pub-sub, and each
+market's first and last snapshot per event-time window → the window topic, for the movers.
 
 Two trigger modes, chosen by ``SPARK_TRIGGER_MODE``:
 
