@@ -18,6 +18,7 @@ import redis as redis_lib
 from bench.harness import Process, free_port
 from reducers import keys, topics
 from reducers.connections import redis_client
+from spark.jobs import commands
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.clients import ChannelClient, WatchClient
@@ -139,6 +140,14 @@ def start_streaming(
     for port, web in hosts:
         wait_web(f"http://127.0.0.1:{port}", web)
     wait_for(lambda: client.get(keys.heartbeat("reducers")), timeout=150, what="reducers running")
+    # A new query fixes where it starts reading (the end of its topic) at its first trigger, which
+    # reports progress: a channel subscribed before the command query's first trigger would never
+    # be read. The markets can be primed before then (the store is rebuilt from Kafka at start).
+    wait_for(
+        lambda: client.exists(keys.reducer_progress(commands.QUERY_NAME)),
+        timeout=150,
+        what="the command query's first trigger",
+    )
     producer = producer_create(**{"linger.ms": 5})
     prime(client, producer)  # every market has a state before the channels begin
     return Streaming(client=client, reducers=reducers, hosts=hosts, producer=producer)
