@@ -102,24 +102,31 @@ def fold_partials(
 ) -> dict[tuple[int, int], WindowPartial]:
     """Per (window start, market), the partial of ``snapshots``: each is (market id, sequence,
     event time ms, the selections' (id, price))."""
-    out: dict[tuple[int, int], WindowPartial] = {}
-    for market_id, seq, event_ts, prices in snapshots:
-        start = window_start_of(event_ts, window_ms)
-        one = WindowPartial(start, market_id, seq, prices, seq, prices, event_ts, 1)
-        current = out.get((start, market_id))
-        out[(start, market_id)] = one if current is None else merge_partials(current, one)
-    return out
+    return _merged(
+        WindowPartial(window_start_of(event_ts, window_ms), market_id, seq, prices, seq, prices, event_ts, 1)
+        for market_id, seq, event_ts, prices in snapshots
+    )
 
 
 def merge_all(*groups: Iterable[WindowPartial]) -> list[WindowPartial]:
     """The partials of disjoint parts of one batch merged per (window, market)."""
-    out: dict[tuple[int, int], WindowPartial] = {}
-    for group in groups:
-        for partial in group:
-            key = (partial.window_start, partial.market_id)
-            current = out.get(key)
-            out[key] = partial if current is None else merge_partials(current, partial)
+    out = _merged(partial for group in groups for partial in group)
     return [out[key] for key in sorted(out)]
+
+
+def _merged(partials: Iterable[WindowPartial]) -> dict[tuple[int, int], WindowPartial]:
+    out: dict[tuple[int, int], WindowPartial] = {}
+    for partial in partials:
+        key = (partial.window_start, partial.market_id)
+        current = out.get(key)
+        out[key] = partial if current is None else merge_partials(current, partial)
+    return out
+
+
+def prices_of(items: Iterable[Any] | None) -> Prices:
+    """The (id, price) pairs of selections given as ``{"id", "price"}`` items (a window-topic
+    record's, or the rows Spark parses from a price record), prices as exact decimals."""
+    return tuple((int(item["id"]), Decimal(item["price"])) for item in items or ())
 
 
 def _prices_json(prices: Prices) -> list[dict[str, Any]]:
@@ -145,17 +152,13 @@ def encode_partial(partial: WindowPartial) -> bytes:
 def decode_partial(value: bytes) -> WindowPartial:
     """The partial a window-topic record holds (``encode_partial``)."""
     raw = orjson.loads(value)
-
-    def prices(items: list[dict[str, Any]]) -> Prices:
-        return tuple((int(item["id"]), Decimal(item["price"])) for item in items)
-
     return WindowPartial(
         window_start=int(raw["window_start"]),
         market_id=int(raw["market_id"]),
         first_seq=int(raw["first_seq"]),
-        first=prices(raw["first"]),
+        first=prices_of(raw["first"]),
         last_seq=int(raw["last_seq"]),
-        last=prices(raw["last"]),
+        last=prices_of(raw["last"]),
         newest_event=int(raw["newest_event"]),
         updates=int(raw["updates"]),
     )

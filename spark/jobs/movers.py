@@ -15,8 +15,6 @@ ranked by their largest move (basis points) into a Redis sorted set.
 from __future__ import annotations
 
 import logging
-from decimal import Decimal
-from typing import Any
 
 import redis
 from pyspark.sql import DataFrame, SparkSession
@@ -26,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
 from reducers.connections import redis_client
-from reducers.movers import best_moves, window_movements
+from reducers.movers import best_moves, prices_of, window_movements
 from reducers.store import MarketStore
 from spark.config import config
 from spark.sinks.replicated import Replicated
@@ -83,10 +81,6 @@ def movements(partials: DataFrame, *, window: str, watermark: str) -> DataFrame:
     )
 
 
-def _prices(items: list[Any] | None) -> tuple[tuple[int, Decimal], ...]:
-    return tuple((int(item["id"]), Decimal(item["price"])) for item in items or ())
-
-
 class MoversSink:
     """Scores each window's markets (``reducers.movers.best_moves``) into the store's rankings."""
 
@@ -99,7 +93,7 @@ class MoversSink:
                 movement
                 for row in batch.collect()
                 for movement in window_movements(
-                    int(row["window_start"]), int(row["market_id"]), _prices(row["first"]), _prices(row["last"])
+                    int(row["window_start"]), int(row["market_id"]), prices_of(row["first"]), prices_of(row["last"])
                 )
             )
         )

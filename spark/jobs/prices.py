@@ -17,7 +17,6 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -29,7 +28,15 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from reducers import keys, topics
 from reducers.connections import redis_client
-from reducers.movers import Prices, WindowPartial, decode_partial, encode_partial, fold_partials, merge_all
+from reducers.movers import (
+    Prices,
+    WindowPartial,
+    decode_partial,
+    encode_partial,
+    fold_partials,
+    merge_all,
+    prices_of,
+)
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
 from reducers.store import MarketStore
@@ -197,15 +204,16 @@ class PriceBatchProcessor:
         return stats
 
     def _fold(self, updates: list[PriceUpdate]) -> list[WindowPartial]:
-        """The window partials of accepted updates."""
+        """The window partials of accepted updates, by window and market."""
         snapshots = ((u.market_id, u.seq, u.event_ts, _prices(u)) for u in updates)
-        return list(fold_partials(snapshots, window_ms=self._window_ms).values())
+        folded = fold_partials(snapshots, window_ms=self._window_ms)
+        return [folded[key] for key in sorted(folded)]
 
     def _send_windows(self, partials: list[WindowPartial]) -> None:
-        """Hand the batch's window partials to the movers' topic, after its prices are applied:
-        a punter's price does not wait for them."""
+        """Hand the batch's window partials (one per window and market) to the movers' topic,
+        after its prices are applied: a punter's price does not wait for them."""
         if self._windows is not None and partials:
-            self._windows.send(merge_all(partials))
+            self._windows.send(partials)
 
     def process_batch(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
@@ -444,7 +452,7 @@ def window_partial(group: Any, newest: PriceUpdate) -> WindowPartial:
         window_start=int(group["window_start"]),
         market_id=newest.market_id,
         first_seq=int(group["first_seq"]),
-        first=tuple((int(s["id"]), Decimal(s["price"])) for s in group["first"]),
+        first=prices_of(group["first"]),
         last_seq=newest.seq,
         last=_prices(newest),
         newest_event=int(group["newest_event"]),
