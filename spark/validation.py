@@ -6,14 +6,14 @@ does not accept goes to the Python validator, which names the reason or lets it 
 
 A record is parsed once, into typed columns, and accepted when two things hold:
 
-* **it is canonical**: its bytes are exactly what its parsed fields print as (``to_json`` of the
-  parsed record). That one comparison refuses everything Spark's lenient reader would let past
-  that Python refuses: text after the first JSON value, single quotes, a member set to ``null``
-  (it prints as left out), a key spelled with an escape, a price written as a number (it prints
-  as a string), duplicate keys, whitespace, unknown members, bytes that are not UTF-8 (they read
-  as U+FFFD, which prints as other bytes). Our producers write exactly this form
-  (``PriceUpdate.encode``: the fields in the schema's order, compact, every default written), so
-  their records pass; any other record is left to Python, which decides.
+* **it is canonical**: its bytes are exactly what its parsed fields print as in our producers'
+  form (``PriceUpdate.encode``: the fields in the schema's order, compact, every default
+  written). That one comparison refuses everything Spark's lenient reader would let past that
+  Python refuses: text after the first JSON value, single quotes, a member set to ``null`` or
+  left out (the printed form is null), a key spelled with an escape, a price written as a
+  number (it prints as a string), duplicate keys, whitespace, unknown members, bytes that are
+  not UTF-8 (they read as U+FFFD, which prints as other bytes). Our producers' records pass;
+  any other record is left to Python, which decides.
 * **its typed fields are within the limits**: version, positive ids, sequence and times, known
   statuses and source, one to ``MAX_SELECTIONS`` selections, each price a decimal of at most two
   places within ``MIN_PRICE``..``MAX_PRICE``.
@@ -94,9 +94,36 @@ def parse_record(value: Column) -> Column:
     return F.from_json(value.cast("string"), PRICE_RECORD, STRICT_JSON)
 
 
+def printed(column: Column, data_type: T.DataType) -> Column:
+    """``column`` as our producers print it: compact JSON, members in ``data_type``'s order.
+
+    Strings are printed between quotes as they are, without escapes: every string of a record
+    the typed rules accept is a known status or source or a price's digits, which JSON prints
+    so. (A record whose strings need escapes is refused by the rules whatever this prints.)
+    Built from generated string concatenation, which cost about a third of what Spark's
+    ``to_json`` did per record on the same batch.
+    """
+    if isinstance(data_type, T.StructType):
+        parts: list[Column] = []
+        for index, field in enumerate(data_type.fields):
+            name = F.lit(("{" if index == 0 else ",") + f'"{field.name}":')
+            parts += [name, printed(column[field.name], field.dataType)]
+        return F.concat(*parts, F.lit("}"))
+    if isinstance(data_type, T.ArrayType):
+        element = data_type.elementType
+        items = F.transform(column, lambda item: printed(item, element))
+        return F.concat(F.lit("["), F.array_join(items, ","), F.lit("]"))
+    if isinstance(data_type, T.StringType):
+        return F.concat(F.lit('"'), column, F.lit('"'))
+    if isinstance(data_type, T.LongType):
+        return column.cast("string")
+    raise TypeError(f"no printed form for {data_type}")
+
+
 def canonical(value: Column, record: Column) -> Column:
-    """Whether ``value`` is byte for byte what ``record`` (its parsed form) prints as."""
-    return F.to_json(record).cast("binary") == value
+    """Whether ``value`` is byte for byte what ``record`` (its parsed ``PRICE_RECORD``) prints as
+    (null when a member is null)."""
+    return printed(record, PRICE_RECORD).cast("binary") == value
 
 
 def price_validity(value: Column, record: Column) -> Column:

@@ -136,16 +136,23 @@ def markets_of(path: str) -> int:
     return 1000 * LARGE_BATCH_PATHS.index(path)
 
 
-def reduce_large(spark, redis_client, values: list[bytes], path: str, windows=None) -> dict[str, int]:
-    """Reduce the records as one large micro-batch of three partitions through ``path``."""
+def reduce_large(
+    spark, redis_client, values: list[bytes], path: str, windows=None, *, checked: bool = True
+) -> dict[str, int]:
+    """Reduce the records as one large micro-batch of three partitions through ``path``; the
+    frame with the parsed record and the SQL verdict, as the running query hands it over
+    (``checked``), or of raw rows only."""
     from django.conf import settings
 
     from reducers import topics
     from spark.jobs.prices import PriceBatchProcessor
     from spark.sinks.dead_letter import DeadLetterSink
+    from spark.validation import with_validity
 
     rows = spark.sparkContext.parallelize([(str(i).encode(), v, i % 3, i, 1_000 + i) for i, v in enumerate(values)], 3)
     frame = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
+    if checked:
+        frame = with_validity(frame)
     processor = PriceBatchProcessor(
         redis_client=redis_client,
         dead_letters=DeadLetterSink(
@@ -156,20 +163,22 @@ def reduce_large(spark, redis_client, values: list[bytes], path: str, windows=No
     return processor.process_batch(frame) if path == "sql" else processor.process_partitions(frame)
 
 
+@pytest.mark.parametrize("checked", [True, False], ids=["as the query hands it", "raw rows"])
 @pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
-def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redis_client, path):
+def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redis_client, path, checked):
     """A large micro-batch goes through Spark SQL or the executors' Python workers, its records
-    spread over three partitions; the outcome equals the Python reduction."""
+    spread over three partitions; the outcome equals the Python reduction, whether the frame
+    comes with the SQL verdict or of raw rows."""
     from reducers import keys
     from tests.factories import market_ids_define, raw_price_update
 
-    market_a, market_b = 910_001 + markets_of(path), 910_002 + markets_of(path)
+    market_a, market_b = 910_001 + markets_of(path) + 100 * checked, 910_002 + markets_of(path) + 100 * checked
     market_ids_define(redis_client, market_a, market_b)
     values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
     values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
     values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
     before = int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0)
-    stats = reduce_large(spark, redis_client, values, path)
+    stats = reduce_large(spark, redis_client, values, path, checked=checked)
     assert stats == {"records": 6, "rejected": 2, "markets": 2, "applied": 2, "frames": 0}
     state = orjson.loads(redis_client.hget(keys.market_state(market_a), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "2.30")
