@@ -80,26 +80,6 @@ def window_start_of(event_ts: int, window_ms: int) -> int:
     return event_ts - event_ts % window_ms
 
 
-def span_partial(
-    *,
-    window_ms: int,
-    market_id: int,
-    first: tuple[int, Prices],
-    last: tuple[int, Prices],
-    oldest_event: int,
-    newest_event: int,
-    updates: int,
-) -> WindowPartial | None:
-    """The partial of a market's records known only by their lowest and highest sequence's
-    snapshots (``first``, ``last``: each a sequence and its prices), their oldest and newest
-    event times and their number; None when the records span more than one window, whose
-    partials need each window's own first and last snapshot."""
-    window_start = window_start_of(newest_event, window_ms)
-    if window_start_of(oldest_event, window_ms) != window_start:
-        return None
-    return WindowPartial(window_start, market_id, first[0], first[1], last[0], last[1], newest_event, updates)
-
-
 def merge_partials(a: WindowPartial, b: WindowPartial) -> WindowPartial:
     """Two partials of one (window, market): the first of the lower sequence, the last of the
     higher (the one met first where they tie), the newer event time and the updates added up."""

@@ -100,8 +100,9 @@ def printed(column: Column, data_type: T.DataType) -> Column:
     Strings are printed between quotes as they are, without escapes: every string of a record
     the typed rules accept is a known status or source or a price's digits, which JSON prints
     so. (A record whose strings need escapes is refused by the rules whatever this prints.)
-    Built from generated string concatenation, which cost about a third of what Spark's
-    ``to_json`` did per record on the same batch.
+    Concatenated from the typed columns: on 200,000 records, parse, verdict and a
+    newest-per-market aggregation took a median 3.40 s of CPU, against 3.70 s with ``to_json``
+    of the parsed record and 3.39 s with no canonical comparison.
     """
     if isinstance(data_type, T.StructType):
         parts: list[Column] = []

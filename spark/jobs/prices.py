@@ -35,7 +35,7 @@ from reducers.movers import (
     encode_partial,
     fold_partials,
     merge_all,
-    span_partial,
+    prices_of,
 )
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, decode_price_update
@@ -219,16 +219,15 @@ class PriceBatchProcessor:
         """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
 
         One pass over the batch and one aggregation (``conflated``): per market, the newest record
-        SQL accepts, how many accepted records it stands for, their newest and oldest event times
-        and their oldest record's bytes (for the movers), and the records SQL does not accept
-        (those without a market id form one group of their own). Only the winners, the oldest
-        records and the refused records cross into Python, which re-validates them, so its
-        validator stays the last word. Nothing is cached: the batch is read again only for the
-        markets that need it (records behind the watermark, records in two event-time windows,
-        markets the markets table does not know).
+        SQL accepts, how many accepted records it stands for, the newest event time and how many
+        were late, and the records SQL does not accept (those without a market id form one group
+        of their own). Only the winners and the refused records cross into Python, which
+        re-validates both, so its validator stays the last word. Nothing is cached: the records
+        of markets the markets table does not know are read again from the batch's offsets when
+        there are any.
         """
         started = time.perf_counter()
-        groups = conflated(batch).collect()
+        groups = conflated(batch, window_ms=self._window_ms).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [group for group in groups if group["w"] is not None]
         watermark = self._current_watermark()
@@ -239,12 +238,14 @@ class PriceBatchProcessor:
         )
         good, rejected = self._decode([suspect for group in groups for suspect in group["refused"]])
         checked, rejected_winners = self._decode([group["w"] for group in winners])
+        # A market's records of one batch are in one group per event-time window: its newest
+        # record is the newest of its groups' winners, and their counts add up.
         group_of = {(group["w"]["partition"], group["w"]["offset"]): group for group in winners}
         accepted = [(update, ts, group_of[(row["partition"], row["offset"])]) for update, ts, row in checked]
-        from_sql = [Conflated(update, int(group["merged"]), ts) for update, ts, group in accepted]
+        from_sql = merge_conflated([Conflated(update, int(group["merged"]), ts) for update, ts, group in accepted])
         merged_by_market = {item.update.market_id: item.merged for item in from_sql}
         windows = merge_all(
-            self._sql_windows(batch, [(update, group) for update, _, group in accepted]),
+            [window_partial(group, update) for update, _, group in accepted],
             self._fold([update for update, _, _ in good]),
         )
 
@@ -277,32 +278,6 @@ class PriceBatchProcessor:
         )
         self._send_windows(windows)
         return stats
-
-    def _sql_windows(self, batch: DataFrame, accepted: list[tuple[PriceUpdate, Any]]) -> list[WindowPartial]:
-        """The window partials of the records SQL accepted, from each market's ``conflated``
-        group (``newest`` its decoded winner). A market whose records fall in one window has
-        its partial in the group; the records of markets spanning two or more windows are
-        read again and grouped per window (``window_snapshots``)."""
-        partials: list[WindowPartial] = []
-        spanning: list[int] = []
-        for newest, group in accepted:
-            last = (newest.seq, _prices(newest))
-            partial = span_partial(
-                window_ms=self._window_ms,
-                market_id=newest.market_id,
-                first=_snapshot(group["first"]) or last,
-                last=last,
-                oldest_event=int(group["oldest_event"]),
-                newest_event=int(group["newest_event"]),
-                updates=int(group["merged"]),
-            )
-            if partial is None:
-                spanning.append(newest.market_id)
-            else:
-                partials.append(partial)
-        if spanning:
-            partials += window_snapshots(batch, market_ids=spanning, window_ms=self._window_ms)
-        return partials
 
     def process_partitions(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch on the executors: each task runs the reducer's own validator over
@@ -435,21 +410,19 @@ def _validated(batch: DataFrame) -> DataFrame:
     return batch if "ok" in batch.columns else with_validity(batch)
 
 
-def conflated(batch: DataFrame) -> DataFrame:
+def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
     """A batch of raw price records reduced in Spark SQL, one row per market id (null for the
-    records without one): ``w`` the newest record SQL accepts (the raw columns; null when it
-    accepts none), ``merged`` how many accepted records it stands for, ``newest_event`` and
-    ``oldest_event`` their newest and oldest event times, ``first`` the bytes of the oldest of
-    them by sequence (the movers' first snapshot, ``PriceBatchProcessor._sql_windows``), and
-    ``refused`` the raw records SQL does not accept.
+    records without one) and event-time window of ``window_ms`` (``window_start``; null for the
+    records SQL does not accept): ``w`` the newest record SQL accepts (the raw columns; null when
+    it accepts none), ``merged`` how many accepted records it stands for, ``newest_event`` and
+    ``oldest_event`` their newest and oldest event times, ``first_seq`` and ``first`` the
+    sequence and the selections of the oldest (for the movers' window partials,
+    ``window_partial``), and ``refused`` the raw records SQL does not accept.
 
     Listing the refused records makes the aggregation hash-based: ``collect_list`` keeps its
     state as an object, which Spark aggregates in a hash map of objects (``ObjectHashAggregate``),
     where a record held in ``max_by`` alone is not of a fixed width and made Spark sort every row
-    of the batch before aggregating (``SortAggregate``). Grouped by market alone, with the
-    first snapshot as the record's bytes, it cost about a tenth less than grouped by market and
-    event-time window with the first snapshot's parsed selections; the rare market whose records
-    span two windows is read again (``window_snapshots``).
+    of the batch before aggregating (``SortAggregate``).
 
     Nothing that changes from batch to batch is in the plan (the late-record watermark is not:
     ``late_counts``), so every batch runs the same generated code, compiled once.
@@ -458,15 +431,17 @@ def conflated(batch: DataFrame) -> DataFrame:
     raw = F.struct(*RAW_COLUMNS)
     accepted_event = F.when(ok, event_ts)
     accepted_seq = F.when(ok, seq)
+    window_start = accepted_event - F.pmod(accepted_event, F.lit(window_ms))
     return (
         _validated(batch)
-        .groupBy(F.col("r.market_id").alias("market_id"))
+        .groupBy(F.col("r.market_id").alias("market_id"), window_start.alias("window_start"))
         .agg(
             F.max_by(raw, accepted_seq).alias("w"),
             F.count_if(ok).alias("merged"),
             F.max(accepted_event).alias("newest_event"),
             F.min(accepted_event).alias("oldest_event"),
-            F.min_by(F.col("value"), accepted_seq).alias("first"),
+            F.min(accepted_seq).alias("first_seq"),
+            F.min_by(F.col("r.selections"), accepted_seq).alias("first"),
             F.collect_list(F.when(~ok, raw)).alias("refused"),
         )
     )
@@ -476,60 +451,20 @@ def _prices(update: PriceUpdate) -> Prices:
     return tuple((selection.id, selection.price) for selection in update.selections)
 
 
-def _snapshot(value: bytes | None) -> tuple[int, Prices] | None:
-    """The sequence and prices of a record SQL accepted, read by the reducer's validator (None
-    if it refuses the record, which the SQL checks are tested never to let happen)."""
-    try:
-        update = decode_price_update(value)
-    except InvalidRecord:
-        log.warning("a record SQL accepted was refused by the validator: %r", value)
-        return None
-    return update.seq, _prices(update)
-
-
-def window_snapshots(batch: DataFrame, *, market_ids: Iterable[int], window_ms: int) -> list[WindowPartial]:
-    """The window partials of the records SQL accepts of ``market_ids``, one per market and
-    event-time window of ``window_ms``: a second read of the batch, made only for markets whose
-    records span two or more windows (a literal list in ``conflated`` would make every batch's
-    code new)."""
-    ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
-    accepted_event = F.when(ok, event_ts)
-    accepted_seq = F.when(ok, seq)
-    rows = (
-        _validated(batch)
-        .where(F.col("r.market_id").isin(sorted(set(market_ids))))
-        .groupBy(
-            F.col("r.market_id").alias("market_id"),
-            (accepted_event - F.pmod(accepted_event, F.lit(window_ms))).alias("window_start"),
-        )
-        .agg(
-            F.min_by(F.col("value"), accepted_seq).alias("first"),
-            F.max_by(F.col("value"), accepted_seq).alias("last"),
-            F.max(accepted_event).alias("newest_event"),
-            F.count_if(ok).alias("updates"),
-        )
-        .collect()
+def window_partial(group: Any, newest: PriceUpdate) -> WindowPartial:
+    """The window partial of a ``conflated`` group whose newest record is ``newest``: the first
+    snapshot's selections as SQL parsed them (SQL accepted the record, so its prices are the
+    decimals Python reads), the last the decoded newest record's."""
+    return WindowPartial(
+        window_start=int(group["window_start"]),
+        market_id=newest.market_id,
+        first_seq=int(group["first_seq"]),
+        first=prices_of(group["first"]),
+        last_seq=newest.seq,
+        last=_prices(newest),
+        newest_event=int(group["newest_event"]),
+        updates=int(group["merged"]),
     )
-    partials = []
-    for row in rows:
-        if row["window_start"] is None:
-            continue
-        first, last = _snapshot(row["first"]), _snapshot(row["last"])
-        if first is None or last is None:
-            continue
-        partials.append(
-            WindowPartial(
-                window_start=int(row["window_start"]),
-                market_id=int(row["market_id"]),
-                first_seq=first[0],
-                first=first[1],
-                last_seq=last[0],
-                last=last[1],
-                newest_event=int(row["newest_event"]),
-                updates=int(row["updates"]),
-            )
-        )
-    return partials
 
 
 def late_counts(batch: DataFrame, *, market_ids: Iterable[int], watermark: int) -> dict[int, int]:

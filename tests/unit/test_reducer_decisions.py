@@ -20,7 +20,6 @@ from reducers.movers import (
     fold_partials,
     merge_all,
     move_bps,
-    span_partial,
     window_movements,
 )
 from reducers.prices import Conflated, admit, unknown_items
@@ -198,22 +197,6 @@ def test_a_batch_folds_into_each_markets_first_and_last_snapshot_per_window_what
         (60_000, 2): WindowPartial(60_000, 2, 1, ((1, d("5.00")),), 1, ((1, d("5.00")),), 60_500, 1),
         (120_000, 1): WindowPartial(120_000, 1, 4, ((1, d("2.50")),), 4, ((1, d("2.50")),), 120_000, 1),
     }
-
-
-def test_records_known_by_their_ends_make_a_partial_only_when_they_fall_in_one_window():
-    first, last = (1, ((1, d("2.10")),)), (3, ((1, d("2.30")),))
-
-    def spanning(oldest: int, newest: int) -> WindowPartial | None:
-        return span_partial(
-            window_ms=60_000, market_id=1, first=first, last=last, oldest_event=oldest, newest_event=newest, updates=2
-        )
-
-    one = spanning(60_000, 119_999)
-    assert one == WindowPartial(60_000, 1, 1, ((1, d("2.10")),), 3, ((1, d("2.30")),), 119_999, 2)
-    # The same two records folded one by one give the same partial.
-    folded = fold_partials([(1, 1, 60_000, first[1]), (1, 3, 119_999, last[1])], window_ms=60_000)
-    assert folded == {(60_000, 1): one}
-    assert spanning(59_999, 60_000) is None
 
 
 def test_partials_merge_in_any_order_to_the_same_window_and_a_redelivered_one_moves_nothing():
