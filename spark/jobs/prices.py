@@ -227,6 +227,7 @@ class PriceBatchProcessor:
         there are any.
         """
         started = time.perf_counter()
+        batch = _validated(batch)
         groups = conflated(batch, window_ms=self._window_ms).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [group for group in groups if group["w"] is not None]
@@ -252,12 +253,7 @@ class PriceBatchProcessor:
         def rows_of(market_ids: set[int]) -> list[Any]:
             # Filtered on the market alone, which parses each record once; a filter on the verdict
             # too would be pushed below the parse and parse again for every rule it reads.
-            of_markets = (
-                _validated(batch)
-                .where(F.col("r.market_id").isin(sorted(market_ids)))
-                .select(*RAW_COLUMNS, "ok")
-                .collect()
-            )
+            of_markets = batch.where(F.col("r.market_id").isin(sorted(market_ids))).select(*RAW_COLUMNS, "ok").collect()
             accepted_by_sql = [_raw(row) for row in of_markets if row["ok"]]
             return accepted_by_sql + [row for update, _, row in good if update.market_id in market_ids]
 
@@ -406,14 +402,16 @@ class PriceBatchProcessor:
 
 def _validated(batch: DataFrame) -> DataFrame:
     """``batch`` with the parsed record and the SQL verdict (``with_validity``): as it comes from
-    the running query, whose plan has them (``start``), or added here to a frame of raw rows."""
+    the running query, whose plan has them (``start``), or added here to a frame of raw rows.
+    Resolved once a batch: asking a frame for its columns is a round trip to the JVM."""
     return batch if "ok" in batch.columns else with_validity(batch)
 
 
 def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
-    """A batch of raw price records reduced in Spark SQL, one row per market id (null for the
-    records without one) and event-time window of ``window_ms`` (``window_start``; null for the
-    records SQL does not accept): ``w`` the newest record SQL accepts (the raw columns; null when
+    """A batch of price records with the parsed record and the verdict (``with_validity``)
+    reduced in Spark SQL, one row per market id (null for the records without one) and
+    event-time window of ``window_ms`` (``window_start``; null for the records SQL does not
+    accept): ``w`` the newest record SQL accepts (the raw columns; null when
     it accepts none), ``merged`` how many accepted records it stands for, ``newest_event`` and
     ``oldest_event`` their newest and oldest event times, ``first_seq`` and ``first`` the
     sequence and the selections of the oldest (for the movers' window partials,
@@ -432,18 +430,14 @@ def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
     accepted_event = F.when(ok, event_ts)
     accepted_seq = F.when(ok, seq)
     window_start = accepted_event - F.pmod(accepted_event, F.lit(window_ms))
-    return (
-        _validated(batch)
-        .groupBy(F.col("r.market_id").alias("market_id"), window_start.alias("window_start"))
-        .agg(
-            F.max_by(raw, accepted_seq).alias("w"),
-            F.count_if(ok).alias("merged"),
-            F.max(accepted_event).alias("newest_event"),
-            F.min(accepted_event).alias("oldest_event"),
-            F.min(accepted_seq).alias("first_seq"),
-            F.min_by(F.col("r.selections"), accepted_seq).alias("first"),
-            F.collect_list(F.when(~ok, raw)).alias("refused"),
-        )
+    return batch.groupBy(F.col("r.market_id").alias("market_id"), window_start.alias("window_start")).agg(
+        F.max_by(raw, accepted_seq).alias("w"),
+        F.count_if(ok).alias("merged"),
+        F.max(accepted_event).alias("newest_event"),
+        F.min(accepted_event).alias("oldest_event"),
+        F.min(accepted_seq).alias("first_seq"),
+        F.min_by(F.col("r.selections"), accepted_seq).alias("first"),
+        F.collect_list(F.when(~ok, raw)).alias("refused"),
     )
 
 
@@ -468,15 +462,15 @@ def window_partial(group: Any, newest: PriceUpdate) -> WindowPartial:
 
 
 def late_counts(batch: DataFrame, *, market_ids: Iterable[int], watermark: int) -> dict[int, int]:
-    """Per market of ``market_ids``, how many records of the batch SQL accepts are older than
-    ``watermark``: a second read of the batch, made only when a market's oldest accepted record
-    is (a literal watermark in ``conflated`` would make every batch's code new)."""
+    """Per market of ``market_ids``, how many records of the batch (with the parsed record and
+    the verdict, ``with_validity``) SQL accepts are older than ``watermark``: a second read of
+    the batch, made only when a market's oldest accepted record is (a literal watermark in
+    ``conflated`` would make every batch's code new)."""
     ids = sorted(market_ids)
     if not ids:
         return {}
     rows = (
-        _validated(batch)
-        .where(F.col("r.market_id").isin(ids))
+        batch.where(F.col("r.market_id").isin(ids))
         .groupBy(F.col("r.market_id").alias("market_id"))
         .agg(F.count_if(F.col("ok") & (F.col("r.event_ts") < F.lit(watermark))).alias("late"))
         .collect()
