@@ -1,0 +1,70 @@
+"""The micro-batch reducers stage's rounds: consumers alternate, figures are the medians of their
+runs, and the ratios are taken between the medians."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import run
+
+
+def test_every_other_round_runs_the_consumers_in_reverse():
+    assert run.round_order(0) == ["reducers", "ceiling", "plain"]
+    assert run.round_order(1) == ["plain", "ceiling", "reducers"]
+    assert run.round_order(2) == run.round_order(0)
+
+
+def test_the_median_run_is_whole_and_the_lower_of_an_even_count():
+    runs = [{"rate": 40, "drain": 1}, {"rate": 20, "drain": 2}, {"rate": 30, "drain": 3}]
+    assert run.median_run(runs, "rate") == {"rate": 30, "drain": 3}
+    assert run.median_run(runs[:2], "rate") == {"rate": 20, "drain": 2}
+
+
+def test_a_run_without_its_figure_is_not_the_median():
+    runs = [{"rate": None, "drain": 9}, {"rate": 50, "drain": 1}]
+    assert run.median_run(runs, "rate") == {"rate": 50, "drain": 1}
+    assert run.median_run([{"rate": None}], "rate") == {"rate": None}
+
+
+def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: pytest.MonkeyPatch):
+    rates = {
+        "reducers": iter([40_000, 44_000, 30_000]),
+        "ceiling": iter([60_000, 80_000, 64_000]),
+        "plain": iter([35_000, 33_000, 50_000]),
+    }
+    order: list[str] = []
+
+    def consumer(name: str, key: str):
+        def measure(**_: object) -> dict[str, int]:
+            order.append(name)
+            return {key: next(rates[name]), f"{name}_extra": len(order)}
+
+        return measure
+
+    monkeypatch.setattr(run, "bench_reducers", consumer("reducers", "reducer_microbatch_updates_per_s"))
+    monkeypatch.setattr(run, "bench_reducer_ceiling", consumer("ceiling", "reducer_spark_ceiling_updates_per_s"))
+    monkeypatch.setattr(run, "bench_plain_consumer", consumer("plain", "reducer_plain_consumer_updates_per_s"))
+    monkeypatch.setattr(run, "cpu_probe_ms", lambda: 100.0)
+    monkeypatch.setattr(run, "log", lambda message: None)
+
+    results: dict[str, object] = {}
+    run.reducer_rounds(results, records=1_000, rounds=3)
+
+    assert order == ["reducers", "ceiling", "plain", "plain", "ceiling", "reducers", "reducers", "ceiling", "plain"]
+    assert results["reducer_microbatch_updates_per_s"] == 40_000
+    assert results["reducer_spark_ceiling_updates_per_s"] == 64_000
+    assert results["reducer_plain_consumer_updates_per_s"] == 35_000
+    # The figures beside a median come from its run: the reducers' 40,000 was the first run.
+    assert results["reducers_extra"] == 1
+    assert results["reducer_microbatch_vs_ceiling"] == round(40_000 / 64_000, 2)
+    assert results["reducer_microbatch_vs_plain"] == round(40_000 / 35_000, 2)
+    kept = results["reducer_rounds"]
+    assert [(r["round"], r["consumer"], r["updates_per_s"]) for r in kept][:4] == [
+        (1, "reducers", 40_000),
+        (1, "ceiling", 60_000),
+        (1, "plain", 35_000),
+        (2, "plain", 33_000),
+    ]
+    line = run.reducer_rounds_line(results)[0]
+    assert "3 rounds" in line
+    assert "reducers 40,000, ceiling 60,000, plain 35,000, plain 33,000" in line
