@@ -153,3 +153,58 @@ def test_partials_are_merged_across_batches_a_backlog_is_read_a_bounded_batch_at
     finally:
         query.stop()
         admin_client().delete_topics([topic])
+
+
+def test_each_window_record_is_parsed_once_and_malformed_ones_are_skipped(
+    spark, kafka_topics, producer, redis_client, tmp_path
+):
+    # A filter on the parsed record would be pushed below the parse by Spark and parse again
+    # for every member it checks: the plan holds one parse. Records the reducers never write (not
+    # JSON, no market, no event time, no sequences) neither stop the query nor reach a ranking.
+    from django.conf import settings
+
+    from odds.core.kafka import admin_client, topics_ensure
+    from reducers.movers import WindowPartial, encode_partial
+    from spark.jobs import movers as movers_job
+
+    topic = f"{topics.price_windows()}.test-{uuid.uuid4().hex[:8]}"
+    topics_ensure(specs=[topics.TopicSpec(topic, 1)])
+    query = movers_job.start(
+        spark,
+        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis_url=settings.REDIS_URL,
+        checkpoint_dir=str(tmp_path / "movers"),
+        topic=topic,
+        name=f"movers-{uuid.uuid4().hex[:8]}",
+    )
+    try:
+        wait_for(lambda: query.lastProgress is not None, what="the movers query's first batch")
+        market_id, unseqd = 500_201, 500_202
+        now = int(time.time() * 1000)
+        window_start = now - now % 60_000
+        for value in (
+            b"not json",
+            b'{"market_id":500203,"first_seq":1,"first":[{"id":1,"price":"2.00"}],"last_seq":2,'
+            b'"last":[{"id":1,"price":"4.00"}],"updates":2}',
+            b'{"first_seq":1,"first":[{"id":1,"price":"2.00"}],"last_seq":2,"last":[{"id":1,"price":"4.00"}],'
+            b'"newest_event":' + str(now).encode() + b',"updates":2}',
+            b'{"market_id":500202,"newest_event":' + str(now).encode() + b',"updates":1}',
+        ):
+            producer.produce(topic, key=b"x", value=value)
+        partial = WindowPartial(window_start, market_id, 1, ((1, Decimal("2.00")),), 2, ((1, Decimal("2.20")),), now, 2)
+        producer.produce(topic, key=str(market_id).encode(), value=encode_partial(partial))
+        assert producer.flush(10) == 0
+
+        wait_for(
+            lambda: redis_client.zscore(keys.movers(window_start), str(market_id)) == 1000,
+            timeout=60,
+            what="the well-formed partial's 10 % move ranked",
+        )
+        assert query.isActive
+        assert redis_client.zscore(keys.movers(window_start), str(unseqd)) is None
+        assert redis_client.zscore(keys.movers(0), "500203") is None
+        plan = query._jsq.streamingQuery().lastExecution().executedPlan().toString()
+        assert plan.count("from_json") == 1
+    finally:
+        query.stop()
+        admin_client().delete_topics([topic])
