@@ -30,6 +30,26 @@ def produce_at(producer, update: PriceUpdate, event_ts: int) -> None:
     producer.flush(10)
 
 
+def movers_on_own_topic(spark, tmp_path, *, partitions: int):
+    """A movers query of its own over a fresh window topic of ``partitions``: (topic, query)."""
+    from django.conf import settings
+
+    from odds.core.kafka import topics_ensure
+    from spark.jobs import movers as movers_job
+
+    topic = f"{topics.price_windows()}.test-{uuid.uuid4().hex[:8]}"
+    topics_ensure(specs=[topics.TopicSpec(topic, partitions)])
+    query = movers_job.start(
+        spark,
+        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
+        redis_url=settings.REDIS_URL,
+        checkpoint_dir=str(tmp_path / "movers"),
+        topic=topic,
+        name=f"movers-{uuid.uuid4().hex[:8]}",
+    )
+    return topic, query
+
+
 def test_movement_is_ranked_per_event_time_window_and_late_records_are_counted(
     reducers_running, producer, redis_client
 ):
@@ -77,24 +97,14 @@ def test_partials_are_merged_across_batches_a_backlog_is_read_a_bounded_batch_at
     # the window's move is from the lowest sequence's snapshot to the highest's. Under a backlog
     # the movers fall behind the prices instead of taking the cores from them: each batch reads
     # at most SPARK_MOVERS_MAX_RECORDS records, and the windows still come out as if read at once.
-    from django.conf import settings
 
-    from odds.core.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client
     from reducers.movers import WindowPartial, encode_partial
     from spark.jobs import movers as movers_job
 
     capped = dataclasses.replace(movers_job.config(), movers_max_records=4, movers_trigger="2 seconds")
     monkeypatch.setattr(movers_job, "config", lambda: capped)
-    topic = f"{topics.price_windows()}.test-{uuid.uuid4().hex[:8]}"
-    topics_ensure(specs=[topics.TopicSpec(topic, 3)])
-    query = movers_job.start(
-        spark,
-        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
-        redis_url=settings.REDIS_URL,
-        checkpoint_dir=str(tmp_path / "movers"),
-        topic=topic,
-        name=f"movers-{uuid.uuid4().hex[:8]}",
-    )
+    topic, query = movers_on_own_topic(spark, tmp_path, partitions=3)
 
     def send(partial: WindowPartial) -> None:
         producer.produce(topic, key=str(partial.market_id).encode(), value=encode_partial(partial))
@@ -161,22 +171,11 @@ def test_each_window_record_is_parsed_once_and_malformed_ones_are_skipped(
     # A filter on the parsed record would be pushed below the parse by Spark and parse again
     # for every member it checks: the plan holds one parse. Records the reducers never write (not
     # JSON, no market, no event time, no sequences) neither stop the query nor reach a ranking.
-    from django.conf import settings
 
-    from odds.core.kafka import admin_client, topics_ensure
+    from odds.core.kafka import admin_client
     from reducers.movers import WindowPartial, encode_partial
-    from spark.jobs import movers as movers_job
 
-    topic = f"{topics.price_windows()}.test-{uuid.uuid4().hex[:8]}"
-    topics_ensure(specs=[topics.TopicSpec(topic, 1)])
-    query = movers_job.start(
-        spark,
-        bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
-        redis_url=settings.REDIS_URL,
-        checkpoint_dir=str(tmp_path / "movers"),
-        topic=topic,
-        name=f"movers-{uuid.uuid4().hex[:8]}",
-    )
+    topic, query = movers_on_own_topic(spark, tmp_path, partitions=1)
     try:
         wait_for(lambda: query.lastProgress is not None, what="the movers query's first batch")
         market_id, unseqd = 500_201, 500_202
