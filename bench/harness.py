@@ -7,6 +7,7 @@ node the same way, and a change to how one is started is made once.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -135,15 +136,27 @@ class Process:
         self.process.wait(30)
 
     def stop(self, timeout: float = 60) -> None:
-        """SIGTERM to the whole group; SIGKILL after ``timeout``."""
+        """SIGTERM to the whole group; SIGKILL after ``timeout``. Returns once every process of
+        the tree has exited, not only the one started: a JVM under a Python driver goes on with
+        its shutdown after the driver is gone, and would take the cores from what runs next."""
         if self.process is None or not self.alive():
             return
+        try:
+            descendants = self._tree()[1:]
+        except psutil.NoSuchProcess:
+            descendants = []
+        deadline = time.monotonic() + timeout
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(30)
+        _, left = psutil.wait_procs(descendants, timeout=max(1.0, deadline - time.monotonic()))
+        for straggler in left:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                straggler.kill()
+        psutil.wait_procs(left, timeout=10)
 
     def output(self) -> str:
         """What the process has written to its log so far."""
