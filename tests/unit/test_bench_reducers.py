@@ -3,6 +3,8 @@ runs, and the ratios are taken between the medians."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bench import run
@@ -21,7 +23,7 @@ def test_the_median_run_is_whole_and_the_lower_of_an_even_count():
 
 
 def test_a_run_without_its_figure_is_not_the_median():
-    runs = [{"rate": None, "drain": 9}, {"rate": 50, "drain": 1}]
+    runs: list[dict[str, Any]] = [{"rate": None, "drain": 9}, {"rate": 50, "drain": 1}]
     assert run.median_run(runs, "rate") == {"rate": 50, "drain": 1}
     assert run.median_run([{"rate": None}], "rate") == {"rate": None}
 
@@ -47,7 +49,7 @@ def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: p
     monkeypatch.setattr(run, "cpu_probe_ms", lambda: 100.0)
     monkeypatch.setattr(run, "log", lambda message: None)
 
-    results: dict[str, object] = {}
+    results: dict[str, Any] = {}
     run.reducer_rounds(results, records=1_000, rounds=3)
 
     assert order == ["reducers", "ceiling", "plain", "plain", "ceiling", "reducers", "reducers", "ceiling", "plain"]
