@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import secrets
+import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -23,7 +25,12 @@ from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, Subscrip
 OWNER_TTL_S = 24 * 3600
 SUBSCRIBE_LIMIT_PER_MINUTE = 30
 
-_producer = None
+# One producer per process for the commands, made by the first request that sends one. Django
+# runs concurrent requests' views in threads of their own: made without the lock, two first
+# requests each made one, and the one whose producer was replaced flushed the other's, returned
+# 201 and lost its command with the producer it had written it to.
+_producer: Any = None
+_producer_lock = threading.Lock()
 
 
 class StreamError(Exception):
@@ -45,19 +52,25 @@ def _redis() -> redis.Redis:
     return redis_client(settings.REDIS_URL)
 
 
+def _command_producer() -> Any:
+    global _producer
+    with _producer_lock:
+        if _producer is None:
+            _producer = producer_create(**{"linger.ms": 0})
+        return _producer
+
+
 def _send(command: StreamCommand) -> None:
     """Produce the command and wait for the broker's acknowledgement (acks=all)."""
-    global _producer
-    if _producer is None:
-        _producer = producer_create(**{"linger.ms": 0})
+    producer = _command_producer()
     errors: list[str] = []
 
     def delivered(err: object, msg: object) -> None:
         if err is not None:
             errors.append(str(err))
 
-    _producer.produce(topics.commands(), key=command.key(), value=command.encode(), on_delivery=delivered)
-    if _producer.flush(10) or errors:
+    producer.produce(topics.commands(), key=command.key(), value=command.encode(), on_delivery=delivered)
+    if producer.flush(10) or errors:
         raise StreamError(503, "command_not_sent", "the stream service is unavailable; try again")
 
 
