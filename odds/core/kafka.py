@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -95,7 +96,18 @@ def topic_describe(name: str) -> dict[str, str]:
     return {k: v.value for k, v in result.items()}
 
 
+_shared_lock = threading.Lock()
+
+
 @functools.cache
-def producer_shared() -> Producer:
-    """One producer per process for records produced from request handlers, tasks and relays."""
-    return producer_create(**{"linger.ms": 1})
+def _shared(linger_ms: int) -> Producer:
+    return producer_create(**{"linger.ms": linger_ms})
+
+
+def producer_shared(*, linger_ms: int = 1) -> Producer:
+    """One producer per process (and linger) for records produced from request handlers, tasks
+    and relays. Made once under a lock: Django runs concurrent requests' views in threads of
+    their own, and two first requests each made one; a caller that wrote to one and flushed the
+    other was told its record was sent and lost it with the producer it had written it to."""
+    with _shared_lock:
+        return _shared(linger_ms)

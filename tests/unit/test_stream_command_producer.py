@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from odds.core import kafka
 from odds.streaming.services import streams
 from reducers.subscriptions import StreamCommand
 
@@ -40,8 +41,8 @@ class SlowToMakeProducer:
 
 def test_concurrent_first_commands_all_reach_the_one_producer(monkeypatch: pytest.MonkeyPatch):
     SlowToMakeProducer.made = []
-    monkeypatch.setattr(streams, "producer_create", SlowToMakeProducer)
-    monkeypatch.setattr(streams, "_producer", None)
+    monkeypatch.setattr(kafka, "producer_create", SlowToMakeProducer)
+    kafka._shared.cache_clear()
     commands = [
         StreamCommand(type="begin", channel_id=f"channel-{n:02d}-0123456789", user_id=3, spec=None, ts=1)
         for n in range(8)
@@ -61,6 +62,7 @@ def test_concurrent_first_commands_all_reach_the_one_producer(monkeypatch: pytes
         thread.start()
     for thread in threads:
         thread.join(10)
+    kafka._shared.cache_clear()  # the fake is no producer for the tests after this one
 
     assert failures == []
     assert [p.pending for p in SlowToMakeProducer.made if p.pending] == []

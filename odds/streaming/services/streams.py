@@ -9,28 +9,19 @@ from __future__ import annotations
 
 import math
 import secrets
-import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 from django.conf import settings
 
-from odds.core.kafka import producer_create
+from odds.core.kafka import producer_shared
 from reducers import keys, topics
 from reducers.connections import redis_client
 from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, SubscriptionSpec
 
 OWNER_TTL_S = 24 * 3600
 SUBSCRIBE_LIMIT_PER_MINUTE = 30
-
-# One producer per process for the commands, made by the first request that sends one. Django
-# runs concurrent requests' views in threads of their own: made without the lock, two first
-# requests each made one, and the one whose producer was replaced flushed the other's, returned
-# 201 and lost its command with the producer it had written it to.
-_producer: Any = None
-_producer_lock = threading.Lock()
 
 
 class StreamError(Exception):
@@ -52,17 +43,9 @@ def _redis() -> redis.Redis:
     return redis_client(settings.REDIS_URL)
 
 
-def _command_producer() -> Any:
-    global _producer
-    with _producer_lock:
-        if _producer is None:
-            _producer = producer_create(**{"linger.ms": 0})
-        return _producer
-
-
 def _send(command: StreamCommand) -> None:
     """Produce the command and wait for the broker's acknowledgement (acks=all)."""
-    producer = _command_producer()
+    producer = producer_shared(linger_ms=0)
     errors: list[str] = []
 
     def delivered(err: object, msg: object) -> None:
