@@ -94,7 +94,7 @@ def movements(partials: DataFrame, *, window: str, watermark: str) -> DataFrame:
 def ranked(row: Any) -> bool:
     """Whether a row of ``movements`` is a window of a market to rank: not the group of records
     without a market, nor the epoch's window of records without an event time."""
-    return row["market_id"] is not None and row["window_start"] is not None and row["window_start"] > UNTIMED_MS
+    return row["market_id"] is not None and row["window_start"] > UNTIMED_MS
 
 
 class MoversSink:

@@ -97,7 +97,6 @@ def test_partials_are_merged_across_batches_a_backlog_is_read_a_bounded_batch_at
     # the window's move is from the lowest sequence's snapshot to the highest's. Under a backlog
     # the movers fall behind the prices instead of taking the cores from them: each batch reads
     # at most SPARK_MOVERS_MAX_RECORDS records, and the windows still come out as if read at once.
-
     from odds.core.kafka import admin_client
     from reducers.movers import WindowPartial, encode_partial
     from spark.jobs import movers as movers_job
@@ -171,7 +170,6 @@ def test_each_window_record_is_parsed_once_and_malformed_ones_are_skipped(
     # A filter on the parsed record would be pushed below the parse by Spark and parse again
     # for every member it checks: the plan holds one parse. Records the reducers never write (not
     # JSON, no market, no event time, no sequences) neither stop the query nor reach a ranking.
-
     from odds.core.kafka import admin_client
     from reducers.movers import WindowPartial, encode_partial
 
