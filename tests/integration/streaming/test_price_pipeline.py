@@ -191,6 +191,15 @@ def test_the_micro_batch_price_query_logs_its_progress_in_the_background(price_q
     assert execution == "AsyncProgressTrackingMicroBatchExecution"
 
 
+def test_the_micro_batch_price_query_plans_the_raw_records_alone(price_query):
+    # Every trigger plans and generates code for the query's frame before the batch function
+    # runs, also for a batch the driver reads from Kafka itself: the parse and the verdict are
+    # added only to a frame the SQL path reduces (``spark.jobs.prices._validated``).
+    plan = price_query._jsq.streamingQuery().logicalPlan().toString()
+    assert "Kafka" in plan
+    assert "from_json" not in plan
+
+
 def test_asynchronous_progress_tracking_is_on_by_default_and_can_be_turned_off():
     from spark.config import load
     from spark.jobs.prices import async_progress_options
