@@ -53,6 +53,7 @@ from spark.sources import (
     ReadsRanges,
     batch_offset_ranges,
     kafka_stream,
+    query_batch_offset_ranges,
     range_reader,
     raw_row,
 )
@@ -129,6 +130,8 @@ class PriceBatchProcessor:
         self.last_read: str | None = None
         # The rows the Python validator refused in the last call of ``_decode``.
         self.last_refused: list[Any] = []
+        # The running query's JVM execution (``follow``), which knows each batch's offsets.
+        self._execution: Any = None
         self._delay_ms = config().movers_watermark_ms
         # How long the newest price of a market the markets table does not know waits for its
         # definition.
@@ -352,13 +355,25 @@ class PriceBatchProcessor:
         pipe.execute()
         self._saved_watermark = self._watermark
 
+    def follow(self, query: Any) -> None:
+        """Read each batch's offset ranges from ``query``, the running query this reduces, rather
+        than from the batch's frame (``spark.sources.query_batch_offset_ranges``)."""
+        self._execution = query._jsq.streamingQuery()
+
+    def _offset_ranges(self, batch: DataFrame, batch_id: int) -> list[OffsetRange] | None:
+        if self._execution is not None:
+            ranges = query_batch_offset_ranges(self._execution, batch_id)
+            if ranges is not None:
+                return ranges
+        return batch_offset_ranges(batch)
+
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         # Up to ``SPARK_SQL_PATH_MIN_RECORDS`` records cost less read from Kafka and reduced on
         # the driver than reduced in SQL (a shuffle stage, its planning and code generation; the
         # timings are in docs/architecture.md); a larger backlog spreads over the executors.
         # The batch's offset ranges say which this one is before it runs.
         started = time.perf_counter()
-        ranges = batch_offset_ranges(batch)
+        ranges = self._offset_ranges(batch, batch_id)
         size = None if ranges is None else sum(part.size for part in ranges)
         sized = time.perf_counter()
         self.last_sql_ms = None
@@ -681,11 +696,14 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     )
     for key, value in async_progress_options(config()).items():
         writer = writer.option(key, value)
-    return (
+    query = (
         writer.foreachBatch(Replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().trigger_interval)
         .start()
     )
+    # A batch run before this reads its ranges from its frame.
+    processor.follow(query)
+    return query
 
 
 def async_progress_options(settings: ReducerConfig) -> dict[str, str]:

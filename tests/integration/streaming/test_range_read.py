@@ -120,3 +120,56 @@ def test_a_batch_is_reduced_alike_whoever_reads_it(
     state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "3.20")
     assert int(redis_client.hget(keys.counter("dead_letters"), "bad_json") or 0) == before + 1
+
+
+def test_a_running_query_gives_each_batch_the_offset_ranges_its_frame_has(own_topic, spark, producer, tmp_path):
+    """The price reducer asks its running query for a batch's offset ranges (a few calls into
+    the JVM) instead of walking the batch frame's lineage (five calls a partition): both must give
+    the same ranges, batch after batch, and the query gives none for another batch's id."""
+    from spark.sources import batch_offset_ranges, kafka_stream, query_batch_offset_ranges
+
+    handle: dict[str, object] = {}
+    seen: list[tuple[list[OffsetRange], list[OffsetRange] | None, list[OffsetRange] | None]] = []
+
+    def ranges(frame, batch_id) -> None:
+        query = handle.get("query")
+        if query is None:
+            return
+        execution = query._jsq.streamingQuery()  # type: ignore[attr-defined]
+        seen.append(
+            (
+                batch_offset_ranges(frame) or [],
+                query_batch_offset_ranges(execution, batch_id),
+                query_batch_offset_ranges(execution, batch_id + 1),
+            )
+        )
+
+    query = (
+        kafka_stream(spark, topic=own_topic, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, starting_offsets="latest")
+        .writeStream.option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .foreachBatch(ranges)
+        .trigger(processingTime="0 seconds")
+        .start()
+    )
+    handle["query"] = query
+    try:
+        deadline = time.monotonic() + 60
+        seq = 0
+        while sum(sum(r.size for r in frame_ranges) for frame_ranges, _, _ in seen) < 30:
+            assert time.monotonic() < deadline, seen
+            assert query.exception() is None, query.exception()
+            seq += 1
+            update = raw_price_update(market_id=940_000 + seq % 7, seq=seq, prices=((1, "2.00"),))
+            producer.produce(own_topic, key=update.key(), value=update.encode())
+            producer.flush(10)
+            time.sleep(0.05)
+    finally:
+        query.stop()
+    assert query.exception() is None, query.exception()
+    assert len(seen) >= 2, seen
+    for frame_ranges, from_query, of_another_batch in seen:
+        assert frame_ranges  # the partitions with new records
+        assert from_query is not None
+        assert sorted(from_query, key=lambda r: r.partition) == sorted(frame_ranges, key=lambda r: r.partition)
+        assert all(r.topic == own_topic for r in from_query)
+        assert of_another_batch is None
