@@ -133,19 +133,21 @@ def query_batch_offset_ranges(execution: Any, batch_id: int) -> list[OffsetRange
         text = str(leaves.head().inputPartitions().toString())
     except Py4JError:
         return None
-    found = _PARTITION_RANGE_TEXT.findall(text)
-    if not found or len(found) != text.count("KafkaBatchInputPartition("):
+    found = [_range_of(groups) for groups in _OFFSET_RANGE_TEXT.findall(text)]
+    if not found or len(found) != text.count("KafkaOffsetRange("):
         return None
-    return [OffsetRange(topic, int(partition), int(start), int(until)) for topic, partition, start, until in found]
+    return found
 
 
-# One partition's range inside the text of a batch's input partitions (Kafka topic names hold
-# letters, digits, '.', '_' and '-').
-_PARTITION_RANGE_TEXT = re.compile(r"KafkaBatchInputPartition\(KafkaOffsetRange\(([\w.-]+)-(\d+),(-?\d+),(-?\d+),")
+# Spark's ``KafkaOffsetRange`` as text: ``KafkaOffsetRange(<topic>-<partition>,<from>,<until>,<preferred location>)``
+# (Kafka topic names hold letters, digits, '.', '_' and '-').
+_OFFSET_RANGE_TEXT = re.compile(r"KafkaOffsetRange\(([\w.-]+)-(\d+),(-?\d+),(-?\d+),")
 
 
-# Spark's ``KafkaOffsetRange`` as text: ``KafkaOffsetRange(<topic>-<partition>,<from>,<until>,<preferred location>)``.
-_OFFSET_RANGE_TEXT = re.compile(r"KafkaOffsetRange\((.+)-(\d+),(-?\d+),(-?\d+),")
+def _range_of(groups: tuple[str, ...]) -> OffsetRange:
+    """An ``OffsetRange`` from the groups of ``_OFFSET_RANGE_TEXT``."""
+    topic, partition, start, until = groups
+    return OffsetRange(topic, int(partition), int(start), int(until))
 
 
 def _offset_range(offsets: Any) -> OffsetRange:
@@ -155,8 +157,7 @@ def _offset_range(offsets: Any) -> OffsetRange:
     expected one."""
     found = _OFFSET_RANGE_TEXT.match(str(offsets.toString()))
     if found is not None:
-        topic, partition, start, until = found.groups()
-        return OffsetRange(topic, int(partition), int(start), int(until))
+        return _range_of(found.groups())
     where = offsets.topicPartition()
     return OffsetRange(
         str(where.topic()), int(where.partition()), int(offsets.fromOffset()), int(offsets.untilOffset())

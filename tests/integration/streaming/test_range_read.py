@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
@@ -128,14 +129,14 @@ def test_a_running_query_gives_each_batch_the_offset_ranges_its_frame_has(own_to
     the same ranges, batch after batch, and the query gives none for another batch's id."""
     from spark.sources import batch_offset_ranges, kafka_stream, query_batch_offset_ranges
 
-    handle: dict[str, object] = {}
+    handle: dict[str, Any] = {}
     seen: list[tuple[list[OffsetRange], list[OffsetRange] | None, list[OffsetRange] | None]] = []
 
     def ranges(frame, batch_id) -> None:
         query = handle.get("query")
         if query is None:
             return
-        execution = query._jsq.streamingQuery()  # type: ignore[attr-defined]
+        execution = query._jsq.streamingQuery()
         seen.append(
             (
                 batch_offset_ranges(frame) or [],
