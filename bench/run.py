@@ -184,6 +184,8 @@ REDUCER_WARMUP_BACKLOG = 200_000
 # Records of the reducers stage (warm-ups included), per trigger mode: micro-batch measures three
 # batches at the cap, real-time mode (about a tenth of the rate) a backlog it works off in a minute.
 REDUCER_RECORDS = {"microbatch": 1_000_000, "realtime": 400_000}
+# Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured.
+E2E_WARMUP_S = 180
 
 
 @dataclass
@@ -875,8 +877,8 @@ def warm_up_prices(
 ) -> None:
     """Feed the reducers ``rate`` prices a second for ``seconds`` before measuring, on markets of
     their own (from ``first`` on), and wait until the last are applied: a reducer process that
-    has just started spends a core compiling its JVM's hot code (C2) for its first half-minute
-    and a quarter of one for minutes after, which a running stack does not."""
+    has just started spends a core on its JVM's compilers for its first minute and a half and
+    a third of one for about a minute after, which a running stack does not."""
     markets_define(producer, client, count, first=first)
     total = max(count, int(rate * seconds))
     started = time.perf_counter()
@@ -943,10 +945,12 @@ def _measure_e2e(
     running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
 ) -> dict[str, Any]:
     client, producer, reducer = running.client, running.producer, running.process
-    # A minute and a half of the same rate first (quick: a few seconds): a running stack's
-    # latency, not a fresh JVM's. After 30 s the JVM's C2 compiler still took about a quarter of
-    # a core at this rate, cores the edge and its clients need.
-    warm_up_prices(producer, client, rate=rate, seconds=90 if rate >= 1000 else 3)
+    # Three minutes of the same rate first (quick: a few seconds): a running stack's latency,
+    # not a fresh JVM's. At 1,000 prices a second the reducers' JVM still compiled about 100
+    # methods a second after 90 s and took 1.0 core, against 20-40 a second and 0.7 of a core
+    # from about 170 s on (jstat -compiler every 20 s, micro-batch): cores the edge and its
+    # clients need.
+    warm_up_prices(producer, client, rate=rate, seconds=E2E_WARMUP_S if rate >= 1000 else 3)
     result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
     reducer_rss = reducer.rss_mib()
     # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this
