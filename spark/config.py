@@ -73,6 +73,8 @@ class ReducerConfig:
     async_progress: bool
     async_progress_interval_ms: int
     realtime_batch: str
+    # real-time mode: the niceness of the reducers' JVM (0 keeps its priority; see spark.session)
+    realtime_jvm_niceness: int
     # the other queries
     commands_trigger: str
     markets_trigger: str
@@ -151,6 +153,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         async_progress=read.flag("SPARK_ASYNC_PROGRESS", True),
         async_progress_interval_ms=read.whole("SPARK_ASYNC_PROGRESS_INTERVAL_MS", 1000),
         realtime_batch=read.duration("SPARK_REALTIME_BATCH", "5 minutes"),
+        realtime_jvm_niceness=read.whole("SPARK_REALTIME_JVM_NICENESS", 10),
         commands_trigger=read.duration("SPARK_COMMANDS_TRIGGER", "0 seconds"),
         markets_trigger=read.duration("SPARK_MARKETS_TRIGGER", "1 second"),
         matches_trigger=read.duration("SPARK_MATCHES_TRIGGER", "500 milliseconds"),

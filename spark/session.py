@@ -8,6 +8,7 @@ by Maven into ``.cache/jars/spark-kafka`` are passed with ``spark.jars``.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -15,6 +16,9 @@ from pyspark.sql import SparkSession
 from spark.config import config, export_python
 
 ROOT = Path(__file__).resolve().parent.parent
+log = logging.getLogger("spark.session")
+# The highest niceness Linux has (the lowest priority).
+MAX_NICENESS = 19
 
 
 def connector_jars() -> list[str]:
@@ -70,3 +74,31 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
     for key, value in conf.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def jvm_pid(spark: SparkSession) -> int | None:
+    """The process id of the session's JVM, when this process started it (local and client mode):
+    the ``spark-submit`` process PySpark launched, which runs ``java`` in its place."""
+    proc = getattr(spark.sparkContext._gateway, "proc", None)  # PySpark keeps it there
+    return int(proc.pid) if proc is not None else None
+
+
+def lower_priority(pid: int, niceness: int) -> int:
+    """Give every thread of process ``pid`` at least this niceness (0 to 19, higher is a lower CPU
+    priority); threads it starts later inherit it from the thread that starts them. Lowering a
+    priority needs no privilege. Returns how many threads were changed (none where there is no
+    ``/proc``, or the process is gone)."""
+    niceness = max(0, min(MAX_NICENESS, niceness))
+    changed = 0
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in (int(t) for t in threads):
+        try:
+            if os.getpriority(os.PRIO_PROCESS, tid) < niceness:
+                os.setpriority(os.PRIO_PROCESS, tid, niceness)
+                changed += 1
+        except OSError:  # the thread ended meanwhile
+            continue
+    return changed

@@ -69,6 +69,15 @@ def reducer(tmp_path) -> Iterator[Callable[[str], Process]]:
         handle.stop()
 
 
+def jvm_of(pid: int) -> int:
+    """The JVM the reducers' process ``pid`` started."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split():
+            if Path(f"/proc/{child}/comm").read_text().strip() == "java":
+                return int(child)
+    raise AssertionError(f"no JVM under process {pid}")
+
+
 class Published(threading.Thread):
     """Records every market frame published on pub-sub, per market, in order."""
 
@@ -142,6 +151,12 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     runs = {k.decode(): orjson.loads(v) for k, v in redis_client.hgetall(keys.reducer_queries()).items()}
     assert runs["prices"]["state"] == "running"
     assert runs["prices-apply"]["state"] == "running"
+    # The JVM runs below the applier's priority, its real-time tasks (started after the session)
+    # included; the reducers' own process keeps its priority.
+    jvm = jvm_of(process.pid)
+    tasks = {t: os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir(f"/proc/{jvm}/task")}
+    assert min(tasks.values()) >= os.getpriority(os.PRIO_PROCESS, process.pid) + 10, tasks
+    assert any("Executor task" in Path(f"/proc/{jvm}/task/{t}/comm").read_text() for t in tasks)
 
     # The price query's group holds what has been applied, within the real-time batch: the lag
     # tools see the four records done, not ten minutes behind.
