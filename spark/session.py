@@ -16,7 +16,6 @@ from pyspark.sql import SparkSession
 from spark.config import config, export_python
 
 ROOT = Path(__file__).resolve().parent.parent
-log = logging.getLogger("spark.session")
 # The highest niceness Linux has (the lowest priority).
 MAX_NICENESS = 19
 

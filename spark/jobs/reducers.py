@@ -271,8 +271,8 @@ def main() -> None:
     checkpoint_root = settings.checkpoint_dir
     extra = scheduler_conf(settings)
     spark = build_session("sportsbook-reducers", extra=extra)
-    pid = jvm_pid(spark)
-    if mode == "realtime" and settings.realtime_jvm_niceness and pid is not None:
+    pid = jvm_pid(spark) if mode == "realtime" and settings.realtime_jvm_niceness else None
+    if pid is not None:
         # In real-time mode the JVM's twelve tasks poll Kafka record by record and, with its
         # compilers, took a core at 1,000 prices a second; the applier, which makes the price
         # visible, waited for a core: price topic -> applied 0.12-4.0 s at p50, against

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import orjson
+import psutil
 import pytest
 import redis as redis_lib
 
@@ -71,11 +72,9 @@ def reducer(tmp_path) -> Iterator[Callable[[str], Process]]:
 
 def jvm_of(pid: int) -> int:
     """The JVM the reducers' process ``pid`` started."""
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        for child in Path(f"/proc/{pid}/task/{tid}/children").read_text().split():
-            if Path(f"/proc/{child}/comm").read_text().strip() == "java":
-                return int(child)
-    raise AssertionError(f"no JVM under process {pid}")
+    jvms = [p.pid for p in psutil.Process(pid).children(recursive=True) if p.name() == "java"]
+    assert jvms, f"no JVM under process {pid}"
+    return jvms[0]
 
 
 class Published(threading.Thread):
