@@ -75,6 +75,9 @@ class ReducerConfig:
     realtime_batch: str
     # real-time mode: the niceness of the reducers' JVM (0 keeps its priority; see spark.session)
     realtime_jvm_niceness: int
+    # both modes: the niceness of the reducers' session's scheduling group when they lead a
+    # session of their own (0 keeps it; see spark.session.lower_session_priority)
+    session_niceness: int
     # the other queries
     commands_trigger: str
     markets_trigger: str
@@ -154,6 +157,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         async_progress_interval_ms=read.whole("SPARK_ASYNC_PROGRESS_INTERVAL_MS", 1000),
         realtime_batch=read.duration("SPARK_REALTIME_BATCH", "5 minutes"),
         realtime_jvm_niceness=read.whole("SPARK_REALTIME_JVM_NICENESS", 10),
+        session_niceness=read.whole("SPARK_SESSION_NICENESS", 10),
         commands_trigger=read.duration("SPARK_COMMANDS_TRIGGER", "0 seconds"),
         markets_trigger=read.duration("SPARK_MARKETS_TRIGGER", "1 second"),
         matches_trigger=read.duration("SPARK_MATCHES_TRIGGER", "500 milliseconds"),

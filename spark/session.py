@@ -101,3 +101,26 @@ def lower_priority(pid: int, niceness: int) -> int:
         except OSError:  # the thread ended meanwhile
             continue
     return changed
+
+
+def lower_session_priority(niceness: int, *, proc: Path = Path("/proc")) -> bool:
+    """With the kernel's autogroup scheduling on, the CPU is first shared fairly between
+    sessions, and a thread's niceness counts only against the threads of its own session. A
+    process that leads a session of its own (a harness or a shell's ``setsid`` starts it so)
+    gives that session's group at least this niceness, so that its threads rank below the other
+    programs' too. Under a manager whose programs share its session (supervisord), the threads'
+    own niceness already does. Returns whether the group's niceness was raised."""
+    niceness = max(0, min(MAX_NICENESS, niceness))
+    try:
+        if (proc / "sys" / "kernel" / "sched_autogroup_enabled").read_text().strip() != "1":
+            return False
+        if os.getsid(0) != os.getpid():
+            return False
+        group = proc / "self" / "autogroup"
+        # "/autogroup-1234 nice 0"
+        if int(group.read_text().split()[-1]) >= niceness:
+            return False
+        group.write_text(str(niceness))
+    except (OSError, ValueError, IndexError):  # no autogroup in this kernel, or a format it lacks
+        return False
+    return True

@@ -43,7 +43,7 @@ from spark.jobs.applier import PriceApplier
 from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
-from spark.session import build_session, jvm_pid, lower_priority
+from spark.session import build_session, jvm_pid, lower_priority, lower_session_priority
 
 log = logging.getLogger("spark.jobs.reducers")
 COMPONENT = "reducers"
@@ -280,6 +280,13 @@ def main() -> None:
         # cores go"). Under a saturated machine the stage nearest the punter goes first.
         changed = lower_priority(pid, settings.realtime_jvm_niceness)
         log.info("the JVM's %d threads at niceness %d", changed, settings.realtime_jvm_niceness)
+    # Started in a session of its own, the reducers share the CPU with the web workers' session
+    # session by session (autogroup scheduling) before any thread's niceness counts: the whole
+    # session goes below. At the end-to-end load on two cores the web workers were then capped at
+    # their session's share: applied -> client at p50 2.1 s (real time) and 0.41 s (micro-batch)
+    # without it, 0.10 and 0.11 s with it (bench/NOTES.md, "The reducers' session below the edge").
+    if settings.session_niceness and lower_session_priority(settings.session_niceness):
+        log.info("the reducers' session at niceness %d", settings.session_niceness)
     client = redis_client(redis_url)
     # In real-time mode the price query reports progress only when a real-time batch ends
     # (SPARK_REALTIME_BATCH); the applier commits the price topic's offsets it has applied to the

@@ -1,14 +1,16 @@
-"""``spark.session.lower_priority``: every thread of a process, and the threads it starts later."""
+"""``spark.session.lower_priority``: every thread of a process, and the threads it starts later;
+``spark.session.lower_session_priority``: the scheduling group of a session the process leads."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from spark.session import MAX_NICENESS, lower_priority
+from spark.session import MAX_NICENESS, lower_priority, lower_session_priority
 
 # Niceness of the test's own process, which its children start with.
 BASE = os.getpriority(os.PRIO_PROCESS, 0)
@@ -77,3 +79,53 @@ def test_a_process_that_is_gone_changes_nothing():
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait(10)
     assert lower_priority(process.pid, 10) == 0
+
+
+ROOT = Path(__file__).resolve().parents[2]
+AUTOGROUP = Path("/proc/sys/kernel/sched_autogroup_enabled")
+# Calls lower_session_priority with argv[1]; prints its answer and its session group's niceness.
+SESSION_CHILD = """
+import sys
+from spark.session import lower_session_priority
+changed = lower_session_priority(int(sys.argv[1]))
+print(changed, open("/proc/self/autogroup").read().split()[-1])
+"""
+autogroup_on = pytest.mark.skipif(
+    not AUTOGROUP.exists() or AUTOGROUP.read_text().strip() != "1",
+    reason="the kernel shares the CPU between sessions only with autogroup scheduling on",
+)
+
+
+def session_child(niceness: int, *, own_session: bool) -> tuple[str, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION_CHILD, str(niceness)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=own_session,
+        check=True,
+    )
+    changed, group_niceness = done.stdout.split()
+    return changed, int(group_niceness)
+
+
+@autogroup_on
+def test_a_process_leading_its_own_session_lowers_the_sessions_group():
+    assert session_child(7, own_session=True) == ("True", 7)
+    assert session_child(40, own_session=True) == ("True", MAX_NICENESS)
+
+
+@autogroup_on
+def test_a_process_in_a_shared_session_leaves_the_group_alone():
+    # Under supervisord every program shares the daemon's session: lowering the group would
+    # lower the web workers with it.
+    before = int(Path("/proc/self/autogroup").read_text().split()[-1])
+    assert session_child(7, own_session=False) == ("False", before)
+
+
+def test_without_autogroup_scheduling_nothing_changes(tmp_path):
+    (tmp_path / "sys" / "kernel").mkdir(parents=True)
+    (tmp_path / "sys" / "kernel" / "sched_autogroup_enabled").write_text("0\n")
+    assert lower_session_priority(10, proc=tmp_path) is False
+    assert lower_session_priority(10, proc=tmp_path / "absent") is False

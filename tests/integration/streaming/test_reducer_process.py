@@ -77,6 +77,17 @@ def jvm_of(pid: int) -> int:
     return jvms[0]
 
 
+def session_group_niceness(pid: int) -> int | None:
+    """The niceness of the scheduling group of ``pid``'s session (``None`` without the kernel's
+    autogroup scheduling). Leading a session of its own (the harness starts it so), the reducers'
+    process puts its session below the others: the CPU is shared between sessions before a
+    thread's niceness counts."""
+    enabled = Path("/proc/sys/kernel/sched_autogroup_enabled")
+    if not enabled.exists() or enabled.read_text().strip() != "1":
+        return None
+    return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+
+
 class Published(threading.Thread):
     """Records every market frame published on pub-sub, per market, in order."""
 
@@ -156,6 +167,8 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     tasks = {t: os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir(f"/proc/{jvm}/task")}
     assert min(tasks.values()) >= os.getpriority(os.PRIO_PROCESS, process.pid) + 10, tasks
     assert any("Executor task" in Path(f"/proc/{jvm}/task/{t}/comm").read_text() for t in tasks)
+    group = session_group_niceness(process.pid)
+    assert group is None or group >= 10
 
     # The price query's group holds what has been applied, within the real-time batch: the lag
     # tools see the four records done, not ten minutes behind.
@@ -197,6 +210,8 @@ def test_a_subscribe_command_without_its_spec_stops_no_reducer(namespace, reduce
     wait_for(lambda: stored(redis_client, MARKETS[0]) == (1, "2.50"), timeout=90, what="prices still applied")
     assert process.process is not None
     assert process.process.poll() is None, "the reducer process exited"
+    group = session_group_niceness(process.pid)
+    assert group is None or group >= 10
     runs = {k.decode(): orjson.loads(v) for k, v in redis_client.hgetall(keys.reducer_queries()).items()}
     assert {name: run["state"] for name, run in runs.items()} == dict.fromkeys(
         ("markets", "commands", "liability", "movers", "prices", "matches"), "running"
