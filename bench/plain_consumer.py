@@ -5,8 +5,8 @@ its own, gathers what the broker has (up to ``SPARK_MAX_OFFSETS_PER_TRIGGER`` re
 micro-batch cap) and hands it to the same reducer the real-time path uses
 (``PriceBatchProcessor.process_rows``: Python validation, conflation, unknown-market admission,
 the Redis apply and publish, subscriber fan-out, the movers' window partials), into the same
-Redis and Kafka. The records it has
-read are counted under ``keys.bench_rows(CONSUMER)``.
+Redis and Kafka, at the reducers' session priority (``SPARK_SESSION_NICENESS``). The records it
+has read are counted under ``keys.bench_rows(CONSUMER)``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from reducers import keys, topics
 from reducers.connections import kafka_consumer, redis_client
 from spark.config import config
 from spark.jobs.prices import PriceBatchProcessor
+from spark.session import lower_session_priority
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import WindowTopic
 
@@ -35,6 +36,10 @@ log = logging.getLogger("bench.plain_consumer")
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = config()
+    # The same place in the machine's priorities as the reducers it stands in for (they lower
+    # their session below the web workers' when they lead one): the floor is of the same pipe.
+    if settings.session_niceness:
+        lower_session_priority(settings.session_niceness)
     bootstrap = settings.kafka_bootstrap
     client = redis_client(settings.redis_url)
     cap = settings.max_offsets_per_trigger
