@@ -38,8 +38,7 @@ def main() -> None:
     settings = config()
     # The same place in the machine's priorities as the reducers it stands in for (they lower
     # their session below the web workers' when they lead one): the floor is of the same pipe.
-    if settings.session_niceness:
-        lower_session_priority(settings.session_niceness)
+    lower_session_priority(settings.session_niceness)
     bootstrap = settings.kafka_bootstrap
     client = redis_client(settings.redis_url)
     cap = settings.max_offsets_per_trigger

@@ -103,24 +103,31 @@ def lower_priority(pid: int, niceness: int) -> int:
     return changed
 
 
+def autogroup_niceness(pid: int | str = "self", *, proc: Path = Path("/proc")) -> int | None:
+    """The niceness of the scheduling group of ``pid``'s session, or ``None`` when the kernel
+    does not share the CPU by session (autogroup scheduling off or absent)."""
+    try:
+        if (proc / "sys" / "kernel" / "sched_autogroup_enabled").read_text().strip() != "1":
+            return None
+        # "/autogroup-1234 nice 0"
+        return int((proc / str(pid) / "autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):  # no autogroup in this kernel, or a format it lacks
+        return None
+
+
 def lower_session_priority(niceness: int, *, proc: Path = Path("/proc")) -> bool:
     """With the kernel's autogroup scheduling on, the CPU is first shared fairly between
     sessions, and a thread's niceness counts only against the threads of its own session. A
     process that leads a session of its own (a harness or a shell's ``setsid`` starts it so)
     gives that session's group at least this niceness, so that its threads rank below the other
     programs' too. Under a manager whose programs share its session (supervisord), the threads'
-    own niceness already does. Returns whether the group's niceness was raised."""
+    own niceness already does. Returns whether the group's niceness was raised (never for 0)."""
     niceness = max(0, min(MAX_NICENESS, niceness))
+    current = autogroup_niceness(proc=proc)
+    if current is None or current >= niceness or os.getsid(0) != os.getpid():
+        return False
     try:
-        if (proc / "sys" / "kernel" / "sched_autogroup_enabled").read_text().strip() != "1":
-            return False
-        if os.getsid(0) != os.getpid():
-            return False
-        group = proc / "self" / "autogroup"
-        # "/autogroup-1234 nice 0"
-        if int(group.read_text().split()[-1]) >= niceness:
-            return False
-        group.write_text(str(niceness))
-    except (OSError, ValueError, IndexError):  # no autogroup in this kernel, or a format it lacks
+        (proc / "self" / "autogroup").write_text(str(niceness))
+    except OSError:
         return False
     return True

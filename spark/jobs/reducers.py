@@ -284,8 +284,9 @@ def main() -> None:
     # session by session (autogroup scheduling) before any thread's niceness counts: the whole
     # session goes below. At the end-to-end load on two cores the web workers were then capped at
     # their session's share: applied -> client at p50 2.1 s (real time) and 0.41 s (micro-batch)
-    # without it, 0.10 and 0.11 s with it (bench/NOTES.md, "The reducers' session below the edge").
-    if settings.session_niceness and lower_session_priority(settings.session_niceness):
+    # without it, 0.10 and 0.11 s with it (bench/NOTES.md, "The generator's own queue, and the
+    # reducers' session below the edge").
+    if lower_session_priority(settings.session_niceness):
         log.info("the reducers' session at niceness %d", settings.session_niceness)
     client = redis_client(redis_url)
     # In real-time mode the price query reports progress only when a real-time batch ends

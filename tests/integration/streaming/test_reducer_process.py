@@ -21,6 +21,7 @@ import redis as redis_lib
 
 from bench.harness import Process, python
 from reducers import keys, topics
+from spark.session import autogroup_niceness
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.streaming import Feed, stored
@@ -75,17 +76,6 @@ def jvm_of(pid: int) -> int:
     jvms = [p.pid for p in psutil.Process(pid).children(recursive=True) if p.name() == "java"]
     assert jvms, f"no JVM under process {pid}"
     return jvms[0]
-
-
-def session_group_niceness(pid: int) -> int | None:
-    """The niceness of the scheduling group of ``pid``'s session (``None`` without the kernel's
-    autogroup scheduling). Leading a session of its own (the harness starts it so), the reducers'
-    process puts its session below the others: the CPU is shared between sessions before a
-    thread's niceness counts."""
-    enabled = Path("/proc/sys/kernel/sched_autogroup_enabled")
-    if not enabled.exists() or enabled.read_text().strip() != "1":
-        return None
-    return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
 
 
 class Published(threading.Thread):
@@ -167,7 +157,10 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     tasks = {t: os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir(f"/proc/{jvm}/task")}
     assert min(tasks.values()) >= os.getpriority(os.PRIO_PROCESS, process.pid) + 10, tasks
     assert any("Executor task" in Path(f"/proc/{jvm}/task/{t}/comm").read_text() for t in tasks)
-    group = session_group_niceness(process.pid)
+    # Leading a session of its own (the harness starts it so), the reducers' process puts its
+    # session below the others: the CPU is shared between sessions before a thread's niceness
+    # counts (None: the kernel does not share it by session).
+    group = autogroup_niceness(process.pid)
     assert group is None or group >= 10
 
     # The price query's group holds what has been applied, within the real-time batch: the lag
@@ -210,7 +203,10 @@ def test_a_subscribe_command_without_its_spec_stops_no_reducer(namespace, reduce
     wait_for(lambda: stored(redis_client, MARKETS[0]) == (1, "2.50"), timeout=90, what="prices still applied")
     assert process.process is not None
     assert process.process.poll() is None, "the reducer process exited"
-    group = session_group_niceness(process.pid)
+    # Leading a session of its own (the harness starts it so), the reducers' process puts its
+    # session below the others: the CPU is shared between sessions before a thread's niceness
+    # counts (None: the kernel does not share it by session).
+    group = autogroup_niceness(process.pid)
     assert group is None or group >= 10
     runs = {k.decode(): orjson.loads(v) for k, v in redis_client.hgetall(keys.reducer_queries()).items()}
     assert {name: run["state"] for name, run in runs.items()} == dict.fromkeys(
