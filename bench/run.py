@@ -42,7 +42,7 @@ from django.conf import settings
 
 from bench import edge
 from bench.common import RESULTS, ROOT, machine, markets_define, markets_table_write, median, namespace
-from bench.harness import Process, python, wait_until
+from bench.harness import CompilerLoad, Process, python, wait_until
 from bench.suspend import time_suspensions
 from odds.core.kafka import producer_create
 from reducers import keys, topics
@@ -184,8 +184,14 @@ REDUCER_WARMUP_BACKLOG = 200_000
 # Records of the reducers stage (warm-ups included), per trigger mode: micro-batch measures three
 # batches at the cap, real-time mode (about a tenth of the rate) a backlog it works off in a minute.
 REDUCER_RECORDS = {"microbatch": 1_000_000, "realtime": 400_000}
-# Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured.
+# Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured,
+# at least; then on, up to E2E_WARMUP_MOST_S, until their JVM's compilers take less than
+# E2E_JIT_SETTLED_CORES over a window of WARMUP_WINDOW_S (micro-batch at 1,000 prices a second:
+# 0.21 of a core 170-200 s after the start, 0.06 at 385-415 s).
 E2E_WARMUP_S = 180
+E2E_WARMUP_MOST_S = 540
+E2E_JIT_SETTLED_CORES = 0.1
+WARMUP_WINDOW_S = 15
 
 
 @dataclass
@@ -873,16 +879,31 @@ def service_rss_mib() -> dict[str, float]:
 
 
 def warm_up_prices(
-    producer: Any, client: Any, *, rate: float, seconds: float, first: int = 5001, count: int = 60
-) -> None:
+    producer: Any,
+    client: Any,
+    *,
+    rate: float,
+    seconds: float,
+    settled: Callable[[], bool] | None = None,
+    most_seconds: float = 0,
+    first: int = 5001,
+    count: int = 60,
+) -> float:
     """Feed the reducers ``rate`` prices a second for ``seconds`` before measuring, on markets of
     their own (from ``first`` on), and wait until the last are applied: a reducer process that
     has just started spends a core on its JVM's compilers for its first minute and a half and
-    a third of one for about a minute after, which a running stack does not."""
+    a third of one for about a minute after, which a running stack does not.
+
+    With ``settled`` (asked after every ``WARMUP_WINDOW_S`` of feed, about that window), the feed
+    goes on after ``seconds`` until the last answer was yes, for at most ``most_seconds`` in all.
+    Returns the seconds of prices fed."""
     markets_define(producer, client, count, first=first)
     total = max(count, int(rate * seconds))
+    window, most = max(1, int(rate * WARMUP_WINDOW_S)), int(rate * most_seconds)
+    quiet = settled is None
     started = time.perf_counter()
-    for n in range(total):
+    n = 0
+    while n < total or not (quiet or n >= most):
         market, seq = first + n % count, 1 + n // count
         now = int(time.time() * 1000)
         price = Decimal(150 + n % 300) / 100
@@ -891,11 +912,15 @@ def warm_up_prices(
         )
         producer.produce(topics.prices(), key=update.key(), value=update.encode())
         producer.poll(0)
-        ahead = started + (n + 1) / rate - time.perf_counter()
+        n += 1
+        if settled is not None and n % window == 0:
+            quiet = settled()
+        ahead = started + n / rate - time.perf_counter()
         if ahead > 0:
             time.sleep(ahead)
     producer.flush(30)
-    last = {first + n % count: 1 + n // count for n in range(total - count, total)}
+    fed = n
+    last = {first + i % count: 1 + i // count for i in range(fed - count, fed)}
 
     def warm() -> bool:
         pipe = client.pipeline(transaction=False)
@@ -904,6 +929,7 @@ def warm_up_prices(
         return all(s is not None and int(s) >= last[m] for m, s in zip(last, pipe.execute(), strict=True))
 
     wait_until(warm, timeout=180, what="the reducers' warm-up prices")
+    return fed / rate
 
 
 def e2e_edge_args(*, clients: int, rate: float, duration: float, warmup: float) -> Any:
@@ -945,12 +971,28 @@ def _measure_e2e(
     running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
 ) -> dict[str, Any]:
     client, producer, reducer = running.client, running.producer, running.process
-    # Three minutes of the same rate first (quick: a few seconds): a running stack's latency,
-    # not a fresh JVM's. At 1,000 prices a second the reducers' JVM still compiled about 100
-    # methods a second after 90 s and took 1.0 core, against 20-40 a second and 0.7 of a core
-    # from about 170 s on (jstat -compiler every 20 s, micro-batch): cores the edge and its
-    # clients need.
-    warm_up_prices(producer, client, rate=rate, seconds=E2E_WARMUP_S if rate >= 1000 else 3)
+    # The same rate first, for three minutes and until the reducers' JIT compilers have settled
+    # (quick: a few seconds): a running stack's latency, not a fresh JVM's. At 1,000 prices a
+    # second the reducers' JVM still compiled about 100 methods a second after 90 s and took 1.0
+    # core, against 20-40 a second and 0.7 of a core from about 170 s on (jstat -compiler every
+    # 20 s, micro-batch), and its compilers still took 0.21 of a core at 170-200 s and 0.06 at
+    # 385-415 s: cores the edge and its clients need.
+    compilers = CompilerLoad(reducer.pids)
+    readings: list[float] = []
+
+    def settled() -> bool:
+        readings.append(round(compilers.cores(), 3))
+        return readings[-1] < E2E_JIT_SETTLED_CORES
+
+    full = rate >= 1000
+    fed_s = warm_up_prices(
+        producer,
+        client,
+        rate=rate,
+        seconds=E2E_WARMUP_S if full else 3,
+        settled=settled if full else None,
+        most_seconds=E2E_WARMUP_MOST_S,
+    )
     result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
     reducer_rss = reducer.rss_mib()
     # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this
@@ -963,6 +1005,9 @@ def _measure_e2e(
         f"e2e_{mode}_max_ms": result["max_ms"],
         f"e2e_{mode}_deliveries_per_s": result["deliveries_per_s"],
         f"e2e_{mode}_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
+        # Seconds of warm-up feed, and the cores of the reducers' compilers over each window of it.
+        f"e2e_{mode}_warmup_s": round(fed_s),
+        f"e2e_{mode}_warmup_compiler_cores": readings,
         f"footprint_{mode}_mib": {"reducers": round(reducer_rss), "web": result["server_rss_mib"], **services},
     }
     out[f"stack_rss_gib_{mode}"] = round(sum(out[f"footprint_{mode}_mib"].values()) / 1024, 2)

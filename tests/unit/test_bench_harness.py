@@ -4,13 +4,15 @@ measured run."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
 
 import psutil
+import pytest
 
-from bench.harness import Process
+from bench.harness import CompilerLoad, Process
 
 # A driver that starts a child which outlives it: the child ignores SIGTERM and exits on its own
 # after ``linger`` seconds; the driver exits on SIGTERM at once.
@@ -46,3 +48,38 @@ def test_a_child_still_running_at_the_timeout_is_killed(tmp_path: Path):
     process.stop(timeout=2)
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
     assert time.monotonic() - started < 20
+
+
+def _thread(proc: Path, pid: int, tid: int, name: str, utime: int, stime: int) -> None:
+    task = proc / str(pid) / "task" / str(tid)
+    task.mkdir(parents=True, exist_ok=True)
+    # stat(5): pid (comm) state, then fields 4 to 13, utime (14) and stime (15), and more.
+    (task / "stat").write_text(f"{tid} ({name}) S 1 1 1 0 -1 0 0 0 0 0 {utime} {stime} 0 0 20 0 1 0\n")
+
+
+def test_compiler_load_counts_the_jit_compiler_threads_alone(tmp_path: Path):
+    tick = os.sysconf("SC_CLK_TCK")
+    now = [100.0]
+    _thread(tmp_path, 10, 11, "C2 CompilerThre", 50, 10)
+    _thread(tmp_path, 10, 12, "C1 CompilerThre", 5, 0)
+    _thread(tmp_path, 10, 13, "Executor task l", 900, 100)
+    _thread(tmp_path, 20, 21, "python (x)", 300, 0)
+    load = CompilerLoad(lambda: [10, 20, 30], proc=tmp_path, clock=lambda: now[0])
+
+    # Ten seconds on: the compilers used 2 and 0.5 tick-seconds' worth, the executor far more.
+    _thread(tmp_path, 10, 11, "C2 CompilerThre", 50 + 2 * tick, 10)
+    _thread(tmp_path, 10, 12, "C1 CompilerThre", 5 + tick // 2, 0)
+    _thread(tmp_path, 10, 13, "Executor task l", 900 + 9 * tick, 100)
+    _thread(tmp_path, 20, 21, "python (x)", 300 + 5 * tick, 0)
+    now[0] += 10
+    assert load.cores() == pytest.approx((2 * tick + tick // 2) / tick / 10)
+
+    # A compiler thread started since, and none of the others used anything.
+    _thread(tmp_path, 10, 14, "C2 CompilerThre", tick, 0)
+    now[0] += 5
+    assert load.cores() == pytest.approx(1 / 5)
+
+
+def test_compiler_load_of_a_process_that_has_gone_is_nothing(tmp_path: Path):
+    load = CompilerLoad(lambda: [99], proc=tmp_path, clock=iter([1.0, 11.0]).__next__)
+    assert load.cores() == 0.0
