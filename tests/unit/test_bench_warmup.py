@@ -1,5 +1,5 @@
-"""The end-to-end stage's warm-up: the feed goes on past its minimum until the reducers' JIT
-compilers have settled, and never past its most."""
+"""The end-to-end stage: its warm-up goes on past its minimum until the reducers' JIT
+compilers have settled, and never past its most; its real-time batches are the product's."""
 
 from __future__ import annotations
 
@@ -89,3 +89,25 @@ def test_the_feed_never_goes_past_its_most():
     fed, sent = _warm_up(lambda: False, most_seconds=0.003)
     assert sent == 300
     assert fed == pytest.approx(0.003)
+
+
+def test_the_end_to_end_stage_leaves_the_real_time_batch_to_the_product(monkeypatch: pytest.MonkeyPatch):
+    assert "SPARK_REALTIME_BATCH" not in run.reducer_env("ns", "realtime", realtime_batch=None)
+    assert run.reducer_env("ns", "realtime")["SPARK_REALTIME_BATCH"] == "30 seconds"
+    asked: list[str | None] = []
+
+    class _Started(Exception):
+        pass
+
+    def reducers_running(mode: str, *, log_name: str, realtime_batch: str | None = "30 seconds") -> Any:
+        asked.append(realtime_batch)
+        raise _Started
+
+    monkeypatch.setattr(run, "reducers_running", reducers_running)
+    monkeypatch.delenv("SPARK_REALTIME_BATCH", raising=False)
+    with pytest.raises(_Started):
+        run.bench_e2e(mode="realtime", clients=1, rate=1, duration=1)
+    monkeypatch.setenv("SPARK_REALTIME_BATCH", "1 minute")
+    with pytest.raises(_Started):
+        run.bench_e2e(mode="realtime", clients=1, rate=1, duration=1)
+    assert asked == [None, "1 minute"]
