@@ -100,8 +100,7 @@ class CompilerLoad:
     """How much of a core the JIT compiler threads of the JVMs among ``pids()`` took between
     two readings, from the kernel's per-thread CPU counters (``/proc/<pid>/task/<tid>/stat``).
 
-    A JVM that has just started compiles Spark's code for minutes: at the end-to-end rate the
-    reducers' compilers took 0.21 of a core 170-200 s after the start and 0.06 at 385-415 s.
+    A JVM that has just started compiles Spark's code for minutes (``bench.run.E2E_WARMUP_S``).
     A thread that has gone since the last reading is left out of the next.
     """
 

@@ -921,8 +921,7 @@ def warm_up_prices(
         if ahead > 0:
             time.sleep(ahead)
     producer.flush(30)
-    fed = n
-    last = {first + i % count: 1 + i // count for i in range(fed - count, fed)}
+    last = {first + i % count: 1 + i // count for i in range(n - count, n)}
 
     def warm() -> bool:
         pipe = client.pipeline(transaction=False)
@@ -931,7 +930,7 @@ def warm_up_prices(
         return all(s is not None and int(s) >= last[m] for m, s in zip(last, pipe.execute(), strict=True))
 
     wait_until(warm, timeout=180, what="the reducers' warm-up prices")
-    return fed / rate
+    return n / rate
 
 
 def e2e_edge_args(*, clients: int, rate: float, duration: float, warmup: float) -> Any:
@@ -983,11 +982,10 @@ def _measure_e2e(
 ) -> dict[str, Any]:
     client, producer, reducer = running.client, running.producer, running.process
     # The same rate first, for three minutes and until the reducers' JIT compilers have settled
-    # (quick: a few seconds): a running stack's latency, not a fresh JVM's. At 1,000 prices a
-    # second the reducers' JVM still compiled about 100 methods a second after 90 s and took 1.0
-    # core, against 20-40 a second and 0.7 of a core from about 170 s on (jstat -compiler every
-    # 20 s, micro-batch), and its compilers still took 0.21 of a core at 170-200 s and 0.06 at
-    # 385-415 s: cores the edge and its clients need.
+    # (quick: a few seconds; E2E_WARMUP_S says why): a running stack's latency, not a fresh
+    # JVM's. At 1,000 prices a second the reducers' JVM still compiled about 100 methods a second
+    # after 90 s and took 1.0 core, against 20-40 a second and 0.7 of a core from about 170 s on
+    # (jstat -compiler every 20 s, micro-batch): cores the edge and its clients need.
     compilers = CompilerLoad(reducer.pids)
     readings: list[float] = []
 

@@ -78,6 +78,14 @@ def jvm_of(pid: int) -> int:
     return jvms[0]
 
 
+def assert_session_below_others(pid: int) -> None:
+    """Leading a session of its own (the harness starts it so), the reducers' process puts its
+    session below the others: the CPU is shared between sessions before a thread's niceness
+    counts (None: the kernel does not share it by session)."""
+    group = autogroup_niceness(pid)
+    assert group is None or group >= 10
+
+
 class Published(threading.Thread):
     """Records every market frame published on pub-sub, per market, in order."""
 
@@ -157,11 +165,7 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     tasks = {t: os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir(f"/proc/{jvm}/task")}
     assert min(tasks.values()) >= os.getpriority(os.PRIO_PROCESS, process.pid) + 10, tasks
     assert any("Executor task" in Path(f"/proc/{jvm}/task/{t}/comm").read_text() for t in tasks)
-    # Leading a session of its own (the harness starts it so), the reducers' process puts its
-    # session below the others: the CPU is shared between sessions before a thread's niceness
-    # counts (None: the kernel does not share it by session).
-    group = autogroup_niceness(process.pid)
-    assert group is None or group >= 10
+    assert_session_below_others(process.pid)
 
     # The price query's group holds what has been applied, within the real-time batch: the lag
     # tools see the four records done, not ten minutes behind.
@@ -203,11 +207,7 @@ def test_a_subscribe_command_without_its_spec_stops_no_reducer(namespace, reduce
     wait_for(lambda: stored(redis_client, MARKETS[0]) == (1, "2.50"), timeout=90, what="prices still applied")
     assert process.process is not None
     assert process.process.poll() is None, "the reducer process exited"
-    # Leading a session of its own (the harness starts it so), the reducers' process puts its
-    # session below the others: the CPU is shared between sessions before a thread's niceness
-    # counts (None: the kernel does not share it by session).
-    group = autogroup_niceness(process.pid)
-    assert group is None or group >= 10
+    assert_session_below_others(process.pid)
     runs = {k.decode(): orjson.loads(v) for k, v in redis_client.hgetall(keys.reducer_queries()).items()}
     assert {name: run["state"] for name, run in runs.items()} == dict.fromkeys(
         ("markets", "commands", "liability", "movers", "prices", "matches"), "running"
