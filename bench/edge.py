@@ -169,16 +169,16 @@ def client_process(*args: Any) -> None:
     asyncio.run(_client_main(*args))
 
 
-def paced_updates(markets: int, rate: float, seconds: float) -> Iterator[list[Any]]:
+def paced_updates(markets: int, rate: float, seconds: float, *, first_seq: int = 1) -> Iterator[list[Any]]:
     """Ticks of random price updates over ``markets`` at ``rate`` a second, for ``seconds``.
 
-    Each tick yields its updates (per-market sequences increase by one) and sleeps out the rest
-    of the tick, so the caller's own work counts against it.
+    Each tick yields its updates (per-market sequences increase by one from ``first_seq``) and
+    sleeps out the rest of the tick, so the caller's own work counts against it.
     """
     from reducers.schemas import PriceUpdate, SelectionPrice
 
     rng = random.Random(1)
-    seqs = [0] * (markets + 1)
+    seqs = [first_seq - 1] * (markets + 1)
     tick = 0.005
     budget = 0.0
     end = time.monotonic() + seconds
@@ -222,7 +222,10 @@ def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float
     # The feed's own producer settings, sending each record within a millisecond.
     producer = kafka_producer(os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), **{"linger.ms": 1})
     sent = 0
-    for batch in paced_updates(markets, rate, seconds):
+    # The end-to-end stage feeds the same reducers several times: each run's sequences start at
+    # the milliseconds of its start, above any earlier run's, or the reducers would take its
+    # prices for old ones and apply none.
+    for batch in paced_updates(markets, rate, seconds, first_seq=int(time.time() * 1000)):
         for update in batch:
             producer.produce(topics.prices(), key=update.key(), value=update.encode())
         producer.poll(0)

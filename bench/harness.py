@@ -180,6 +180,18 @@ class Process:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def pause(self) -> None:
+        """Freeze the whole group (SIGSTOP): it takes no CPU and keeps its state, its JVM's
+        compiled code included, until ``resume``."""
+        assert self.process is not None, f"{self.name} was never started"
+        os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let a paused group go on (SIGCONT); nothing for a group that is running."""
+        if self.alive():
+            assert self.process is not None
+            os.killpg(self.process.pid, signal.SIGCONT)
+
     def kill(self) -> None:
         """A crash: SIGKILL to the whole group."""
         assert self.process is not None, f"{self.name} was never started"
@@ -197,6 +209,8 @@ class Process:
         except psutil.NoSuchProcess:
             descendants = []
         deadline = time.monotonic() + timeout
+        # A paused group handles no signal but SIGKILL until it is let go on.
+        os.killpg(self.process.pid, signal.SIGCONT)
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout)

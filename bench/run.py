@@ -4,7 +4,8 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   feed      records/s the idempotent producer (acks=all) sustains
   reducers  updates/s from Kafka to Redis state + pub-sub, micro-batch and real-time mode
   edge      deliveries/s and p99 of the hub edge, plain Channels and a bare server (k6 clients), same run
-  e2e       source event → websocket frame, p50/p99/max, split by stage, both trigger modes
+  e2e       source event → websocket frame, p50/p99/max, split by stage, both trigger modes and
+            the floor (one plain consumer), measured turn about in rounds
   footprint resident memory of every component during the end-to-end run
   suspend   a trader's suspension from the price topic to a punter's websocket (bench/suspend.py)
   bets      bet placement latency at a steady rate under stream load (bench/bets.py)
@@ -23,7 +24,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -798,6 +799,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         *stage_dates_line(results),
         *cpu_probe_line(results),
         *reducer_rounds_line(results),
+        *e2e_rounds_line(results),
         f"- Machine: {results['machine']['cpus']} cores ({results['machine']['cpu_model']}), "
         f"{results['machine']['memory_gib']} GiB, kernel {results['machine']['kernel']}, "
         f"Python {results['machine']['python']}",
@@ -948,85 +950,46 @@ def e2e_edge_args(*, clients: int, rate: float, duration: float, warmup: float) 
     )
 
 
-def bench_e2e(
-    *,
-    mode: str,
-    clients: int,
-    rate: float,
-    duration: float,
-    warmup: float = 8,
-    suspensions: int = 0,
-    running: Reducers | None = None,
-) -> dict[str, Any]:
-    """Source event → websocket frame through Kafka, the reducers, Redis and the edge.
-    ``running``: reducers already started with markets 1 to 1000 defined (--quick).
-
-    Real-time batches are as long as the product's (``SPARK_REALTIME_BATCH``, unless the
-    environment sets it), not the reducers stage's 30 s: the end of a batch holds the prices read
-    meanwhile (price topic → applied up to about 400 ms at each 30 s boundary, against at most
-    about 130 ms in the seconds between), which a running stack does once a batch."""
-    with contextlib.ExitStack() as stack:
-        if running is None:
-            running = stack.enter_context(
-                reducers_running(
-                    mode, log_name=f"bench-e2e-{mode}.log", realtime_batch=os.environ.get("SPARK_REALTIME_BATCH")
-                )
-            )
-        return _measure_e2e(
-            running, mode=mode, clients=clients, rate=rate, duration=duration, warmup=warmup, suspensions=suspensions
-        )
+# The paths the end-to-end stage measures: the floor of the pipe (one plain consumer instead of
+# the reducers) and the reducers in each trigger mode.
+E2E_FLOOR = "floor"
+E2E_MODES = ("microbatch", "realtime")
+# Rounds of the end-to-end stage in a full run: each round measures one window of every path, in
+# the same order (``E2E_PATHS``), while the others are paused. On this shared machine a path's p99
+# moved by a factor of two between windows a minute apart (the floor: 93-191 ms over six warm
+# windows in a row), so the figures are the medians of the windows, every window's are kept, and
+# the real-time ratio is taken between the medians of windows measured turn about with the floor's.
+E2E_ROUNDS = 3
+E2E_PATHS = (E2E_FLOOR, *E2E_MODES)
 
 
-def _measure_e2e(
-    running: Reducers, *, mode: str, clients: int, rate: float, duration: float, warmup: float, suspensions: int
-) -> dict[str, Any]:
-    client, producer, reducer = running.client, running.producer, running.process
-    # The same rate first, for three minutes and until the reducers' JIT compilers have settled
-    # (quick: a few seconds; E2E_WARMUP_S says why): a running stack's latency, not a fresh
-    # JVM's. At 1,000 prices a second the reducers' JVM still compiled about 100 methods a second
-    # after 90 s and took 1.0 core, against 20-40 a second and 0.7 of a core from about 170 s on
-    # (jstat -compiler every 20 s, micro-batch): cores the edge and its clients need.
-    compilers = CompilerLoad(reducer.pids)
-    readings: list[float] = []
-
-    def settled() -> bool:
-        readings.append(round(compilers.cores(), 3))
-        return readings[-1] < E2E_JIT_SETTLED_CORES
-
-    full = rate >= 1000
-    fed_s = warm_up_prices(
-        producer,
-        client,
-        rate=rate,
-        seconds=E2E_WARMUP_S if full else 3,
-        settled=settled if full else None,
-        most_seconds=E2E_WARMUP_MOST_S,
-    )
-    result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
-    reducer_rss = reducer.rss_mib()
-    # A trader's suspension is timed through the micro-batch reducers `make up` runs, once this
-    # run's load has drained, on markets of its own (1001 on).
-    suspend = time_suspensions(running.namespace, count=suspensions, feed_rate=50, first=1001) if suspensions else {}
-    services = service_rss_mib()
-    out = {
-        f"e2e_{mode}_p50_ms": result["p50_ms"],
-        f"e2e_{mode}_p99_ms": result["p99_ms"],
-        f"e2e_{mode}_max_ms": result["max_ms"],
-        f"e2e_{mode}_deliveries_per_s": result["deliveries_per_s"],
-        f"e2e_{mode}_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
-        # Seconds of warm-up feed, and the cores of the reducers' compilers over each window of it.
-        f"e2e_{mode}_warmup_s": round(fed_s),
-        f"e2e_{mode}_warmup_compiler_cores": readings,
-        f"footprint_{mode}_mib": {"reducers": round(reducer_rss), "web": result["server_rss_mib"], **services},
-    }
-    out[f"stack_rss_gib_{mode}"] = round(sum(out[f"footprint_{mode}_mib"].values()) / 1024, 2)
-    return {**out, **suspend}
+def e2e_order(modes: Iterable[str]) -> list[str]:
+    """The paths of every round, in the order measured: the floor, then the modes asked for. The
+    order stays the same from round to round, so each path is paused for the same two windows
+    between its own (a minute and a half at most; a JVM frozen far longer than Spark's network
+    timeout of 120 s may find its heartbeats overdue)."""
+    return [path for path in E2E_PATHS if path == E2E_FLOOR or path in modes]
 
 
-def bench_e2e_floor(*, clients: int, rate: float, duration: float, warmup: float) -> dict[str, Any]:
-    """The floor of the pipe: the end-to-end load through one plain Kafka consumer running the
-    same reducer into the same Redis (bench/plain_consumer.py, polling every 5 ms), the same
-    edge and the same clients, instead of the Spark reducers."""
+@contextlib.contextmanager
+def in_namespace(name: str) -> Iterator[None]:
+    """This process's topics and keys are those of namespace ``name`` meanwhile."""
+    previous = os.environ.get("SPORTSBOOK_NAMESPACE")
+    os.environ["SPORTSBOOK_NAMESPACE"] = name
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("SPORTSBOOK_NAMESPACE", None)
+        else:
+            os.environ["SPORTSBOOK_NAMESPACE"] = previous
+
+
+@contextlib.contextmanager
+def floor_running() -> Iterator[Reducers]:
+    """The floor of the pipe: one plain Kafka consumer running the same reducer into the same
+    Redis (bench/plain_consumer.py, polling every 5 ms) in a fresh namespace, markets 1 to 1000 in
+    its markets table. Stopped on the way out."""
     with namespace() as ns:
         client = redis_client(settings.REDIS_URL)
         markets_table_write(client, 1000)
@@ -1039,16 +1002,176 @@ def bench_e2e_floor(*, clients: int, rate: float, duration: float, warmup: float
         ).start()
         try:
             wait_until(lambda: client.get(keys.heartbeat("plain")), timeout=60, what="the plain consumer to start")
-            result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
+            yield Reducers(ns, env, process, client, producer_create())
         finally:
             process.stop()
+
+
+def warm_up_e2e(running: Reducers, *, rate: float) -> dict[str, Any]:
+    """Feed the reducers the end-to-end rate before they are measured: for three minutes and on
+    until their JIT compilers have settled (quick: a few seconds; E2E_WARMUP_S says why), so the
+    latency is a running stack's, not a fresh JVM's. At 1,000 prices a second the reducers' JVM
+    still compiled about 100 methods a second after 90 s and took 1.0 core, against 20-40 a
+    second and 0.7 of a core from about 170 s on (jstat -compiler every 20 s, micro-batch):
+    cores the edge and its clients need. Returns the seconds fed and the compilers' cores over
+    each window of the feed."""
+    compilers = CompilerLoad(running.process.pids)
+    readings: list[float] = []
+
+    def settled() -> bool:
+        readings.append(round(compilers.cores(), 3))
+        return readings[-1] < E2E_JIT_SETTLED_CORES
+
+    full = rate >= 1000
+    with in_namespace(running.namespace):
+        fed_s = warm_up_prices(
+            running.producer,
+            running.client,
+            rate=rate,
+            seconds=E2E_WARMUP_S if full else 3,
+            settled=settled if full else None,
+            most_seconds=E2E_WARMUP_MOST_S,
+        )
+    return {"seconds": round(fed_s), "compiler_cores": readings}
+
+
+def e2e_window(path: str, index: int, result: dict[str, Any]) -> dict[str, Any]:
+    """What the results keep of one window of the end-to-end stage."""
     return {
-        "e2e_floor_p50_ms": result["p50_ms"],
-        "e2e_floor_p99_ms": result["p99_ms"],
-        "e2e_floor_max_ms": result["max_ms"],
-        "e2e_floor_deliveries_per_s": result["deliveries_per_s"],
-        "e2e_floor_stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
+        "round": index + 1,
+        "path": path,
+        "p50_ms": result["p50_ms"],
+        "p99_ms": result["p99_ms"],
+        "max_ms": result["max_ms"],
+        "deliveries_per_s": result["deliveries_per_s"],
+        "stages": {k: v for k, v in result.items() if k.endswith("_p50_ms") and "_to_" in k},
+        "server_rss_mib": result.get("server_rss_mib"),
     }
+
+
+def e2e_figures(path: str, windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A path's figures from its windows: p50, p99 and deliveries the medians of its windows',
+    the max their max, the stages' p50s those of the window of the median p99."""
+    mine = [w for w in windows if w["path"] == path]
+    if not mine:
+        return {}
+    middle = median_run(mine, "p99_ms")
+    return {
+        f"e2e_{path}_p50_ms": round(median([w["p50_ms"] for w in mine]), 1),
+        f"e2e_{path}_p99_ms": round(median([w["p99_ms"] for w in mine]), 1),
+        f"e2e_{path}_max_ms": max(w["max_ms"] for w in mine),
+        f"e2e_{path}_deliveries_per_s": round(median([w["deliveries_per_s"] for w in mine])),
+        f"e2e_{path}_stages": middle["stages"],
+    }
+
+
+def e2e_ratios(windows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Real time's p99 against the floor's: between their medians, and round by round."""
+    p99 = {(w["path"], w["round"]): w["p99_ms"] for w in windows}
+    rounds = sorted({w["round"] for w in windows})
+    by_round = [
+        round(p99[("realtime", r)] / p99[(E2E_FLOOR, r)], 2)
+        for r in rounds
+        if p99.get(("realtime", r)) and p99.get((E2E_FLOOR, r))
+    ]
+    floor = [w["p99_ms"] for w in windows if w["path"] == E2E_FLOOR]
+    realtime = [w["p99_ms"] for w in windows if w["path"] == "realtime"]
+    ratio = round(median(realtime) / median(floor), 2) if floor and realtime and median(floor) else None
+    return {"e2e_realtime_p99_vs_floor": ratio, "e2e_realtime_p99_vs_floor_by_round": by_round}
+
+
+def bench_e2e(
+    *,
+    modes: Iterable[str] = E2E_MODES,
+    clients: int,
+    rate: float,
+    duration: float,
+    warmup: float = 8,
+    rounds: int = E2E_ROUNDS,
+    suspensions: int = 0,
+    running: dict[str, Reducers] | None = None,
+) -> dict[str, Any]:
+    """Source event → websocket frame through Kafka, the reducers, Redis and the edge, for each
+    trigger mode in ``modes`` and for the floor of the pipe, ``rounds`` windows each, turn about
+    (``e2e_order``). The paths all run from the start, each in a namespace of its own, and all but
+    the one measured are paused (``Process.pause``): measured turn about, the paths meet the same
+    machine, and none shares the cores with another's idle polling. ``running``: reducers already
+    started with markets 1 to 1000 defined (--quick); the others are started here.
+
+    Real-time batches are as long as the product's (``SPARK_REALTIME_BATCH``, unless the
+    environment sets it), not the reducers stage's 30 s: the end of a batch holds the prices read
+    meanwhile (price topic → applied up to about 400 ms at each 30 s boundary, against at most
+    about 130 ms in the seconds between), which a running stack does once a batch.
+
+    A trader's suspensions are timed last, through the micro-batch reducers, on markets of
+    their own (1001 on), with the other paths paused."""
+    order = e2e_order(modes)
+    out: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        paths: dict[str, Reducers] = {}
+        for mode in order[1:]:
+            reducers = (running or {}).get(mode) or stack.enter_context(
+                reducers_running(
+                    mode, log_name=f"bench-e2e-{mode}.log", realtime_batch=os.environ.get("SPARK_REALTIME_BATCH")
+                )
+            )
+            reducers.process.resume()
+            log(f"end to end ({mode}): warming up")
+            warm = warm_up_e2e(reducers, rate=rate)
+            out[f"e2e_{mode}_warmup_s"] = warm["seconds"]
+            out[f"e2e_{mode}_warmup_compiler_cores"] = warm["compiler_cores"]
+            paths[mode] = reducers
+        paths[E2E_FLOOR] = stack.enter_context(floor_running())
+        # Paused once all are warm, not each after its own warm-up: a JVM frozen through another's
+        # (three to nine minutes) would be past Spark's network timeout.
+        for started in paths.values():
+            started.process.pause()
+        windows: list[dict[str, Any]] = []
+        for index in range(rounds):
+            for path in order:
+                log(f"end to end, round {index + 1} of {rounds}: {path}")
+                measured = paths[path]
+                measured.process.resume()
+                try:
+                    with in_namespace(measured.namespace):
+                        result = edge.run(e2e_edge_args(clients=clients, rate=rate, duration=duration, warmup=warmup))
+                finally:
+                    measured.process.pause()
+                if not result["deliveries_per_s"]:
+                    raise RuntimeError(f"end to end, round {index + 1}, {path}: no price reached a client")
+                windows.append(e2e_window(path, index, result))
+        for path in order:
+            out.update(e2e_figures(path, windows))
+        if E2E_FLOOR in order and "realtime" in order:
+            out.update(e2e_ratios(windows))
+        out["e2e_windows"] = windows
+        services = service_rss_mib()
+        for mode in order[1:]:
+            last = [w for w in windows if w["path"] == mode][-1]
+            footprint = {"reducers": round(paths[mode].process.rss_mib()), "web": last["server_rss_mib"], **services}
+            out[f"footprint_{mode}_mib"] = footprint
+            out[f"stack_rss_gib_{mode}"] = round(sum(footprint.values()) / 1024, 2)
+        if suspensions and "microbatch" in paths:
+            reducers = paths["microbatch"]
+            reducers.process.resume()
+            with in_namespace(reducers.namespace):
+                out.update(time_suspensions(reducers.namespace, count=suspensions, feed_rate=50, first=1001))
+        # Reducers started by the caller are theirs to stop: they go back as they came, running.
+        for reducers in (running or {}).values():
+            reducers.process.resume()
+    return out
+
+
+def e2e_rounds_line(results: dict[str, Any]) -> list[str]:
+    """The end-to-end stage's windows, in the order measured."""
+    windows = results.get("e2e_windows") or []
+    if not windows:
+        return []
+    return [
+        f"- End-to-end stage, {max(w['round'] for w in windows)} rounds (p50 / p99 ms of each window in the "
+        "order measured; each figure in the table is its path's median, and the real-time ratio is that of "
+        "the medians): " + ", ".join(f"{w['path']} {w['p50_ms']:g} / {w['p99_ms']:g}" for w in windows)
+    ]
 
 
 def bench_up() -> dict[str, Any]:
@@ -1115,59 +1238,45 @@ def main(argv: list[str] | None = None) -> None:
     # --quick runs the reducer and end-to-end stages of a mode in one reducer process: starting
     # Spark is most of a quick run's time. A full run starts one per stage (their settings differ).
     shared = quick and {"reducers", "e2e"} <= stages
-    for mode in ("microbatch", "realtime"):
-        e2e_args: dict[str, Any] = {
-            "mode": mode,
-            "clients": 50 if quick else 1000,
-            "rate": 200 if quick else 1000,
-            "duration": 4 if quick else 15,
-            "warmup": 4 if quick else 8,
-            "suspensions": (4 if quick else 20) if mode == "microbatch" and "suspend" in stages else 0,
-        }
-        records = 3_000 if quick else REDUCER_RECORDS[mode]
-        if shared:
-            # Short real-time batches: a quick backlog's last records wait for the end of one.
-            with reducers_running(mode, log_name=f"bench-quick-{mode}.log", realtime_batch="5 seconds") as running:
+    e2e_args: dict[str, Any] = {
+        "clients": 50 if quick else 1000,
+        "rate": 200 if quick else 1000,
+        "duration": 4 if quick else 15,
+        "warmup": 4 if quick else 8,
+        "rounds": 1 if quick else E2E_ROUNDS,
+        "suspensions": (4 if quick else 20) if "suspend" in stages else 0,
+    }
+    with contextlib.ExitStack() as shared_reducers:
+        running: dict[str, Reducers] = {}
+        for mode in E2E_MODES:
+            records = 3_000 if quick else REDUCER_RECORDS[mode]
+            if shared:
+                # Short real-time batches: a quick backlog's last records wait for the end of one.
+                running[mode] = shared_reducers.enter_context(
+                    reducers_running(mode, log_name=f"bench-quick-{mode}.log", realtime_batch="5 seconds")
+                )
                 log(f"reducers ({mode})")
-                results.update(bench_reducers(mode=mode, records=records, running=running))
+                results.update(bench_reducers(mode=mode, records=records, running=running[mode]))
                 lap(f"reducers_{mode}")
-                log(f"end to end ({mode})")
-                results.update(bench_e2e(**e2e_args, running=running))
-                lap(f"e2e_{mode}")
-            if mode == "microbatch":
-                reducer_baselines(results, records=records)
-                lap("reducers_baselines")
-            continue
-        if "reducers" in stages and mode == "microbatch":
-            reducer_rounds(results, records=records)
-            lap("reducers_microbatch_rounds")
-        elif "reducers" in stages:
-            log(f"reducers ({mode})")
-            results.update(bench_reducers(mode=mode, records=records))
-            lap(f"reducers_{mode}")
+                # Paused while the next stages run; the end-to-end stage lets it go on.
+                running[mode].process.pause()
+                if mode == "microbatch":
+                    reducer_baselines(results, records=records)
+                    lap("reducers_baselines")
+            elif "reducers" in stages and mode == "microbatch":
+                reducer_rounds(results, records=records)
+                lap("reducers_microbatch_rounds")
+            elif "reducers" in stages:
+                log(f"reducers ({mode})")
+                results.update(bench_reducers(mode=mode, records=records))
+                lap(f"reducers_{mode}")
         if "e2e" in stages:
-            log(f"end to end ({mode})")
-            results.update(bench_e2e(**e2e_args))
-            lap(f"e2e_{mode}")
-    if "e2e" in stages:
-        log("end to end, the floor: one plain consumer instead of the reducers")
-        results.update(
-            bench_e2e_floor(
-                clients=50 if quick else 1000,
-                rate=200 if quick else 1000,
-                duration=4 if quick else 15,
-                warmup=4 if quick else 8,
+            log("end to end: the floor (one plain consumer) and the reducers in each mode, turn about")
+            results.update(bench_e2e(**e2e_args, running=running))
+            lap("e2e")
+            results["stack_rss_gib"] = max(
+                results.get("stack_rss_gib_microbatch", 0), results.get("stack_rss_gib_realtime", 0)
             )
-        )
-        lap("e2e_floor")
-        floor = results["e2e_floor_p99_ms"]
-        realtime = results.get("e2e_realtime_p99_ms")
-        results["e2e_realtime_p99_vs_floor"] = round(realtime / floor, 2) if realtime and floor else None
-        results["e2e_realtime_p50_ms"] = results.get("e2e_realtime_p50_ms")
-        results["e2e_microbatch_p99_ms"] = results.get("e2e_microbatch_p99_ms")
-        results["stack_rss_gib"] = max(
-            results.get("stack_rss_gib_microbatch", 0), results.get("stack_rss_gib_realtime", 0)
-        )
     if "edge" in stages:
         log("edge: the hub, plain Channels and a bare server, driven by k6")
         results.update(

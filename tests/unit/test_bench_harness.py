@@ -50,6 +50,44 @@ def test_a_child_still_running_at_the_timeout_is_killed(tmp_path: Path):
     assert time.monotonic() - started < 20
 
 
+# A driver whose child burns CPU until it is stopped.
+SPINNER = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(60)
+"""
+
+
+def test_a_paused_group_takes_no_cpu_until_it_goes_on_and_stops_at_once(tmp_path: Path):
+    marker = tmp_path / "child.pid"
+    process = Process("spinner", [sys.executable, "-c", SPINNER, str(marker)]).start()
+    deadline = time.monotonic() + 10
+    while not (marker.exists() and marker.read_text()):
+        assert time.monotonic() < deadline, "the driver never started its child"
+        time.sleep(0.05)
+    child = psutil.Process(int(marker.read_text()))
+    try:
+        process.pause()
+        time.sleep(0.2)
+        assert child.status() == psutil.STATUS_STOPPED
+        frozen = sum(child.cpu_times()[:2])
+        time.sleep(0.5)
+        assert sum(child.cpu_times()[:2]) == frozen
+        process.resume()
+        time.sleep(0.5)
+        assert sum(child.cpu_times()[:2]) > frozen
+        process.pause()
+        started = time.monotonic()
+        process.stop(timeout=20)
+        # A paused group is let go on to take its SIGTERM: no wait for the SIGKILL timeout.
+        assert time.monotonic() - started < 10
+        assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+    finally:
+        if child.is_running():
+            child.kill()
+
+
 def _thread(proc: Path, pid: int, tid: int, name: str, utime: int, stime: int) -> None:
     task = proc / str(pid) / "task" / str(tid)
     task.mkdir(parents=True, exist_ok=True)

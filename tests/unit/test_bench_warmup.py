@@ -106,8 +106,8 @@ def test_the_end_to_end_stage_leaves_the_real_time_batch_to_the_product(monkeypa
     monkeypatch.setattr(run, "reducers_running", reducers_running)
     monkeypatch.delenv("SPARK_REALTIME_BATCH", raising=False)
     with pytest.raises(_Started):
-        run.bench_e2e(mode="realtime", clients=1, rate=1, duration=1)
+        run.bench_e2e(modes=["realtime"], clients=1, rate=1, duration=1)
     monkeypatch.setenv("SPARK_REALTIME_BATCH", "1 minute")
     with pytest.raises(_Started):
-        run.bench_e2e(mode="realtime", clients=1, rate=1, duration=1)
+        run.bench_e2e(modes=["realtime"], clients=1, rate=1, duration=1)
     assert asked == [None, "1 minute"]
