@@ -21,10 +21,11 @@ from typing import Any
 from reducers import keys, topics
 from reducers.connections import kafka_consumer, redis_client
 from spark.config import config
+from spark.jobs.applier import WINDOWS_EVERY_S
 from spark.jobs.prices import PriceBatchProcessor
 from spark.session import lower_session_priority
 from spark.sinks.dead_letter import DeadLetterSink
-from spark.sinks.windows import WindowTopic
+from spark.sinks.windows import BufferedWindows, WindowTopic
 
 CONSUMER = "plain"
 FETCH = 20_000
@@ -43,11 +44,13 @@ def main() -> None:
     client = redis_client(settings.redis_url)
     cap = settings.max_offsets_per_trigger
     poll_s = float(os.environ.get("PLAIN_CONSUMER_POLL_S", "0.05"))
+    # The movers' window partials too: the same effects as the reducers' price query, sent as the
+    # real-time applier sends them, together every WINDOWS_EVERY_S at most.
+    windows = BufferedWindows(WindowTopic(bootstrap_servers=bootstrap), every_s=WINDOWS_EVERY_S)
     processor = PriceBatchProcessor(
         redis_client=client,
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
-        # The movers' window partials too: the same effects as the reducers' price query.
-        windows=WindowTopic(bootstrap_servers=bootstrap),
+        windows=windows,
     )
     consumer = kafka_consumer(
         bootstrap,
@@ -84,6 +87,9 @@ def main() -> None:
             if rows:
                 processor.process_rows(rows)
                 client.incrby(keys.bench_rows(CONSUMER), len(rows))
+            if not rows or windows.due():
+                windows.flush()
+        windows.flush()
     finally:
         consumer.close()
 

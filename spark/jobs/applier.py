@@ -33,7 +33,7 @@ from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, Pri
 from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
 from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
-from spark.sinks.windows import WindowTopic
+from spark.sinks.windows import BufferedWindows, WindowTopic
 from spark.sources import raw_row
 
 log = logging.getLogger("spark.jobs.applier")
@@ -46,6 +46,11 @@ SOURCE_QUERY = PRICE_QUERY
 POLL_S = 0.25
 # How often the applier's progress report is written for the lag dashboard.
 PROGRESS_EVERY_S = 1.0
+# How long the window partials of the records applied wait to be sent together to the window
+# topic (``BufferedWindows``), at most; the offsets of those records are committed after. A
+# crash replays at most this much, and the movers, triggered every ten seconds, see the partials
+# this much later.
+WINDOWS_EVERY_S = 0.5
 # Counter family (``keys.counter``) of records the SQL check accepted and the Python validator
 # refused: the SQL check is meant never to accept such a record.
 COUNTER_SQL_ACCEPTED_PYTHON_REFUSED = "sql_accepted_python_refused"
@@ -122,10 +127,11 @@ class PriceApplier:
     def _loop(self) -> None:
         settings = config()
         client = redis_client(self._redis_url)
+        windows = BufferedWindows(WindowTopic(bootstrap_servers=self._bootstrap), every_s=WINDOWS_EVERY_S)
         processor = PriceBatchProcessor(
             redis_client=client,
             dead_letters=DeadLetterSink(bootstrap_servers=self._bootstrap, topic=topics.prices_dead_letter()),
-            windows=WindowTopic(bootstrap_servers=self._bootstrap),
+            windows=windows,
         )
         consumer = kafka_consumer(
             self._bootstrap,
@@ -142,11 +148,29 @@ class PriceApplier:
         source_group = kafka_consumer(self._bootstrap, topics.reducer_group(SOURCE_QUERY))
         cap = settings.max_offsets_per_trigger
         window = _Window()
+        # Offsets of records applied whose window partials are not yet sent, per checked-price
+        # partition and per price-topic partition: committed once the partials are stored.
+        ends: dict[tuple[str, int], int] = {}
+        source_ends: dict[int, int] = {}
+
+        def commit() -> None:
+            windows.flush()
+            if ends:
+                consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True)
+                ends.clear()
+            if source_ends:
+                source_group.commit(
+                    offsets=[TopicPartition(topics.prices(), p, o) for p, o in source_ends.items()], asynchronous=True
+                )
+                source_group.poll(0)
+                source_ends.clear()
+
         client.hset(keys.reducer_seen(), self.name, int(time.time() * 1000))
         try:
             while not self._stopped.is_set():
                 first = consumer.poll(POLL_S)
                 if first is None:
+                    commit()
                     window.report(self, client)
                     continue
                 # The records make no reference cycles: no cyclic collection while a poll's
@@ -157,8 +181,6 @@ class PriceApplier:
                     started = time.perf_counter()
                     rows: list[dict[str, Any]] = []
                     sql_accepted: set[int] = set()
-                    ends: dict[tuple[str, int], int] = {}
-                    source_ends: dict[int, int] = {}
                     for message in messages:
                         error = message.error()
                         if error is not None:
@@ -182,18 +204,13 @@ class PriceApplier:
                         replicas_acknowledge(
                             client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
                         )
-                        consumer.commit(
-                            offsets=[TopicPartition(t, p, o) for (t, p), o in ends.items()], asynchronous=True
-                        )
-                        if source_ends:
-                            source_group.commit(
-                                offsets=[TopicPartition(topics.prices(), p, o) for p, o in source_ends.items()],
-                                asynchronous=True,
-                            )
-                            source_group.poll(0)
+                        if windows.due():
+                            commit()
                 now_ms = time.time() * 1000
                 window.add(len(rows), time.perf_counter() - started, [now_ms - row["kafka_ts"] for row in rows])
                 window.report(self, client)
+            # Stopped: what was applied is stored and committed (a failure leaves it to a replay).
+            commit()
         finally:
             consumer.close()
             source_group.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from decimal import Decimal
 
 import orjson
 import pytest
@@ -12,6 +13,7 @@ from confluent_kafka import TopicPartition
 from django.conf import settings
 
 from reducers import keys, topics
+from reducers.movers import WindowPartial, decode_partial, merge_all
 from spark.jobs.applier import COUNTER_SQL_ACCEPTED_PYTHON_REFUSED, PriceApplier
 from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, checked_records
 from tests.conftest import wait_for
@@ -150,3 +152,82 @@ def test_an_applier_that_cannot_reach_redis_stops_with_the_error_for_its_supervi
     error = failing.exception()
     assert error is not None
     assert "127.0.0.1:1" in error_summary(str(error))
+
+
+def window_partials_of(market_id: int) -> list[WindowPartial]:
+    """The partials of ``market_id`` on the window topic (other tests' markets are there too)."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer
+
+    topic = topics.price_windows()
+    consumer = Consumer(
+        {
+            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
+            "group.id": f"windows-test-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions])
+        found: list[WindowPartial] = []
+        while messages := consumer.consume(num_messages=10_000, timeout=1):
+            found += [
+                partial
+                for message in messages
+                if message.error() is None
+                and (partial := decode_partial(message.value() or b"")).market_id == market_id
+            ]
+        return found
+    finally:
+        consumer.close()
+
+
+def test_the_applier_sends_the_window_partials_of_what_it_applied(applier, producer, redis_client):
+    market_id = 940_051
+    market_ids_define(redis_client, market_id)
+    for seq in (1, 2):
+        update = raw_price_update(market_id=market_id, seq=seq, prices=((1, f"4.{seq}0"),))
+        checked(producer, update, partition=2, offset=200 + seq, sql_ok=True, key=update.key())
+    producer.flush(10)
+
+    wait_for(lambda: stored(redis_client, market_id) == (2, "4.20"), what="the prices applied")
+    partials = wait_for(lambda: window_partials_of(market_id), what="the window partials sent")
+    merged = merge_all(partials)
+    assert [(p.first_seq, p.last_seq, p.updates) for p in merged] == [(1, 2, 2)]
+    assert merged[0].last == ((1, Decimal("4.20")),)
+
+
+def test_the_offsets_of_applied_records_are_committed_only_once_their_window_partials_are_stored(
+    kafka_topics, producer, redis_client, monkeypatch
+):
+    """The applier sends the movers' window partials a few polls at a time: a record whose
+    partials were not stored is not committed, so a new applier reads it again."""
+
+    class _WindowTopicAway:
+        def __init__(self, **_: object) -> None:
+            pass
+
+        def send(self, partials: object) -> None:
+            raise RuntimeError("window topic away")
+
+    monkeypatch.setattr("spark.jobs.applier.WindowTopic", _WindowTopicAway)
+    market_id = 940_041
+    market_ids_define(redis_client, market_id)
+    name = f"prices-apply-{uuid.uuid4().hex[:8]}"
+    failing = PriceApplier.start(bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, redis_url=settings.REDIS_URL, name=name)
+    update = raw_price_update(market_id=market_id, seq=1, prices=((1, "2.00"),))
+    checked(producer, update, partition=3, offset=9, sql_ok=True, key=update.key())
+    producer.flush(10)
+
+    wait_for(lambda: not failing.isActive, what="the applier to stop when its window partials are not stored")
+    assert "window topic away" in str(failing.exception())
+    # The price itself was applied; its offset was not committed.
+    assert stored(redis_client, market_id) == (1, "2.00")
+    from reducers.connections import kafka_consumer
+
+    consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(name))
+    try:
+        [part] = consumer.committed([TopicPartition(topics.prices_checked(), 3)], timeout=10)
+    finally:
+        consumer.close()
+    assert part.offset < 0
