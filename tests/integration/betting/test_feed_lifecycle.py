@@ -158,33 +158,14 @@ def test_a_recorded_feed_replays_the_same_updates(kafka_topics, redis_client, tm
 
 def match_states_of(event_id: int) -> list[dict]:
     """Every match state the feed published for an event, in order (this session's topic)."""
-    import uuid
-
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-    from django.conf import settings
-
     from reducers import topics
+    from tests.integration.topic_records import records_from_start
 
-    topic = topics.match_states()
-    consumer = Consumer(
-        {
-            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": f"match-test-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-        }
-    )
-    partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
-    states = []
-    idle = 0
-    while idle < 5:
-        message = consumer.poll(1.0)
-        if message is None:
-            idle += 1
-            continue
-        if message.error() is None and message.key() == str(event_id).encode():
-            states.append(decode_match_state(message.value()))
-    consumer.close()
+    states = [
+        decode_match_state(record.value())
+        for record in records_from_start(topics.match_states())
+        if record.key() == str(event_id).encode()
+    ]
     return [s.to_json() for s in sorted(states, key=lambda s: s.seq)]
 
 

@@ -19,6 +19,7 @@ from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, che
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.streaming.dead_letters import dead_letter_of
+from tests.integration.topic_records import records_from_start
 
 pytestmark = pytest.mark.integration
 
@@ -156,30 +157,8 @@ def test_an_applier_that_cannot_reach_redis_stops_with_the_error_for_its_supervi
 
 def window_partials_of(market_id: int) -> list[WindowPartial]:
     """The partials of ``market_id`` on the window topic (other tests' markets are there too)."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer
-
-    topic = topics.price_windows()
-    consumer = Consumer(
-        {
-            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": f"windows-test-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-        }
-    )
-    try:
-        metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in metadata.partitions])
-        found: list[WindowPartial] = []
-        while messages := consumer.consume(num_messages=10_000, timeout=1):
-            found += [
-                partial
-                for message in messages
-                if message.error() is None
-                and (partial := decode_partial(message.value() or b"")).market_id == market_id
-            ]
-        return found
-    finally:
-        consumer.close()
+    partials = (decode_partial(record.value() or b"") for record in records_from_start(topics.price_windows()))
+    return [partial for partial in partials if partial.market_id == market_id]
 
 
 def test_the_applier_sends_the_window_partials_of_what_it_applied(applier, producer, redis_client):
