@@ -88,28 +88,37 @@ def sessions_remove(session_keys: list[str]) -> None:
 
 
 @contextlib.contextmanager
-def namespace() -> Iterator[str]:
-    """A fresh namespace with its own topics, removed afterwards."""
-    name = f"bench{uuid.uuid4().hex[:6]}"
+def in_namespace(name: str) -> Iterator[None]:
+    """This process's topics and keys are those of namespace ``name`` meanwhile."""
     previous = os.environ.get("SPORTSBOOK_NAMESPACE")
     os.environ["SPORTSBOOK_NAMESPACE"] = name
-    from odds.core.kafka import admin_client, topics_ensure
-    from reducers.topics import all_topics
-
-    topics_ensure()
     try:
-        yield name
+        yield
     finally:
-        admin_client().delete_topics([t.name for t in all_topics()], operation_timeout=30)
-        from django.conf import settings
-
-        client = redis_client(settings.REDIS_URL)
-        for key in client.scan_iter(match=f"{name}:*", count=1000):
-            client.delete(key)
         if previous is None:
             os.environ.pop("SPORTSBOOK_NAMESPACE", None)
         else:
             os.environ["SPORTSBOOK_NAMESPACE"] = previous
+
+
+@contextlib.contextmanager
+def namespace() -> Iterator[str]:
+    """A fresh namespace with its own topics, removed afterwards."""
+    name = f"bench{uuid.uuid4().hex[:6]}"
+    with in_namespace(name):
+        from odds.core.kafka import admin_client, topics_ensure
+        from reducers.topics import all_topics
+
+        topics_ensure()
+        try:
+            yield name
+        finally:
+            admin_client().delete_topics([t.name for t in all_topics()], operation_timeout=30)
+            from django.conf import settings
+
+            client = redis_client(settings.REDIS_URL)
+            for key in client.scan_iter(match=f"{name}:*", count=1000):
+                client.delete(key)
 
 
 def bench_definitions(count: int, *, first: int = 1) -> list[Any]:

@@ -42,7 +42,16 @@ import orjson
 from django.conf import settings
 
 from bench import edge
-from bench.common import RESULTS, ROOT, machine, markets_define, markets_table_write, median, namespace
+from bench.common import (
+    RESULTS,
+    ROOT,
+    in_namespace,
+    machine,
+    markets_define,
+    markets_table_write,
+    median,
+    namespace,
+)
 from bench.harness import CompilerLoad, Process, python, wait_until
 from bench.suspend import time_suspensions
 from odds.core.kafka import producer_create
@@ -972,20 +981,6 @@ def e2e_order(modes: Iterable[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def in_namespace(name: str) -> Iterator[None]:
-    """This process's topics and keys are those of namespace ``name`` meanwhile."""
-    previous = os.environ.get("SPORTSBOOK_NAMESPACE")
-    os.environ["SPORTSBOOK_NAMESPACE"] = name
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop("SPORTSBOOK_NAMESPACE", None)
-        else:
-            os.environ["SPORTSBOOK_NAMESPACE"] = previous
-
-
-@contextlib.contextmanager
 def floor_running() -> Iterator[Reducers]:
     """The floor of the pipe: one plain Kafka consumer running the same reducer into the same
     Redis (bench/plain_consumer.py, polling every 5 ms) in a fresh namespace, markets 1 to 1000 in
@@ -1142,7 +1137,7 @@ def bench_e2e(
                 windows.append(e2e_window(path, index, result))
         for path in order:
             out.update(e2e_figures(path, windows))
-        if E2E_FLOOR in order and "realtime" in order:
+        if "realtime" in order:
             out.update(e2e_ratios(windows))
         out["e2e_windows"] = windows
         services = service_rss_mib()

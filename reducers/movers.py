@@ -114,12 +114,17 @@ def merge_all(*groups: Iterable[WindowPartial]) -> list[WindowPartial]:
     return [out[key] for key in sorted(out)]
 
 
-def _merged(partials: Iterable[WindowPartial]) -> dict[tuple[int, int], WindowPartial]:
-    out: dict[tuple[int, int], WindowPartial] = {}
+def merge_into(kept: dict[tuple[int, int], WindowPartial], partials: Iterable[WindowPartial]) -> None:
+    """Merge ``partials`` into ``kept``, which holds one partial per (window start, market)."""
     for partial in partials:
         key = (partial.window_start, partial.market_id)
-        current = out.get(key)
-        out[key] = partial if current is None else merge_partials(current, partial)
+        current = kept.get(key)
+        kept[key] = partial if current is None else merge_partials(current, partial)
+
+
+def _merged(partials: Iterable[WindowPartial]) -> dict[tuple[int, int], WindowPartial]:
+    out: dict[tuple[int, int], WindowPartial] = {}
+    merge_into(out, partials)
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from reducers import topics
 from reducers.connections import kafka_producer
-from reducers.movers import WindowPartial, encode_partial, merge_partials
+from reducers.movers import WindowPartial, encode_partial, merge_into
 
 
 class WindowPartials(Protocol):
@@ -60,10 +60,7 @@ class BufferedWindows:
         self._since: float | None = None
 
     def send(self, partials: Sequence[WindowPartial]) -> None:
-        for partial in partials:
-            key = (partial.window_start, partial.market_id)
-            kept = self._kept.get(key)
-            self._kept[key] = partial if kept is None else merge_partials(kept, partial)
+        merge_into(self._kept, partials)
         if partials and self._since is None:
             self._since = self._clock()
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from bench import run
+from bench.harness import Process
 
 
 def test_every_round_measures_the_floor_first_then_the_modes_asked_for():
@@ -51,11 +52,11 @@ def test_a_paths_figures_are_the_medians_of_its_windows_and_its_stages_those_of_
     assert ratios["e2e_realtime_p99_vs_floor_by_round"] == [pytest.approx(1.03), 2.0, pytest.approx(1.25)]
 
 
-class _Process:
-    """A reducer process that notes when it is let go on and paused."""
+class _Process(Process):
+    """A reducer process, never started, that notes when it is let go on and paused."""
 
     def __init__(self, name: str, journal: list[str]) -> None:
-        self.name = name
+        super().__init__(name, [])
         self.journal = journal
         self.paused = False
 
@@ -85,7 +86,7 @@ def _stage(
 
     def reducers(name: str) -> run.Reducers:
         processes[name] = _Process(name, journal)
-        return run.Reducers(f"ns-{name}", {}, processes[name], None, None)  # type: ignore[arg-type]
+        return run.Reducers(f"ns-{name}", {}, processes[name], None, None)
 
     @contextlib.contextmanager
     def reducers_running(mode: str, **_: Any) -> Iterator[run.Reducers]:
