@@ -9,7 +9,9 @@ import pytest
 
 from bench.bets import COMPETITION, PUNTER_PREFIX, bench_bets, server_faults
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+# Every test may use the database: pytest-django runs the tests that do apart from the others,
+# and a module split in two would run its benchmark twice.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.django_db]
 
 FIGURES = {
     "bet_p50_ms",
@@ -73,7 +75,6 @@ def test_stream_ran_beside_the_bets(result):
     assert result["stream"]["client_errors"] == 0
 
 
-@pytest.mark.django_db
 def test_run_leaves_no_punters_or_events_behind(result):
     from django.contrib.auth.models import User
 
