@@ -10,15 +10,21 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
 from django.conf import settings
 
 
-def records_from_start(topic: str, *, timeout_s: float = 30) -> list[Message]:
-    """Every record of ``topic`` up to each partition's end when called (errors left out)."""
-    consumer = Consumer(
+def topic_reader(purpose: str) -> Consumer:
+    """A consumer for partitions a test assigns itself: a group of its own (named after
+    ``purpose``) that commits nothing."""
+    return Consumer(
         {
             "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": f"read-back-{uuid.uuid4().hex}",
+            "group.id": f"{purpose}-{uuid.uuid4().hex}",
             "enable.auto.commit": False,
         }
     )
+
+
+def records_from_start(topic: str, *, timeout_s: float = 30) -> list[Message]:
+    """Every record of ``topic`` up to each partition's end when called (errors left out)."""
+    consumer = topic_reader("read-back")
     try:
         partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
         ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}

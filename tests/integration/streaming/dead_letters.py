@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import time
-import uuid
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
-from django.conf import settings
+from confluent_kafka import OFFSET_BEGINNING, Message, TopicPartition
 
 from reducers import topics
 from tests.conftest import wait_for
+from tests.integration.topic_records import topic_reader
 
 
 def dead_letter_of(value: bytes | None, *, source: str | None = None, key: bytes | None = None, within_s: float = 300):
@@ -17,13 +16,7 @@ def dead_letter_of(value: bytes | None, *, source: str | None = None, key: bytes
     when given), among those of the last ``within_s`` seconds (other tests dead-letter records
     too; the partitions are assigned, not joined as a group)."""
     topic = topics.dead_letter_of(source or topics.prices())
-    consumer = Consumer(
-        {
-            "bootstrap.servers": settings.KAFKA_BOOTSTRAP_SERVERS,
-            "group.id": f"dlq-test-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-        }
-    )
+    consumer = topic_reader("dlq-test")
     metadata = consumer.list_topics(topic, timeout=10).topics[topic]
     since_ms = int((time.time() - within_s) * 1000)
     starts = consumer.offsets_for_times([TopicPartition(topic, p, since_ms) for p in metadata.partitions], timeout=10)
