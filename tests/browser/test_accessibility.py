@@ -5,6 +5,7 @@ page is also saved there as a full-page screenshot, to be looked at."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -83,9 +84,31 @@ def test_punter_pages_pass_the_accessibility_rules(asgi_server, browser, size):
         page.goto(f"{asgi_server}{path}")
         expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
         _look(page, name, size)
+    _moving_prices_pass(page, asgi_server, market, size)
     page.goto(f"{asgi_server}/trading/")
     _look(page, "403", size)
     page.context.close()
+
+
+def _moving_prices_pass(page: Page, asgi_server: str, market, size: str) -> None:
+    """A price that moves flashes up or down for a moment, selected or not; each of those states is
+    checked with the flash held on (a real move is over before a check could be timed to it)."""
+    page.goto(f"{asgi_server}/event/{market.event_id}/")
+    expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
+    selected, other = (market.selections.order_by("display_order")[i].id for i in (0, 1))
+    page.locator(f'.price[data-selection="{selected}"]').click()
+    page.mouse.move(0, 0)  # a pointer left over the price would show its hover colours instead
+    expect(page.locator(f'.price[data-selection="{selected}"]')).to_have_class(re.compile(r"\bselected\b"))
+    for direction in ("up", "down"):
+        page.evaluate(
+            """([ids, direction]) => ids.forEach((id) => {
+                const price = document.querySelector(`.price[data-selection="${id}"]`);
+                price.classList.remove("up", "down");
+                price.classList.add(direction);
+            })""",
+            [[selected, other], direction],
+        )
+        _look(page, f"event-moving-{direction}", size)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
