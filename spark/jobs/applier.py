@@ -204,7 +204,10 @@ class PriceApplier:
                         replicas_acknowledge(
                             client, replicas=settings.redis_replicas, timeout_ms=settings.redis_replica_timeout_ms
                         )
-                        if windows.due():
+                        # No partial kept (every record since the last commit was refused): what
+                        # was read is stored, so it is committed now, not at the next quiet poll,
+                        # which a steady stream of refused records would never bring.
+                        if windows.due() or not windows.holding():
                             commit()
                 now_ms = time.time() * 1000
                 window.add(len(rows), time.perf_counter() - started, [now_ms - row["kafka_ts"] for row in rows])

@@ -64,6 +64,10 @@ class BufferedWindows:
         if partials and self._since is None:
             self._since = self._clock()
 
+    def holding(self) -> bool:
+        """Whether any partial is kept, waiting to be sent."""
+        return bool(self._kept)
+
     def due(self) -> bool:
         """Whether the oldest partial kept has waited ``every_s``."""
         return self._since is not None and self._clock() - self._since >= self._every_s

@@ -64,6 +64,17 @@ def test_a_flush_is_due_once_the_oldest_partial_kept_has_waited_its_time():
     assert not buffered.due()
 
 
+def test_it_holds_partials_only_between_a_send_of_some_and_the_flush():
+    buffered = BufferedWindows(FakeWindows(), every_s=0.5, clock=_Clock())
+    assert not buffered.holding()
+    buffered.send([])
+    assert not buffered.holding()
+    buffered.send([_partial(7, 1, "2.00")])
+    assert buffered.holding()
+    buffered.flush()
+    assert not buffered.holding()
+
+
 class _Failing:
     def __init__(self) -> None:
         self.fail = True

@@ -3,6 +3,8 @@ rows) and the applier that reduces them from the checked-price topic (real Kafka
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
@@ -210,3 +212,47 @@ def test_the_offsets_of_applied_records_are_committed_only_once_their_window_par
     finally:
         consumer.close()
     assert part.offset < 0
+
+
+def test_a_steady_stream_of_refused_records_is_committed_while_it_lasts(applier, producer):
+    """Refused records leave no window partial to wait for: their offsets are committed as they
+    are read, not only when a poll finds nothing, which a steady stream never lets happen."""
+    from reducers.connections import kafka_consumer
+
+    feeding = threading.Event()
+    feeding.set()
+
+    def feed() -> None:
+        offset = 0
+        deadline = time.monotonic() + 20
+        while feeding.is_set() and time.monotonic() < deadline:
+            offset += 1
+            checked(producer, b'{"v": 1, "refused": %d}' % offset, partition=1, offset=offset, sql_ok=False)
+            producer.flush(10)
+            time.sleep(0.05)  # well inside the applier's poll wait: no poll finds nothing
+
+    def committed() -> int:
+        consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(applier.name))
+        try:
+            [part] = consumer.committed([TopicPartition(topics.prices_checked(), 1)], timeout=10)
+            return part.offset
+        finally:
+            consumer.close()
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        # Two seconds in, well past any commit the records before the stream (other tests',
+        # with partials) brought about: the stream's records so far are committed while it runs.
+        time.sleep(2)
+        reader = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, f"watermarks-{uuid.uuid4().hex[:8]}")
+        try:
+            _, mark = reader.get_watermark_offsets(TopicPartition(topics.prices_checked(), 1), timeout=10)
+        finally:
+            reader.close()
+        wait_for(lambda: committed() >= mark, timeout=10, what="the refused records' offsets committed mid-stream")
+        assert feeder.is_alive(), "the stream ended before the commit was seen"
+    finally:
+        feeding.clear()
+        feeder.join(timeout=15)
+    assert applier.isActive
