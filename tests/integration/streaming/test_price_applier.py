@@ -15,6 +15,7 @@ from confluent_kafka import TopicPartition
 from django.conf import settings
 
 from reducers import keys, topics
+from reducers.connections import kafka_consumer
 from reducers.movers import WindowPartial, decode_partial, merge_all
 from spark.jobs.applier import COUNTER_SQL_ACCEPTED_PYTHON_REFUSED, PriceApplier
 from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, checked_records
@@ -32,6 +33,17 @@ def stored(redis_client, market_id: int) -> tuple[int, str] | None:
         return None
     state = orjson.loads(raw)
     return state["seq"], state["selections"][0]["price"]
+
+
+def committed(applier_name: str, partition: int) -> int:
+    """The offset the applier named ``applier_name`` committed on a checked-price partition
+    (negative when none)."""
+    consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(applier_name))
+    try:
+        [part] = consumer.committed([TopicPartition(topics.prices_checked(), partition)], timeout=10)
+        return part.offset
+    finally:
+        consumer.close()
 
 
 @pytest.fixture
@@ -80,17 +92,7 @@ def test_the_applier_reduces_checked_records_and_names_their_place_in_the_price_
     assert headers["origin"] == f"{topics.prices()}/2/7".encode()
     assert redis_client.hget(keys.market_state(unknown), "state") is None
 
-    def committed() -> int:
-        from reducers.connections import kafka_consumer
-
-        consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(applier.name))
-        try:
-            [part] = consumer.committed([TopicPartition(topics.prices_checked(), 2)], timeout=10)
-            return part.offset
-        finally:
-            consumer.close()
-
-    wait_for(lambda: committed() > 0, what="the applier's offsets committed")
+    wait_for(lambda: committed(applier.name, 2) > 0, what="the applier's offsets committed")
     assert applier.isActive
     assert applier.exception() is None
 
@@ -204,21 +206,12 @@ def test_the_offsets_of_applied_records_are_committed_only_once_their_window_par
     assert "window topic away" in str(failing.exception())
     # The price itself was applied; its offset was not committed.
     assert stored(redis_client, market_id) == (1, "2.00")
-    from reducers.connections import kafka_consumer
-
-    consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(name))
-    try:
-        [part] = consumer.committed([TopicPartition(topics.prices_checked(), 3)], timeout=10)
-    finally:
-        consumer.close()
-    assert part.offset < 0
+    assert committed(name, 3) < 0
 
 
 def test_a_steady_stream_of_refused_records_is_committed_while_it_lasts(applier, producer):
     """Refused records leave no window partial to wait for: their offsets are committed as they
     are read, not only when a poll finds nothing, which a steady stream never lets happen."""
-    from reducers.connections import kafka_consumer
-
     feeding = threading.Event()
     feeding.set()
 
@@ -231,14 +224,6 @@ def test_a_steady_stream_of_refused_records_is_committed_while_it_lasts(applier,
             producer.flush(10)
             time.sleep(0.05)  # well inside the applier's poll wait: no poll finds nothing
 
-    def committed() -> int:
-        consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group(applier.name))
-        try:
-            [part] = consumer.committed([TopicPartition(topics.prices_checked(), 1)], timeout=10)
-            return part.offset
-        finally:
-            consumer.close()
-
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
     try:
@@ -250,7 +235,9 @@ def test_a_steady_stream_of_refused_records_is_committed_while_it_lasts(applier,
             _, mark = reader.get_watermark_offsets(TopicPartition(topics.prices_checked(), 1), timeout=10)
         finally:
             reader.close()
-        wait_for(lambda: committed() >= mark, timeout=10, what="the refused records' offsets committed mid-stream")
+        wait_for(
+            lambda: committed(applier.name, 1) >= mark, timeout=10, what="the refused records committed mid-stream"
+        )
         assert feeder.is_alive(), "the stream ended before the commit was seen"
     finally:
         feeding.clear()
