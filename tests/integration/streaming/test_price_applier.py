@@ -22,7 +22,7 @@ from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, che
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.streaming.dead_letters import dead_letter_of
-from tests.integration.topic_records import records_from_start
+from tests.integration.topic_records import records_from_start, topic_reader
 
 pytestmark = pytest.mark.integration
 
@@ -230,7 +230,7 @@ def test_a_steady_stream_of_refused_records_is_committed_while_it_lasts(applier,
         # Two seconds in, well past any commit the records before the stream (other tests',
         # with partials) brought about: the stream's records so far are committed while it runs.
         time.sleep(2)
-        reader = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, f"watermarks-{uuid.uuid4().hex[:8]}")
+        reader = topic_reader("watermarks")
         try:
             _, mark = reader.get_watermark_offsets(TopicPartition(topics.prices_checked(), 1), timeout=10)
         finally:

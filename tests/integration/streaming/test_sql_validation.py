@@ -14,21 +14,10 @@ from tests.unit.test_schemas import record
 pytestmark = pytest.mark.integration
 
 
-def written(selections: list, **overrides) -> bytes:
-    """A record with every member written, in our producers' order, the first selection good
-    and ``selections`` after it."""
-    body = {
-        "v": 1,
-        "market_id": 10,
-        "seq": 3,
-        "status": "open",
-        "selections": [{"id": 1, "price": "2.50", "status": "active"}, *selections],
-        "event_ts": 1_700_000_000_000,
-        "produce_ts": 1_700_000_000_001,
-        "source": "feed",
-    }
-    body.update(overrides)
-    return orjson.dumps(body)
+def written(selections: list) -> bytes:
+    """``record`` with every member written, in our producers' order: the first selection good
+    and whole, ``selections`` after it, and the source."""
+    return record(selections=[{"id": 1, "price": "2.50", "status": "active"}, *selections], source="feed")
 
 
 CORPUS = [
