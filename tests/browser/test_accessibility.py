@@ -97,6 +97,10 @@ def _moving_prices_pass(page: Page, asgi_server: str, market, size: str) -> None
     expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
     selected, other = (market.selections.order_by("display_order")[i].id for i in (0, 1))
     page.locator(f'.price[data-selection="{selected}"]').click()
+    close = page.get_by_role("button", name="Close bet slip")
+    if close.is_visible():  # on a phone the slip opens over the prices: closed, and its slide over
+        close.click()
+        page.wait_for_function("() => !document.getAnimations().some((a) => a instanceof CSSTransition)")
     page.mouse.move(0, 0)  # a pointer left over the price would show its hover colours instead
     expect(page.locator(f'.price[data-selection="{selected}"]')).to_have_class(re.compile(r"\bselected\b"))
     for direction in ("up", "down"):
