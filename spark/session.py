@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from spark.config import config, export_python
+from spark.config import GC_OPTIONS, config, export_python
 
 ROOT = Path(__file__).resolve().parent.parent
 # The highest niceness Linux has (the lowest priority).
@@ -41,6 +41,11 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
         "spark.driver.bindAddress": settings.driver_bind_address,
         "spark.driver.host": settings.driver_host,
         "spark.driver.memory": settings.driver_memory,
+        # Read when the JVM starts: PySpark starts the driver's JVM with this session's settings
+        # (a process that runs in a JVM started before, under spark-submit, names its collector
+        # there). The executors of a cluster start with theirs.
+        "spark.driver.extraJavaOptions": GC_OPTIONS[settings.gc],
+        "spark.executor.extraJavaOptions": GC_OPTIONS[settings.gc],
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),

@@ -23,6 +23,7 @@ def test_development_defaults_need_no_environment():
     assert config.movers_watermark_ms == 30_000
     assert config.movers_max_records == 20_000
     assert config.async_progress is True
+    assert config.gc == "parallel"
 
 
 def test_settings_are_typed_from_the_environment():
@@ -36,8 +37,10 @@ def test_settings_are_typed_from_the_environment():
             "REDIS_URL": "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/book",
             "REDIS_REPLICAS_ACK": "1",
             "SPARK_MOVERS_MAX_RECORDS": "5000",
+            "SPARK_GC": "g1",
         }
     )
+    assert config.gc == "g1"
     assert config.movers_max_records == 5000
     assert config.redis_url == "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/book"
     assert config.redis_replicas == 1
@@ -61,6 +64,7 @@ def test_every_malformed_setting_is_named_at_once():
                 "SPARK_QUERY_RESTART_BASE_S": "-1",
                 "REDIS_URL": "redis+sentinel://127.0.0.1:26379",
                 "REDIS_REPLICAS_ACK": "one",
+                "SPARK_GC": "zgc",
             }
         )
     message = str(caught.value)
@@ -73,6 +77,7 @@ def test_every_malformed_setting_is_named_at_once():
         "SPARK_QUERY_RESTART_BASE_S",
         "REDIS_URL",
         "REDIS_REPLICAS_ACK",
+        "SPARK_GC",
     ):
         assert name in message
 
