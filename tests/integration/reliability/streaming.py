@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import redis as redis_lib
 
-from bench.harness import Process, free_port
+from bench.harness import Process, free_port, wait_until
 from reducers import keys, topics
 from reducers.connections import redis_client
 from spark.jobs import commands
@@ -100,11 +101,19 @@ def settle(
         timeout=timeout,
         what="Redis to hold the last produced price of every market",
     )
-    wait_for(
-        lambda: all(c.markets.get(m) == feed.last[m] for c in clients for m in c.watch),
-        timeout=60,
-        what="every client to hold the last price of each of its markets",
-    )
+
+    def behind() -> list[str]:
+        return [
+            f"{type(c).__name__} {index} market {m}: {c.markets.get(m)} not {feed.last[m]}"
+            for index, c in enumerate(clients)
+            for m in c.watch
+            if c.markets.get(m) != feed.last[m]
+        ]
+
+    try:
+        wait_until(lambda: not behind(), timeout=60, what="every client to hold the last price of each of its markets")
+    except TimeoutError as exc:
+        pytest.fail(f"{exc}; behind: {behind()[:12]}")
 
 
 @dataclass
