@@ -33,7 +33,6 @@ LARGE_BATCH_PATHS = ("executors", "sql")
 # took 3,110-3,580 ms of CPU under it against 3,790-4,390 ms under G1, the JVM's own default
 # (bench/NOTES.md, "The Spark JVM's garbage collector").
 GC_OPTIONS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
-GARBAGE_COLLECTORS = tuple(GC_OPTIONS)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -55,7 +54,7 @@ class ReducerConfig:
     driver_host: str
     driver_bind_address: str
     driver_memory: str
-    # the JVMs' garbage collector (spark.session.GC_OPTIONS)
+    # the JVMs' garbage collector (GC_OPTIONS)
     gc: str
     shuffle_partitions: int
     ui_enabled: bool
@@ -143,7 +142,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         # Where the driver listens; executors on other machines need an address they reach.
         driver_bind_address=read.text("SPARK_DRIVER_BIND_ADDRESS", "127.0.0.1"),
         driver_memory=read.text("SPARK_DRIVER_MEMORY", "1g"),
-        gc=read.choice("SPARK_GC", "parallel", GARBAGE_COLLECTORS),
+        gc=read.choice("SPARK_GC", "parallel", tuple(GC_OPTIONS)),
         shuffle_partitions=read.whole("SPARK_SHUFFLE_PARTITIONS", 4, minimum=1),
         ui_enabled=read.flag("SPARK_UI_ENABLED", False),
         ui_port=read.whole("SPARK_UI_PORT", 4040, minimum=1),

@@ -33,6 +33,7 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
     logging.getLogger("py4j").setLevel(logging.WARNING)
     settings = config()
     export_python(settings)
+    collector = GC_OPTIONS[settings.gc]
     conf = {
         "spark.jars": ",".join(connector_jars()),
         "spark.sql.shuffle.partitions": str(settings.shuffle_partitions),
@@ -44,8 +45,8 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
         # Read when the JVM starts: PySpark starts the driver's JVM with this session's settings
         # (a process that runs in a JVM started before, under spark-submit, names its collector
         # there). The executors of a cluster start with theirs.
-        "spark.driver.extraJavaOptions": GC_OPTIONS[settings.gc],
-        "spark.executor.extraJavaOptions": GC_OPTIONS[settings.gc],
+        "spark.driver.extraJavaOptions": collector,
+        "spark.executor.extraJavaOptions": collector,
         "spark.sql.streaming.stateStore.providerClass": (
             "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
         ),

@@ -8,7 +8,7 @@ import contextlib
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, cast
 
@@ -102,12 +102,20 @@ def spark(services):
     session.stop()
 
 
-def wait_for(predicate, *, timeout: float = 60.0, interval: float = 0.2, what: str = "condition"):
-    """Poll until ``predicate()`` returns a truthy value; fail with ``what`` after ``timeout``."""
+def wait_for(
+    predicate,
+    *,
+    timeout: float = 60.0,
+    interval: float = 0.2,
+    what: str = "condition",
+    detail: Callable[[], object] | None = None,
+):
+    """Poll until ``predicate()`` returns a truthy value; fail with ``what`` after ``timeout``,
+    and with what ``detail()`` says of the state then when it is given."""
     try:
         return wait_until(predicate, timeout=timeout, interval=interval, what=what)
     except TimeoutError as exc:
-        pytest.fail(str(exc))
+        pytest.fail(str(exc) if detail is None else f"{exc}: {detail()}")
 
 
 @pytest.fixture(scope="session")

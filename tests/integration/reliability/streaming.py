@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 import redis as redis_lib
 
-from bench.harness import Process, free_port, wait_until
+from bench.harness import Process, free_port
 from reducers import keys, topics
 from reducers.connections import redis_client
 from spark.jobs import commands
@@ -110,10 +109,12 @@ def settle(
             if c.markets.get(m) != feed.last[m]
         ]
 
-    try:
-        wait_until(lambda: not behind(), timeout=60, what="every client to hold the last price of each of its markets")
-    except TimeoutError as exc:
-        pytest.fail(f"{exc}; behind: {behind()[:12]}")
+    wait_for(
+        lambda: not behind(),
+        timeout=60,
+        what="every client to hold the last price of each of its markets",
+        detail=lambda: behind()[:12],
+    )
 
 
 @dataclass
