@@ -1,11 +1,12 @@
 """The most Spark does with the price topic on this machine: the ceiling of the reducers.
 
 ``python -m bench.spark_ceiling`` runs one streaming query with the price reducer's source (the
-same topic, Kafka options and batch cap) and session, parses every record with the price
-schema and keeps the newest record per market with one aggregation, and does nothing with the
-result: no validation, no Redis, no fan-out. Its progress reports go to Redis like the
-reducers' (query name ``ceiling``), and the records it has read are counted under
-``keys.bench_rows(QUERY_NAME)`` so the benchmark knows when a backlog is worked off.
+same topic, Kafka options and batch cap) and session, decodes every record with the price
+topic's Avro schema (``spark.validation.parse_record``) and keeps the newest record per market
+with one aggregation, and does nothing with the result: no validation, no Redis, no fan-out.
+Its progress reports go to Redis like the reducers' (query name ``ceiling``), and the records
+it has read are counted under ``keys.bench_rows(QUERY_NAME)`` so the benchmark knows when a
+backlog is worked off.
 """
 
 from __future__ import annotations
@@ -26,20 +27,20 @@ from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
 from spark.session import build_session
 from spark.sources import RAW_COLUMNS
-from spark.validation import PRICE_RECORD
+from spark.validation import parse_record
 
 QUERY_NAME = "ceiling"
 log = logging.getLogger("bench.spark_ceiling")
 
 
 def newest_per_market(batch: DataFrame) -> DataFrame:
-    """Parse each record and keep, per market, the one with the highest sequence.
+    """Decode each record and keep, per market, the one with the highest sequence.
 
     Aggregated as the price reducer aggregates (``spark.jobs.prices.conflated``): the records
-    that do not parse are listed, which makes Spark aggregate in a hash map of objects; with the
+    that do not decode are listed, which makes Spark aggregate in a hash map of objects; with the
     newest record alone it sorts every row of the batch first, which was no faster here.
     """
-    parsed = batch.select(*RAW_COLUMNS, F.from_json(F.col("value").cast("string"), PRICE_RECORD).alias("r"))
+    parsed = batch.select(*RAW_COLUMNS, parse_record(F.col("value")).alias("r"))
     raw = F.struct(*RAW_COLUMNS)
     return parsed.groupBy(F.col("r.market_id").alias("market_id")).agg(
         F.max_by(raw, F.col("r.seq")).alias("w"),

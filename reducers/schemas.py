@@ -2,8 +2,10 @@
 
 Each record is one dataclass here (stream commands: ``reducers/subscriptions.py``): its field
 types carry the rules, and pydantic encodes it (``encode``) and decodes and validates it
-(``decode_*``) from that one definition. Records are JSON. Prices and amounts travel as decimal
-strings (``"2.50"``) and are ``Decimal`` in Python; floats never hold a price or an amount. The
+(``decode_*``) from that one definition. Records are JSON but for the price record, which is
+Avro (``price_update.avsc``; see below). Prices and amounts travel as decimal strings
+(``"2.50"``) or, in Avro, as a decimal of scale 2, and are ``Decimal`` in Python; floats never
+hold a price or an amount. The
 limits below are the single source of truth: the Spark jobs build their SQL validation from the
 same constants.
 
@@ -17,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Annotated, Any, Final, TypeVar
 
 import orjson
@@ -46,10 +49,12 @@ MAX_RECORD_BYTES = 16 * 1024
 # dead-letter counter. The decoder below raises every reason but the last; the price reducer
 # adds ``unknown_market`` for a valid price whose market the markets table does not know.
 UNKNOWN_MARKET = "unknown_market"
+# Bytes on the price topic that are not a record of its Avro schema.
+BAD_AVRO = "bad_avro"
 PRICE_DEAD_LETTER_REASONS = (
     "empty",
     "too_large",
-    "bad_json",
+    BAD_AVRO,
     "bad_version",
     "bad_field",
     "bad_price",
@@ -265,6 +270,11 @@ class PriceUpdate:
         return _PRICE_UPDATE.dump_python(self, mode="json")
 
     def encode(self) -> bytes:
+        """The record's value on the price topic: Avro (``encode_price_avro``)."""
+        return encode_price_avro(self)
+
+    def encode_json(self) -> bytes:
+        """The record as JSON, the form of a feed's recording (``decode_price_update_json``)."""
         return _PRICE_UPDATE.dump_json(self)
 
     def key(self) -> bytes:
@@ -308,11 +318,284 @@ _PRICE_RULES = Rules(
 )
 
 
-def decode_price_update(raw: bytes | None) -> PriceUpdate:
-    """Decode and validate one Kafka record value."""
+def decode_price_update_json(raw: bytes | None) -> PriceUpdate:
+    """Decode and validate a price record written as JSON (``PriceUpdate.encode_json``: a feed's
+    recording, one record a line)."""
     if raw is not None and len(raw) > MAX_RECORD_BYTES:
         raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
     return decode_record(_PRICE_UPDATE, _PRICE_RULES, raw)
+
+
+# --- the price record on the topic: Avro's binary encoding of price_update.avsc ---
+#
+# The price topic carries ``PriceUpdate`` in Avro's binary encoding (no container, no schema id)
+# of the schema in ``price_update.avsc``: longs for ids, sequence and times, enums for the
+# statuses and the source, and the price as a decimal of scale 2 in a fixed of three bytes. The
+# Spark reducers read it with Spark's own Avro reader (``spark/validation.py``); Python writes
+# and reads it here, by hand: the record is small and fixed in shape, and this reader refuses
+# what the rules refuse (``decode_price_update``).
+
+PRICE_AVRO_SCHEMA: Final = (Path(__file__).parent / "price_update.avsc").read_text()
+# The price's fixed: three bytes of a two's complement integer, the price in hundredths.
+PRICE_BYTES: Final = 3
+PRICE_SCALE: Final = 2
+# The fewest bytes a selection takes: an id of one byte, the price and a status of one byte.
+_MIN_SELECTION_BYTES = 1 + PRICE_BYTES + 1
+_LONG_BITS = (1 << 64) - 1
+_INT_BITS = (1 << 32) - 1
+# Each price's Decimal, by its hundredths: a feed has a few thousand prices.
+_PRICES: dict[int, Decimal] = {}
+
+
+class _Undecodable(Exception):
+    """Bytes that are not a record of the schema; ``args[0]`` says where."""
+
+
+def _varint(buf: bytes, pos: int, limit: int, mask: int) -> tuple[int, int]:
+    """The zig-zag varint at ``pos`` (at most ``limit`` bytes; bits beyond ``mask`` dropped, as
+    Avro's Java reader does) and the position after it. ``IndexError`` past the end."""
+    n = 0
+    shift = 0
+    for _ in range(limit):
+        b = buf[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if b < 0x80:
+            n &= mask
+            return (n >> 1) ^ -(n & 1), pos
+        shift += 7
+    raise _Undecodable(f"a number longer than {limit} bytes ends at byte {pos}")
+
+
+def _write_long(out: bytearray, value: int) -> None:
+    if 0 <= value < 0x40:
+        out.append(value << 1)
+        return
+    n = ((value << 1) ^ (value >> 63)) & _LONG_BITS
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def price_hundredths(price: Decimal) -> int:
+    """A price in hundredths, as the record's fixed holds it (``ValueError`` if it has more
+    places than the record keeps)."""
+    scaled = price.scaleb(PRICE_SCALE)
+    whole = int(scaled)
+    if scaled != whole:
+        raise ValueError(f"price {price} has more than {PRICE_SCALE} decimal places")
+    return whole
+
+
+def encode_price_avro(update: PriceUpdate) -> bytes:
+    """``update`` in Avro's binary encoding of ``price_update.avsc`` (``PriceUpdate.encode``)."""
+    out = bytearray()
+    _write_long(out, update.v)
+    _write_long(out, update.market_id)
+    _write_long(out, update.seq)
+    out.append(MARKET_STATUSES.index(update.status) << 1)
+    _write_long(out, len(update.selections))
+    for selection in update.selections:
+        _write_long(out, selection.id)
+        out += price_hundredths(selection.price).to_bytes(PRICE_BYTES, "big", signed=True)
+        out.append(SELECTION_STATUSES.index(selection.status) << 1)
+    out.append(0)  # the end of the selections' one block
+    _write_long(out, update.event_ts)
+    _write_long(out, update.produce_ts)
+    out.append(SOURCES.index(update.source) << 1)
+    return bytes(out)
+
+
+# A record as the schema reads it, before the rules: (v, market_id, seq, status index,
+# [(id, hundredths, status index)], event_ts, produce_ts, source index).
+AvroPrice = tuple[int, int, int, int, list[tuple[int, int, int]], int, int, int]
+
+
+def read_price_avro(raw: bytes) -> AvroPrice:
+    """The members of a price record in Avro's binary encoding, as any Avro reader takes them
+    (arrays in any number of blocks, a block with or without its size, numbers in more bytes
+    than they need), without the rules; ``_Undecodable`` for bytes that are not such a record,
+    or that go on after it. (A one-byte number, the most common, is read where it stands.)"""
+    try:
+        return _read_price_avro(raw)
+    except IndexError:
+        raise _Undecodable(f"record ends early, at byte {len(raw)}") from None
+
+
+def _read_price_avro(raw: bytes) -> AvroPrice:
+    size = len(raw)
+    b = raw[0]
+    v, pos = ((b >> 1) ^ -(b & 1), 1) if b < 0x80 else _varint(raw, 0, 10, _LONG_BITS)
+    market_id, pos = _varint(raw, pos, 10, _LONG_BITS)
+    b = raw[pos]
+    seq, pos = ((b >> 1) ^ -(b & 1), pos + 1) if b < 0x80 else _varint(raw, pos, 10, _LONG_BITS)
+    b = raw[pos]
+    status, pos = ((b >> 1) ^ -(b & 1), pos + 1) if b < 0x80 else _varint(raw, pos, 5, _INT_BITS)
+    selections: list[tuple[int, int, int]] = []
+    while True:
+        b = raw[pos]
+        count, pos = ((b >> 1) ^ -(b & 1), pos + 1) if b < 0x80 else _varint(raw, pos, 10, _LONG_BITS)
+        if count == 0:
+            break
+        if count < 0:
+            _size, pos = _varint(raw, pos, 10, _LONG_BITS)
+            count = -count
+        if count * _MIN_SELECTION_BYTES > size - pos:
+            raise _Undecodable(f"{count} selections do not fit in the record's {size} bytes")
+        for _ in range(count):
+            b = raw[pos]
+            selection_id, pos = ((b >> 1) ^ -(b & 1), pos + 1) if b < 0x80 else _varint(raw, pos, 10, _LONG_BITS)
+            end = pos + PRICE_BYTES
+            if end > size:
+                raise IndexError
+            hundredths = int.from_bytes(raw[pos:end], "big", signed=True)
+            b = raw[end]
+            selection_status, pos = ((b >> 1) ^ -(b & 1), end + 1) if b < 0x80 else _varint(raw, end, 5, _INT_BITS)
+            selections.append((selection_id, hundredths, selection_status))
+    event_ts, pos = _varint(raw, pos, 10, _LONG_BITS)
+    produce_ts, pos = _varint(raw, pos, 10, _LONG_BITS)
+    b = raw[pos]
+    source, pos = ((b >> 1) ^ -(b & 1), pos + 1) if b < 0x80 else _varint(raw, pos, 5, _INT_BITS)
+    if pos != size:
+        raise _Undecodable(f"{size - pos} bytes after the record's end at byte {pos}")
+    return v, market_id, seq, status, selections, event_ts, produce_ts, source
+
+
+def price_market_and_seq(raw: bytes | None) -> tuple[int, int] | None:
+    """A price record's market and sequence, read from its first members alone (None when it
+    has none): a cheap look, not a check."""
+    if not raw:
+        return None
+    try:
+        _v, pos = _varint(raw, 0, 10, _LONG_BITS)
+        market_id, pos = _varint(raw, pos, 10, _LONG_BITS)
+        seq, _ = _varint(raw, pos, 10, _LONG_BITS)
+    except (IndexError, _Undecodable):
+        return None
+    return market_id, seq
+
+
+B = TypeVar("B")
+
+
+def _built(cls: type[B], members: dict[str, Any]) -> B:
+    """An instance of the frozen dataclass ``cls`` with ``members`` (all of its fields), checked
+    already: set as ``copy`` sets them, without ``__init__``'s call per field (half of a
+    decode's time when built through it)."""
+    instance = object.__new__(cls)
+    instance.__dict__.update(members)
+    return instance
+
+
+def _positive(value: int, name: str) -> None:
+    if value < 1:
+        raise InvalidRecord("bad_field", f"{name} must be positive")
+
+
+def _symbol(symbols: tuple[str, ...], index: int, words: str) -> str:
+    if 0 <= index < len(symbols):
+        return symbols[index]
+    raise InvalidRecord("bad_field", words)
+
+
+def _price(hundredths: int) -> Decimal:
+    price = _PRICES.get(hundredths)
+    if price is None:
+        price = Decimal(hundredths).scaleb(-PRICE_SCALE)
+        if price < MIN_PRICE or price > MAX_PRICE:
+            raise InvalidRecord("price_out_of_range", f"{price} not within {MIN_PRICE}..{MAX_PRICE}")
+        if len(_PRICES) < 1_000_000:
+            _PRICES[hundredths] = price
+    return price
+
+
+def _not_a_record(raw: bytes, problem: _Undecodable) -> str:
+    """Why ``raw`` is not a price record, in words: a JSON record is named as such."""
+    if raw[:1] == b"{":
+        return "a JSON record: the price topic carries Avro (price_update.avsc)"
+    return str(problem)
+
+
+def describe_price_record(raw: bytes) -> str:
+    """A price-topic record in words for people (the dead-letter pages): its members as JSON
+    when the bytes are a record of the schema, whatever the rules say of them (an enum index
+    with no symbol is shown as its number); otherwise why they are not, and the bytes, as text
+    when they are UTF-8 (a JSON record written to the topic by mistake) or in hex."""
+    try:
+        v, market_id, seq, status, items, event_ts, produce_ts, source = read_price_avro(raw)
+    except _Undecodable as exc:
+        try:
+            shown = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = raw.hex(" ")
+        return f"not a price record in Avro ({_not_a_record(raw, exc)}): {shown}"
+
+    def symbol(symbols: tuple[str, ...], index: int) -> str | int:
+        return symbols[index] if 0 <= index < len(symbols) else index
+
+    members = {
+        "v": v,
+        "market_id": market_id,
+        "seq": seq,
+        "status": symbol(MARKET_STATUSES, status),
+        "selections": [
+            {
+                "id": selection_id,
+                "price": str(Decimal(hundredths).scaleb(-PRICE_SCALE)),
+                "status": symbol(SELECTION_STATUSES, selection_status),
+            }
+            for selection_id, hundredths, selection_status in items
+        ],
+        "event_ts": event_ts,
+        "produce_ts": produce_ts,
+        "source": symbol(SOURCES, source),
+    }
+    return orjson.dumps(members).decode()
+
+
+def decode_price_update(raw: bytes | None) -> PriceUpdate:
+    """Decode and validate one record value of the price topic (Avro, ``price_update.avsc``).
+    The rules and their order are those of ``PriceUpdate`` (``decode_price_update_json``);
+    bytes that are not a record of the schema are ``bad_avro``."""
+    if raw is None:
+        raise InvalidRecord("empty", "record has no value")
+    if len(raw) > MAX_RECORD_BYTES:
+        raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
+    try:
+        v, market_id, seq, status, items, event_ts, produce_ts, source = read_price_avro(raw)
+    except _Undecodable as exc:
+        raise InvalidRecord(BAD_AVRO, _not_a_record(raw, exc)) from None
+    if v != PRICE_SCHEMA_VERSION:
+        raise InvalidRecord("bad_version", f"expected v={PRICE_SCHEMA_VERSION}, got {v!r}")
+    _positive(market_id, "market_id")
+    _positive(seq, "seq")
+    market_status = _symbol(MARKET_STATUSES, status, f"status must be one of {', '.join(MARKET_STATUSES)}")
+    if not items:
+        raise InvalidRecord("bad_field", "selections must be a non-empty list")
+    if len(items) > MAX_SELECTIONS:
+        raise InvalidRecord("bad_field", f"at most {MAX_SELECTIONS} selections")
+    selections = []
+    for selection_id, hundredths, selection_status in items:
+        state = _symbol(SELECTION_STATUSES, selection_status, "selection status unknown")
+        _positive(selection_id, "id")
+        selections.append(_built(SelectionPrice, {"id": selection_id, "price": _price(hundredths), "status": state}))
+    origin = _symbol(SOURCES, source, f"source must be one of {', '.join(SOURCES)}")
+    _positive(event_ts, "event_ts")
+    _positive(produce_ts, "produce_ts")
+    return _built(
+        PriceUpdate,
+        {
+            "v": PRICE_SCHEMA_VERSION,
+            "market_id": market_id,
+            "seq": seq,
+            "status": market_status,
+            "selections": tuple(selections),
+            "event_ts": event_ts,
+            "produce_ts": produce_ts,
+            "source": origin,
+        },
+    )
 
 
 # --- market definitions (compacted topic; a tombstone — null value — removes the market) ---

@@ -35,7 +35,7 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
 from reducers import keys, topics
 from reducers.connections import kafka_consumer, redis_client
-from reducers.schemas import decode_price_update
+from reducers.schemas import decode_price_update, price_market_and_seq
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
@@ -109,18 +109,6 @@ def retained_records(bootstrap: str, topic: str, *, chunk: int = CHUNK) -> Itera
         consumer.close()
 
 
-def _market_and_seq(value: bytes | None) -> tuple[int, int] | None:
-    """A price record's market and sequence, read cheaply (None when it has none)."""
-    try:
-        obj = orjson.loads(value or b"")
-        market, seq = obj["market_id"], obj["seq"]
-    except (orjson.JSONDecodeError, TypeError, KeyError):
-        return None
-    if type(market) is not int or type(seq) is not int:
-        return None
-    return market, seq
-
-
 def _valid(value: bytes | None) -> bool:
     try:
         decode_price_update(value or b"")
@@ -140,7 +128,7 @@ def newest_prices(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]], int
     for rows in retained_records(bootstrap, topic):
         records += len(rows)
         for row in rows:
-            found = _market_and_seq(row["value"])
+            found = price_market_and_seq(row["value"])
             # Strictly newer replaces: of two records with one sequence, the first one applied stays.
             if found is not None and (found[0] not in newest or found[1] > newest[found[0]][0]):
                 newest[found[0]] = (found[1], row)
@@ -150,7 +138,7 @@ def newest_prices(bootstrap: str, topic: str) -> tuple[list[dict[str, Any]], int
             del newest[market]
         for rows in retained_records(bootstrap, topic):
             for row in rows:
-                found = _market_and_seq(row["value"])
+                found = price_market_and_seq(row["value"])
                 if found is None or found[0] not in rejected or not _valid(row["value"]):
                     continue
                 if found[0] not in newest or found[1] > newest[found[0]][0]:

@@ -11,6 +11,7 @@ import pytest
 
 from bench import run
 from bench.harness import Process
+from reducers.schemas import decode_price_update
 
 
 def test_every_round_measures_the_floor_first_then_the_modes_asked_for():
@@ -181,8 +182,8 @@ def test_a_later_feed_of_the_same_markets_starts_above_every_sequence_of_an_earl
         run.edge.kafka_feed_process("sb", 5, 2000, 0.05, _Out())
         seqs: dict[int, list[int]] = {}
         for value in sent:
-            record = run.orjson.loads(value)
-            seqs.setdefault(record["market_id"], []).append(record["seq"])
+            record = decode_price_update(value)
+            seqs.setdefault(record.market_id, []).append(record.seq)
         return seqs
 
     first = feed()

@@ -24,6 +24,7 @@ from reducers.schemas import (
     decode_market_definition,
     decode_match_state,
     decode_price_update,
+    decode_price_update_json,
 )
 from reducers.subscriptions import SlipLeg, StreamCommand, SubscriptionSpec, decode_command
 
@@ -128,13 +129,19 @@ def test_every_record_round_trips_through_its_definition(record, decode):
     encoded = record.encode()
     assert decode(encoded) == record
     assert decode(encoded).encode() == encoded
-    assert orjson.loads(encoded)["v"] == 1, "the schema version is always on the wire"
+    as_json = record.encode_json() if isinstance(record, PriceUpdate) else encoded  # prices travel in Avro
+    assert orjson.loads(as_json)["v"] == 1, "the schema version is always on the wire"
+
+
+def test_a_price_record_round_trips_through_its_json_form_too():
+    for record, _ in RECORDS[:2]:
+        assert decode_price_update_json(record.encode_json()) == record
 
 
 def test_amounts_and_prices_travel_as_decimal_strings():
     price, _ = RECORDS[0]
     bet, _ = RECORDS[3]
-    assert orjson.loads(price.encode())["selections"][0] == {"id": 1, "price": "2.50", "status": "active"}
+    assert orjson.loads(price.encode_json())["selections"][0] == {"id": 1, "price": "2.50", "status": "active"}
     body = orjson.loads(bet.encode())
     assert (body["stake"], body["potential_return"], body["legs"][0]["price"]) == ("10.00", "47.75", "2.50")
 
@@ -208,7 +215,7 @@ DEFINITION = {
 }
 BEGIN = {"v": 1, "type": "begin", "channel_id": CHANNEL, "user_id": 1, "ts": 1}
 DECODERS = {
-    "price": (PRICE, decode_price_update),
+    "price": (PRICE, decode_price_update_json),
     "bet": (BET, decode_bet_event),
     "match": (MATCH, decode_match_state),
     "definition": (DEFINITION, decode_market_definition),
@@ -299,7 +306,7 @@ def test_a_malformed_record_is_refused_with_its_reason_and_words(kind, changes, 
 
 def test_a_record_that_is_not_json_is_refused_with_the_json_parsers_words():
     with pytest.raises(InvalidRecord) as refused:
-        decode_price_update(b"{not json")
+        decode_price_update_json(b"{not json")
     assert (refused.value.reason, refused.value.detail) == (
         "bad_json",
         "unexpected character, expected a string key: line 1 column 2 (char 1)",
@@ -316,5 +323,5 @@ def test_a_record_that_is_not_json_is_refused_with_the_json_parsers_words():
 )
 def test_what_the_json_parser_cannot_read_is_bad_json_whatever_else_is_wrong(raw):
     with pytest.raises(InvalidRecord) as refused:
-        decode_price_update(raw)
+        decode_price_update_json(raw)
     assert refused.value.reason == "bad_json"

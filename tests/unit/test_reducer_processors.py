@@ -129,23 +129,22 @@ def test_a_malformed_record_is_dead_lettered_with_its_reason_and_the_rest_applie
     stats = prices.process_rows(rows_of(b'{"v":1,"market_id":"oops"', update(1, 1, "2.00")))
 
     assert stats == {"records": 2, "rejected": 1, "markets": 1, "applied": 1, "frames": 0}
-    assert dead_letters.reasons() == ["bad_json"]
+    assert dead_letters.reasons() == ["bad_avro"]
     assert dead_letters.sent[0].origin.endswith("/0/0")
     assert dead_letters.flushed == 1
-    assert int(store.hget(keys.counter("dead_letters"), "bad_json")) == 1
+    assert int(store.hget(keys.counter("dead_letters"), "bad_avro")) == 1
 
 
 def test_the_newest_valid_price_is_applied_when_a_newer_record_is_invalid(prices, store, dead_letters):
     define(store, 1)
-    invalid = orjson.loads(update(1, 3, "3.00").encode())
-    invalid["selections"][0]["price"] = 3.0
+    invalid = update(1, 3, "1.00")  # below the lowest price
 
-    prices.process_rows(rows_of(update(1, 2, "2.00"), orjson.dumps(invalid)))
+    prices.process_rows(rows_of(update(1, 2, "2.00"), invalid))
 
     state = state_of(store, 1)
     assert state is not None
     assert state["seq"] == 2
-    assert dead_letters.reasons() == ["bad_price"]
+    assert dead_letters.reasons() == ["price_out_of_range"]
 
 
 def test_every_price_of_an_unknown_market_is_dead_lettered_and_its_newest_kept(prices, store, dead_letters):

@@ -33,7 +33,7 @@ from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market
 from odds.feed.matchstate import breaks_passed, match_state_build, phase_at, tennis_score
 from reducers import keys, topics
 from reducers.connections import redis_client
-from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update
+from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update_json
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0
@@ -187,10 +187,9 @@ class FeedRunner:
     # --- producing ---
 
     def produce(self, update: PriceUpdate) -> None:
-        value = update.encode()
-        self.producer.produce(topics.prices(), key=update.key(), value=value)
+        self.producer.produce(topics.prices(), key=update.key(), value=update.encode())
         if self.record is not None:
-            self.record.write(value + b"\n")
+            self.record.write(update.encode_json() + b"\n")
         self.sent += 1
 
     def _announce(self, markets: list[SimulatedMarket], *, status: str) -> None:
@@ -500,4 +499,4 @@ def _read_recording(path: Path) -> Iterator[PriceUpdate]:
     with path.open("rb") as handle:
         for line in handle:
             if line.strip():
-                yield decode_price_update(line.strip())
+                yield decode_price_update_json(line.strip())

@@ -24,6 +24,7 @@ from odds.ops.models import MetricSample
 from reducers import keys, topics
 from reducers.connections import PRODUCER_DEFAULTS, redis_client
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
+from reducers.schemas import describe_price_record
 
 
 @functools.cache
@@ -213,6 +214,14 @@ def _text(raw: bytes | None, limit: int = DEAD_LETTER_VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _shown(source: str, raw: bytes | None) -> str:
+    """A dead letter's value for people: a price record (Avro) described by its members or its
+    bytes (``describe_price_record``), the others' JSON as text."""
+    if source == "prices" and raw is not None:
+        return _text(describe_price_record(raw).encode())
+    return _text(raw)
+
+
 def dead_letters_recent(*, source: str | None = None, reason: str | None = None, limit: int = 100) -> dict[str, Any]:
     """The newest dead letters, newest first: of every dead-letter topic (or of ``source``'s),
     of every reason (or of ``reason``), each with its reason, detail and origin headers, key,
@@ -258,7 +267,7 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                             "detail": headers.get("detail", ""),
                             "origin": headers.get("origin", ""),
                             "key": _text(message.key(), 200),
-                            "value": _text(message.value()),
+                            "value": _shown(wanted[message.topic()], message.value()),
                         }
                     )
                     if tp in left and offset >= left[tp] - 1:

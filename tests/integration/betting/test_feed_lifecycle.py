@@ -17,7 +17,7 @@ from odds.catalogue.services.markets import market_suspend, selection_price_set
 from odds.feed.book import overround, to_ladder
 from odds.feed.lifecycle import market_winners
 from odds.feed.services.feed import FeedRunner
-from reducers.schemas import decode_match_state, decode_price_update
+from reducers.schemas import decode_match_state, decode_price_update_json
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
@@ -149,7 +149,7 @@ def test_a_recorded_feed_replays_the_same_updates(kafka_topics, redis_client, tm
     call_command(
         "run_feed", "--rate", "200", "--markets", "5", "--duration", "1", "--record", str(path), stdout=io.StringIO()
     )
-    recorded = [decode_price_update(line) for line in path.read_bytes().splitlines()]
+    recorded = [decode_price_update_json(line) for line in path.read_bytes().splitlines()]
     out = io.StringIO()
     call_command("run_feed", "--replay", str(path), "--rate", "10000", stdout=out)
     assert recorded

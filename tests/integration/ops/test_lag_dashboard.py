@@ -151,6 +151,29 @@ def test_dead_letters_are_browsed_newest_first_by_topic_and_reason(staff_client,
     assert "There is no dead-letter topic for “nonsense”" in unknown.content.decode()
 
 
+def test_a_dead_price_record_is_shown_by_its_members_or_its_bytes(staff_client, kafka_topics, producer):
+    """The price topic's records are Avro: the page shows a dead one's members as JSON, and bytes
+    that are not a record as why they are not and the bytes themselves."""
+    from tests.factories import raw_price_update
+
+    tag = uuid.uuid4().hex[:6]
+    out_of_range = raw_price_update(market_id=97_531, seq=4, prices=((1, "1.00"),)).encode()
+    for n, value in enumerate((out_of_range, b"\xff\x01", b'{"v":1}'), start=1):
+        producer.produce(
+            topics.prices_dead_letter(),
+            key=b"97531",
+            value=value,
+            headers=[("reason", f"shown_{tag}".encode()), ("origin", f"shown/{tag}/{n}".encode())],
+        )
+    producer.flush(10)
+
+    body = staff_client.get("/ops/dead-letters", {"source": "prices", "reason": f"shown_{tag}"}).content.decode()
+    assert "&quot;market_id&quot;:97531,&quot;seq&quot;:4,&quot;status&quot;:&quot;open&quot;" in body
+    assert "{&quot;id&quot;:1,&quot;price&quot;:&quot;1.00&quot;,&quot;status&quot;:&quot;active&quot;}" in body
+    assert "not a price record in Avro (record ends early, at byte 2): ff 01" in body
+    assert "the price topic carries Avro (price_update.avsc)): {&quot;v&quot;:1}" in body
+
+
 def test_the_dashboard_names_every_reducer_query_including_match_states(tmp_path):
     from spark.jobs.reducers import starters
 

@@ -16,13 +16,13 @@ import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 
-import orjson
 import pytest
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 
 from odds.core.metrics import kafka_health
 from reducers import keys, topics
 from reducers.connections import PRODUCER_DEFAULTS, redis_client
+from reducers.schemas import decode_price_update
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.conftest import Stack
@@ -85,8 +85,8 @@ class Feed(threading.Thread):
         if err is not None:
             self.failed.append(str(err))
             return
-        record = orjson.loads(msg.value())
-        self.acked.append((record["market_id"], record["seq"]))
+        record = decode_price_update(msg.value())
+        self.acked.append((record.market_id, record.seq))
         self.acked_at.append(time.monotonic())
 
     def run(self) -> None:
@@ -111,8 +111,8 @@ def _record(message: Message) -> tuple[int, int, int] | None:
     if error is not None:
         assert error.code() == KafkaError._PARTITION_EOF, error
         return None
-    record = orjson.loads(message.value() or b"{}")
-    return int(message.partition() or 0), int(record["market_id"]), int(record["seq"])
+    record = decode_price_update(message.value())
+    return int(message.partition() or 0), record.market_id, record.seq
 
 
 def read_all(bootstrap: str, expected: int) -> list[tuple[int, int, int]]:

@@ -176,11 +176,14 @@ def test_malformed_bet_events_are_dead_letters_and_later_bets_still_count(reduce
 def test_malformed_prices_are_dead_letters_and_later_prices_still_apply(reducers_running, producer, redis_client):
     market_id = 930_301
     market_ids_define(redis_client, market_id)
+    valid = raw_price_update(market_id=market_id, seq=4, prices=((1, "2.40"),)).encode()
     poison = [
-        (b"\xff\xfe\xfd", "bad_json"),
-        (b"[]", "bad_json"),
-        (b'{"v": 1, "market_id": 930301, "seq": 1E+99999999999999999999}', "bad_json"),
-        (b'{"v": 1, "market_id": 930301, "seq": "one"}', "bad_field"),
+        (b"\xff\xfe\xfd", "bad_avro"),
+        (b"[]", "bad_avro"),
+        (b'{"v": 1, "market_id": 930301, "seq": 1}', "bad_avro"),  # JSON: the topic carries Avro
+        (valid + b"\x00", "bad_avro"),  # bytes after the record
+        (valid[:-2], "bad_avro"),
+        (raw_price_update(market_id=market_id, seq=6, prices=((1, "1.00"),)).encode(), "price_out_of_range"),
     ]
     for value, _ in poison:
         produce(producer, topics.prices(), str(market_id).encode(), value)

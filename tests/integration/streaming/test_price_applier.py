@@ -102,7 +102,7 @@ def test_a_record_the_sql_check_passed_and_the_validator_refuses_is_counted_and_
 ):
     market_id = 940_011
     market_ids_define(redis_client, market_id)
-    bad = b'{"v": 1, "market_id": 940011, "seq": 1}'
+    bad = raw_price_update(market_id=market_id, seq=1, prices=((0, "2.00"),)).encode()  # a selection id of 0
     checked(producer, bad, partition=0, offset=55, sql_ok=True)
     producer.flush(10)
 

@@ -74,8 +74,8 @@ def test_malformed_record_goes_to_dead_letter_topic_while_good_ones_flow(price_q
     wait_for(lambda: stored_seq(redis_client, market_id) == 1, what="good record applied")
 
     headers = dict(dead_letter_of(b'{"v":1,"market_id":"oops"').headers())
-    assert headers["reason"] == b"bad_json"
-    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_json")) >= 1
+    assert headers["reason"] == b"bad_avro"
+    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_avro")) >= 1
 
 
 def test_a_price_for_an_unknown_market_is_dead_lettered_and_never_stored_or_published(

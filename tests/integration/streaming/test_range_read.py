@@ -97,7 +97,7 @@ def test_a_batch_is_reduced_alike_whoever_reads_it(
         ),
         range_reader=reader,
     )
-    before = int(redis_client.hget(keys.counter("dead_letters"), "bad_json") or 0)
+    before = int(redis_client.hget(keys.counter("dead_letters"), "bad_avro") or 0)
     reads: list[str | None] = []
 
     def reduce(frame, batch_id) -> None:
@@ -120,7 +120,7 @@ def test_a_batch_is_reduced_alike_whoever_reads_it(
     assert (unreadable.asked > 0) == (read_by == "spark when the driver cannot")
     state = orjson.loads(redis_client.hget(keys.market_state(market), "state"))
     assert (state["seq"], state["merged"], state["selections"][0]["price"]) == (3, 3, "3.20")
-    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_json") or 0) == before + 1
+    assert int(redis_client.hget(keys.counter("dead_letters"), "bad_avro") or 0) == before + 1
 
 
 def test_a_running_query_gives_each_batch_the_offset_ranges_its_frame_has(own_topic, spark, producer, tmp_path):

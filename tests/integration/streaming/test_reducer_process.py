@@ -150,7 +150,7 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
     for seq in (1, 2, 3):
         update = raw_price_update(market_id=MARKETS[0], seq=seq, prices=((1, f"2.{seq}0"),))
         producer.produce(topics.prices(), key=update.key(), value=update.encode())
-    bad = b'{"v": 1, "market_id": 1, "seq": 1}'
+    bad = raw_price_update(market_id=1, seq=1, prices=((0, "2.00"),)).encode()  # a selection id of 0
     producer.produce(topics.prices(), key=b"1", value=bad)
     producer.flush(10)
     # The batch runs for ten minutes, so everything below happens inside one real-time batch.

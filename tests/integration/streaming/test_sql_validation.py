@@ -7,99 +7,84 @@ from decimal import Decimal
 import orjson
 import pytest
 
-from reducers.schemas import InvalidRecord, decode_price_update
+from reducers.schemas import InvalidRecord, PriceUpdate, SelectionPrice, decode_price_update
 from spark.validation import with_validity
-from tests.unit.test_schemas import record
+from tests.unit.test_price_avro import UPDATE, item, padded, written, zigzag
 
 pytestmark = pytest.mark.integration
 
+GOOD = item(3001, 250) + item(3002, 100000, status=2)
 
-def written(selections: list) -> bytes:
-    """``record`` with every member written, in our producers' order: the first selection good
-    and whole, ``selections`` after it, and the source."""
-    return record(selections=[{"id": 1, "price": "2.50", "status": "active"}, *selections], source="feed")
+
+def selections(*items: bytes, count: int | None = None) -> bytes:
+    """The selections as one block of ``items`` (``count`` of them unless told)."""
+    return zigzag(len(items) if count is None else count) + b"".join(items) + b"\x00"
+
+
+def in_full(*extra: bytes) -> bytes:
+    """UPDATE with a first selection good and whole and the ``extra`` items after it, ids of one
+    byte each: only the rules on those items can refuse the record."""
+    return written(selections=selections(item(1, 250), *extra))
 
 
 CORPUS = [
-    record(),
-    record(source="trader"),
-    record(selections=[{"id": 1, "price": "1000"}, {"id": 2, "price": "1.01", "status": "suspended"}]),
+    UPDATE.encode(),
+    written(source=zigzag(2)),
+    written(selections=selections(item(1, 100000), item(2, 101, status=1))),
+    # bytes that are not a record of the schema, or not all of one
+    b"",
     b"{not json",
-    b"[1,2]",
-    b"x" * 20000,
-    record(v=2),
-    record(market_id=-1),
-    record(market_id="10"),
-    record(market_id=10.5),
-    record(seq=True),
-    record(seq=0),
-    record(status="paused"),
-    record(selections=[]),
-    record(selections=[{"id": 1, "price": 2.5}]),
-    record(selections=[{"id": 1, "price": "NaN"}]),
-    record(selections=[{"id": 1, "price": "abc"}]),
-    record(selections=[{"id": 1, "price": "1.001"}]),
-    record(selections=[{"id": 1, "price": "-3"}]),
-    record(selections=[{"id": 1, "price": "5000"}]),
-    record(selections=[{"id": 1, "price": "2.555"}]),
-    record(selections=[{"id": 1, "price": "1e2"}]),
-    record(selections=[{"id": 0, "price": "2.00"}]),
-    record(selections=[{"id": 1, "price": "2.00", "status": "gone"}]),
-    record(selections=[{"id": 1, "price": " 2.00"}]),
-    record(source="elsewhere"),
-    record(event_ts=None),
-    orjson.dumps({"v": 1}),
-    # an explicit null is not the field left out: Python refuses it where it has a default
-    record(selections=[{"id": 1, "price": "2.00", "status": None}]),
-    record(source=None),
-    # a key spelled with an escape is the same key to both parsers; the number must still be seen
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"pr\\u0069ce":2.5'),
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price" : 2.5'),
-    # the last of two equal keys is the one Python reads
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"2.00","price":2.5'),
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"2.00","price":"x"'),
-    record(status="open").replace(b'"status":"open"', b'"status":"open","status":"paused"'),
-    # not one JSON document
-    record() + b" x",
-    record() + b"{}",
-    record().replace(b'"market_id":10', b'"market_id":010'),
-    record() + b"}",
-    record() + b',"x":5',
-    record() + b',"x":{}',
-    record()[:-1] + b',"x":"a"} {"y":1}',
-    record()[:-1] + b"]",
-    record()[:-1] + b',"__end__":1} x}',
-    # what JSON does not allow and Spark's reader does unless told
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b"'price':'2.00'"),
-    record().replace(b'"event_ts":1700000000000', b'"event_ts":NaN'),
-    # bytes that are not UTF-8
-    record(note="x").replace(b'"note":"x"', b'"note":"\xff"'),
-    # a character escaped inside a value reads as the character, which prints escaped again
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"\\u00012.00"'),
-    record(selections=[{"id": 1, "price": "2.00"}]).replace(b'"price":"2.00"', b'"price":"2.0\\u0030"'),
-    # the places written count, not the value's
-    record(selections=[{"id": 1, "price": "2.500"}]),
-    record(selections=[{"id": 1, "price": "1000.01"}]),
-    record(selections=[{"id": 1, "price": "1.00"}]),
-    record(v=1.0),
-    record(seq=2**63),
-    record(selections=[{"id": 1, "price": "2.00"}] * 65),
-    # written in full as our producers write (so only the rules on the selections can refuse
-    # them): one selection's member null, or the selection itself, among good ones
-    written(selections=[{"id": None, "price": "3.00", "status": "active"}]),
-    written(selections=[{"id": 2, "price": None, "status": "active"}]),
-    written(selections=[{"id": 2, "price": "3.00", "status": None}]),
-    written(selections=[None]),
-    # prices that join into good ones, or are not decimals as Python reads them
-    written(selections=[{"id": 2, "price": "2.00,3.00", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "3.00,4", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "+2.00", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "2.", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "1.00", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "1000.01", "status": "active"}]),
-    written(selections=[{"id": 0, "price": "2.00", "status": "active"}]),
-    written(selections=[{"id": 2, "price": "2.00", "status": "gone"}]),
+    b'{"v":1,"market_id":10,"seq":3,"status":"open","selections":[],"event_ts":1,"produce_ts":1}',
+    b"\x02" * 20000,
+    written()[:-1],
+    written()[:5],
+    written() + b"\x00",
+    written() + b"\x02\x02\x02",
+    written() + written(),
+    written(selections=selections(item(1, 250), count=10**6)),
+    written(market_id=b"\xff" * 10 + b"\x01"),
+    written(status=b"\xff" * 5 + b"\x01"),
+    written(selections=zigzag(2) + item(3001, 250)),
+    # the rules on the members
+    written(v=zigzag(2)),
+    written(v=zigzag(0)),
+    written(market_id=zigzag(0)),
+    written(market_id=zigzag(-1)),
+    written(market_id=zigzag(-(2**63))),
+    written(seq=zigzag(0)),
+    written(event_ts=zigzag(0)),
+    written(produce_ts=zigzag(-7)),
+    written(status=zigzag(3)),
+    written(status=zigzag(-1)),
+    written(source=zigzag(3)),
+    written(selections=b"\x00"),
+    written(selections=selections(*[item(i, 250) for i in range(1, 66)])),
+    written(selections=selections(item(1, 100))),
+    written(selections=selections(item(1, 100001))),
+    written(selections=selections(item(1, -250))),
+    written(selections=selections(item(1, 2**23 - 1))),
+    written(selections=selections(item(1, -(2**23)))),
+    written(selections=selections(item(0, 250))),
+    written(selections=selections(item(-1, 250))),
+    written(selections=selections(item(1, 250, status=3))),
+    written(selections=selections(item(1, 250, status=-1))),
+    # written in full as our producers write, so that only the rules on one selection can refuse
+    in_full(item(0, 300)),
+    in_full(item(-1, 300)),
+    in_full(item(2, 100)),
+    in_full(item(2, 100001)),
+    in_full(item(2, 300, status=3)),
+    # numbers in more bytes than they need, selections in more than one block, a block with its
+    # size: Avro, and Python reads them, but not in the fewest bytes
+    written(v=padded(1, 2)),
+    written(market_id=padded(300, 10), seq=padded(70, 3)),
+    written(selections=zigzag(1) + item(3001, 250) + zigzag(1) + item(3002, 100000, status=2) + b"\x00"),
+    written(selections=zigzag(-2) + zigzag(len(GOOD)) + GOOD + b"\x00"),
+    written(selections=zigzag(32) + item(1, 250) * 32 + zigzag(32) + item(2, 250) * 32 + b"\x00"),
+    # the padding of one number made up for by a shorter one elsewhere is not possible; trailing
+    # bytes made up for by padding are the lengths the check compares
+    written(v=padded(1, 2))[:-1],
+    written(selections=selections(item(1, 250), item(300, 250))),
 ]
 
 
@@ -120,7 +105,51 @@ def sql_verdicts(spark, values: list[bytes]) -> list[bool]:
 
 def test_a_record_written_in_full_is_what_sql_accepts(spark):
     """The corpus's records written in full differ from this one in a selection alone."""
-    assert sql_verdicts(spark, [written([{"id": 2, "price": "3.00", "status": "suspended"}])]) == [True]
+    assert sql_verdicts(spark, [in_full(item(2, 300, status=1))]) == [True]
+
+
+def test_what_spark_reads_from_a_record_is_what_python_reads(spark):
+    """Spark's Avro reader and Python's read the same members from our producers' bytes, and
+    Spark's writer writes the bytes our producers write."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import to_avro
+
+    from reducers.schemas import PRICE_AVRO_SCHEMA
+    from spark.validation import parse_record
+
+    updates = [
+        UPDATE,
+        PriceUpdate(
+            market_id=2**63 - 1,
+            seq=8192,
+            status="closed",
+            selections=tuple(SelectionPrice(i, Decimal("1.01") + i, "suspended") for i in range(1, 65)),
+            event_ts=1,
+            produce_ts=2**62,
+            source="replay",
+        ),
+    ]
+    frame = spark.createDataFrame([(u.encode(),) for u in updates], "value binary")
+    rows = (
+        frame.select(parse_record(F.col("value")).alias("r"))
+        .select("r", to_avro("r", PRICE_AVRO_SCHEMA).alias("again"))
+        .collect()
+    )
+    for update, row in zip(updates, rows, strict=True):
+        r = row["r"]
+        assert (r["v"], r["market_id"], r["seq"], r["status"], r["event_ts"], r["produce_ts"], r["source"]) == (
+            update.v,
+            update.market_id,
+            update.seq,
+            update.status,
+            update.event_ts,
+            update.produce_ts,
+            update.source,
+        )
+        assert [(s["id"], s["price"], s["status"]) for s in r["selections"]] == [
+            (s.id, s.price, s.status) for s in update.selections
+        ]
+        assert bytes(row["again"]) == update.encode()
 
 
 def test_sql_accepts_only_what_python_accepts(spark):
@@ -132,9 +161,7 @@ def test_sql_accepts_only_what_python_accepts(spark):
 def test_sql_accepts_every_record_our_producers_write(spark):
     """The pre-filter is only fast if what the feed and the traders write passes it: a record it
     does not accept is validated again in Python, one by one."""
-    from decimal import Decimal
-
-    from reducers.schemas import MAX_PRICE, MIN_PRICE, PriceUpdate, SelectionPrice
+    from reducers.schemas import MAX_PRICE, MIN_PRICE
 
     prices = [MIN_PRICE, Decimal("2"), Decimal("2.5"), Decimal("2.50"), Decimal("17.25"), Decimal("999.99"), MAX_PRICE]
     written = [
@@ -204,7 +231,7 @@ def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redi
     market_ids_define(redis_client, market_a, market_b)
     values = [raw_price_update(market_id=market_a, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (3, 1, 2)]
     values += [raw_price_update(market_id=market_b, seq=1, prices=((1, "4.00"),)).encode()]
-    values += [b'{"v": 1, "market_id": "x"}', record(selections=[{"id": 1, "price": 2.5}])]
+    values += [b'{"v": 1, "market_id": "x"}', written(selections=selections(item(0, 250)))]
     before = int(redis_client.hget(keys.counter("dead_letters"), "bad_field") or 0)
     stats = reduce_large(spark, redis_client, values, path, checked=checked)
     assert stats == {"records": 6, "rejected": 2, "markets": 2, "applied": 2, "frames": 0}
@@ -247,7 +274,7 @@ def test_a_large_batch_applies_the_newest_valid_record_when_a_newer_one_is_inval
     market = 910_021 + markets_of(path)
     market_ids_define(redis_client, market)
     values = [raw_price_update(market_id=market, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (1, 2)]
-    values += [record(market_id=market, seq=3, selections=[{"id": 1, "price": 2.5}])]
+    values += [raw_price_update(market_id=market, seq=3, prices=((1, "1.00"),)).encode()]  # below the lowest
 
     stats = reduce_large(spark, redis_client, values, path)
 
@@ -361,11 +388,11 @@ def test_a_large_batch_hands_the_movers_the_window_partials_the_python_path_does
         update = raw_price_update(market_id=market, seq=seq, prices=((1, price), (2, "1.50")))
         return dataclasses.replace(update, event_ts=event_ts).encode()
 
-    spaced = orjson.dumps(orjson.loads(at(market_a, 4, "2.40", window + 30)), option=orjson.OPT_INDENT_2)
+    padded_v = padded(1, 2) + at(market_a, 4, "2.40", window + 30)[1:]
     values = [
         at(market_a, 3, "2.30", window + 20),
         at(market_a, 1, "2.10", window + 10),
-        spaced,  # not canonical: SQL leaves it to Python, which accepts it
+        padded_v,  # not in the fewest bytes: SQL leaves it to Python, which accepts it
         at(market_a, 5, "2.50", window + 60_000),  # the next window
         at(market_b, 2, "4.20", window + 5),
         b'{"v": 1, "market_id": "x"}',

@@ -16,7 +16,9 @@ class Command(BaseCommand):
         parser.add_argument("--markets", type=int, default=1000, help="how many open markets to move")
         parser.add_argument("--duration", type=float, default=None, help="seconds to run (default: forever)")
         parser.add_argument("--seed", type=int, default=None, help="random seed for a deterministic walk")
-        parser.add_argument("--record", type=Path, default=None, help="also write every update to this file")
+        parser.add_argument(
+            "--record", type=Path, default=None, help="also write every update to this file, one JSON record a line"
+        )
         parser.add_argument("--replay", type=Path, default=None, help="produce the updates recorded in this file")
         parser.add_argument(
             "--speed", type=float, default=1.0, help="match clock speed-up (60: a football match lasts about 95 s)"
