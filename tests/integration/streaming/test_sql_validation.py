@@ -414,3 +414,16 @@ def test_a_large_batch_hands_the_movers_the_window_partials_the_python_path_does
     assert (first.first_seq, first.last_seq, first.updates, first.newest_event) == (1, 4, 3, window + 30)
     assert (first.first[0][1], first.last[0][1]) == (Decimal("2.10"), Decimal("2.40"))
     assert sorted(large.merged()) == [(window, market_a), (window, market_b), (window + 60_000, market_a)]
+
+
+def test_sql_counts_the_bytes_of_every_long_as_avro_writes_it(spark):
+    """The length check's count of a long's bytes, at every width's edges, against the bytes
+    Python writes."""
+    from pyspark.sql import functions as F
+
+    from spark.validation import varint_bytes
+
+    values = [0, 1, 2**63 - 1] + [edge + d for k in range(1, 10) for edge in (2 ** (7 * k - 1),) for d in (-1, 0)]
+    frame = spark.createDataFrame([(v,) for v in values], "x long")
+    counted = {int(r["x"]): int(r["n"]) for r in frame.select("x", varint_bytes(F.col("x")).alias("n")).collect()}
+    assert counted == {v: len(zigzag(v)) for v in values}
