@@ -667,7 +667,7 @@ TARGETS = [
     ("reducer_microbatch_updates_per_s", "Reducers, micro-batch", "updates/s", ">= 100,000"),
     (
         "reducer_spark_ceiling_updates_per_s",
-        "Bare Spark query (parse, newest per market): the ceiling",
+        "Bare Spark query (decode, newest per market): the ceiling",
         "updates/s",
         None,
     ),
