@@ -448,7 +448,7 @@ def _read_price_avro(raw: bytes) -> AvroPrice:
             selection_id, pos = ((b >> 1) ^ -(b & 1), pos + 1) if b < 0x80 else _varint(raw, pos, 10, _LONG_BITS)
             end = pos + PRICE_BYTES
             if end > size:
-                raise IndexError
+                raise _Undecodable(f"record ends early, at byte {size}")
             hundredths = int.from_bytes(raw[pos:end], "big", signed=True)
             b = raw[end]
             selection_status, pos = ((b >> 1) ^ -(b & 1), end + 1) if b < 0x80 else _varint(raw, end, 5, _INT_BITS)
@@ -499,10 +499,15 @@ def _symbol(symbols: tuple[str, ...], index: int, words: str) -> str:
     raise InvalidRecord("bad_field", words)
 
 
+def _decimal(hundredths: int) -> Decimal:
+    """The price the record's fixed holds, as a ``Decimal`` of two places."""
+    return Decimal(hundredths).scaleb(-PRICE_SCALE)
+
+
 def _price(hundredths: int) -> Decimal:
     price = _PRICES.get(hundredths)
     if price is None:
-        price = Decimal(hundredths).scaleb(-PRICE_SCALE)
+        price = _decimal(hundredths)
         if price < MIN_PRICE or price > MAX_PRICE:
             raise InvalidRecord("price_out_of_range", f"{price} not within {MIN_PRICE}..{MAX_PRICE}")
         if len(_PRICES) < 1_000_000:
@@ -542,7 +547,7 @@ def describe_price_record(raw: bytes) -> str:
         "selections": [
             {
                 "id": selection_id,
-                "price": str(Decimal(hundredths).scaleb(-PRICE_SCALE)),
+                "price": str(_decimal(hundredths)),
                 "status": symbol(SELECTION_STATUSES, selection_status),
             }
             for selection_id, hundredths, selection_status in items

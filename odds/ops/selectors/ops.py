@@ -207,18 +207,19 @@ DEAD_LETTER_VALUE_CHARS = 2000
 DEAD_LETTERS_TIMEOUT_S = 3.0
 
 
-def _text(raw: bytes | None, limit: int = DEAD_LETTER_VALUE_CHARS) -> str:
-    if raw is None:
-        return ""
-    text = raw.decode("utf-8", errors="replace")
+def _clipped(text: str, limit: int = DEAD_LETTER_VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _text(raw: bytes | None, limit: int = DEAD_LETTER_VALUE_CHARS) -> str:
+    return "" if raw is None else _clipped(raw.decode("utf-8", errors="replace"), limit)
 
 
 def _shown(source: str, raw: bytes | None) -> str:
     """A dead letter's value for people: a price record (Avro) described by its members or its
     bytes (``describe_price_record``), the others' JSON as text."""
     if source == "prices" and raw is not None:
-        return _text(describe_price_record(raw).encode())
+        return _clipped(describe_price_record(raw))
     return _text(raw)
 
 
