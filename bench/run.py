@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -335,13 +336,30 @@ def drain_backlog(
     )
 
 
+# The sum of the ``seq`` member of the hashes KEYS names, added up in Redis. The benchmark asks
+# for it ten times a second while the consumer under test works: as a pipeline of a thousand
+# HGETs it cost this process 15 ms of CPU each time, the cores' 7 % that the bare query (probed
+# with one GET) did not lose; as this script, 0.8 ms here and about 1.5 ms in Redis.
+SEQ_SUM_LUA = """
+local total = 0
+for _, key in ipairs(KEYS) do
+  total = total + (tonumber(redis.call('HGET', key, 'seq')) or 0)
+end
+return total
+"""
+
+
+@functools.cache
+def _stage_market_keys(ns: str) -> tuple[str, ...]:
+    """The state keys of the stage's markets in namespace ``ns`` (the stage runs each consumer in
+    a namespace of its own)."""
+    return tuple(keys.market_state(m) for m in range(REDUCER_FIRST_MARKET, REDUCER_FIRST_MARKET + REDUCER_MARKETS))
+
+
 def applied_updates(client: Any) -> int:
     """Price updates the reducers' state holds for the stage's markets: the last sequences add up
     to the records applied, as every market's sequences run from 1."""
-    pipe = client.pipeline(transaction=False)
-    for m in range(REDUCER_FIRST_MARKET, REDUCER_FIRST_MARKET + REDUCER_MARKETS):
-        pipe.hget(keys.market_state(m), "seq")
-    return sum(int(s) for s in pipe.execute() if s is not None)
+    return int(client.register_script(SEQ_SUM_LUA)(keys=_stage_market_keys(topics.namespace())))
 
 
 def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) -> dict[str, Any]:

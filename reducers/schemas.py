@@ -462,6 +462,13 @@ def _read_price_avro(raw: bytes) -> AvroPrice:
     return v, market_id, seq, status, selections, event_ts, produce_ts, source
 
 
+def accepted_record_prices(raw: bytes) -> tuple[tuple[int, Decimal], ...]:
+    """The (selection id, price) pairs of a price record already accepted (by this module's
+    validator or by the SQL verdict, which never accepts what it refuses), read without the
+    rules: the movers' first snapshot of a window, kept by the SQL path as the record's bytes."""
+    return tuple((selection_id, _decimal(hundredths)) for selection_id, hundredths, _ in read_price_avro(raw)[4])
+
+
 def price_market_and_seq(raw: bytes | None) -> tuple[int, int] | None:
     """A price record's market and sequence, read from its first members alone (None when it
     has none): a cheap look, not a check."""

@@ -20,6 +20,7 @@ from reducers.schemas import (
     InvalidRecord,
     PriceUpdate,
     SelectionPrice,
+    accepted_record_prices,
     decode_price_update,
 )
 
@@ -134,6 +135,20 @@ def test_a_record_round_trips(update):
     assert decoded == update
     assert decoded.encode() == update.encode()
     assert all(isinstance(s.price, Decimal) for s in decoded.selections)
+
+
+def test_an_accepted_records_prices_are_read_from_its_bytes_as_the_validator_reads_them():
+    # The SQL path keeps a window's first snapshot as the record's bytes (the movers' partials).
+    for raw in (
+        UPDATE.encode(),
+        written(selections=zigzag(1) + item(3001, 250) + zigzag(1) + item(3002, 100000, status=2) + b"\x00"),
+    ):
+        prices = accepted_record_prices(raw)
+        assert prices == tuple((s.id, s.price) for s in decode_price_update(raw).selections)
+        assert prices == ((3001, Decimal("2.50")), (3002, Decimal("1000.00")))
+        assert all(
+            str(price) == str(s.price) for price, s in zip([p for _, p in prices], UPDATE.selections, strict=True)
+        )
 
 
 def test_a_price_with_more_places_than_the_record_keeps_is_not_written():
