@@ -427,3 +427,45 @@ def test_sql_counts_the_bytes_of_every_long_as_avro_writes_it(spark):
     frame = spark.createDataFrame([(v,) for v in values], "x long")
     counted = {int(r["x"]): int(r["n"]) for r in frame.select("x", varint_bytes(F.col("x")).alias("n")).collect()}
     assert counted == {v: len(zigzag(v)) for v in values}
+
+
+def test_sql_counts_the_bytes_of_every_selection_count_the_rules_take(spark):
+    from pyspark.sql import functions as F
+
+    from reducers.schemas import MAX_SELECTIONS
+    from spark.validation import count_bytes
+
+    counts = [*range(MAX_SELECTIONS + 1), 8191]
+    frame = spark.createDataFrame([(c,) for c in counts], "c int")
+    counted = {int(r["c"]): int(r["n"]) for r in frame.select("c", count_bytes(F.col("c")).alias("n")).collect()}
+    assert counted == {c: len(zigzag(c)) for c in counts}
+
+
+@pytest.mark.parametrize(
+    ("ids", "sql_accepts"),
+    [
+        ((1, 63), True),
+        ((63, 64), False),
+        ((64, 8191), True),
+        ((64, 8192), False),
+        ((2**55 - 1, 2**55), False),
+        ((2**55, 2**62 - 1), True),
+        ((2**62 - 1, 2**62), False),
+        ((2**62, 2**63 - 1), True),
+    ],
+    ids=["one byte", "one and two", "two", "two and three", "eight and nine", "nine", "nine and ten", "ten"],
+)
+def test_sql_accepts_a_records_ids_of_one_width_and_leaves_the_others_to_python(spark, ids, sql_accepts):
+    """The length check counts the narrowest id's bytes for every id: a record whose ids take
+    different widths is not accepted by SQL, and Python, which takes it, decides."""
+    raw = written(selections=selections(*(item(i, 250) for i in ids)))
+    assert python_accepts(raw)
+    assert sql_verdicts(spark, [raw]) == [sql_accepts]
+
+
+def test_sql_accepts_the_most_selections_the_rules_take_in_full(spark):
+    from reducers.schemas import MAX_SELECTIONS
+
+    raw = written(selections=selections(*(item(100 + i, 250 + i) for i in range(MAX_SELECTIONS))))
+    assert python_accepts(raw)
+    assert sql_verdicts(spark, [raw]) == [True]
