@@ -26,7 +26,7 @@ from spark.config import config
 from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
 from spark.session import build_session
-from spark.sources import RAW_COLUMNS
+from spark.sources import RAW_COLUMNS, one_task_per_slot
 from spark.validation import parse_record
 
 QUERY_NAME = "ceiling"
@@ -38,9 +38,10 @@ def newest_per_market(batch: DataFrame) -> DataFrame:
 
     Aggregated as the price reducer aggregates (``spark.jobs.prices.conflated``): the records
     that do not decode are listed, which makes Spark aggregate in a hash map of objects; with the
-    newest record alone it sorts every row of the batch first, which was no faster here.
+    newest record alone it sorts every row of the batch first, which was no faster here. Read by
+    one task per task slot, as the price reducer reads a large batch.
     """
-    parsed = batch.select(*RAW_COLUMNS, parse_record(F.col("value")).alias("r"))
+    parsed = one_task_per_slot(batch).select(*RAW_COLUMNS, parse_record(F.col("value")).alias("r"))
     raw = F.struct(*RAW_COLUMNS)
     return parsed.groupBy(F.col("r.market_id").alias("market_id")).agg(
         F.max_by(raw, F.col("r.seq")).alias("w"),

@@ -88,6 +88,20 @@ class OffsetRange:
         return max(self.until - self.start, 0)
 
 
+def one_task_per_slot(batch: DataFrame) -> DataFrame:
+    """``batch`` read by at most as many tasks as the session has task slots.
+
+    A Kafka source reads each partition of the topic in a task of its own, and each task of an
+    aggregation builds its own projections (their generated code is cached, but its source is
+    written again for every task) and writes its own shuffle files. With more partitions than
+    slots (the price topic has twelve, ``local[4]`` four slots) that work is done three times
+    over for nothing: a slot runs the tasks one after another anyway. Coalesced, each task reads
+    several partitions in turn. Never more tasks than before: a frame already within its slots
+    is left as it is. The slots are asked for on every batch, so executors that join or leave
+    a cluster count."""
+    return batch.coalesce(batch.sparkSession.sparkContext.defaultParallelism)
+
+
 def batch_offset_ranges(batch: DataFrame) -> list[OffsetRange] | None:
     """The offset ranges of a Kafka source's micro-batch, read from its plan without reading
     the records; ``None`` for any other kind of frame.

@@ -52,6 +52,7 @@ from spark.sources import (
     ReadsRanges,
     batch_offset_ranges,
     kafka_stream,
+    one_task_per_slot,
     query_batch_offset_ranges,
     range_reader,
     raw_row,
@@ -224,12 +225,13 @@ class PriceBatchProcessor:
         SQL accepts, how many accepted records it stands for, the newest event time and how many
         were late, and the records SQL does not accept (those without a market id form one group
         of their own). Only the winners and the refused records cross into Python, which
-        re-validates both, so its validator stays the last word. Nothing is cached: the records
+        re-validates both, so its validator stays the last word. The batch is read by one task per
+        task slot (``one_task_per_slot``), not one per Kafka partition. Nothing is cached: the records
         of markets the markets table does not know are read again from the batch's offsets when
         there are any.
         """
         started = time.perf_counter()
-        batch = _validated(batch)
+        batch = _validated(one_task_per_slot(batch))
         groups = conflated(batch, window_ms=self._window_ms).collect()
         aggregated_ms = round((time.perf_counter() - started) * 1000)
         winners = [group for group in groups if group["w"] is not None]

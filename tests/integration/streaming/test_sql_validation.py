@@ -218,6 +218,54 @@ def reduce_large(
     return processor.process_batch(frame) if path == "sql" else processor.process_partitions(frame)
 
 
+def test_a_large_batch_of_more_partitions_than_slots_runs_one_task_a_slot(spark, kafka_topics, redis_client):
+    """A batch of the price topic's twelve partitions on a session of four task slots: every
+    stage of the SQL path's jobs runs four tasks, not twelve, and the batch is reduced whole."""
+    import uuid
+
+    from django.conf import settings
+
+    from reducers import keys, topics
+    from spark.jobs.prices import PriceBatchProcessor
+    from spark.sinks.dead_letter import DeadLetterSink
+    from tests.factories import market_ids_define, raw_price_update
+
+    slots = spark.sparkContext.defaultParallelism
+    markets = [920_001 + n for n in range(3 * slots)]
+    market_ids_define(redis_client, *markets)
+    values = [raw_price_update(market_id=m, seq=s, prices=((1, f"3.{s}0"),)).encode() for m in markets for s in (1, 2)]
+    rows = [(str(i).encode(), v, i % (3 * slots), i, 1_000 + i) for i, v in enumerate(values)]
+    frame = spark.createDataFrame(
+        spark.sparkContext.parallelize(rows, 3 * slots),
+        "key binary, value binary, partition int, offset long, kafka_ts long",
+    )
+    processor = PriceBatchProcessor(
+        redis_client=redis_client,
+        dead_letters=DeadLetterSink(
+            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
+        ),
+    )
+    context, group = spark.sparkContext, f"one-task-a-slot-{uuid.uuid4()}"
+    context.setJobGroup(group, "a large batch of more partitions than slots")
+    try:
+        stats = processor.process_batch(frame)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # None unsets it
+    tracker = context.statusTracker()
+    stages = [stage for job in tracker.getJobIdsForGroup(group) for stage in tracker.getJobInfo(job).stageIds]
+    tasks = [tracker.getStageInfo(stage).numTasks for stage in stages]
+    assert stats == {
+        "records": len(values),
+        "rejected": 0,
+        "markets": len(markets),
+        "applied": len(markets),
+        "frames": 0,
+    }
+    assert tasks
+    assert max(tasks) <= slots < 3 * slots
+    assert orjson.loads(redis_client.hget(keys.market_state(markets[-1]), "state"))["seq"] == 2
+
+
 @pytest.mark.parametrize("checked", [True, False], ids=["as the query hands it", "raw rows"])
 @pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
 def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redis_client, path, checked):
