@@ -17,7 +17,8 @@ when two things hold:
   at the datum's end and ignores what follows, where Python refuses it; the lengths being equal
   proves there is nothing after it, because no encoding of the same members is shorter. A
   record written otherwise but validly (numbers in more bytes than they need, selections in
-  several blocks) is left to Python, which decides.
+  several blocks), or with a number of 2^44 or more (``COUNTED_BELOW``), is left to Python,
+  which decides.
 
 The rules read the selections as arrays of one member (``selections.id``, ``.price``) with
 ``array_min`` and ``array_max``: no function per selection, which Spark interprets rather than
@@ -47,8 +48,9 @@ AVRO_OPTIONS = {"mode": "PERMISSIVE"}
 # The bytes of an enum's index and of the end of the selections: one each in the fewest bytes
 # (every enum has fewer than 64 symbols).
 _ONE_BYTE = 1
-# The most bytes a long takes (64 bits in groups of seven).
-_LONGEST = 10
+# The longs whose bytes SQL counts (``varint_bytes``): below 2^44, seven bytes at most. Every
+# id, sequence and time our producers write is far below it (2^44 ms is in the year 2527).
+COUNTED_BELOW = 1 << 44
 # The smallest count that takes two bytes (zig-zag doubles it: 128 needs eight bits); the rules'
 # largest count must stay below three bytes' first, 8,192, for ``count_bytes``.
 _TWO_BYTE_COUNT = 64
@@ -63,15 +65,25 @@ def parse_record(value: Column) -> Column:
 
 
 def varint_bytes(x: Column) -> Column:
-    """The bytes Avro's shortest encoding of the long ``x`` takes, for ``x`` >= 0: zig-zag makes
-    it ``2x``, one bit more than ``x``, written in groups of seven bits. The bits are counted
-    as the bytes of ``x`` in binary (``bin``; each digit is one byte, and ``octet_length`` reads
-    the count where ``length`` walks the string to count its characters: 8 % of the price
-    query's task time in a profile of the reducers stage). Written as a ladder of ten comparisons instead,
-    the verdict and the price query's aggregation generated a method longer than the JVM
-    compiles (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against
-    2.0 s (bench/NOTES.md, "The price record in Avro, switched")."""
-    return F.floor((F.octet_length(F.bin(x)) + 7) / 7).cast("int")
+    """The bytes Avro's shortest encoding of the long ``x`` takes, for 0 <= ``x`` <
+    ``COUNTED_BELOW``; null from there up, so SQL does not accept a record with such a number
+    and Python decides. Zig-zag makes ``x`` ``2x``, one bit more, written in groups of seven
+    bits: ``floor((floor(log2 x) + 8) / 7)`` bytes.
+
+    The logarithm is taken of ``x + 1/2``, which is never a power of two: its floor is that of
+    ``log2 x`` as long as the computed logarithm errs by less than the half's own share,
+    ``1 / (2^(k+1) ln 2)`` near ``2^k``. At the widest edge below the limit, ``2^41``, that is
+    3e-13 against an error of about 2e-14 (the limit keeps ``x + 1/2`` exact in a double as
+    well). Tests check every width's edges, every power of two and its neighbours, and random
+    numbers.
+
+    Counted from the bytes of ``bin(x)`` instead, five bit strings a record took a tenth of the
+    price query's task time (bench/NOTES.md). Written as a ladder of ten comparisons, the
+    verdict and the price query's aggregation generated a method longer than the JVM compiles
+    (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against 2.0 s
+    (bench/NOTES.md, "The price record in Avro, switched")."""
+    digits = F.floor(F.log2(x + F.lit(0.5)))
+    return F.when(x < COUNTED_BELOW, F.floor((digits + 8) / 7).cast("int"))
 
 
 def _shortest_bytes(value: int) -> int:
@@ -80,31 +92,32 @@ def _shortest_bytes(value: int) -> int:
 
 
 def _first_of_next_width(width: Column) -> Column:
-    """The smallest long >= 0 that takes more than ``width`` bytes (1 to 9): 2^(7 width - 1)."""
+    """The smallest long >= 0 that takes more than ``width`` bytes (1 to 7, the widths
+    ``varint_bytes`` counts): 2^(7 width - 1)."""
     return F.call_function("shiftleft", F.lit(1).cast("long"), width * 7 - 1)
 
 
 def count_bytes(count: Column) -> Column:
     """The bytes of a selection count the rules take (1 to ``MAX_SELECTIONS``): one below 64,
-    two from 64 up to 8,191. A comparison, not a ``varint_bytes``: each of those makes a string
-    of the number's bits."""
+    two from 64 up to 8,191. One comparison, cheaper than a ``varint_bytes``."""
     return (count >= _TWO_BYTE_COUNT).cast("int") + _ONE_BYTE
 
 
 def canonical_length(record: Column) -> Column:
     """How many bytes ``record`` (decoded) takes in Avro's shortest encoding: its members in order,
     the selections in one block. Null when its selections' ids do not all take the same number
-    of bytes (then SQL does not accept it; Python decides).
+    of bytes, or a long is too large for ``varint_bytes`` to count (then SQL does not accept it;
+    Python decides).
 
     The ids share the narrowest one's width when the widest is below the first number of the
-    next width (every id of ten bytes, the most a long takes, shares it): one comparison instead
-    of a second ``varint_bytes``. With the count's comparison, five ``varint_bytes`` a record
-    instead of seven: 1,441 against 1,582 ms a 200,000-record batch (bench/NOTES.md)."""
+    next width: one comparison instead of a second ``varint_bytes``. With the count's
+    comparison, five ``varint_bytes`` a record instead of seven: 1,441 against 1,582 ms a
+    200,000-record batch (bench/NOTES.md)."""
     selections = record["selections"]
     count = F.size(selections)
     ids = selections["id"]
     id_bytes = varint_bytes(F.array_min(ids))
-    same_width = (id_bytes == _LONGEST) | (F.array_max(ids) < _first_of_next_width(id_bytes))
+    same_width = F.array_max(ids) < _first_of_next_width(id_bytes)
     selection_bytes = id_bytes + PRICE_BYTES + _ONE_BYTE
     length = (
         F.lit(_shortest_bytes(PRICE_SCHEMA_VERSION))  # the rules take no other version

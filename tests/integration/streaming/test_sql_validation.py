@@ -464,17 +464,26 @@ def test_a_large_batch_hands_the_movers_the_window_partials_the_python_path_does
     assert sorted(large.merged()) == [(window, market_a), (window, market_b), (window + 60_000, market_a)]
 
 
-def test_sql_counts_the_bytes_of_every_long_as_avro_writes_it(spark):
-    """The length check's count of a long's bytes, at every width's edges, against the bytes
-    Python writes."""
+def test_sql_counts_the_bytes_of_every_long_it_counts_as_avro_writes_it(spark):
+    """The length check's count of a long's bytes, at every width's edges, at every power of two
+    and its neighbours, and at random numbers, against the bytes Python writes; none at or
+    above ``COUNTED_BELOW``."""
+    import random
+
     from pyspark.sql import functions as F
 
-    from spark.validation import varint_bytes
+    from spark.validation import COUNTED_BELOW, varint_bytes
 
-    values = [0, 1, 2**63 - 1] + [edge + d for k in range(1, 10) for edge in (2 ** (7 * k - 1),) for d in (-1, 0)]
-    frame = spark.createDataFrame([(v,) for v in values], "x long")
-    counted = {int(r["x"]): int(r["n"]) for r in frame.select("x", varint_bytes(F.col("x")).alias("n")).collect()}
-    assert counted == {v: len(zigzag(v)) for v in values}
+    edges = [(1 << (7 * k - 1)) + d for k in range(1, 7) for d in range(-300, 300)]
+    powers = [(1 << k) + d for k in range(45) for d in range(-3, 4)]
+    drawn = random.Random(7)
+    values = {v for v in [0, COUNTED_BELOW - 1, *edges, *powers] if 0 <= v < COUNTED_BELOW}
+    values |= {drawn.randrange(1 << drawn.randrange(1, 45)) for _ in range(20_000)}
+    too_large = [COUNTED_BELOW, COUNTED_BELOW + 1, 2**55, 2**63 - 1]
+    frame = spark.createDataFrame([(v,) for v in [*values, *too_large]], "x long")
+    counted = {int(r["x"]): r["n"] for r in frame.select("x", varint_bytes(F.col("x")).alias("n")).collect()}
+    assert {v: counted[v] for v in values} == {v: len(zigzag(v)) for v in values}
+    assert [counted[v] for v in too_large] == [None] * len(too_large)
 
 
 def test_sql_counts_the_bytes_of_every_selection_count_the_rules_take(spark):
@@ -496,16 +505,32 @@ def test_sql_counts_the_bytes_of_every_selection_count_the_rules_take(spark):
         ((63, 64), False),
         ((64, 8191), True),
         ((64, 8192), False),
-        ((2**55 - 1, 2**55), False),
-        ((2**55, 2**62 - 1), True),
-        ((2**62 - 1, 2**62), False),
-        ((2**62, 2**63 - 1), True),
+        ((2**34 - 1, 2**34), False),
+        ((2**34, 2**41 - 1), True),
+        ((2**41 - 1, 2**41), False),
+        ((2**41, 2**44 - 1), True),
+        ((2**41, 2**44), True),
+        ((2**44, 2**44 + 1), False),
+        ((2**62, 2**63 - 1), False),
     ],
-    ids=["one byte", "one and two", "two", "two and three", "eight and nine", "nine", "nine and ten", "ten"],
+    ids=[
+        "one byte",
+        "one and two",
+        "two",
+        "two and three",
+        "five and six",
+        "six",
+        "six and seven",
+        "seven, below the counted",
+        "seven, one at the counted",
+        "at the counted",
+        "ten",
+    ],
 )
 def test_sql_accepts_a_records_ids_of_one_width_and_leaves_the_others_to_python(spark, ids, sql_accepts):
     """The length check counts the narrowest id's bytes for every id: a record whose ids take
-    different widths is not accepted by SQL, and Python, which takes it, decides."""
+    different widths, or whose narrowest id is too large to count (``COUNTED_BELOW``), is not
+    accepted by SQL, and Python, which takes it, decides."""
     raw = written(selections=selections(*(item(i, 250) for i in ids)))
     assert python_accepts(raw)
     assert sql_verdicts(spark, [raw]) == [sql_accepts]
