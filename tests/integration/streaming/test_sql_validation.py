@@ -192,10 +192,10 @@ def markets_of(path: str) -> int:
 
 
 def reduce_large(
-    spark, redis_client, values: list[bytes], path: str, windows=None, *, checked: bool = True
+    spark, redis_client, values: list[bytes], path: str, windows=None, *, checked: bool = True, partitions: int = 3
 ) -> dict[str, int]:
-    """Reduce the records as one large micro-batch of three partitions through ``path``; the
-    frame with the parsed record and the SQL verdict, as the running query hands it over
+    """Reduce the records as one large micro-batch of ``partitions`` partitions through ``path``;
+    the frame with the parsed record and the SQL verdict, as the running query hands it over
     (``checked``), or of raw rows only."""
     from django.conf import settings
 
@@ -204,7 +204,9 @@ def reduce_large(
     from spark.sinks.dead_letter import DeadLetterSink
     from spark.validation import with_validity
 
-    rows = spark.sparkContext.parallelize([(str(i).encode(), v, i % 3, i, 1_000 + i) for i, v in enumerate(values)], 3)
+    rows = spark.sparkContext.parallelize(
+        [(str(i).encode(), v, i % partitions, i, 1_000 + i) for i, v in enumerate(values)], partitions
+    )
     frame = spark.createDataFrame(rows, "key binary, value binary, partition int, offset long, kafka_ts long")
     if checked:
         frame = with_validity(frame)
@@ -223,32 +225,17 @@ def test_a_large_batch_of_more_partitions_than_slots_runs_one_task_a_slot(spark,
     stage of the SQL path's jobs runs four tasks, not twelve, and the batch is reduced whole."""
     import uuid
 
-    from django.conf import settings
-
-    from reducers import keys, topics
-    from spark.jobs.prices import PriceBatchProcessor
-    from spark.sinks.dead_letter import DeadLetterSink
+    from reducers import keys
     from tests.factories import market_ids_define, raw_price_update
 
     slots = spark.sparkContext.defaultParallelism
     markets = [920_001 + n for n in range(3 * slots)]
     market_ids_define(redis_client, *markets)
     values = [raw_price_update(market_id=m, seq=s, prices=((1, f"3.{s}0"),)).encode() for m in markets for s in (1, 2)]
-    rows = [(str(i).encode(), v, i % (3 * slots), i, 1_000 + i) for i, v in enumerate(values)]
-    frame = spark.createDataFrame(
-        spark.sparkContext.parallelize(rows, 3 * slots),
-        "key binary, value binary, partition int, offset long, kafka_ts long",
-    )
-    processor = PriceBatchProcessor(
-        redis_client=redis_client,
-        dead_letters=DeadLetterSink(
-            bootstrap_servers=settings.KAFKA_BOOTSTRAP_SERVERS, topic=topics.prices_dead_letter()
-        ),
-    )
     context, group = spark.sparkContext, f"one-task-a-slot-{uuid.uuid4()}"
     context.setJobGroup(group, "a large batch of more partitions than slots")
     try:
-        stats = processor.process_batch(frame)
+        stats = reduce_large(spark, redis_client, values, "sql", checked=False, partitions=3 * slots)
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)  # None unsets it
     tracker = context.statusTracker()
