@@ -193,9 +193,14 @@ def reducer_warmups(mode: str, records: int) -> list[int]:
 
 # A warm-up backlog of the micro-batch reducers: one batch at the cap (SPARK_MAX_OFFSETS_PER_TRIGGER).
 REDUCER_WARMUP_BACKLOG = 200_000
-# Records of the reducers stage (warm-ups included), per trigger mode: micro-batch measures three
-# batches at the cap, real-time mode (about a tenth of the rate) a backlog it works off in a minute.
-REDUCER_RECORDS = {"microbatch": 1_000_000, "realtime": 400_000}
+# Records of the reducers stage (warm-ups included), per trigger mode. Micro-batch measures thirteen
+# batches at the cap, 10-15 s of work: longer than the movers query's trigger (SPARK_MOVERS_TRIGGER,
+# 10 s), so each run counts the movers' batch beside the prices' in proportion, not by chance.
+# With three, a run measured the reducers' first seconds: in one JVM the movers' first two
+# batches took 3.6-4.0 s each and the price batches beside them 1.2-1.8 s, against 0.73-0.80 s
+# settled, so the rate depended on which of them fell into three batches (bench/NOTES.md).
+# Real-time mode (about a tenth of the rate) works off a backlog in a minute.
+REDUCER_RECORDS = {"microbatch": 3_000_000, "realtime": 400_000}
 # Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured,
 # at least; then on, up to E2E_WARMUP_MOST_S, until their JVM's compilers take less than
 # E2E_JIT_SETTLED_CORES over a window of WARMUP_WINDOW_S (micro-batch at 1,000 prices a second:
