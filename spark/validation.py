@@ -17,8 +17,8 @@ when two things hold:
   at the datum's end and ignores what follows, where Python refuses it; the lengths being equal
   proves there is nothing after it, because no encoding of the same members is shorter. A
   record written otherwise but validly (numbers in more bytes than they need, selections in
-  several blocks), or with a number of 2^44 or more (``COUNTED_BELOW``), is left to Python,
-  which decides.
+  several blocks), with an id or a sequence of 2^44 or more (``COUNTED_BELOW``), or with a time
+  outside ``TIMES_FROM``..``TIMES_BELOW`` (1970-07 to 2039-09), is left to Python, which decides.
 
 The rules read the selections as arrays of one member (``selections.id``, ``.price``) with
 ``array_min`` and ``array_max``: no function per selection, which Spark interprets rather than
@@ -49,8 +49,15 @@ AVRO_OPTIONS = {"mode": "PERMISSIVE"}
 # (every enum has fewer than 64 symbols).
 _ONE_BYTE = 1
 # The longs whose bytes SQL counts (``varint_bytes``): below 2^44, seven bytes at most. Every
-# id, sequence and time our producers write is far below it (2^44 ms is in the year 2527).
+# id and sequence our producers write is far below it.
 COUNTED_BELOW = 1 << 44
+# The first long of each width from two bytes up to the widest counted: zig-zag doubles a long,
+# and a byte holds seven of its bits, so 2^(7k - 1) is the first to take k + 1 bytes.
+_WIDTH_STARTS = tuple(1 << (7 * k - 1) for k in range(1, 7))
+# The times (epoch ms) SQL counts as six bytes each without counting them: 2^34 (1970-07-29) up
+# to 2^41 (2039-09-07), the longs whose doubles take 36 to 42 bits. Event and produce times
+# outside it are left to Python.
+TIMES_FROM, TIMES_BELOW, _TIME_BYTES = 1 << 34, 1 << 41, 6
 # The smallest count that takes two bytes (zig-zag doubles it: 128 needs eight bits); the rules'
 # largest count must stay below three bytes' first, 8,192, for ``count_bytes``.
 _TWO_BYTE_COUNT = 64
@@ -67,23 +74,31 @@ def parse_record(value: Column) -> Column:
 def varint_bytes(x: Column) -> Column:
     """The bytes Avro's shortest encoding of the long ``x`` takes, for 0 <= ``x`` <
     ``COUNTED_BELOW``; null from there up, so SQL does not accept a record with such a number
-    and Python decides. Zig-zag makes ``x`` ``2x``, one bit more, written in groups of seven
-    bits: ``floor((floor(log2 x) + 8) / 7)`` bytes.
+    and Python decides. One byte, and one more for every width start (``_WIDTH_STARTS``) ``x``
+    reaches: six comparisons, integers only.
 
-    The logarithm is taken of ``x + 1/2``, which is never a power of two: its floor is that of
-    ``log2 x`` as long as the computed logarithm errs by less than the half's own share,
-    ``1 / (2^(k+1) ln 2)`` near ``2^k``. At the widest edge below the limit, ``2^41``, that is
-    3e-13 against an error of about 2e-14 (the limit keeps ``x + 1/2`` exact in a double as
-    well). Tests check every width's edges, every power of two and its neighbours, and random
-    numbers.
+    Counted from the bytes of ``bin(x)``, five bit strings a record took a tenth of the price
+    query's task time; from the logarithm, ``floor((floor(log2(x + 1/2)) + 8) / 7)``, Spark's
+    ``log2`` takes two ``StrictMath.log`` calls, and five counts a record cost a 200,000-record
+    batch about as much as these comparisons with the times' range (``times_bytes``) in place
+    of two of the counts (bench/NOTES.md). Written as a ladder of nested conditions instead of a
+    sum, the verdict and the price query's aggregation generated a method longer than the JVM
+    compiles (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against
+    2.0 s (bench/NOTES.md, "The price record in Avro, switched")."""
+    width = F.lit(1)
+    for first in _WIDTH_STARTS:
+        width = width + (x >= first).cast("int")
+    return F.when(x < COUNTED_BELOW, width)
 
-    Counted from the bytes of ``bin(x)`` instead, five bit strings a record took a tenth of the
-    price query's task time (bench/NOTES.md). Written as a ladder of ten comparisons, the
-    verdict and the price query's aggregation generated a method longer than the JVM compiles
-    (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against 2.0 s
-    (bench/NOTES.md, "The price record in Avro, switched")."""
-    digits = F.floor(F.log2(x + F.lit(0.5)))
-    return F.when(x < COUNTED_BELOW, F.floor((digits + 8) / 7).cast("int"))
+
+def times_bytes(event_ts: Column, produce_ts: Column) -> Column:
+    """The bytes of a record's two times, both from ``TIMES_FROM`` to below ``TIMES_BELOW``:
+    six each, with four comparisons instead of two counts. Null when either is outside, so SQL
+    does not accept the record and Python decides."""
+    inside = (
+        (event_ts >= TIMES_FROM) & (event_ts < TIMES_BELOW) & (produce_ts >= TIMES_FROM) & (produce_ts < TIMES_BELOW)
+    )
+    return F.when(inside, F.lit(2 * _TIME_BYTES))
 
 
 def _shortest_bytes(value: int) -> int:
@@ -106,13 +121,13 @@ def count_bytes(count: Column) -> Column:
 def canonical_length(record: Column) -> Column:
     """How many bytes ``record`` (decoded) takes in Avro's shortest encoding: its members in order,
     the selections in one block. Null when its selections' ids do not all take the same number
-    of bytes, or a long is too large for ``varint_bytes`` to count (then SQL does not accept it;
-    Python decides).
+    of bytes, a long is too large for ``varint_bytes`` to count, or a time is outside the range
+    of ``times_bytes`` (then SQL does not accept it; Python decides).
 
     The ids share the narrowest one's width when the widest is below the first number of the
     next width: one comparison instead of a second ``varint_bytes``. With the count's
-    comparison, five ``varint_bytes`` a record instead of seven: 1,441 against 1,582 ms a
-    200,000-record batch (bench/NOTES.md)."""
+    comparison and the times' range, three ``varint_bytes`` a record instead of seven (with the
+    first two alone, five: 1,441 against 1,582 ms a 200,000-record batch, bench/NOTES.md)."""
     selections = record["selections"]
     count = F.size(selections)
     ids = selections["id"]
@@ -127,8 +142,7 @@ def canonical_length(record: Column) -> Column:
         + count_bytes(count)
         + count * selection_bytes
         + _ONE_BYTE  # the end of the block
-        + varint_bytes(record["event_ts"])
-        + varint_bytes(record["produce_ts"])
+        + times_bytes(record["event_ts"], record["produce_ts"])
         + _ONE_BYTE  # source
     )
     return F.when(same_width, length)

@@ -473,6 +473,49 @@ def test_sql_counts_the_bytes_of_every_long_it_counts_as_avro_writes_it(spark):
     assert [counted[v] for v in too_large] == [None] * len(too_large)
 
 
+def test_sql_counts_six_bytes_a_time_inside_its_range_and_none_outside(spark):
+    """Every time from ``TIMES_FROM`` to below ``TIMES_BELOW`` takes the six bytes ``times_bytes``
+    counts for it; a pair with a time outside is not counted."""
+    from pyspark.sql import functions as F
+
+    from spark.validation import TIMES_BELOW, TIMES_FROM, times_bytes
+
+    inside = [TIMES_FROM, TIMES_FROM + 1, 1_795_000_000_000, TIMES_BELOW - 2, TIMES_BELOW - 1]
+    assert {len(zigzag(t)) for t in inside} == {6}
+    assert len(zigzag(TIMES_FROM - 1)) == 5
+    assert len(zigzag(TIMES_BELOW)) == 7
+    outside = [1, TIMES_FROM - 1, TIMES_BELOW, 2**44]
+    pairs = [(e, p) for e in inside for p in inside]
+    pairs += [(o, t) for o in outside for t in inside] + [(t, o) for o in outside for t in inside]
+    frame = spark.createDataFrame(pairs, "e long, p long")
+    counted = {
+        (int(r["e"]), int(r["p"])): r["n"]
+        for r in frame.select("e", "p", times_bytes(F.col("e"), F.col("p")).alias("n")).collect()
+    }
+    assert counted == {(e, p): 12 if e in inside and p in inside else None for e, p in pairs}
+
+
+@pytest.mark.parametrize(
+    ("event_ts", "produce_ts", "sql_accepts"),
+    [
+        (1_795_000_000_000, 1_795_000_000_005, True),
+        (2**34, 2**41 - 1, True),
+        (2**34 - 1, 1_795_000_000_005, False),
+        (1_795_000_000_000, 2**41, False),
+        (5, 6, False),
+    ],
+    ids=["now", "the range's ends", "event before it", "produced after it", "the first milliseconds"],
+)
+def test_sql_accepts_a_records_times_inside_their_range_and_leaves_the_others_to_python(
+    spark, event_ts, produce_ts, sql_accepts
+):
+    """A record whose times are outside ``TIMES_FROM``..``TIMES_BELOW`` is valid, and Python,
+    which takes it, decides; SQL does not accept it."""
+    raw = written(event_ts=zigzag(event_ts), produce_ts=zigzag(produce_ts))
+    assert python_accepts(raw)
+    assert sql_verdicts(spark, [raw]) == [sql_accepts]
+
+
 def test_sql_counts_the_bytes_of_every_selection_count_the_rules_take(spark):
     from pyspark.sql import functions as F
 
