@@ -193,12 +193,16 @@ def reducer_warmups(mode: str, records: int) -> list[int]:
 
 # A warm-up backlog of the micro-batch reducers: one batch at the cap (SPARK_MAX_OFFSETS_PER_TRIGGER).
 REDUCER_WARMUP_BACKLOG = 200_000
+# Seconds the micro-batch reducers are given, after the warm-up's prices are applied, for the
+# movers query to finish a batch of the window partials the warm-up made (``movers_ran_since``).
+# Its first batches in a JVM plan, generate code and open its state store: 3.1-4.0 s each
+# against 1.3 s settled, beside price batches that took two to three times their settled time.
+# Its trigger is SPARK_MOVERS_TRIGGER (10 s), so at most about 15 s.
+SETTLE_MOST_S = 30
 # Records of the reducers stage (warm-ups included), per trigger mode. Micro-batch measures thirteen
 # batches at the cap, 10-15 s of work: longer than the movers query's trigger (SPARK_MOVERS_TRIGGER,
-# 10 s), so each run counts the movers' batch beside the prices' in proportion, not by chance.
-# With three, a run measured the reducers' first seconds: in one JVM the movers' first two
-# batches took 3.6-4.0 s each and the price batches beside them 1.2-1.8 s, against 0.73-0.80 s
-# settled, so the rate depended on which of them fell into three batches (bench/NOTES.md).
+# 10 s), so each run counts the movers' batches beside the prices' in proportion, not by chance
+# (with three, the rate depended on whether one of them fell among the three, bench/NOTES.md).
 # Real-time mode (about a tenth of the rate) works off a backlog in a minute.
 REDUCER_RECORDS = {"microbatch": 3_000_000, "realtime": 400_000}
 # Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured,
@@ -279,11 +283,14 @@ def drain_backlog(
     done: Callable[[], int],
     query: str | None,
     whole_reports: bool = True,
+    settled: Callable[[float], bool] | None = None,
 ) -> Drain:
     """Produce the reducers stage's backlog (warm-up first) and time how ``done`` (records worked
     off so far) reaches it; ``query``: the Spark query whose progress reports to collect, waiting
     for the reports of every measured row when ``whole_reports`` (a real-time batch can start
-    before the backlog, so its rows are not all in reports of batches after it). The
+    before the backlog, so its rows are not all in reports of batches after it); ``settled``:
+    given when the warm-up was worked off (epoch s), whether the consumer's own work on it is
+    done too, waited for (``SETTLE_MOST_S`` at most) before the measured backlog. The
     records are encoded before the clock starts, so producing them costs as little as it can."""
     encoded = [(u.key(), u.encode()) for u in make_updates(records, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)]
 
@@ -298,6 +305,13 @@ def drain_backlog(
     # The batch that worked off the last warm-up records reports its progress after they are
     # applied: batches are counted from the first one that started after that.
     warm_done_at = time.time()
+    if settled is not None:
+        warm_done = warm_done_at
+        try:
+            wait_until(lambda: settled(warm_done), timeout=SETTLE_MOST_S, what="the warm-up's own work")
+        except TimeoutError as exc:
+            log(f"measured without it: {exc}")
+        warm_done_at = time.time()
     started = time.perf_counter()
     produce_encoded(producer, encoded[produced:])
     produced_at, produced_perf, done_when_produced = time.time(), time.perf_counter(), done()
@@ -363,6 +377,18 @@ def applied_updates_probe(client: Any) -> Callable[[], int]:
     return lambda: int(seq_sum(keys=names))
 
 
+def movers_ran_since(client: Any) -> Callable[[float], bool]:
+    """Whether the reducers' movers query has finished a batch of window partials that started
+    at or after a time (epoch s): the warm-up's partials are then through its first batches."""
+
+    def ran(since: float) -> bool:
+        batches: dict[int, Batch] = {}
+        note_progress(client, batches, "movers")
+        return any(b.rows and b.started >= since for b in batches.values())
+
+    return ran
+
+
 def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) -> dict[str, Any]:
     """Updates/s the reducers apply from a backlog on the price topic. ``running``: reducers
     already started (--quick shares one process per mode with the end-to-end stage); its
@@ -384,6 +410,7 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
         done=applied_updates_probe(client),
         query="prices",
         whole_reports=mode != "realtime",
+        settled=movers_ran_since(client) if mode == "microbatch" and records > 3 * REDUCER_WARMUP_BACKLOG else None,
     )
     # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
     # between batches to leave out (a batch lasts its whole checkpoint interval), so its

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 
 from bench import run
@@ -70,3 +71,33 @@ def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: p
     line = run.reducer_rounds_line(results)[0]
     assert "3 rounds" in line
     assert "reducers 40,000, ceiling 60,000, plain 35,000, plain 33,000" in line
+
+
+class ProgressLists:
+    """The reducers' recent progress reports of each query, as Redis lists hold them."""
+
+    def __init__(self, reports: dict[str, list[dict[str, Any]]]) -> None:
+        from reducers import keys
+
+        self._lists = {keys.reducer_progress_recent(q): [orjson.dumps(r) for r in rs] for q, rs in reports.items()}
+
+    def lrange(self, name: str, start: int, end: int) -> list[bytes]:
+        return list(self._lists.get(name, []))
+
+
+def report(batch_id: int, rows: int, timestamp: str) -> dict[str, Any]:
+    return {"batchId": batch_id, "numInputRows": rows, "durationMs": {"triggerExecution": 10}, "timestamp": timestamp}
+
+
+def test_the_warm_up_is_settled_once_the_movers_finish_a_batch_with_rows_started_after_it():
+    from datetime import datetime
+
+    since = datetime.fromisoformat("2026-11-27T21:00:10+00:00").timestamp()
+    before = report(1, 2_000, "2026-11-27T21:00:05.000Z")
+    empty_after = report(2, 0, "2026-11-27T21:00:11.000Z")
+    after = report(3, 5_000, "2026-11-27T21:00:15.000Z")
+    prices_after = report(9, 200_000, "2026-11-27T21:00:15.000Z")
+
+    assert not run.movers_ran_since(ProgressLists({"movers": [before, empty_after], "prices": [prices_after]}))(since)
+    assert run.movers_ran_since(ProgressLists({"movers": [after, empty_after, before]}))(since)
+    assert not run.movers_ran_since(ProgressLists({}))(since)
