@@ -78,13 +78,13 @@ def varint_bytes(x: Column) -> Column:
     reaches: six comparisons, integers only.
 
     Counted from the bytes of ``bin(x)``, five bit strings a record took a tenth of the price
-    query's task time; from the logarithm, ``floor((floor(log2(x + 1/2)) + 8) / 7)``, Spark's
-    ``log2`` takes two ``StrictMath.log`` calls, and five counts a record cost a 200,000-record
-    batch about as much as these comparisons with the times' range (``times_bytes``) in place
-    of two of the counts (bench/NOTES.md). Written as a ladder of nested conditions instead of a
-    sum, the verdict and the price query's aggregation generated a method longer than the JVM
-    compiles (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against
-    2.0 s (bench/NOTES.md, "The price record in Avro, switched")."""
+    query's task time. Counted from the logarithm, ``floor((floor(log2(x + 1/2)) + 8) / 7)``,
+    each count made two calls of ``StrictMath.log`` (Spark's ``log2`` is ``log(x) / log(2)``):
+    five counts a record added 65 ms to a cached 200,000-record batch whose whole verdict added
+    190 (bench/NOTES.md). Written as a ladder of nested conditions instead of a sum, the
+    verdict and the price query's aggregation generated a method longer than the JVM compiles
+    (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against 2.0 s
+    (bench/NOTES.md, "The price record in Avro, switched")."""
     width = F.lit(1)
     for first in _WIDTH_STARTS:
         width = width + (x >= first).cast("int")

@@ -12,6 +12,7 @@ restarts, last error) is in Redis for /healthz and the lag dashboard.
 
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import threading
@@ -260,6 +261,17 @@ def backoff_from_config(settings: ReducerConfig) -> Backoff:
     return Backoff(base_s=settings.restart_base_s, cap_s=settings.restart_max_s, stable_s=settings.stable_s)
 
 
+def freeze_startup_heap() -> int:
+    """Collect, then hide every object alive now from the cyclic collector (``gc.freeze``) and
+    return how many that is. The modules, classes and clients of a started process live as long
+    as it does; a full collection walked all of them again: 35-73 ms each in the reducers'
+    driver working off a backlog, five in 35 s, each a pause of the batch or the applier it
+    fell in. Objects made after this are collected as before."""
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
@@ -306,6 +318,7 @@ def main() -> None:
     refresher.start()
     store_watch = StoreWatch(redis_url=redis_url, bootstrap=bootstrap)
     store_watch.start()
+    log.info("%d objects of the started process left out of garbage collection", freeze_startup_heap())
     log.info("reducers running: %s (price path in %s mode)", ", ".join(supervisor.queries), mode)
     stop_requested = threading.Event()
 
