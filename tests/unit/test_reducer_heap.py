@@ -20,8 +20,8 @@ def test_what_lives_at_start_is_frozen_and_what_comes_after_is_still_collected()
     started = Cycle()
     try:
         frozen = freeze_startup_heap()
-        assert frozen == gc.get_freeze_count()
-        assert frozen > 0
+        # A frozen object another thread lets go of leaves the count: it can only fall.
+        assert 0 < gc.get_freeze_count() <= frozen
         assert not any(o is started for o in gc.get_objects())
 
         later = Cycle()

@@ -137,13 +137,15 @@ def test_a_running_query_gives_each_batch_the_offset_ranges_its_frame_has(own_to
         if query is None:
             return
         execution = query._jsq.streamingQuery()
-        seen.append(
-            (
-                batch_offset_ranges(frame) or [],
-                query_batch_offset_ranges(execution, batch_id),
-                query_batch_offset_ranges(execution, batch_id + 1),
-            )
+        found = (
+            batch_offset_ranges(frame) or [],
+            query_batch_offset_ranges(execution, batch_id),
+            query_batch_offset_ranges(execution, batch_id + 1),
         )
+        # A batch the stop interrupts loses its calls into the JVM (each then gives None): only
+        # the batches that ran whole are compared.
+        if not handle.get("stopping"):
+            seen.append(found)
 
     query = (
         kafka_stream(spark, topic=own_topic, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS, starting_offsets="latest")
@@ -165,6 +167,7 @@ def test_a_running_query_gives_each_batch_the_offset_ranges_its_frame_has(own_to
             producer.flush(10)
             time.sleep(0.05)
     finally:
+        handle["stopping"] = True
         query.stop()
     assert query.exception() is None, query.exception()
     assert len(seen) >= 2, seen
