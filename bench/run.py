@@ -306,9 +306,8 @@ def drain_backlog(
     # applied: batches are counted from the first one that started after that.
     warm_done_at = time.time()
     if settled is not None:
-        warm_done = warm_done_at
         try:
-            wait_until(lambda: settled(warm_done), timeout=SETTLE_MOST_S, what="the warm-up's own work")
+            wait_until(lambda: settled(warm_done_at), timeout=SETTLE_MOST_S, what="the warm-up's own work")
         except TimeoutError as exc:
             log(f"measured without it: {exc}")
         warm_done_at = time.time()
@@ -402,15 +401,17 @@ def bench_reducers(*, mode: str, records: int, running: Reducers | None = None) 
 def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str, Any]:
     client, producer, reducer = running.client, running.producer, running.process
     markets_define(producer, client, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)
+    warmups = reducer_warmups(mode, records)
     drain = drain_backlog(
         client=client,
         producer=producer,
         records=records,
-        warmups=reducer_warmups(mode, records),
+        warmups=warmups,
         done=applied_updates_probe(client),
         query="prices",
         whole_reports=mode != "realtime",
-        settled=movers_ran_since(client) if mode == "microbatch" and records > 3 * REDUCER_WARMUP_BACKLOG else None,
+        # A warm-up backlog makes the movers' first window partials: their batches settle too.
+        settled=movers_ran_since(client) if REDUCER_WARMUP_BACKLOG in warmups else None,
     )
     # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
     # between batches to leave out (a batch lasts its whole checkpoint interval), so its
