@@ -27,7 +27,6 @@ compiles (about a second a 200,000-record batch for each ``forall`` or ``aggrega
 
 from __future__ import annotations
 
-from pyspark import SparkContext
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro
@@ -40,6 +39,7 @@ from reducers.schemas import (
     PRICE_BYTES,
     PRICE_SCHEMA_VERSION,
 )
+from spark.columns import PerContext
 from spark.sources import RAW_COLUMNS
 
 # A record Spark's Avro reader cannot decode is a null record (its verdict: not accepted),
@@ -170,23 +170,10 @@ def price_validity(value: Column, record: Column) -> Column:
     return F.coalesce(ok, F.lit(False))
 
 
-class _Verdict:
-    """The verdict column of ``with_validity``, built once per Spark context: it takes some
-    eighty calls into the JVM to build, and built once, every batch's plan is the same object."""
-
-    def __init__(self) -> None:
-        self._context: object | None = None
-        self._column: Column | None = None
-
-    def column(self) -> Column:
-        context = SparkContext._active_spark_context
-        if self._column is None or context is not self._context:
-            self._column = price_validity(F.col("value"), F.col("r"))
-            self._context = context
-        return self._column
-
-
-_VERDICT = _Verdict()
+# The decoded record and the verdict, built once per Spark context (``spark.columns``): every
+# batch's plan holds the same expressions.
+_RECORD = PerContext(lambda: parse_record(F.col("value")).alias("r"))
+_VERDICT = PerContext(lambda: price_validity(F.col("value"), F.col("r")).alias("ok"))
 
 
 def with_validity(batch: DataFrame) -> DataFrame:
@@ -196,5 +183,5 @@ def with_validity(batch: DataFrame) -> DataFrame:
     expression, the decoder could run once for every rule that reads it (``from_json`` did, which
     more than doubled the cost of a batch).
     """
-    parsed = batch.select(*RAW_COLUMNS, parse_record(F.col("value")).alias("r"))
-    return parsed.select(*RAW_COLUMNS, "r", _VERDICT.column().alias("ok"))
+    parsed = batch.select(*RAW_COLUMNS, _RECORD.get())
+    return parsed.select(*RAW_COLUMNS, "r", _VERDICT.get())

@@ -47,13 +47,21 @@ class FakeDeadLetters:
 
 @dataclass
 class FakeWindows:
-    """The window topic in memory (``spark.sinks.windows.WindowPartials``): ``sent`` holds every
-    partial sent, batch after batch."""
+    """The window topic in memory (``spark.sinks.windows.WindowStream``): ``sent`` holds every
+    partial sent, batch after batch; ``produced`` those produced and not yet flushed."""
 
     sent: list[WindowPartial] = field(default_factory=list)
+    produced: list[WindowPartial] = field(default_factory=list)
 
     def send(self, partials: Sequence[WindowPartial]) -> None:
         self.sent.extend(partials)
+
+    def produce(self, partials: Sequence[WindowPartial]) -> None:
+        self.produced.extend(partials)
+
+    def flush(self) -> None:
+        self.sent.extend(self.produced)
+        self.produced.clear()
 
     def merged(self) -> dict[tuple[int, int], WindowPartial]:
         """Every partial sent, merged per (window start, market) as the movers query merges them."""

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 import redis
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -40,12 +40,13 @@ from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, accepted_record_prices, decode_price_update
 from reducers.store import MarketStore
 from reducers.windows import advance_watermark
+from spark.columns import PerContext
 from spark.config import ReducerConfig, config
 from spark.faults import failure_of
 from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetters, DeadLetterSink, Rejects
 from spark.sinks.replicated import Replicated
-from spark.sinks.windows import WindowPartials, WindowTopic
+from spark.sinks.windows import WindowStream, WindowTopic
 from spark.sources import (
     RAW_COLUMNS,
     OffsetRange,
@@ -108,7 +109,7 @@ class PriceBatchProcessor:
         *,
         redis_client: redis.Redis,
         dead_letters: DeadLetters,
-        windows: WindowPartials | None = None,
+        windows: WindowStream | None = None,
         range_reader: ReadsRanges | None = None,
     ) -> None:
         self._sink = MarketStore(redis_client)
@@ -213,10 +214,26 @@ class PriceBatchProcessor:
         return [folded[key] for key in sorted(folded)]
 
     def _send_windows(self, partials: list[WindowPartial]) -> None:
-        """Hand the batch's window partials (one per window and market) to the movers' topic,
+        """Hand a small batch's window partials (one per window and market) to the movers' topic,
         after its prices are applied: a punter's price does not wait for them."""
         if self._windows is not None and partials:
             self._windows.send(partials)
+
+    @contextmanager
+    def _windows_on_their_way(self, partials: list[WindowPartial]) -> Iterator[None]:
+        """A large batch's window partials sent while its prices are applied: produced on
+        entering, waited for on leaving without an error. A large batch has its partials before
+        it applies a price; waited for after the apply instead, the broker's acknowledgement
+        (about 20 ms a 200,000-record batch) came on top of it, with no Spark job running. A
+        batch that fails raises without waiting and is replayed, partials included: the movers
+        keep a window's first and last snapshot by sequence, so a partial stored twice changes
+        neither (its count of updates, as after any replay, counts twice)."""
+        if self._windows is None or not partials:
+            yield
+            return
+        self._windows.produce(partials)
+        yield
+        self._windows.flush()
 
     def process_batch(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch: Spark parses, validates and conflates, Python applies.
@@ -261,23 +278,22 @@ class PriceBatchProcessor:
             accepted_by_sql = [_raw(row) for row in of_markets if row["ok"]]
             return accepted_by_sql + [row for update, _, row in good if update.market_id in market_ids]
 
-        items, statuses, unknown = self._admit(
-            merge_conflated(from_sql, conflate((update, ts) for update, ts, _ in good)), rows_of=rows_of
-        )
-        self._record_late(
-            late=sum(late.values()),
-            newest=[int(group["newest_event"]) for group in winners],
-            python_side=[update.event_ts for update, _, _ in good],
-        )
-        self.last_sql_ms = aggregated_ms
-        stats = self._apply(
-            items,
-            statuses=statuses,
-            records=len(good) + rejected + sum(merged_by_market.values()),
-            rejected=rejected + rejected_winners + unknown,
-        )
-        self._send_windows(windows)
-        return stats
+        with self._windows_on_their_way(windows):
+            items, statuses, unknown = self._admit(
+                merge_conflated(from_sql, conflate((update, ts) for update, ts, _ in good)), rows_of=rows_of
+            )
+            self._record_late(
+                late=sum(late.values()),
+                newest=[int(group["newest_event"]) for group in winners],
+                python_side=[update.event_ts for update, _, _ in good],
+            )
+            self.last_sql_ms = aggregated_ms
+            return self._apply(
+                items,
+                statuses=statuses,
+                records=len(good) + rejected + sum(merged_by_market.values()),
+                rejected=rejected + rejected_winners + unknown,
+            )
 
     def process_partitions(self, batch: DataFrame) -> dict[str, int]:
         """Reduce a micro-batch on the executors: each task runs the reducer's own validator over
@@ -310,21 +326,20 @@ class PriceBatchProcessor:
             found = batch.select(*RAW_COLUMNS).mapInArrow(accepted, RAW_SCHEMA).collect()
             return [_raw(row) for row in found]
 
-        applied, statuses, unknown = self._admit(items, rows_of=rows_of)
-        self._record_late(
-            late=sum(int(row["late"]) for row in winners),
-            newest=[int(row["newest_event"]) for row in winners],
-            python_side=[],
-        )
-        self.last_sql_ms = aggregated_ms
-        stats = self._apply(
-            applied,
-            statuses=statuses,
-            records=len(refused) + sum(merged_by_offset.values()),
-            rejected=len(refused) + unknown,
-        )
-        self._send_windows(windows)
-        return stats
+        with self._windows_on_their_way(windows):
+            applied, statuses, unknown = self._admit(items, rows_of=rows_of)
+            self._record_late(
+                late=sum(int(row["late"]) for row in winners),
+                newest=[int(row["newest_event"]) for row in winners],
+                python_side=[],
+            )
+            self.last_sql_ms = aggregated_ms
+            return self._apply(
+                applied,
+                statuses=statuses,
+                records=len(refused) + sum(merged_by_offset.values()),
+                rejected=len(refused) + unknown,
+            )
 
     def _current_watermark(self) -> int:
         if self._watermark is None:
@@ -445,12 +460,20 @@ def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
     Nothing that changes from batch to batch is in the plan (the late-record watermark is not:
     ``late_counts``), so every batch runs the same generated code, compiled once.
     """
+    columns = _CONFLATED.setdefault(window_ms, PerContext(partial(conflated_columns, window_ms)))
+    grouping, aggregates = columns.get()
+    return batch.groupBy(*grouping).agg(*aggregates)
+
+
+def conflated_columns(window_ms: int) -> tuple[list[Column], list[Column]]:
+    """The grouping and the aggregates of ``conflated``."""
     ok, seq, event_ts = F.col("ok"), F.col("r.seq"), F.col("r.event_ts")
     raw = F.struct(*RAW_COLUMNS)
     accepted_event = F.when(ok, event_ts)
     accepted_seq = F.when(ok, seq)
     window_start = accepted_event - F.pmod(accepted_event, F.lit(window_ms))
-    return batch.groupBy(F.col("r.market_id").alias("market_id"), window_start.alias("window_start")).agg(
+    grouping = [F.col("r.market_id").alias("market_id"), window_start.alias("window_start")]
+    aggregates = [
         F.max_by(raw, accepted_seq).alias("w"),
         F.count_if(ok).alias("merged"),
         F.max(accepted_event).alias("newest_event"),
@@ -458,7 +481,12 @@ def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
         F.min(accepted_seq).alias("first_seq"),
         F.min_by(F.col("value"), accepted_seq).alias("first"),
         F.collect_list(F.when(~ok, raw)).alias("refused"),
-    )
+    ]
+    return grouping, aggregates
+
+
+# ``conflated``'s columns per window length, each built once per Spark context.
+_CONFLATED: dict[int, PerContext[tuple[list[Column], list[Column]]]] = {}
 
 
 def _prices(update: PriceUpdate) -> Prices:

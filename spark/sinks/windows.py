@@ -22,6 +22,19 @@ class WindowPartials(Protocol):
         ...
 
 
+class WindowStream(WindowPartials, Protocol):
+    """A ``WindowPartials`` whose sending can be started and waited for apart, so that a batch's
+    other effects are carried out while the partials are on their way (``WindowTopic``)."""
+
+    def produce(self, partials: Sequence[WindowPartial]) -> None:
+        """Start sending the partials and return at once."""
+        ...
+
+    def flush(self) -> None:
+        """Return once every partial produced is stored, or raise (as ``send``)."""
+        ...
+
+
 class WindowTopic:
     """The window topic, through a Kafka producer; keyed by market id like the price topic."""
 
@@ -31,11 +44,16 @@ class WindowTopic:
         self._timeout = flush_timeout_s
 
     def send(self, partials: Sequence[WindowPartial]) -> None:
-        if not partials:
-            return
+        if partials:
+            self.produce(partials)
+            self.flush()
+
+    def produce(self, partials: Sequence[WindowPartial]) -> None:
         for partial in partials:
             self._producer.produce(self._topic, key=str(partial.market_id).encode(), value=encode_partial(partial))
             self._producer.poll(0)
+
+    def flush(self) -> None:
         remaining = self._producer.flush(self._timeout)
         if remaining:
             raise RuntimeError(f"{remaining} window partials not acknowledged within {self._timeout}s")
@@ -63,6 +81,10 @@ class BufferedWindows:
         merge_into(self._kept, partials)
         if partials and self._since is None:
             self._since = self._clock()
+
+    def produce(self, partials: Sequence[WindowPartial]) -> None:
+        """As ``send``: the partials are kept until ``flush``."""
+        self.send(partials)
 
     def holding(self) -> bool:
         """Whether any partial is kept, waiting to be sent."""

@@ -451,6 +451,41 @@ def test_a_large_batch_hands_the_movers_the_window_partials_the_python_path_does
     assert sorted(large.merged()) == [(window, market_a), (window, market_b), (window + 60_000, market_a)]
 
 
+@pytest.mark.parametrize("path", LARGE_BATCH_PATHS)
+def test_a_large_batchs_window_partials_are_stored_before_it_returns_once_its_prices_are_applied(
+    spark, kafka_topics, redis_client, path, monkeypatch
+):
+    """A large batch starts sending its window partials before it applies its prices and waits
+    for them once the prices are applied: a batch whose apply fails raises without waiting for
+    them (its records are replayed, partials included), one that succeeds has had them all
+    stored when it returns."""
+    from reducers.store import MarketStore
+    from tests.factories import market_ids_define, raw_price_update
+    from tests.fakes import FakeWindows
+
+    market = 910_061 + markets_of(path)
+    market_ids_define(redis_client, market)
+    values = [raw_price_update(market_id=market, seq=s, prices=((1, f"2.{s}0"),)).encode() for s in (1, 2)]
+    windows = FakeWindows()
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("Redis went away")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(MarketStore, "apply", fails)
+        with pytest.raises(ConnectionError):
+            reduce_large(spark, redis_client, values, path, windows=windows)
+    assert windows.sent == []
+    assert [(p.market_id, p.first_seq, p.last_seq) for p in windows.produced] == [(market, 1, 2)]
+
+    windows.produced.clear()
+    stats = reduce_large(spark, redis_client, values, path, windows=windows)
+
+    assert stats["applied"] == 1
+    assert [(p.market_id, p.first_seq, p.last_seq, p.updates) for p in windows.sent] == [(market, 1, 2, 2)]
+    assert windows.produced == []
+
+
 def test_sql_counts_the_bytes_of_every_long_it_counts_as_avro_writes_it(spark):
     """The length check's count of a long's bytes, at every width's edges, at every power of two
     and its neighbours, and at random numbers, against the bytes Python writes; none at or
