@@ -37,7 +37,7 @@ from reducers.channels import (
 from reducers.frames import MarketFrame, MatchMessage
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
-from reducers.store import MarketStore
+from reducers.store import MEMBERS, MarketStore, per_key
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
     StreamCommand,
@@ -92,6 +92,7 @@ class ChannelStore:
         self.r = client
         self.markets = MarketStore(client)
         self._publish = client.register_script(PUBLISH_FRAME)
+        self._members = client.register_script(MEMBERS)
 
     # --- reads ---
 
@@ -258,10 +259,8 @@ class ChannelStore:
         if not states:
             return 0
         ids = sorted(states)
-        pipe = self.r.pipeline(transaction=False)
-        for market_id in ids:
-            pipe.smembers(keys.market_channels(market_id))
-        members = {m: [c.decode() for c in found] for m, found in zip(ids, pipe.execute(), strict=True)}
+        found_of = per_key(self.r, self._members, [keys.market_channels(market_id) for market_id in ids])
+        members = {m: [c.decode() for c in found] for m, found in zip(ids, found_of, strict=True)}
         sent = 0
         for channel_id, market_ids in fan_out_routes(members).items():
             try:

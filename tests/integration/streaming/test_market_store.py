@@ -174,3 +174,30 @@ def test_prices_are_applied_after_redis_loses_its_scripts_and_an_older_one_still
     redis_client.script_flush()
     assert store.apply(conflate([(raw_price_update(market_id=987_041, seq=1, prices=((1, "1.50"),)), 1)])) == {}
     assert orjson.loads(redis_client.hget(keys.market_state(987_041), "state"))["seq"] == 3
+
+
+def test_a_batch_of_more_markets_than_one_script_call_takes_is_read_and_applied_in_order(redis_client):
+    """Statuses and applies go to Redis in calls of ``SCRIPT_MARKETS`` markets: over several
+    calls, each market gets its own answer, in the order asked, and a script Redis has lost is
+    loaded again."""
+    from reducers.store import SCRIPT_MARKETS
+
+    store = MarketStore(redis_client)
+    markets = [988_000 + n for n in range(2 * SCRIPT_MARKETS + 7)]
+    defined = markets[::3]
+    for market_id in defined:
+        redis_client.hset(keys.market_definition(market_id), "status", "suspended" if market_id % 2 else "open")
+    assert store.table_statuses(markets) == [
+        ("suspended" if m % 2 else "open") if m in defined else None for m in markets
+    ]
+
+    older = set(markets[1::5])
+    for market_id in older:
+        store.apply(conflate([(raw_price_update(market_id=market_id, seq=9, prices=((1, "3.00"),)), 1)]))
+    redis_client.script_flush()
+    applied = store.apply(conflate([(raw_price_update(market_id=m, seq=5, prices=((1, "2.00"),)), 1) for m in markets]))
+
+    assert set(applied) == set(markets) - older
+    states = store.states(markets)
+    assert {m for m in markets if states[m]["seq"] == 9} == older
+    assert {m for m in markets if states[m]["seq"] == 5} == set(markets) - older
