@@ -81,33 +81,31 @@ return found
 SCRIPT_MARKETS = 256
 
 
-def script_calls(client: Any, script: Any, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
-    """The replies of one EVALSHA of ``script`` (registered with ``client``) per (keys, args)
-    call, in one round trip. When Redis does not have the script (it restarted, or its scripts
-    were flushed) every call failed alike, so none ran: it is loaded and the calls run again."""
+def per_market(client: Any, script: Any, markets: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
+    """``script``'s reply for each (key, arguments) of ``markets``, for a script (registered with
+    ``client``) that takes the markets' keys in KEYS and their arguments in ARGV, in the same
+    order, and answers each in order (``APPLY_IF_NEWER``, ``STATUSES``, ``MEMBERS``): calls of
+    ``SCRIPT_MARKETS`` markets, all in one round trip. When Redis does not have the script (it
+    restarted, or its scripts were flushed) every call failed alike, so none ran: it is loaded
+    and the calls run again."""
+    chunks = [markets[at : at + SCRIPT_MARKETS] for at in range(0, len(markets), SCRIPT_MARKETS)]
 
     def run() -> list[Any]:
         # EVALSHA straight into the pipeline: a script registered with the pipeline costs a
         # SCRIPT EXISTS round trip before every execution.
         pipe = client.pipeline(transaction=False)
-        for call_keys, args in calls:
-            pipe.evalsha(script.sha, len(call_keys), *call_keys, *args)
+        for chunk in chunks:
+            pipe.evalsha(script.sha, len(chunk), *(key for key, _ in chunk), *(a for _, args in chunk for a in args))
         return pipe.execute()
 
-    if not calls:
+    if not chunks:
         return []
     try:
-        return run()
+        replies = run()
     except NoScriptError:
         client.script_load(script.script)
-        return run()
-
-
-def per_key(client: Any, script: Any, all_keys: Sequence[str]) -> list[Any]:
-    """``script``'s reply for each of ``all_keys``, for a script that answers each of its KEYS in
-    order (``STATUSES``, ``MEMBERS``), in calls of ``SCRIPT_MARKETS`` keys."""
-    calls = [(all_keys[at : at + SCRIPT_MARKETS], ()) for at in range(0, len(all_keys), SCRIPT_MARKETS)]
-    return [reply for replies in script_calls(client, script, calls) for reply in replies]
+        replies = run()
+    return [reply for chunk_replies in replies for reply in chunk_replies]
 
 
 # A market's status re-derived after its row in the markets table changed (a trader reopened it,
@@ -160,7 +158,7 @@ class MarketStore:
 
     def table_statuses(self, market_ids: Sequence[int]) -> list[str | None]:
         """Each market's status in the markets table (``None`` when the table has no entry)."""
-        found = per_key(self._client, self._statuses, [keys.market_definition(m) for m in market_ids])
+        found = per_market(self._client, self._statuses, [(keys.market_definition(m), ()) for m in market_ids])
         return [raw.decode() if raw is not None else None for raw in found]
 
     def apply(
@@ -182,21 +180,21 @@ class MarketStore:
             for item, table_status in zip(items, table_statuses, strict=True)
         ]
 
-        calls = []
-        for at in range(0, len(items), SCRIPT_MARKETS):
-            chunk = list(zip(items[at : at + SCRIPT_MARKETS], states[at : at + SCRIPT_MARKETS], strict=True))
-            args: list[Any] = []
-            for item, state in chunk:
-                args += [
+        markets = [
+            (
+                keys.market_state(item.update.market_id),
+                (
                     item.update.seq,
                     encode_state(state),
                     keys.market_channel(item.update.market_id),
                     state["status"],
                     encode_state(status_change(state=state)),
                     item.update.status,
-                ]
-            calls.append(([keys.market_state(item.update.market_id) for item, _ in chunk], args))
-        done_of = [done for replies in script_calls(self._client, self._script, calls) for done in replies]
+                ),
+            )
+            for item, state in zip(items, states, strict=True)
+        ]
+        done_of = per_market(self._client, self._script, markets)
         applied = {state["market_id"]: state for state, done in zip(states, done_of, strict=True) if int(done)}
         if applied:
             latencies = self._client.pipeline(transaction=True)

@@ -9,7 +9,7 @@ the same columns while the context that built it lives.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from pyspark import SparkContext
@@ -18,17 +18,18 @@ T = TypeVar("T")
 
 
 class PerContext(Generic[T]):
-    """What ``build`` returns, built on first use and again once the active Spark context is
-    another one (a stopped session's columns belong to its JVM)."""
+    """What ``build`` returns for the arguments of ``get``, built on first use and again once the
+    active Spark context is another one (a stopped session's columns belong to its JVM)."""
 
-    def __init__(self, build: Callable[[], T]) -> None:
+    def __init__(self, build: Callable[..., T]) -> None:
         self._build = build
         self._context: object | None = None
-        self._value: T | None = None
+        self._built: dict[tuple[Hashable, ...], T] = {}
 
-    def get(self) -> T:
+    def get(self, *args: Hashable) -> T:
         context = SparkContext._active_spark_context
-        if self._value is None or context is not self._context:
-            self._value = self._build()
-            self._context = context
-        return self._value
+        if context is not self._context:
+            self._built, self._context = {}, context
+        if args not in self._built:
+            self._built[args] = self._build(*args)
+        return self._built[args]

@@ -460,8 +460,7 @@ def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
     Nothing that changes from batch to batch is in the plan (the late-record watermark is not:
     ``late_counts``), so every batch runs the same generated code, compiled once.
     """
-    columns = _CONFLATED.setdefault(window_ms, PerContext(partial(conflated_columns, window_ms)))
-    grouping, aggregates = columns.get()
+    grouping, aggregates = _CONFLATED.get(window_ms)
     return batch.groupBy(*grouping).agg(*aggregates)
 
 
@@ -485,8 +484,8 @@ def conflated_columns(window_ms: int) -> tuple[list[Column], list[Column]]:
     return grouping, aggregates
 
 
-# ``conflated``'s columns per window length, each built once per Spark context.
-_CONFLATED: dict[int, PerContext[tuple[list[Column], list[Column]]]] = {}
+# ``conflated``'s columns per window length, built once per Spark context.
+_CONFLATED = PerContext(conflated_columns)
 
 
 def _prices(update: PriceUpdate) -> Prices:

@@ -37,7 +37,7 @@ from reducers.channels import (
 from reducers.frames import MarketFrame, MatchMessage
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
-from reducers.store import MEMBERS, MarketStore, per_key
+from reducers.store import MEMBERS, MarketStore, per_market
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
     StreamCommand,
@@ -259,7 +259,7 @@ class ChannelStore:
         if not states:
             return 0
         ids = sorted(states)
-        found_of = per_key(self.r, self._members, [keys.market_channels(market_id) for market_id in ids])
+        found_of = per_market(self.r, self._members, [(keys.market_channels(market_id), ()) for market_id in ids])
         members = {m: [c.decode() for c in found] for m, found in zip(ids, found_of, strict=True)}
         sent = 0
         for channel_id, market_ids in fan_out_routes(members).items():
