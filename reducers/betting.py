@@ -124,7 +124,8 @@ PRICE_POLICIES = ("none", "any", "better")
 # quote, ``better`` (the default) that quote or a higher one, ``any`` whatever the quote is now.
 CASH_OUT_POLICIES = ("exact", "better", "any")
 CASH_OUT_POLICY_DEFAULT = "better"
-LEG_RESULTS = ("undecided", "won", "lost", "void")
+UNDECIDED = "undecided"
+LEG_RESULTS = (UNDECIDED, "won", "lost", "void")
 VOID_PRICE = Decimal("1.00")
 
 

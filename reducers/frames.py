@@ -267,6 +267,25 @@ class BetSettledFrame(TypedDict):
     wallet: Wallet
 
 
+class DecidedLeg(TypedDict):
+    selection_id: int
+    result: Literal["won", "lost", "void"]
+
+
+class LegsDecidedBet(TypedDict):
+    id: int
+    legs: list[DecidedLeg]
+
+
+class BetLegsFrame(TypedDict):
+    """Legs of a bet of the punter were decided while the bet stays open (an accumulator with a
+    leg won or void): the punter's own news, so a bets view counts those legs as decided."""
+
+    type: Literal["bet.legs"]
+    v: int
+    bet: LegsDecidedBet
+
+
 ServerFrame = Annotated[
     HelloFrame
     | ImageFrame
@@ -282,6 +301,7 @@ ServerFrame = Annotated[
     | EndedFrame
     | BetDecidedFrame
     | BetSettledFrame
+    | BetLegsFrame
     | ViewFrame
     | MatchFrame,
     Discriminator("type"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, NamedTuple
 
 from annotated_types import Len
 from pydantic import (
@@ -26,6 +26,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from reducers import frames
+from reducers.betting import LEG_RESULTS, UNDECIDED
 from reducers.frames import EndedFrame, held_states, held_to_json
 from reducers.rules import SLIP_VIEW_MAX_STAKE
 from reducers.schemas import (
@@ -72,11 +73,21 @@ class SlipLeg:
     market_id: int
 
 
+class OpenLeg(NamedTuple):
+    """A leg of an open bet as the bets view sees it: its result so far (``undecided``, ``won``,
+    ``lost`` or ``void``; the punter's bets list knows it) decides how it counts in the cash-out."""
+
+    selection_id: int
+    market_id: int
+    price: Decimal
+    result: str = "undecided"
+
+
 @dataclass(frozen=True)
 class OpenBet:
     bet_id: int
     stake: Decimal
-    legs: tuple[tuple[int, int, Decimal], ...]  # (selection id, market id, accepted price)
+    legs: tuple[OpenLeg, ...]
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class SubscriptionSpec:
         found = set(self.markets)
         found.update(leg.market_id for leg in self.slip)
         for bet in self.bets:
-            found.update(market for _, market, _ in bet.legs)
+            found.update(leg.market_id for leg in bet.legs)
         return found
 
     def to_json(self) -> dict[str, Any]:
@@ -107,7 +118,11 @@ class SubscriptionSpec:
                 {
                     "bet_id": b.bet_id,
                     "stake": str(b.stake),
-                    "legs": [{"selection_id": s, "market_id": m, "price": str(p)} for s, m, p in b.legs],
+                    "legs": [
+                        {"selection_id": leg.selection_id, "market_id": leg.market_id, "price": str(leg.price)}
+                        | ({"result": leg.result} if leg.result != UNDECIDED else {})
+                        for leg in b.legs
+                    ],
                 }
                 for b in self.bets
             ],
@@ -127,6 +142,13 @@ def _id(obj: dict[str, Any], name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise InvalidRecord("bad_field", f"{name} must be a positive integer id", field=name)
     return value
+
+
+def _result(leg: dict[str, Any]) -> str:
+    result = leg.get("result", UNDECIDED)
+    if result not in LEG_RESULTS:
+        raise InvalidRecord("bad_field", f"a leg's result must be one of {', '.join(LEG_RESULTS)}", field="result")
+    return str(result)
 
 
 def query_from_json(raw: Any) -> QuerySpec | None:
@@ -183,7 +205,7 @@ def spec_from_json(raw: Any) -> SubscriptionSpec:
         if not isinstance(bet, dict) or not isinstance(bet.get("legs"), list) or not bet["legs"]:
             raise InvalidRecord("bad_field", "each bet needs legs", field="bets")
         legs = tuple(
-            (_id(leg, "selection_id"), _id(leg, "market_id"), parse_price(leg.get("price")))
+            OpenLeg(_id(leg, "selection_id"), _id(leg, "market_id"), parse_price(leg.get("price")), _result(leg))
             for leg in bet["legs"]
             if isinstance(leg, dict)
         )

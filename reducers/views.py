@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from reducers import frames
-from reducers.betting import BetMathsError, cash_out_value, combined_odds, potential_return
+from reducers.betting import BetMathsError, cash_out_offer, combined_odds, potential_return
 from reducers.frames import (
     BetCashOut,
     ErrorBody,
@@ -100,26 +100,26 @@ def slip_summary(spec: SubscriptionSpec, states: Mapping[int, Mapping[str, Any]]
 
 
 def bets_summary(spec: SubscriptionSpec, states: Mapping[int, Mapping[str, Any]]) -> list[BetCashOut]:
-    """Cash-out value of each open bet at the live prices; unavailable (``null``) while a leg is
-    suspended, and also, with an ``error`` (``too_large``), when it cannot be computed exactly."""
+    """Cash-out value of each open bet at the live prices, by ``reducers.betting.cash_out_offer``
+    (the rule the REST quote follows too): won legs count as settled at 1.00, void legs at 1.00
+    on both sides; ``null`` when a leg is lost or an undecided leg has no live price (its market
+    suspended or closed), and also, with an ``error`` (``too_large``), when the value cannot be
+    computed exactly."""
     out: list[BetCashOut] = []
     for bet in spec.bets:
-        current = []
-        available = True
-        for selection_id, market_id, _ in bet.legs:
-            selection = _selection(states, market_id, selection_id)
-            if selection is None or not _leg_open(states, market_id, selection):
-                available = False
-                break
-            current.append(Decimal(selection["price"]))
+        legs = []
+        for leg in bet.legs:
+            selection = _selection(states, leg.market_id, leg.selection_id)
+            open_ = selection is not None and _leg_open(states, leg.market_id, selection)
+            live = Decimal(selection["price"]) if open_ and selection is not None else None
+            legs.append((leg.result, leg.price, live))
         entry: BetCashOut = {"bet_id": bet.bet_id, "cash_out": None}
-        if available:
-            try:
-                value = cash_out_value(stake=bet.stake, accepted=[p for _, _, p in bet.legs], current=current)
-            except BetMathsError:
-                entry["error"] = _error(TOO_LARGE, "the bet's cash-out value is too large to compute exactly")
-            else:
-                entry["cash_out"] = str(value)
+        try:
+            value = cash_out_offer(stake=bet.stake, legs=legs)
+        except BetMathsError:
+            entry["error"] = _error(TOO_LARGE, "the bet's cash-out value is too large to compute exactly")
+        else:
+            entry["cash_out"] = str(value) if value is not None else None
         out.append(entry)
     return out
 

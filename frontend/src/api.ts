@@ -117,7 +117,11 @@ export interface StreamSpecSlip {
 
 export interface StreamSpecBets {
   view: "bets";
-  bets: { bet_id: number; stake: string; legs: { selection_id: number; market_id: number; price: string }[] }[];
+  bets: {
+    bet_id: number;
+    stake: string;
+    legs: { selection_id: number; market_id: number; price: string; result?: BetLeg["result"] }[];
+  }[];
 }
 
 export type StreamSpec = StreamSpecSlip | StreamSpecBets;

@@ -10,7 +10,7 @@ import { settledText, showNotice } from "./notices";
 import { matchState, startScores } from "./scores";
 import { SlipView } from "./slipView";
 import { localTimes } from "./times";
-import { moneyMoved, WalletBadge } from "./wallet";
+import { betsChanged, moneyMoved, WalletBadge } from "./wallet";
 import { startWalletPage } from "./walletPage";
 
 const STATUS_TEXT: Record<ConnectionStatus, string> = {
@@ -125,6 +125,7 @@ function boot(): void {
       // My bets and the balance follow at once.
       moneyMoved();
     },
+    onLegs: () => betsChanged(),
     control: { begin: async (channel, resync, since) => void (await api.begin(channel, resync, since)) },
   });
   slip = new SlipView({ client, user, loginUrl: body.loginUrl ?? "/login/", format });

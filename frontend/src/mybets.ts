@@ -49,6 +49,8 @@ export class MyBetsPage {
     this.cashOutSetting();
     void this.load();
     document.addEventListener("sportsbook:money", () => void this.load());
+    // A leg decided: the bets view must count it (reloaded with the legs' results).
+    document.addEventListener("sportsbook:bets", () => void this.load());
   }
 
   /** The punter's cash-out tolerance: a select on the page, remembered in the browser. */
@@ -107,7 +109,12 @@ export class MyBetsPage {
             bets: live.map((bet) => ({
               bet_id: bet.id,
               stake: bet.stake,
-              legs: bet.legs.map((leg) => ({ selection_id: leg.selection_id, market_id: leg.market_id, price: leg.price })),
+              legs: bet.legs.map((leg) => ({
+                selection_id: leg.selection_id,
+                market_id: leg.market_id,
+                price: leg.price,
+                result: leg.result,
+              })),
             })),
           },
       { now: true },

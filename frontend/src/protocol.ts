@@ -93,7 +93,15 @@ export type ServerFrame =
   | { type: "ended"; channel: string; reason: string }
   | { type: "bet.decided"; bet: BetDecision }
   | BetSettled
+  | BetLegs
   | ChannelFrame;
+
+/** Legs of an open bet of the punter were decided (docs/protocol.md, `bet.legs`). */
+export interface BetLegs {
+  type: "bet.legs";
+  v: 1;
+  bet: { id: number; legs: { selection_id: number; result: "won" | "lost" | "void" }[] };
+}
 
 /** A bet of the punter closed: won, lost, void or cashed out (docs/protocol.md, `bet.settled`). */
 export interface BetSettled {
@@ -182,6 +190,8 @@ export interface ClientOptions {
   onBet?: (decision: BetDecision) => void;
   /** A bet of the punter closed (the punter's own news, on every socket). */
   onSettled?: (message: BetSettled) => void;
+  /** Legs of an open bet of the punter were decided (a won leg of an accumulator). */
+  onLegs?: (message: BetLegs) => void;
   /** A new match state of an event of one of the page's channels. */
   onMatch?: (match: MatchMessage) => void;
   onError?: (code: string, message: string) => void;
@@ -370,6 +380,9 @@ export class OddsClient {
         break;
       case "bet.settled":
         this.options.onSettled?.(frame);
+        break;
+      case "bet.legs":
+        this.options.onLegs?.(frame);
         break;
       case "hello":
         this.attempts = 0;

@@ -34,6 +34,11 @@ export class WalletBadge {
   }
 }
 
+/** Tell the page that a bet changed without money moving (a leg of an accumulator decided). */
+export function betsChanged(): void {
+  document.dispatchEvent(new CustomEvent("sportsbook:bets"));
+}
+
 /** Tell the page that money moved (a bet placed, a cash-out): the balance and lists refresh. */
 export function moneyMoved(): void {
   document.dispatchEvent(new CustomEvent("sportsbook:money"));

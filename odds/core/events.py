@@ -99,3 +99,22 @@ class BetSettled:
                 "wallet": {"currency": self.currency, "balance": f"{self.balance:.2f}"},
             }
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class BetLegsDecided:
+    """``bet.legs`` (``reducers.frames.BetLegsFrame``): legs of a bet that stays open were decided
+    (a won or void leg of an accumulator), sent to every socket of the punter once committed."""
+
+    bet_id: int
+    legs: tuple[tuple[int, str], ...]  # (selection id, result)
+    v: int = PROTOCOL_VERSION
+
+    def to_json(self) -> bytes:
+        return frames.encode(
+            {
+                "type": "bet.legs",
+                "v": self.v,
+                "bet": {"id": self.bet_id, "legs": [{"selection_id": s, "result": r} for s, r in self.legs]},
+            }
+        )

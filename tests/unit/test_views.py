@@ -1,4 +1,10 @@
+from decimal import Decimal
+
 import orjson
+import pytest
+
+from reducers.betting import cash_out_offer
+from reducers.schemas import InvalidRecord
 
 from reducers.subscriptions import spec_from_json
 from reducers.views import bets_summary, slip_summary, view_frame
@@ -55,6 +61,51 @@ def test_cash_out_follows_live_prices_and_is_withheld_while_suspended():
     assert shortened == [{"bet_id": 1, "cash_out": "14.25"}]
     assert drifted == [{"bet_id": 1, "cash_out": "7.12"}]
     assert bets_summary(spec, {10: state(10, "2.00", tradable=False)}) == [{"bet_id": 1, "cash_out": None}]
+
+
+def accumulator(*results: str) -> object:
+    legs = [
+        {"selection_id": 1, "market_id": 10, "price": "2.00", "result": results[0]},
+        {"selection_id": 2, "market_id": 20, "price": "3.00", "result": results[1]},
+    ]
+    return spec_from_json({"view": "bets", "bets": [{"bet_id": 9, "stake": "10.00", "legs": legs}]})
+
+
+# The first leg's market is closed (resulted): only the second leg has a live price.
+AFTER_FIRST_LEG = {10: state(10, "2.00", tradable=False), 20: state(20, "1.00", "1.50")}
+
+
+def test_an_accumulator_with_a_won_leg_still_offers_cash_out_counting_the_leg_at_evens():
+    # Return 10 x 2.00 x 3.00 = 60.00 over the live 1.50 of the last leg, less the 5 % margin.
+    assert bets_summary(accumulator("won", "undecided"), AFTER_FIRST_LEG) == [{"bet_id": 9, "cash_out": "38.00"}]
+
+
+def test_a_void_leg_counts_at_evens_on_both_sides_of_the_cash_out():
+    # Return 10 x 1.00 x 3.00 = 30.00 over 1.50, less the margin.
+    assert bets_summary(accumulator("void", "undecided"), AFTER_FIRST_LEG) == [{"bet_id": 9, "cash_out": "19.00"}]
+
+
+def test_an_accumulator_with_a_lost_leg_has_no_cash_out():
+    assert bets_summary(accumulator("lost", "undecided"), AFTER_FIRST_LEG) == [{"bet_id": 9, "cash_out": None}]
+
+
+def test_an_undecided_leg_on_a_closed_market_withholds_the_cash_out():
+    assert bets_summary(accumulator("undecided", "undecided"), AFTER_FIRST_LEG) == [{"bet_id": 9, "cash_out": None}]
+
+
+@pytest.mark.parametrize("results", [("won", "undecided"), ("void", "undecided"), ("lost", "undecided")])
+def test_the_streamed_cash_out_is_the_rest_quotes_rule(results):
+    expected = cash_out_offer(
+        stake=Decimal("10.00"),
+        legs=[(results[0], Decimal("2.00"), None), (results[1], Decimal("3.00"), Decimal("1.50"))],
+    )
+    [entry] = bets_summary(accumulator(*results), AFTER_FIRST_LEG)
+    assert entry["cash_out"] == (str(expected) if expected is not None else None)
+
+
+def test_a_leg_result_outside_the_known_ones_is_refused():
+    with pytest.raises(InvalidRecord, match="result"):
+        accumulator("half-won", "undecided")
 
 
 def test_frame_has_no_sequence_until_stamped_and_flags_resync():

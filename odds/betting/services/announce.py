@@ -8,7 +8,7 @@ from django.db import transaction
 
 from odds.betting.models import Bet, Wallet
 from odds.core.connections import redis_shared
-from odds.core.events import BetSettled
+from odds.core.events import BetLegsDecided, BetSettled
 from reducers import keys
 
 log = logging.getLogger(__name__)
@@ -20,6 +20,23 @@ def bet_title(*, bet: Bet) -> str:
     if len(legs) == 1:
         return legs[0].selection.name
     return f"{len(legs)}-fold accumulator"
+
+
+def _publish_after_commit(*, user_id: int, message: bytes, what: str) -> None:
+    def publish() -> None:
+        try:
+            redis_shared().publish(keys.punter_channel(user_id), message)
+        except Exception:
+            log.exception("announcing %s failed", what)
+
+    transaction.on_commit(publish)
+
+
+def bet_legs_announce(*, bet: Bet, legs: list[tuple[int, str]]) -> None:
+    """Tell the punter's websockets that these legs of ``bet`` (still open) were decided, once the
+    transaction commits: the bets view then counts them (a won leg keeps the cash-out going)."""
+    message = BetLegsDecided(bet_id=bet.id, legs=tuple(legs))
+    _publish_after_commit(user_id=bet.user_id, message=message.to_json(), what=f"the decided legs of bet {bet.id}")
 
 
 def bet_settled_announce(*, bet: Bet, wallet: Wallet) -> None:
@@ -34,11 +51,4 @@ def bet_settled_announce(*, bet: Bet, wallet: Wallet) -> None:
         currency=wallet.currency,
         balance=wallet.balance,
     )
-
-    def publish() -> None:
-        try:
-            redis_shared().publish(keys.punter_channel(bet.user_id), message.to_json())
-        except Exception:
-            log.exception("announcing the settlement of bet %s failed", bet.id)
-
-    transaction.on_commit(publish)
+    _publish_after_commit(user_id=bet.user_id, message=message.to_json(), what=f"the settlement of bet {bet.id}")

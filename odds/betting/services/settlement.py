@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
-from odds.betting.services.announce import bet_settled_announce
+from odds.betting.services.announce import bet_legs_announce, bet_settled_announce
 from odds.betting.services.bets import bet_event_enqueue
 from odds.betting.services.wallet import ledger_post, stake_refund, stake_release
 from odds.catalogue.models import Market, Selection
@@ -33,12 +33,16 @@ def bet_settle(*, bet_id: int) -> Bet:
         if bet.status != Bet.Status.ACCEPTED:
             return bet
         legs = list(bet.legs.select_related("selection"))
+        decided = []
         for leg in legs:
             if leg.result == BetLeg.Result.UNDECIDED and leg.selection.result != Selection.Result.UNDECIDED:
                 leg.result = leg.selection.result
                 leg.save(update_fields=["result"])
+                decided.append((leg.selection_id, leg.result))
         outcome = betting.settle_outcome(stake=bet.stake, legs=[(leg.result, leg.price) for leg in legs])
         if outcome is None:
+            if decided:
+                bet_legs_announce(bet=bet, legs=decided)
             return bet
         status, payout = outcome
         if status == Bet.Status.VOID:

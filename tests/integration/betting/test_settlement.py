@@ -234,3 +234,46 @@ def test_a_voided_bet_is_announced_with_its_stake_back(
     message = _next_message(news)
     assert message is not None
     assert (message["bet"]["id"], message["bet"]["status"], message["bet"]["payout"]) == (bet.id, "void", "10.00")
+
+
+def test_a_won_leg_of_an_open_accumulator_is_announced_to_its_punter(
+    punter, market, redis_client, django_capture_on_commit_callbacks
+):
+    other = market_create(prices=("1.50", "4.00", "6.00"))
+    home = selections_of(market)[0]
+    bet = bet_accepted(punter, home, selections_of(other)[0], stake="10.00")
+    news = _punter_news(redis_client, punter)
+    with django_capture_on_commit_callbacks(execute=True):
+        result_and_settle(market, home)
+    assert _next_message(news) == {
+        "type": "bet.legs",
+        "v": 1,
+        "bet": {"id": bet.id, "legs": [{"selection_id": home.id, "result": "won"}]},
+    }
+
+
+def test_the_rest_quote_of_an_accumulator_with_a_won_leg_is_the_streamed_views_value(punter, market):
+    from odds.betting.selectors.bets import bet_cash_out_quote
+    from reducers.subscriptions import spec_from_json
+    from reducers.views import bets_summary
+
+    other = market_create(prices=("1.50", "4.00", "6.00"))
+    home, live = selections_of(market)[0], selections_of(other)[0]
+    bet = bet_accepted(punter, home, live, stake="10.00")
+    result_and_settle(market, home)
+    bet.refresh_from_db()
+    quote = bet_cash_out_quote(bet=bet)
+    assert quote is not None
+    legs = [
+        {"selection_id": leg.selection_id, "market_id": leg.market_id, "price": str(leg.price), "result": leg.result}
+        for leg in bet.legs.all()
+    ]
+    spec = spec_from_json({"view": "bets", "bets": [{"bet_id": bet.id, "stake": "10.00", "legs": legs}]})
+    closed = {"market_id": market.id, "status": "closed", "tradable": False, "selections": []}
+    open_ = {
+        "market_id": other.id,
+        "status": "open",
+        "tradable": True,
+        "selections": [{"id": live.id, "price": str(live.price), "status": "active"}],
+    }
+    assert bets_summary(spec, {market.id: closed, other.id: open_}) == [{"bet_id": bet.id, "cash_out": str(quote)}]
