@@ -54,7 +54,7 @@ from urllib.parse import quote
 from bench.common import ROOT, migrate_if_needed, percentile, session_create, sessions_remove
 from bench.edge import client_process, paced_updates, server_command
 from bench.harness import free_port, wait_until
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 PUNTER_PREFIX = "bench-punter-"
 COMPETITION = "Benchmark Bets"
@@ -223,7 +223,7 @@ def stream_process(
 
     from reducers.prices import conflate
     from reducers.schemas import SelectionPrice
-    from reducers.store import MarketStore
+    from store.markets import MarketStore
 
     client = redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     sink = MarketStore(client)
@@ -369,9 +369,9 @@ def markets_publish(books: dict[int, list[int]]) -> None:
     from reducers import topics
     from reducers.prices import conflate
     from reducers.schemas import PriceUpdate, SelectionPrice
-    from reducers.store import MarketStore
     from spark.jobs.markets import MarketTableProcessor
     from spark.sinks.dead_letter import dead_letter_sink
+    from store.markets import MarketStore
 
     client = redis_client(settings.REDIS_URL)
     markets = Market.objects.select_related("event__competition__sport").filter(id__in=list(books))

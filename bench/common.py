@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from bench.harness import ROOT, wait_until
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 RESULTS = ROOT / "bench" / "results"
 

@@ -35,7 +35,7 @@ import orjson
 
 from bench.common import migrate_if_needed, percentile, session_create, sessions_remove
 from bench.harness import free_port
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -203,7 +203,7 @@ def publisher_process(namespace: str, markets: int, rate: float, seconds: float,
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
 
     from reducers.prices import conflate
-    from reducers.store import MarketStore
+    from store.markets import MarketStore
 
     sink = MarketStore(redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")))
     sent = 0
@@ -217,7 +217,7 @@ def kafka_feed_process(namespace: str, markets: int, rate: float, seconds: float
     """The source for end-to-end runs: price updates produced to Kafka at a fixed rate."""
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
     from reducers import topics
-    from reducers.connections import kafka_producer
+    from store.clients import kafka_producer
 
     # The feed's own producer settings, sending each record within a millisecond.
     producer = kafka_producer(os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), **{"linger.ms": 1})

@@ -19,13 +19,13 @@ import time
 from typing import Any
 
 from reducers import keys, topics
-from reducers.connections import kafka_consumer, redis_client
 from spark.config import config
 from spark.jobs.applier import WINDOWS_EVERY_S
 from spark.jobs.prices import PriceBatchProcessor
 from spark.session import lower_session_priority
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import BufferedWindows, WindowTopic
+from store.clients import kafka_consumer, redis_client
 
 CONSUMER = "plain"
 FETCH = 20_000

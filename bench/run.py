@@ -56,8 +56,8 @@ from bench.harness import CompilerLoad, Process, python, wait_until
 from bench.suspend import time_suspensions
 from odds.core.kafka import producer_create
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.schemas import PriceUpdate, SelectionPrice
+from store.clients import redis_client
 
 
 def log(message: str) -> None:

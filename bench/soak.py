@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import free_port
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"

@@ -21,13 +21,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from reducers import keys
-from reducers.connections import redis_client
 from spark.config import config
 from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
 from spark.session import build_session
 from spark.sources import RAW_COLUMNS, one_task_per_slot
 from spark.validation import parse_record
+from store.clients import redis_client
 
 QUERY_NAME = "ceiling"
 log = logging.getLogger("bench.spark_ceiling")

@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.common import ROOT, markets_define, median, namespace, percentile
 from bench.harness import Process, free_port, python, wait_until
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 WATCHED_COUNT = 10  # markets suspended and reopened in turn; the feed never touches them
 FEED_MARKETS = 190  # the feed's markets, after the watched ones

@@ -42,7 +42,7 @@ import requests
 from bench.common import ROOT, median, migrate_if_needed
 from bench.edge import server_start
 from bench.harness import free_port, wait_until
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 COMPETITION = "Benchmark Views"
 PRICES = ("2.10", "3.40", "3.50")
@@ -111,7 +111,7 @@ class Feed(threading.Thread):
         from odds.catalogue.models import Selection
         from reducers.prices import conflate
         from reducers.schemas import PriceUpdate, SelectionPrice
-        from reducers.store import MarketStore
+        from store.markets import MarketStore
 
         sink = MarketStore(redis_client(settings.REDIS_URL))
         self.seq += 1

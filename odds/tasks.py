@@ -15,7 +15,7 @@ from odds.betting.services.settlement import market_bets_settle
 from odds.core import task_names
 from odds.core.outbox import outbox_drain
 from reducers import keys
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 log = logging.getLogger(__name__)
 

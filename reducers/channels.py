@@ -1,7 +1,7 @@
 """Subscriber channels' decisions: what a stream command does to a channel, and which channels a
 change of market states reaches, as effects a state store carries out.
 
-Nothing here reads or writes anything: ``spark/sinks/channels.py`` (the Redis state store) reads
+Nothing here reads or writes anything: ``store/channels.py`` (the Redis state store) reads
 what a decision needs, calls it and executes the effects it returns, in their order. The
 decisions are tested without a broker or a store (tests/unit/test_channel_decisions.py).
 """

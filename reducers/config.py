@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reducers.connections import RedisUrlError, sentinel_target
+from reducers.redis_url import RedisUrlError, sentinel_target
 from reducers.windows import parse_duration_ms
 
 

@@ -138,7 +138,7 @@ class BetCashOut(TypedDict):
 
 class ViewFrameBody(TypedDict):
     """A channel's image or delta as the reducers build it; the publishing script stamps ``seq``
-    (the channel's own sequence) in front (``spark/sinks/channels.py``)."""
+    (the channel's own sequence) in front (``store/channels.py``)."""
 
     type: Literal["view.image", "view.delta"]
     v: int

@@ -26,8 +26,8 @@ from pyspark.sql.streaming.listener import (
 )
 
 from reducers import keys, topics
-from reducers.connections import kafka_consumer
 from reducers.lag import iso_ms, json_field, offsets, partition_lags, rows_read_outside_spark
+from store.clients import kafka_consumer
 
 log = logging.getLogger("spark.progress")
 

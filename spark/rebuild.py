@@ -34,11 +34,11 @@ import redis
 from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
 from reducers import keys, topics
-from reducers.connections import kafka_consumer, redis_client
 from reducers.schemas import decode_price_update, price_market_and_seq
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
+from store.clients import kafka_consumer, redis_client
 
 log = logging.getLogger("spark.rebuild")
 # Records handed to a processor at once.

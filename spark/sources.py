@@ -14,8 +14,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from reducers import topics
-from reducers.connections import kafka_consumer
 from spark.config import config
+from store.clients import kafka_consumer
 
 log = logging.getLogger("spark.sources")
 

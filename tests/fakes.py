@@ -13,8 +13,8 @@ from reducers.movers import WindowPartial, merge_all
 
 
 def fake_store_client() -> fakeredis.FakeRedis:
-    """A Redis client on a server of its own, in memory: the reducers' store (``reducers.store``,
-    ``spark.sinks.channels``) runs on it unchanged, scripts and pub-sub included."""
+    """A Redis client on a server of its own, in memory: the reducers' store (``store.markets``,
+    ``store.channels``) runs on it unchanged, scripts and pub-sub included."""
     return fakeredis.FakeRedis(server=fakeredis.FakeServer())
 
 

@@ -673,6 +673,9 @@ class ClaimedLegIn(BaseModel):
     selection_id: Id
     market_id: Id
     price: Annotated[Text, Field(description="decimal odds, 1.01-1000")]
+    result: Annotated[
+        LegResult, Field(description="the leg's result so far, as GET /api/bets reports it; a won leg counts at 1.00")
+    ] = "undecided"
 
 
 class ClaimedBetIn(BaseModel):

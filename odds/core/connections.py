@@ -7,7 +7,7 @@ import functools
 import redis
 from django.conf import settings
 
-from reducers.connections import redis_client
+from store.clients import redis_client
 
 
 @functools.cache

@@ -101,13 +101,16 @@ class BetSettled:
         )
 
 
+LegResult = Literal["won", "lost", "void"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class BetLegsDecided:
     """``bet.legs`` (``reducers.frames.BetLegsFrame``): legs of a bet that stays open were decided
     (a won or void leg of an accumulator), sent to every socket of the punter once committed."""
 
     bet_id: int
-    legs: tuple[tuple[int, str], ...]  # (selection id, result)
+    legs: tuple[tuple[int, LegResult], ...]  # (selection id, result)
     v: int = PROTOCOL_VERSION
 
     def to_json(self) -> bytes:

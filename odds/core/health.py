@@ -13,8 +13,8 @@ from django.db import connection
 
 from odds.core.kafka import admin_client
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.supervision import RUNNING
+from store.clients import redis_client
 
 HEARTBEAT_MAX_AGE_S = 30
 

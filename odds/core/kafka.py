@@ -10,8 +10,8 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from django.conf import settings
 
-from reducers.connections import kafka_consumer, kafka_producer
 from reducers.topics import TopicSpec, all_topics
+from store.clients import kafka_consumer, kafka_producer
 
 
 def producer_create(**overrides: Any) -> Producer:

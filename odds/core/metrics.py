@@ -35,7 +35,6 @@ from django.conf import settings
 from odds.core.health import reducer_query_runs
 from odds.core.kafka import admin_client, reader_create
 from reducers import burrow, keys, topics
-from reducers.connections import redis_client
 from reducers.lag import iso_ms
 from reducers.latency import (
     PIPELINE_STAGES,
@@ -48,7 +47,8 @@ from reducers.latency import (
     latency_observe,
     state_spans_ms,
 )
-from reducers.store import MarketStore, queue_states, raw_states
+from store.clients import redis_client
+from store.markets import MarketStore, queue_states, raw_states
 
 # The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
 QUERY_TOPICS: dict[str, Callable[[], str]] = {

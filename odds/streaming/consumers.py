@@ -33,8 +33,8 @@ from odds.streaming.services.streams import (
 )
 from reducers import frames, keys
 from reducers.prices import state_is_held
-from reducers.store import queue_states, raw_states
 from reducers.subscriptions import LOST
+from store.markets import queue_states, raw_states
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from redis.commands.core import AsyncScript
 
 from odds.core.events import markets_batch
 from reducers import frames, keys
-from reducers.connections import async_redis_client
+from store.clients import async_redis_client
 
 log = logging.getLogger(__name__)
 REPORT_INTERVAL_S = 5.0

@@ -26,8 +26,6 @@ import orjson
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from reducers import keys, topics
-from reducers.connections import kafka_consumer, redis_client
-from reducers.store import replicas_acknowledge
 from spark.config import config
 from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor, gc_paused
 from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
@@ -35,6 +33,8 @@ from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import BufferedWindows, WindowTopic
 from spark.sources import raw_row
+from store.clients import kafka_consumer, redis_client
+from store.markets import replicas_acknowledge
 
 log = logging.getLogger("spark.jobs.applier")
 

@@ -14,15 +14,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
-from reducers.connections import redis_client
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import decode_command
 from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
+from store.channels import ChannelStore
+from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.commands")
 QUERY_NAME = "commands"

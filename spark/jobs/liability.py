@@ -14,7 +14,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.liability import liability_deltas
 from reducers.schemas import InvalidRecord, decode_bet_event
 from spark.config import config
@@ -22,6 +21,7 @@ from spark.faults import failure_of
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
+from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.liability")
 QUERY_NAME = "liability"

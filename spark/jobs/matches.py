@@ -17,16 +17,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.frames import MatchMessage
 from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
+from store.channels import ChannelStore
+from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.matches")
 QUERY_NAME = "matches"

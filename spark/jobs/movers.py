@@ -24,12 +24,12 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
-from reducers.connections import redis_client
 from reducers.movers import best_moves, prices_of, window_movements
-from reducers.store import MarketStore
 from spark.config import config
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
+from store.clients import redis_client
+from store.markets import MarketStore
 
 log = logging.getLogger("spark.jobs.movers")
 QUERY_NAME = "movers"

@@ -27,7 +27,6 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.movers import (
     Prices,
     WindowPartial,
@@ -38,12 +37,10 @@ from reducers.movers import (
 )
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, accepted_record_prices, decode_price_update
-from reducers.store import MarketStore
 from reducers.windows import advance_watermark
 from spark.columns import PerContext
 from spark.config import ReducerConfig, config
 from spark.faults import failure_of
-from spark.sinks.channels import ChannelStore
 from spark.sinks.dead_letter import DeadLetters, DeadLetterSink, Rejects
 from spark.sinks.replicated import Replicated
 from spark.sinks.windows import WindowStream, WindowTopic
@@ -59,6 +56,9 @@ from spark.sources import (
     raw_row,
 )
 from spark.validation import with_validity
+from store.channels import ChannelStore
+from store.clients import redis_client
+from store.markets import MarketStore
 
 log = logging.getLogger("spark.jobs.prices")
 

@@ -26,7 +26,6 @@ import redis
 from pyspark.sql import SparkSession
 
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.supervision import (
     Backoff,
     QueryRun,
@@ -45,6 +44,7 @@ from spark.jobs.markets import QueryRefresher
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
 from spark.session import build_session, jvm_pid, lower_priority, lower_session_priority
+from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.reducers")
 COMPONENT = "reducers"

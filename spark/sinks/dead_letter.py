@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import redis
 
 from reducers import keys, topics
-from reducers.connections import kafka_producer
+from store.clients import kafka_producer
 
 log = logging.getLogger("spark.sinks.dead_letter")
 

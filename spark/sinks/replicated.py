@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reducers.connections import redis_client
-from reducers.store import replicas_acknowledge
 from spark.config import config
+from store.clients import redis_client
+from store.markets import replicas_acknowledge
 
 
 class Replicated:

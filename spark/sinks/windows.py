@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from reducers import topics
-from reducers.connections import kafka_producer
 from reducers.movers import WindowPartial, encode_partial, merge_into
+from store.clients import kafka_producer
 
 
 class WindowPartials(Protocol):

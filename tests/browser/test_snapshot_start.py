@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, WebSocket, expect
 
 from reducers.prices import conflate
-from reducers.store import MarketStore
+from store.markets import MarketStore
 from tests.factories import live_state_write, market_create, price_update
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -174,7 +174,7 @@ def test_a_later_feed_of_the_same_markets_starts_above_every_sequence_of_an_earl
         def put(self, value: Any) -> None:
             pass
 
-    monkeypatch.setattr("reducers.connections.kafka_producer", lambda *args, **kwargs: _Producer())
+    monkeypatch.setattr("store.clients.kafka_producer", lambda *args, **kwargs: _Producer())
     monkeypatch.setenv("SPORTSBOOK_NAMESPACE", "sb")
 
     def feed() -> dict[int, list[int]]:

@@ -1,5 +1,5 @@
 """Every Redis and Kafka client of the platform's processes and benchmarks comes from one
-factory, ``reducers/connections.py``, so a setting (Sentinel URLs, acks, commit policy) is
+factory, ``store/clients.py``, so a setting (Sentinel URLs, acks, commit policy) is
 changed in one place."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, KafkaException
 
-from reducers.connections import CONSUMER_DEFAULTS, kafka_consumer
+from store.clients import CONSUMER_DEFAULTS, kafka_consumer
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("odds", "spark", "reducers", "webapp", "bench")
@@ -41,7 +41,7 @@ def test_no_process_or_benchmark_builds_its_own_redis_or_kafka_client():
         if path != FACTORY and "migrations" not in path.parts
         for hit in _constructions(path)
     ]
-    assert stray == [], "build these through reducers/connections.py:\n" + "\n".join(stray)
+    assert stray == [], "build these through store/clients.py:\n" + "\n".join(stray)
 
 
 def test_the_walk_finds_a_client_built_by_hand():

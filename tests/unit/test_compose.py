@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reducers.connections import sentinel_target
+from reducers.redis_url import sentinel_target
 from spark.config import load
 
 ROOT = Path(__file__).resolve().parent.parent.parent

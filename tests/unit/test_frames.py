@@ -49,7 +49,7 @@ def _match() -> frames.MatchMessage:
 
 
 def stamped(body: bytes, seq: int) -> bytes:
-    """A channel frame as the publishing script stamps it (``spark/sinks/channels.py``)."""
+    """A channel frame as the publishing script stamps it (``store/channels.py``)."""
     return b'{"seq":%d,' % seq + body[1:]
 
 
@@ -65,11 +65,13 @@ def every_server_frame() -> list[bytes]:
         currency="GBP",
         balance=Decimal("1007.5"),
     )
+    legs = events.BetLegsDecided(bet_id=7, legs=((101, "won"), (102, "void")))
     decided: frames.BetDecidedFrame = {
         "type": "bet.decided",
         "bet": {"id": 7, "status": "rejected", "reject": {"code": "market_suspended", "message": "suspended"}},
     }
     return [
+        legs.to_json(),
         events.hello(user=None).encode(),
         events.hello(user="alice").encode(),
         events.image(markets=[frames.encode(market).decode()]).encode(),

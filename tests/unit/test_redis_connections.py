@@ -6,16 +6,8 @@ import pytest
 import redis
 from redis.sentinel import SentinelConnectionPool
 
-from reducers.connections import (
-    ConnectionPoolOf,
-    RedisUrlError,
-    SentinelTarget,
-    celery_broker,
-    channel_layer_host,
-    redis_client,
-    sentinel_target,
-    with_db,
-)
+from reducers.redis_url import RedisUrlError, SentinelTarget, sentinel_target, with_db
+from store.clients import ConnectionPoolOf, celery_broker, channel_layer_host, redis_client
 
 SENTINELS = "redis+sentinel://:s3cret@10.0.0.1:26379,10.0.0.2:26380,10.0.0.3/book/2"
 

@@ -5,8 +5,7 @@ import pytest
 
 from reducers.betting import cash_out_offer
 from reducers.schemas import InvalidRecord
-
-from reducers.subscriptions import spec_from_json
+from reducers.subscriptions import SubscriptionSpec, spec_from_json
 from reducers.views import bets_summary, slip_summary, view_frame
 
 
@@ -63,7 +62,7 @@ def test_cash_out_follows_live_prices_and_is_withheld_while_suspended():
     assert bets_summary(spec, {10: state(10, "2.00", tradable=False)}) == [{"bet_id": 1, "cash_out": None}]
 
 
-def accumulator(*results: str) -> object:
+def accumulator(*results: str) -> SubscriptionSpec:
     legs = [
         {"selection_id": 1, "market_id": 10, "price": "2.00", "result": results[0]},
         {"selection_id": 2, "market_id": 20, "price": "3.00", "result": results[1]},

@@ -1,4 +1,4 @@
-from reducers.connections import channel_layer_host
+from store.clients import channel_layer_host
 from webapp.settings.env import read
 from webapp.settings.redis import REDIS_URL
 

@@ -1,4 +1,4 @@
-from reducers.connections import ConnectionPoolOf
+from store.clients import ConnectionPoolOf
 from webapp.settings.env import read
 
 REDIS_URL = read.redis_url("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from odds.betting.models import Bet, Wallet
 from odds.core.connections import redis_shared
-from odds.core.events import BetLegsDecided, BetSettled
+from odds.core.events import BetLegsDecided, BetSettled, LegResult
 from reducers import keys
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def _publish_after_commit(*, user_id: int, message: bytes, what: str) -> None:
     transaction.on_commit(publish)
 
 
-def bet_legs_announce(*, bet: Bet, legs: list[tuple[int, str]]) -> None:
+def bet_legs_announce(*, bet: Bet, legs: list[tuple[int, LegResult]]) -> None:
     """Tell the punter's websockets that these legs of ``bet`` (still open) were decided, once the
     transaction commits: the bets view then counts them (a won leg keeps the cash-out going)."""
     message = BetLegsDecided(bet_id=bet.id, legs=tuple(legs))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from django.db import transaction
 from django.utils import timezone
@@ -13,6 +14,7 @@ from odds.betting.services.bets import bet_event_enqueue
 from odds.betting.services.wallet import ledger_post, stake_refund, stake_release
 from odds.catalogue.models import Market, Selection
 from odds.catalogue.services.markets import market_settled_mark
+from odds.core.events import LegResult
 from reducers import betting
 
 Account = LedgerEntry.Account
@@ -33,12 +35,12 @@ def bet_settle(*, bet_id: int) -> Bet:
         if bet.status != Bet.Status.ACCEPTED:
             return bet
         legs = list(bet.legs.select_related("selection"))
-        decided = []
+        decided: list[tuple[int, LegResult]] = []
         for leg in legs:
             if leg.result == BetLeg.Result.UNDECIDED and leg.selection.result != Selection.Result.UNDECIDED:
                 leg.result = leg.selection.result
                 leg.save(update_fields=["result"])
-                decided.append((leg.selection_id, leg.result))
+                decided.append((leg.selection_id, cast(LegResult, leg.result)))
         outcome = betting.settle_outcome(stake=bet.stake, legs=[(leg.result, leg.price) for leg in legs])
         if outcome is None:
             if decided:

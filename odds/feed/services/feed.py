@@ -32,8 +32,8 @@ from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_
 from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market_winners, shock_for
 from odds.feed.matchstate import breaks_passed, match_state_build, phase_at, tennis_score
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update_json
+from store.clients import redis_client
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0

@@ -22,9 +22,9 @@ from odds.core.kafka import reader_create
 from odds.core.metrics import topic_partitions
 from odds.ops.models import MetricSample
 from reducers import keys, topics
-from reducers.connections import PRODUCER_DEFAULTS, redis_client
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
 from reducers.schemas import describe_price_record
+from store.clients import PRODUCER_DEFAULTS, redis_client
 
 
 @functools.cache

@@ -22,7 +22,7 @@ import redis
 
 from odds.catalogue.models import Event, Market
 from odds.core.connections import redis_shared
-from reducers.store import queue_states, raw_states
+from store.markets import queue_states, raw_states
 
 SNAPSHOT_VERSION = 1
 

@@ -17,8 +17,8 @@ from django.conf import settings
 
 from odds.core.kafka import producer_shared
 from reducers import keys, topics
-from reducers.connections import redis_client
 from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, SubscriptionSpec
+from store.clients import redis_client
 
 OWNER_TTL_S = 24 * 3600
 SUBSCRIBE_LIMIT_PER_MINUTE = 30

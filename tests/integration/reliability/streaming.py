@@ -17,8 +17,8 @@ import redis as redis_lib
 
 from bench.harness import Process, free_port
 from reducers import keys, topics
-from reducers.connections import redis_client
 from spark.jobs import commands
+from store.clients import redis_client
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.clients import ChannelClient, WatchClient

@@ -21,8 +21,8 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer
 
 from odds.core.metrics import kafka_health
 from reducers import keys, topics
-from reducers.connections import PRODUCER_DEFAULTS, redis_client
 from reducers.schemas import decode_price_update
+from store.clients import PRODUCER_DEFAULTS, redis_client
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.conftest import Stack

@@ -199,7 +199,7 @@ def test_malformed_prices_are_dead_letters_and_later_prices_still_apply(reducers
 def test_a_channel_with_a_damaged_stored_spec_is_skipped_by_the_fan_out_and_the_query_stage(
     reducers_running, producer, redis_client
 ):
-    from spark.sinks.channels import ChannelStore
+    from store.channels import ChannelStore
 
     market_id = 930_401
     market_ids_define(redis_client, market_id)

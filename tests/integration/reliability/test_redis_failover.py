@@ -2,7 +2,7 @@
 prices stream to websocket clients.
 
 Every process is given ``REDIS_URL=redis+sentinel://…`` and asks the Sentinels where the master
-is (reducers/connections.py). The reducers return from a batch only once the replica holds its
+is (store/clients.py). The reducers return from a batch only once the replica holds its
 writes (``REDIS_REPLICAS_ACK=1``), so the promoted replica has the state of every batch whose
 offsets Spark committed; a batch cut short by the failover is replayed on the new master. The
 web host's hub reconnects its subscription to the new master and tells every socket to resync:

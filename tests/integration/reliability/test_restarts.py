@@ -1,7 +1,7 @@
 """Scenario 2: Redis, the Kafka broker, the ASGI server and a Celery worker are restarted in
 turn, each on this module's own stack (own ports, own data directory), while prices flow.
 
-Prices reach Redis through the reducers' own sink (``reducers.store.MarketStore``,
+Prices reach Redis through the reducers' own sink (``store.markets.MarketStore``,
 the apply-if-newer-and-publish script) driven from a thread, so each restart is judged on the
 part restarted; the Spark reducers' own crash recovery is scenario 1 (test_reducer_crash.py).
 
@@ -68,7 +68,7 @@ class Publisher(threading.Thread):
     def publish(self, market: int, price: Decimal) -> None:
         from reducers.prices import conflate
         from reducers.schemas import PriceUpdate, SelectionPrice
-        from reducers.store import MarketStore
+        from store.markets import MarketStore
 
         self.seqs[market] += 1
         now = int(time.time() * 1000)

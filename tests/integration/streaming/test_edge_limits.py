@@ -20,7 +20,7 @@ from websockets.typing import Origin
 
 from bench.harness import ROOT, free_port
 from reducers import keys
-from spark.sinks.channels import LOG_MAX_BYTES, LOG_SIZE, ChannelStore
+from store.channels import LOG_MAX_BYTES, LOG_SIZE, ChannelStore
 from tests.factories import user_create
 from tests.integration.reliability.clients import session_for
 from webapp.asgi import application

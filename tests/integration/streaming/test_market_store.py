@@ -1,4 +1,4 @@
-"""The reducers' Redis store (reducers/store.py) against real Redis: the layouts the decisions'
+"""The reducers' Redis store (store/markets.py) against real Redis: the layouts the decisions'
 effects are written in, and what the readers get back."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from reducers import keys
 from reducers.latency import PIPELINE_STAGES, histogram_key, histogram_read
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.prices import conflate, is_newer
-from reducers.store import MarketStore, queue_states, raw_states
+from store.markets import MarketStore, queue_states, raw_states
 from tests.factories import definition_build, raw_price_update
 
 pytestmark = pytest.mark.integration
@@ -153,7 +153,7 @@ def test_applied_states_add_their_pipeline_stages_to_the_latency_histograms_and_
 
 
 def test_waiting_for_replicas_that_are_not_there_fails_the_batch_and_none_wanted_costs_nothing(redis_client):
-    from reducers.store import ReplicationLag, replicas_acknowledge
+    from store.markets import ReplicationLag, replicas_acknowledge
 
     replicas_acknowledge(redis_client, replicas=0, timeout_ms=1)
     assert redis_client.get(keys.replication_mark()) is None, "no replicas wanted: nothing written"
@@ -180,7 +180,7 @@ def test_a_batch_of_more_markets_than_one_script_call_takes_is_read_and_applied_
     """Statuses and applies go to Redis in calls of ``SCRIPT_MARKETS`` markets: over several
     calls, each market gets its own answer, in the order asked, and a script Redis has lost is
     loaded again."""
-    from reducers.store import SCRIPT_MARKETS
+    from store.markets import SCRIPT_MARKETS
 
     store = MarketStore(redis_client)
     markets = [988_000 + n for n in range(2 * SCRIPT_MARKETS + 7)]

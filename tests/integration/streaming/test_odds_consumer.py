@@ -12,7 +12,7 @@ from django.conf import settings
 from odds.streaming.hub import Hub
 from reducers import keys
 from reducers.prices import conflate
-from reducers.store import MarketStore
+from store.markets import MarketStore
 from tests.factories import raw_price_update
 from webapp.asgi import application
 

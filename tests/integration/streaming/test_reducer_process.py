@@ -173,7 +173,7 @@ def test_real_time_mode_applies_prices_record_by_record(namespace, reducer, prod
         from confluent_kafka import TopicPartition
         from django.conf import settings
 
-        from reducers.connections import kafka_consumer
+        from store.clients import kafka_consumer
 
         consumer = kafka_consumer(settings.KAFKA_BOOTSTRAP_SERVERS, topics.reducer_group("prices"))
         try:

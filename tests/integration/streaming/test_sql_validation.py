@@ -459,7 +459,7 @@ def test_a_large_batchs_window_partials_are_stored_before_it_returns_once_its_pr
     for them once the prices are applied: a batch whose apply fails raises without waiting for
     them (its records are replayed, partials included), one that succeeds has had them all
     stored when it returns."""
-    from reducers.store import MarketStore
+    from store.markets import MarketStore
     from tests.factories import market_ids_define, raw_price_update
     from tests.fakes import FakeWindows
 

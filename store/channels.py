@@ -37,7 +37,6 @@ from reducers.channels import (
 from reducers.frames import MarketFrame, MatchMessage
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
-from reducers.store import MEMBERS, MarketStore, per_market
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
     StreamCommand,
@@ -47,8 +46,9 @@ from reducers.subscriptions import (
     spec_from_json,
 )
 from reducers.views import match_frame, view_frame
+from store.markets import MEMBERS, MarketStore, per_market
 
-log = logging.getLogger("spark.sinks.channels")
+log = logging.getLogger("store.channels")
 # The resume log keeps at most LOG_SIZE frames and at most LOG_MAX_BYTES of them, the oldest
 # dropped first (the newest frame always stays): resync images of hundreds of markets are large,
 # and a punter asking for many must not grow Redis without bound. A resume from further back

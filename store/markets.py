@@ -24,13 +24,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from reducers import frames, keys
-from reducers.connections import NoScriptError
 from reducers.frames import MarketFrame
 from reducers.latency import pipeline_observe
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.movers import KEEP_WINDOWS_S
 from reducers.prices import Conflated, encode_state, market_state, restated, status_change
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_definition, decode_price_update
+from store.clients import NoScriptError
 
 # Each market of a call (KEYS[i], its six arguments from ARGV[6i - 5]: sequence, state, channel,
 # status, status message, the feed's own status) stored and published if its sequence is newer
