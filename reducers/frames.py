@@ -183,6 +183,15 @@ class ImageFrame(TypedDict):
     markets: list[MarketFrame]
 
 
+class MatchesFrame(TypedDict):
+    """The stored match states of the events a socket started following (``watch`` with
+    ``events``); each later state comes as its own ``match`` message."""
+
+    type: Literal["matches"]
+    v: int
+    items: list[MatchMessage]
+
+
 class MarketsFrame(TypedDict):
     """Several market frames in one websocket frame (clients that asked for ``batch``)."""
 
@@ -303,7 +312,9 @@ ServerFrame = Annotated[
     | BetSettledFrame
     | BetLegsFrame
     | ViewFrame
-    | MatchFrame,
+    | MatchFrame
+    | MatchMessage
+    | MatchesFrame,
     Discriminator("type"),
 ]
 SERVER_FRAME: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
@@ -355,18 +366,21 @@ def _held(raw: Any) -> dict[int, tuple[int, str]]:
 @with_config(ConfigDict(strict=True))
 class WatchMessage(TypedDict):
     """Start streaming markets (an ``image``, then ``market`` frames); ``batch``: one tick's
-    frames together; ``since``: market id → [seq, status] the client holds already."""
+    frames together; ``since``: market id → [seq, status] the client holds already; ``events``:
+    events whose match states to follow (a ``matches`` frame, then ``match`` messages)."""
 
     type: Literal["watch"]
     markets: list[WireId]
     batch: NotRequired[Annotated[bool, BeforeValidator(lambda raw: raw is True)]]
     since: NotRequired[Annotated[dict[int, tuple[int, str]], BeforeValidator(_held)]]
+    events: NotRequired[list[WireId]]
 
 
 @with_config(ConfigDict(strict=True))
 class UnwatchMessage(TypedDict):
     type: Literal["unwatch"]
     markets: list[WireId]
+    events: NotRequired[list[WireId]]
 
 
 @with_config(ConfigDict(strict=True))
@@ -454,6 +468,13 @@ def image_text(*, markets: Iterable[str | bytes]) -> str:
     """An ``image`` of market states already encoded (stored by the reducers), relayed as they are."""
     return orjson.dumps(
         {"type": "image", "v": PROTOCOL_VERSION, "markets": [orjson.Fragment(m) for m in markets]}
+    ).decode()
+
+
+def matches_text(*, items: Iterable[str | bytes]) -> str:
+    """A ``matches`` frame of match states already encoded (stored by the reducers), relayed as they are."""
+    return orjson.dumps(
+        {"type": "matches", "v": PROTOCOL_VERSION, "items": [orjson.Fragment(m) for m in items]}
     ).decode()
 
 

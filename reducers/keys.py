@@ -7,12 +7,22 @@ from reducers.topics import namespace
 
 def market_state(market_id: int) -> str:
     """Hash: ``seq`` (last applied sequence) and ``state`` (JSON of the market's latest state)."""
-    return f"{namespace()}:mkt:{market_id}"
+    return f"{market_state_prefix()}{market_id}"
+
+
+def market_state_prefix() -> str:
+    """What every ``market_state`` key starts with (a script that names markets by id)."""
+    return f"{namespace()}:mkt:"
 
 
 def match_state(event_id: int) -> str:
     """Hash: ``seq`` (last applied sequence) and ``state`` (JSON of the event's latest match state)."""
     return f"{namespace()}:match:{event_id}"
+
+
+def match_channel(event_id: int) -> str:
+    """Pub-sub channel carrying every applied match state of one event (public, like a market's)."""
+    return f"{namespace()}:mt:{event_id}"
 
 
 def event_markets(event_id: int) -> str:
@@ -89,7 +99,8 @@ def source_sequences() -> str:
 
 
 def channel_meta(channel_id: str) -> str:
-    """Hash: ``user``, ``spec`` (JSON), ``status`` (pending|streaming), ``seq``, ``created``, ``seen``."""
+    """Hash: ``user``, ``spec`` (JSON), ``view`` (the spec's), ``status`` (pending|streaming),
+    ``seq``, ``logbytes`` (the log's size), ``created``."""
     return f"{namespace()}:chmeta:{channel_id}"
 
 
@@ -101,6 +112,13 @@ def channel_log(channel_id: str) -> str:
 def channel_markets(channel_id: str) -> str:
     """Set: market ids the channel receives (the channel → markets map)."""
     return f"{namespace()}:sub:ch:{channel_id}"
+
+
+def fanout_journal(query: str) -> str:
+    """Set: ids of the markets (or events) whose new states one reducer query has written and not
+    yet fanned out to the subscriber channels; written by the same script as the states, deleted
+    with the batch's last frame, so a batch that fails in between is fanned out again."""
+    return f"{namespace()}:fanout:{query}"
 
 
 def market_channels(market_id: int) -> str:

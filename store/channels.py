@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -46,7 +48,7 @@ from reducers.subscriptions import (
     spec_from_json,
 )
 from reducers.views import match_frame, view_frame
-from store.markets import MEMBERS, MarketStore, per_market
+from store.markets import MEMBERS, MarketStore, per_market, script_calls
 
 log = logging.getLogger("store.channels")
 # The resume log keeps at most LOG_SIZE frames and at most LOG_MAX_BYTES of them, the oldest
@@ -56,31 +58,92 @@ log = logging.getLogger("store.channels")
 LOG_SIZE = 256
 LOG_MAX_BYTES = 512 * 1024
 
+# Frames for many channels in one call: KEYS holds each channel's meta hash and log (two keys a
+# channel), ARGV[1] whether only a streaming channel is sent to ('1') and the log's bounds
+# (ARGV[2] frames, ARGV[3] bytes), then each channel's pub-sub name and frame body. Each frame is
+# stamped with its channel's next sequence, logged and published; the reply is each frame's
+# sequence (0: not sent, the channel is gone or not streaming). With ARGV[4] set, the fan-out
+# journal it names (``keys.fanout_journal``) is deleted at the end: the frames it stood for are out.
 # The log's size in bytes is kept in the meta hash (``logbytes``): Redis cannot sum a list's
 # element lengths without reading it. A log found with one frame (new, or deleted meanwhile)
 # restarts the count.
-PUBLISH_FRAME = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if ARGV[3] == '1' and redis.call('HGET', KEYS[1], 'status') ~= 'streaming' then return 0 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-local frame = '{"seq":' .. seq .. ',' .. string.sub(ARGV[2], 2)
-local length = redis.call('LPUSH', KEYS[2], frame)
-local bytes
-if length == 1 then
-  bytes = string.len(frame)
-  redis.call('HSET', KEYS[1], 'logbytes', bytes)
-else
-  bytes = redis.call('HINCRBY', KEYS[1], 'logbytes', string.len(frame))
+PUBLISH_FRAMES = """
+local only_streaming, max_frames, max_bytes = ARGV[1] == '1', tonumber(ARGV[2]), tonumber(ARGV[3])
+local sent = {}
+for i = 1, #KEYS / 2 do
+  local meta, log = KEYS[2 * i - 1], KEYS[2 * i]
+  local name, body = ARGV[2 * i + 2], ARGV[2 * i + 3]
+  sent[i] = 0
+  if redis.call('EXISTS', meta) == 1
+      and (not only_streaming or redis.call('HGET', meta, 'status') == 'streaming') then
+    local seq = redis.call('HINCRBY', meta, 'seq', 1)
+    local frame = '{"seq":' .. seq .. ',' .. string.sub(body, 2)
+    local length = redis.call('LPUSH', log, frame)
+    local bytes
+    if length == 1 then
+      bytes = string.len(frame)
+      redis.call('HSET', meta, 'logbytes', bytes)
+    else
+      bytes = redis.call('HINCRBY', meta, 'logbytes', string.len(frame))
+    end
+    while length > 1 and (length > max_frames or bytes > max_bytes) do
+      local dropped = redis.call('RPOP', log)
+      length = length - 1
+      bytes = redis.call('HINCRBY', meta, 'logbytes', -string.len(dropped))
+    end
+    redis.call('PUBLISH', name, frame)
+    sent[i] = seq
+  end
 end
-local max_frames, max_bytes = tonumber(ARGV[4]), tonumber(ARGV[5])
-while length > 1 and (length > max_frames or bytes > max_bytes) do
-  local dropped = redis.call('RPOP', KEYS[2])
-  length = length - 1
-  bytes = redis.call('HINCRBY', KEYS[1], 'logbytes', -string.len(dropped))
-end
-redis.call('PUBLISH', ARGV[1], frame)
-return seq
+return sent
 """
+
+# What a batch's fan-out needs to know of the channels holding its markets, in one call: KEYS are
+# the markets' market → channels sets; ARGV the key prefixes of a channel's meta hash and markets
+# set and of a market's state hash. The reply: per market, the channels holding it; then, once per
+# channel met, its id, status, spec and view, and for a streaming view over all its markets (a
+# slip, bets) each of its markets with its stored state ('' when it has none).
+ROUTES = """
+local routes, channels, met = {}, {}, {}
+for i, key in ipairs(KEYS) do
+  local members = redis.call('SMEMBERS', key)
+  routes[i] = members
+  for _, id in ipairs(members) do
+    if not met[id] then
+      met[id] = true
+      local meta = redis.call('HMGET', ARGV[1] .. id, 'status', 'spec', 'view')
+      local context = {}
+      if meta[1] == 'streaming' and meta[3] ~= 'markets' then
+        for _, market in ipairs(redis.call('SMEMBERS', ARGV[2] .. id)) do
+          context[#context + 1] = market
+          context[#context + 1] = redis.call('HGET', ARGV[3] .. market, 'state') or ''
+        end
+      end
+      channels[#channels + 1] = {id, meta[1] or '', meta[2] or '', meta[3] or '', context}
+    end
+  end
+end
+return {routes, channels}
+"""
+
+# The markets a batch's fan-out routes in one script call, and the channels a publishing call
+# takes: a call runs alone on the Redis server, so a batch is cut into calls that each hold it for
+# a millisecond or two, all sent in one round trip.
+ROUTE_MARKETS = 32
+PUBLISH_CHANNELS = 256
+
+
+# Parsed specs kept by a store at most (cleared when full; a spec is re-read on its next use).
+SPEC_CACHE = 50_000
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A streaming channel a fan-out reaches: its spec and the stored states of its markets (for a
+    view over all of them)."""
+
+    spec: SubscriptionSpec
+    held: dict[int, MarketFrame]
 
 
 def _now_ms() -> int:
@@ -91,8 +154,11 @@ class ChannelStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self.markets = MarketStore(client)
-        self._publish = client.register_script(PUBLISH_FRAME)
+        self._publish = client.register_script(PUBLISH_FRAMES)
         self._members = client.register_script(MEMBERS)
+        self._routes = client.register_script(ROUTES)
+        # Parsed specs by their stored bytes: a channel's spec changes only on a ``change``.
+        self._specs: dict[bytes, SubscriptionSpec] = {}
 
     # --- reads ---
 
@@ -146,18 +212,25 @@ class ChannelStore:
 
     def publish(self, channel_id: str, body: bytes, *, only_streaming: bool) -> int:
         """Stamp, log and publish one frame; returns its sequence (0 when not sent)."""
-        return int(
-            self._publish(
-                keys=[keys.channel_meta(channel_id), keys.channel_log(channel_id)],
-                args=[
-                    keys.subscriber_channel(channel_id),
-                    body,
-                    "1" if only_streaming else "0",
-                    LOG_SIZE,
-                    LOG_MAX_BYTES,
-                ],
+        return self.publish_many([(channel_id, body)], only_streaming=only_streaming)[0]
+
+    def publish_many(
+        self, frames_of: Sequence[tuple[str, bytes]], *, only_streaming: bool, journal: str | None = None
+    ) -> list[int]:
+        """Stamp, log and publish a frame for each (channel id, body), in calls of
+        ``PUBLISH_CHANNELS`` channels sent in one round trip; returns each frame's sequence (0 when
+        not sent). ``journal``: a fan-out journal to delete once the frames are out."""
+        chunks = [frames_of[at : at + PUBLISH_CHANNELS] for at in range(0, len(frames_of), PUBLISH_CHANNELS)]
+        head = ["1" if only_streaming else "0", LOG_SIZE, LOG_MAX_BYTES]
+        calls = [
+            (
+                [k for c, _ in chunk for k in (keys.channel_meta(c), keys.channel_log(c))],
+                [*head, *(a for c, body in chunk for a in (keys.subscriber_channel(c), body))],
             )
-        )
+            for chunk in chunks
+        ]
+        replies = script_calls(self.r, self._publish, calls, then=[journal] if journal is not None else [])
+        return [int(seq) for reply in replies for seq in reply]
 
     def send_image(
         self, channel_id: str, *, resync: bool = False, since: Mapping[int, tuple[int, str]] | None = None
@@ -211,6 +284,7 @@ class ChannelStore:
                             "user": user_id,
                             "spec": orjson.dumps(spec.to_json()),
                             "status": "pending",
+                            "view": spec.view,
                             "seq": 0,
                             "created": now_ms,
                         },
@@ -219,7 +293,7 @@ class ChannelStore:
                     self.r.hset(meta, mapping={"status": "streaming"})
                     self.r.zadd(keys.channels_index(), {channel_id: now_ms})
                 case SaveSpec(spec=spec):
-                    self.r.hset(meta, "spec", orjson.dumps(spec.to_json()))
+                    self.r.hset(meta, mapping={"spec": orjson.dumps(spec.to_json()), "view": spec.view})
                 case QueryMember(member=True):
                     self.r.sadd(keys.query_channels(), channel_id)
                 case QueryMember(member=False):
@@ -254,38 +328,79 @@ class ChannelStore:
 
     # --- fan-out of applied market states ---
 
-    def fan_out(self, states: dict[int, MarketFrame]) -> int:
-        """Send each streaming channel the changed markets it holds; returns frames sent."""
-        if not states:
-            return 0
-        ids = sorted(states)
-        found_of = per_market(self.r, self._members, [(keys.market_channels(market_id), ()) for market_id in ids])
-        members = {m: [c.decode() for c in found] for m, found in zip(ids, found_of, strict=True)}
-        sent = 0
-        for channel_id, market_ids in fan_out_routes(members).items():
+    def _spec_of(self, raw: bytes) -> SubscriptionSpec | None:
+        spec = self._specs.get(raw)
+        if spec is None:
             try:
-                spec = self.spec(channel_id)
-            except InvalidRecord:
-                continue
-            if spec is None:
+                spec = spec_from_json(orjson.loads(raw))
+            except (orjson.JSONDecodeError, InvalidRecord):
+                return None
+            if len(self._specs) >= SPEC_CACHE:
+                self._specs.clear()
+            self._specs[raw] = spec
+        return spec
+
+    def _routes_of(self, market_ids: Sequence[int]) -> tuple[dict[int, list[str]], dict[str, Routed]]:
+        """For each market, the channels holding it; for each streaming channel met, its spec and
+        (for a view over all its markets) its markets' stored states. One round trip."""
+        head = [keys.channel_meta(""), keys.channel_markets(""), keys.market_state_prefix()]
+        chunks = [market_ids[at : at + ROUTE_MARKETS] for at in range(0, len(market_ids), ROUTE_MARKETS)]
+        calls = [([keys.market_channels(m) for m in chunk], head) for chunk in chunks]
+        replies = script_calls(self.r, self._routes, calls)
+        members: dict[int, list[str]] = {}
+        routed: dict[str, Routed] = {}
+        states: dict[bytes, MarketFrame] = {}
+        for chunk, (routes, channels) in zip(chunks, replies, strict=True):
+            for market_id, found in zip(chunk, routes, strict=True):
+                members[market_id] = [c.decode() for c in found]
+            for raw_id, status, raw_spec, _view, context in channels:
+                channel_id = raw_id.decode()
+                if channel_id in routed or status != b"streaming":
+                    continue
+                spec = self._spec_of(raw_spec)
+                if spec is None:
+                    log.warning("channel %s skipped by the fan-out: its stored spec cannot be read", channel_id)
+                    continue
+                held: dict[int, MarketFrame] = {}
+                for at in range(0, len(context), 2):
+                    raw_state = context[at + 1]
+                    if raw_state:
+                        state = states.get(raw_state)
+                        if state is None:
+                            state = states[raw_state] = frames.read_market(raw_state)
+                        held[int(context[at])] = state
+                routed[channel_id] = Routed(spec, held)
+        return members, routed
+
+    def fan_out(self, states: Mapping[int, MarketFrame], *, journal: str | None = None) -> int:
+        """Send each streaming channel the changed markets it holds, in two round trips however
+        many channels there are (their routes, then every frame); returns frames sent.
+        ``journal``: the fan-out journal of the states (``keys.fanout_journal``), deleted with
+        the last frame."""
+        if not states:
+            return 0  # nothing applied, so nothing journaled
+        members, routed = self._routes_of(sorted(states))
+        out: list[tuple[str, bytes]] = []
+        for channel_id, market_ids in fan_out_routes(members).items():
+            found = routed.get(channel_id)
+            if found is None:
                 continue
             context: dict[int, Mapping[str, Any]] = dict(states)
-            if spec.view != "markets":
-                context.update(self.states(context_markets(spec, held=self.markets_of(channel_id), changed=context)))
+            for market_id in context_markets(found.spec, held=set(found.held), changed=states):
+                context[market_id] = found.held[market_id]
             body = view_frame(
                 kind="delta",
                 channel_id=channel_id,
-                spec=spec,
+                spec=found.spec,
                 changed=[states[m] for m in market_ids],
                 states=context,
             )
-            if self.publish(channel_id, body, only_streaming=True):
-                sent += 1
-        return sent
+            out.append((channel_id, body))
+        return sum(1 for seq in self.publish_many(out, only_streaming=True, journal=journal) if seq)
 
-    def fan_out_matches(self, matches: dict[int, MatchMessage]) -> int:
-        """Send each streaming channel showing a market of these events their new match states;
-        returns frames sent."""
+    def fan_out_matches(self, matches: Mapping[int, MatchMessage], *, journal: str | None = None) -> int:
+        """Send each streaming channel showing a market of these events their new match states,
+        in three round trips; returns frames sent."""
         if not matches:
             return 0
         events = sorted(matches)
@@ -293,22 +408,34 @@ class ChannelStore:
         for event_id in events:
             pipe.smembers(keys.event_markets(event_id))
         markets_of_event = [sorted(int(m) for m in members) for members in pipe.execute()]
-        for market_ids in markets_of_event:
-            for market_id in market_ids:
-                pipe.smembers(keys.market_channels(market_id))
-        replies = iter(pipe.execute())
-        members = {
-            market_id: [c.decode() for c in next(replies)]
-            for market_ids in markets_of_event
-            for market_id in market_ids
-        }
+        market_ids = sorted({m for markets in markets_of_event for m in markets})
+        found = per_market(self.r, self._members, [(keys.market_channels(m), ()) for m in market_ids])
+        members = {m: [c.decode() for c in channels] for m, channels in zip(market_ids, found, strict=True)}
         routes = match_routes(dict(zip(events, markets_of_event, strict=True)), members)
-        sent = 0
-        for channel_id, event_ids in routes.items():
-            body = match_frame(channel_id=channel_id, matches=[matches[e] for e in event_ids])
-            if self.publish(channel_id, body, only_streaming=True):
-                sent += 1
-        return sent
+        out = [
+            (channel_id, match_frame(channel_id=channel_id, matches=[matches[e] for e in event_ids]))
+            for channel_id, event_ids in routes.items()
+        ]
+        return sum(1 for seq in self.publish_many(out, only_streaming=True, journal=journal) if seq)
+
+    def fan_out_journaled(self, journal: str, *, of: str) -> int:
+        """Finish the fan-out of a batch that failed after its states were written: send the
+        channels the stored state of every market (``of="markets"``) or match state of every
+        event (``of="matches"``) the journal names, then delete it. Returns frames sent."""
+        pending = sorted(int(member) for member in self.r.smembers(journal))
+        if not pending:
+            return 0
+        if of == "markets":
+            return self.fan_out(self.markets.states(pending), journal=journal)
+        return self.fan_out_matches(self.matches_stored(pending), journal=journal)
+
+    def matches_stored(self, event_ids: Iterable[int]) -> dict[int, MatchMessage]:
+        """The stored match state of each of the events that has one."""
+        ids = sorted(set(event_ids))
+        pipe = self.r.pipeline(transaction=False)
+        for event_id in ids:
+            pipe.hget(keys.match_state(event_id), "state")
+        return {e: frames.read_match(raw) for e, raw in zip(ids, pipe.execute(), strict=True) if raw is not None}
 
     # --- the query stage: a virtual subscriber per query channel ---
 
@@ -341,3 +468,34 @@ class ChannelStore:
                     changes[channel_id] = (len(effect.added), len(effect.removed))
             self.execute(channel_id, effects)
         return changes
+
+
+class FanOutJournal:
+    """At-least-once fan-out for a reducer query that writes states and then fans them out.
+
+    The states' writes add their markets (or events) to the query's journal in the same script,
+    and the fan-out deletes it with its last frame. A batch runs inside ``batch()``: the first
+    batch of a processor, and the first after one that failed, first fans out whatever the
+    journal still names (the states a failed batch wrote, which its replay finds "not newer" and
+    would never send). Channels may so receive a market twice; clients keep the higher market
+    sequence (docs/protocol.md)."""
+
+    def __init__(self, channels: ChannelStore, *, query: str, of: str) -> None:
+        self._channels = channels
+        self.key = keys.fanout_journal(query)
+        self._of = of
+        self._clean = False
+
+    @contextmanager
+    def batch(self) -> Iterator[str]:
+        """The journal's key for this batch's writes and fan-out."""
+        if not self._clean:
+            sent = self._channels.fan_out_journaled(self.key, of=self._of)
+            if sent:
+                log.info("fan-out journal %s: %d frames sent again after a failed batch", self.key, sent)
+            self._clean = True
+        try:
+            yield self.key
+        except BaseException:
+            self._clean = False
+            raise

@@ -32,13 +32,17 @@ from reducers.prices import Conflated, encode_state, market_state, restated, sta
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_definition, decode_price_update
 from store.clients import NoScriptError
 
-# Each market of a call (KEYS[i], its six arguments from ARGV[6i - 5]: sequence, state, channel,
-# status, status message, the feed's own status) stored and published if its sequence is newer
-# than the stored one; returns 1 or 0 per market.
+# Each market of a call stored and published if its sequence is newer than the stored one;
+# returns 1 or 0 per market. KEYS[1] is the fan-out journal (``keys.fanout_journal``) and
+# ARGV[1] says whether to write it ('1'): a market applied is added to it in the same step, so
+# a batch that fails before its channels hear of the market fans it out again. Then each market:
+# its key in KEYS[i + 1], its seven arguments from ARGV[7i - 5] (sequence, state, channel,
+# status, status message, the feed's own status, market id).
 APPLY_IF_NEWER = """
 local done = {}
-for i, key in ipairs(KEYS) do
-  local at = (i - 1) * 6
+local journal = ARGV[1] == '1'
+for i = 1, #KEYS - 1 do
+  local key, at = KEYS[i + 1], (i - 1) * 7 + 1
   local seq, state, channel = ARGV[at + 1], ARGV[at + 2], ARGV[at + 3]
   local status, change, price_status = ARGV[at + 4], ARGV[at + 5], ARGV[at + 6]
   local stored = redis.call('HMGET', key, 'seq', 'status')
@@ -50,6 +54,9 @@ for i, key in ipairs(KEYS) do
       redis.call('PUBLISH', channel, change)
     end
     redis.call('PUBLISH', channel, state)
+    if journal then
+      redis.call('SADD', KEYS[1], ARGV[at + 7])
+    end
     done[i] = 1
   end
 end
@@ -84,28 +91,38 @@ SCRIPT_MARKETS = 256
 def per_market(client: Any, script: Any, markets: Sequence[tuple[str, Sequence[Any]]]) -> list[Any]:
     """``script``'s reply for each (key, arguments) of ``markets``, for a script (registered with
     ``client``) that takes the markets' keys in KEYS and their arguments in ARGV, in the same
-    order, and answers each in order (``APPLY_IF_NEWER``, ``STATUSES``, ``MEMBERS``): calls of
-    ``SCRIPT_MARKETS`` markets, all in one round trip. When Redis does not have the script (it
-    restarted, or its scripts were flushed) every call failed alike, so none ran: it is loaded
-    and the calls run again."""
+    order, and answers each in order (``STATUSES``, ``MEMBERS``): calls of ``SCRIPT_MARKETS``
+    markets, all in one round trip."""
     chunks = [markets[at : at + SCRIPT_MARKETS] for at in range(0, len(markets), SCRIPT_MARKETS)]
+    calls = [([key for key, _ in chunk], [a for _, args in chunk for a in args]) for chunk in chunks]
+    return [reply for chunk_replies in script_calls(client, script, calls) for reply in chunk_replies]
+
+
+def script_calls(
+    client: Any, script: Any, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]], *, then: Sequence[str] = ()
+) -> list[Any]:
+    """Run ``script`` (registered with ``client``) once for each (KEYS, ARGV) of ``calls``, all in
+    one round trip, and return each call's reply; ``then``: keys deleted in the same round trip,
+    after the calls. When Redis does not have the script (it restarted, or its scripts were
+    flushed) every call failed alike, so none ran: it is loaded and the calls run again."""
 
     def run() -> list[Any]:
         # EVALSHA straight into the pipeline: a script registered with the pipeline costs a
         # SCRIPT EXISTS round trip before every execution.
         pipe = client.pipeline(transaction=False)
-        for chunk in chunks:
-            pipe.evalsha(script.sha, len(chunk), *(key for key, _ in chunk), *(a for _, args in chunk for a in args))
-        return pipe.execute()
+        for names, args in calls:
+            pipe.evalsha(script.sha, len(names), *names, *args)
+        if then:
+            pipe.delete(*then)
+        return list(pipe.execute())[: len(calls)]
 
-    if not chunks:
+    if not calls and not then:
         return []
     try:
-        replies = run()
+        return run()
     except NoScriptError:
         client.script_load(script.script)
-        replies = run()
-    return [reply for chunk_replies in replies for reply in chunk_replies]
+        return run()
 
 
 # A market's status re-derived after its row in the markets table changed (a trader reopened it,
@@ -122,6 +139,9 @@ end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'status', ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 redis.call('PUBLISH', ARGV[4], ARGV[2])
+if ARGV[6] ~= '' then
+  redis.call('SADD', KEYS[2], ARGV[6])
+end
 return 1
 """
 
@@ -162,13 +182,18 @@ class MarketStore:
         return [raw.decode() if raw is not None else None for raw in found]
 
     def apply(
-        self, items: Sequence[Conflated], *, table_statuses: Sequence[str | None] | None = None
+        self,
+        items: Sequence[Conflated],
+        *,
+        table_statuses: Sequence[str | None] | None = None,
+        journal: str | None = None,
     ) -> dict[int, MarketFrame]:
         """Apply the items; return the states that were newer than the stored ones, by market.
         Their pipeline stages are added to the latency histograms (``reducers.latency``).
 
         ``table_statuses`` are the items' statuses in the markets table when the caller has just
-        read them; otherwise they are read here.
+        read them; otherwise they are read here. ``journal``: the fan-out journal the applied
+        markets are added to, in the same step as their states (the caller's fan-out deletes it).
         """
         if not items:
             return {}
@@ -190,11 +215,19 @@ class MarketStore:
                     state["status"],
                     encode_state(status_change(state=state)),
                     item.update.status,
+                    item.update.market_id,
                 ),
             )
             for item, state in zip(items, states, strict=True)
         ]
-        done_of = per_market(self._client, self._script, markets)
+        # An unused key of the journal's kind stands in KEYS[1] when there is no journal to write.
+        journal_key, journaled = (journal, "1") if journal is not None else (keys.fanout_journal(""), "0")
+        chunks = [markets[at : at + SCRIPT_MARKETS] for at in range(0, len(markets), SCRIPT_MARKETS)]
+        calls = [
+            ([journal_key, *(key for key, _ in chunk)], [journaled, *(a for _, args in chunk for a in args)])
+            for chunk in chunks
+        ]
+        done_of = [done for reply in script_calls(self._client, self._script, calls) for done in reply]
         applied = {state["market_id"]: state for state, done in zip(states, done_of, strict=True) if int(done)}
         if applied:
             latencies = self._client.pipeline(transaction=True)
@@ -202,9 +235,10 @@ class MarketStore:
             latencies.execute()
         return applied
 
-    def restatus(self, market_ids: Sequence[int]) -> dict[int, MarketFrame]:
+    def restatus(self, market_ids: Sequence[int], *, journal: str | None = None) -> dict[int, MarketFrame]:
         """Re-derive the stored state of markets whose row in the markets table just changed;
-        return the states whose status changed (published with a status message, like a price)."""
+        return the states whose status changed (published with a status message, like a price).
+        ``journal``: the fan-out journal a restated market is added to, as in ``apply``."""
         if not market_ids:
             return {}
         pipe = self._client.pipeline(transaction=False)
@@ -228,13 +262,14 @@ class MarketStore:
                 continue
             states.append(state)
             self._restatus(
-                keys=[keys.market_state(market_id)],
+                keys=[keys.market_state(market_id), journal or keys.fanout_journal("")],
                 args=[
                     seq,
                     encode_state(state),
                     state["status"],
                     keys.market_channel(market_id),
                     encode_state(status_change(state=state)),
+                    market_id if journal is not None else "",
                 ],
                 client=pipe,
             )

@@ -7,7 +7,7 @@ import { isOddsFormat, type OddsFormat, storedOddsFormat, storeOddsFormat } from
 import { formatPage, pageMarkets, renderMarket } from "./prices";
 import { type ConnectionStatus, OddsClient } from "./protocol";
 import { settledText, showNotice } from "./notices";
-import { matchState, startScores } from "./scores";
+import { matchState, pageEvents, scoresStreamDown, startScores } from "./scores";
 import { SlipView } from "./slipView";
 import { localTimes } from "./times";
 import { betsChanged, moneyMoved, WalletBadge } from "./wallet";
@@ -97,6 +97,7 @@ function boot(): void {
   const client = new OddsClient({
     url: `${scheme}://${window.location.host}${body.wsPath ?? "/ws/odds/"}`,
     markets: pageMarkets(),
+    events: pageEvents(),
     held: heldMarkets(),
     onMarket: (state) => {
       renderMarket(state, fmt);
@@ -112,6 +113,7 @@ function boot(): void {
       wasLive ||= status === "live";
       const down = streamDown(status, wasLive);
       showStream(down);
+      scoresStreamDown(down);
       slip?.streamState(down);
     },
     onMatch: matchState,

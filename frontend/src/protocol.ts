@@ -94,6 +94,8 @@ export type ServerFrame =
   | { type: "bet.decided"; bet: BetDecision }
   | BetSettled
   | BetLegs
+  | MatchMessage
+  | { type: "matches"; v: 1; items: MatchMessage[] }
   | ChannelFrame;
 
 /** Legs of an open bet of the punter were decided (docs/protocol.md, `bet.legs`). */
@@ -181,6 +183,8 @@ export interface ChannelControl {
 export interface ClientOptions {
   url: string;
   markets: number[];
+  /** Events whose match states the page shows (followed over the socket, anonymous visitors too). */
+  events?: number[];
   /** What the page was built with, market id → [seq, status] (a view snapshot's): sent as `since`. */
   held?: Held;
   onMarket: (state: MarketState, previous: MarketState | undefined) => void;
@@ -192,7 +196,7 @@ export interface ClientOptions {
   onSettled?: (message: BetSettled) => void;
   /** Legs of an open bet of the punter were decided (a won leg of an accumulator). */
   onLegs?: (message: BetLegs) => void;
-  /** A new match state of an event of one of the page's channels. */
+  /** A new match state of an event the page follows or of one of its channels. */
   onMatch?: (match: MatchMessage) => void;
   onError?: (code: string, message: string) => void;
   control?: ChannelControl;
@@ -258,6 +262,7 @@ export class OddsClient {
   };
   private readonly received = new Map<number, number>();
   private readonly watched: Set<number>;
+  private readonly followed: Set<number>;
   private readonly channels = new Map<string, Channel>();
   private socket: Socket | null = null;
   private generation = 0;
@@ -268,6 +273,7 @@ export class OddsClient {
 
   constructor(private readonly options: ClientOptions) {
     this.watched = new Set(options.markets);
+    this.followed = new Set(options.events ?? []);
   }
 
   // --- lifecycle ---
@@ -309,6 +315,18 @@ export class OddsClient {
   unwatch(markets: Iterable<number>): void {
     const removed = [...markets].filter((m) => this.watched.delete(m));
     if (removed.length > 0) this.send({ type: "unwatch", markets: removed });
+  }
+
+  /** Follow the match states of events (a ``matches`` frame, then each new ``match``). */
+  follow(events: Iterable<number>): void {
+    const added = [...events].filter((e) => !this.followed.has(e));
+    for (const e of added) this.followed.add(e);
+    if (added.length > 0) this.send({ type: "watch", markets: [], events: added });
+  }
+
+  unfollow(events: Iterable<number>): void {
+    const removed = [...events].filter((e) => this.followed.delete(e));
+    if (removed.length > 0) this.send({ type: "unwatch", markets: [], events: removed });
   }
 
   // --- subscriber channels ---
@@ -360,6 +378,12 @@ export class OddsClient {
         break;
       case "conflated":
         this.stats.conflated += frame.merged;
+        break;
+      case "match":
+        this.options.onMatch?.(frame);
+        break;
+      case "matches":
+        for (const match of frame.items) this.options.onMatch?.(match);
         break;
       case "view.image":
       case "view.delta":
@@ -544,9 +568,14 @@ export class OddsClient {
   }
 
   /** Watch markets; the image leaves out those already held at their current state. */
-  private sendWatch(markets: number[]): void {
+  private sendWatch(markets: number[], events: number[] = []): void {
     const since = this.holding(markets);
-    this.send(Object.keys(since).length > 0 ? { type: "watch", markets, since } : { type: "watch", markets });
+    this.send({
+      type: "watch",
+      markets,
+      ...(Object.keys(since).length > 0 ? { since } : {}),
+      ...(events.length > 0 ? { events } : {}),
+    });
   }
 
   private send(message: object): void {
@@ -582,7 +611,7 @@ export class OddsClient {
     this.lastHeard = this.now();
     socket.onopen = () => {
       this.lastHeard = this.now();
-      if (this.watched.size > 0) this.sendWatch([...this.watched]);
+      if (this.watched.size > 0 || this.followed.size > 0) this.sendWatch([...this.watched], [...this.followed]);
       for (const channel of this.channels.values()) this.sendAttach(channel);
     };
     socket.onmessage = (ev) => {

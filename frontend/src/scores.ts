@@ -1,10 +1,14 @@
 // Scores and the match clock of the events on the page, in each sport's own terms. Match states
-// arrive on the page's channels (``view.match``, and the image's ``matches``) and, for pages
-// without a channel, from /live/events every few seconds; a running clock ticks here between them.
+// arrive over the page's websocket: the events the page shows are followed (``matches``, then each
+// ``match``), and its channels carry those of their markets (``view.match``). Only while the
+// socket is down are they fetched from /live/events, less often the longer it stays down; a
+// running clock ticks here between them.
 import { h, setText } from "./dom";
 import { clockText, scoreParts, type MatchMessage } from "./matchclock";
 
-const POLL_MS = 5000;
+/** While the stream is down: the first fetch after this long, then each wait doubled, up to the cap. */
+export const FALLBACK_FIRST_MS = 5_000;
+export const FALLBACK_MAX_MS = 60_000;
 const TICK_MS = 1000;
 
 interface EventLive {
@@ -78,27 +82,58 @@ export function liveScore(eventId: number): HTMLElement {
   return node;
 }
 
+/** The events the page shows (each row, card and scoreboard carries its event id). */
+export function pageEvents(): number[] {
+  const ids = eventNodes().map((n) => Number(n.dataset.eventId));
+  return [...new Set(ids.filter((id) => Number.isInteger(id) && id > 0))];
+}
+
+/** The waits between fallback fetches while the stream stays down: doubling from the first to the cap. */
+export function fallbackDelay(attempt: number): number {
+  return Math.min(FALLBACK_FIRST_MS * 2 ** attempt, FALLBACK_MAX_MS);
+}
+
+let fallback: number | null = null;
+let fallbackAttempt = 0;
+
+async function fetchOnce(): Promise<void> {
+  const ids = pageEvents();
+  if (ids.length === 0 || document.hidden) return;
+  try {
+    const response = await fetch(`/live/events?ids=${ids.join(",")}`, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const body = (await response.json()) as { events: EventLive[] };
+    for (const event of body.events) {
+      if (event.match) matchState(event.match);
+      else if (!matches.has(event.id)) applyLegacy(event);
+    }
+  } catch {
+    // The next fetch tries again.
+  }
+}
+
+function scheduleFallback(): void {
+  fallback = window.setTimeout(() => {
+    void fetchOnce();
+    fallbackAttempt += 1;
+    scheduleFallback();
+  }, fallbackDelay(fallbackAttempt));
+}
+
+/** The stream went down (fetch match states now and then) or came back (stop fetching). */
+export function scoresStreamDown(down: boolean): void {
+  if (down && fallback === null) {
+    fallbackAttempt = 0;
+    scheduleFallback();
+  } else if (!down && fallback !== null) {
+    window.clearTimeout(fallback);
+    fallback = null;
+  }
+}
+
 export function startScores(): void {
   window.setInterval(() => {
     const now = Date.now();
     for (const match of matches.values()) render(match, now);
   }, TICK_MS);
-  const ids = eventNodes().map((n) => n.dataset.eventId);
-  if (ids.length === 0) return;
-  const poll = async (): Promise<void> => {
-    if (document.hidden) return;
-    try {
-      const response = await fetch(`/live/events?ids=${ids.join(",")}`, { credentials: "same-origin" });
-      if (!response.ok) return;
-      const body = (await response.json()) as { events: EventLive[] };
-      for (const event of body.events) {
-        if (event.match) matchState(event.match);
-        else if (!matches.has(event.id)) applyLegacy(event);
-      }
-    } catch {
-      // The next poll tries again.
-    }
-  };
-  void poll();
-  window.setInterval(() => void poll(), POLL_MS);
 }

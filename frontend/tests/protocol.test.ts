@@ -552,3 +552,43 @@ describe("OddsClient: ended channels", () => {
     ]);
   });
 });
+
+describe("followed events", () => {
+  it("asks for the page's events with its markets on every connection", () => {
+    const clock = new Clock();
+    const sockets: FakeSocket[] = [];
+    const client = new OddsClient({
+      url: "ws://test",
+      markets: [42],
+      events: [9, 10],
+      connect: () => {
+        const s = new FakeSocket();
+        sockets.push(s);
+        return s;
+      },
+      onMarket: () => undefined,
+      onStatus: () => undefined,
+      schedule: clock.schedule,
+      now: clock.now,
+    });
+    client.start();
+    sockets[0]!.open();
+    expect(sockets[0]!.sentOf("watch")).toEqual([{ type: "watch", markets: [42], events: [9, 10] }]);
+    sockets[0]!.close();
+    clock.advance(10_000);
+    sockets[1]!.open();
+    expect(sockets[1]!.sentOf("watch")).toEqual([{ type: "watch", markets: [42], events: [9, 10] }]);
+  });
+
+  it("hands every match state of a followed event to the page, the first ones in one frame", () => {
+    const h = harness();
+    h.socket().open();
+    h.client.follow([9]);
+    expect(h.socket().sentOf("watch")).toEqual([{ type: "watch", markets: [], events: [9] }]);
+    h.socket().receive({ type: "matches", v: 1, items: [{ ...FOOTBALL_MATCH, seq: 3 }] });
+    h.socket().receive({ ...FOOTBALL_MATCH, seq: 4 });
+    expect(h.matches).toEqual([3, 4]);
+    h.client.unfollow([9]);
+    expect(h.socket().sentOf("unwatch")).toEqual([{ type: "unwatch", markets: [], events: [9] }]);
+  });
+});

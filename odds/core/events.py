@@ -59,6 +59,11 @@ def heartbeat(*, ts: int) -> str:
     return frames.encode_text({"type": "heartbeat", "ts": ts})
 
 
+def matches(*, items: Iterable[str | bytes]) -> str:
+    """The stored match states of events a socket started following; ``items`` are raw states."""
+    return frames.matches_text(items=items)
+
+
 def markets_batch(*, items: Iterable[str | bytes]) -> str:
     """Several market frames in one websocket frame (clients that asked for ``batch``)."""
     return frames.markets_text(items=items)

@@ -35,6 +35,7 @@ from reducers import frames, keys
 from reducers.prices import state_is_held
 from reducers.subscriptions import LOST
 from store.markets import queue_states, raw_states
+from store.matches import match_channels, queue_matches, raw_matches
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +104,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.watched: set[int] = set()
         self.pending: dict[bytes, str] = {}
+        # Events whose match states this socket follows (their public channels), and the newest
+        # state of each not yet written: latest wins per event, like prices.
+        self.followed: dict[bytes, int] = {}
+        self.match_pending: dict[bytes, str] = {}
         # The hub's tick frame waiting to be written (batched sockets): the frame, its markets and
         # their states, so a socket that is behind can fold it into ``pending`` instead.
         self.ready: tuple[str, tuple[bytes, ...], dict[bytes, str]] | None = None
@@ -181,13 +186,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.idle_timer.cancel()
         get_hub().socket_closed()
         await self.market_channels_remove(list(self.watched))
-        await get_hub().remove(self, [name.decode() for name in self.attached])
+        await get_hub().remove(self, [name.decode() for name in (*self.attached, *self.followed)])
         if self.punter is not None:
             await get_hub().remove(self, [self.punter.decode()])
         for channel_id in self.attached.values():
             get_hub().channel_detached(channel_id)
         self.attached.clear()
         self.watched.clear()
+        self.followed.clear()
 
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
@@ -198,6 +204,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         elif channel in self.holding:
             self.holding[channel].append(payload)
             return
+        elif channel in self.followed:
+            self.match_pending[channel] = payload
         elif channel in self.attached:
             if frames.kind(payload) == "ended":
                 # The channel is gone: forward the news after the frames before it, and stop
@@ -260,7 +268,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if name not in self.holding:
                 self.holding[name] = []
                 self._background(self._recover(name))
-        if self.watched:
+        if self.watched or self.followed:
             self._background(self._reimage())
 
     async def _recover(self, name: bytes) -> None:
@@ -316,15 +324,26 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _reimage(self) -> None:
         await asyncio.sleep(RECOVER_DELAY_S)
         ids = sorted(self.watched)
+        event_ids = sorted(self.followed.values())
+
+        def queue(pipe: Any) -> None:
+            queue_states(pipe, ids)
+            queue_matches(pipe, event_ids)
+
         try:
-            stored = raw_states(ids, await _read_back(lambda pipe: queue_states(pipe, ids)))
+            replies = await _read_back(queue)
         except Exception:
             # Redis refused for longer than the read-back's patience: the client's markets would
             # stand still without a word. It connects again and starts from a fresh image.
             log.warning("markets not read back after the hub reconnected; closing the socket")
             await self.close(code=events.CLOSE_TRY_AGAIN)
             return
-        self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))
+        stored = raw_states(ids, replies[: len(ids)])
+        if ids:
+            self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))
+        if event_ids:
+            found = raw_matches(event_ids, replies[len(ids) :])
+            self.channel_frames.append(events.matches(items=[state.decode() for state in found.values()]))
         self.wake.set()
 
     def _idle(self) -> bool:
@@ -332,6 +351,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.inflight is None
             and self.ready is None
             and not self.pending
+            and not self.match_pending
             and not self.channel_frames
             and not self.send_lock.locked()
             and self.writer is not None
@@ -341,7 +361,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.inflight = None
         if not task.cancelled() and task.exception() is not None:
             return  # the socket is closing: its disconnect cleans up
-        if self.ready is not None or self.pending or self.channel_frames or self.merged:
+        if self.ready is not None or self.pending or self.match_pending or self.channel_frames or self.merged:
             self.wake.set()
 
     def _background(self, work: Any) -> None:
@@ -382,6 +402,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
                     frame = self.ready[0]
                     self.ready = None
                     await send({"type": "websocket.send", "text": frame})
+                matches, self.match_pending = self.match_pending, {}
+                for payload in matches.values():
+                    await send({"type": "websocket.send", "text": payload})
                 batch, self.pending = self.pending, {}
                 if self.batch_frames and len(batch) > 1:
                     await send({"type": "websocket.send", "text": events.markets_batch(items=batch.values())})
@@ -419,11 +442,20 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if message["type"] == "watch":
             if message.get("batch"):
                 self.batch_frames = True
-            await self._watch(list(dict.fromkeys(message["markets"])), message.get("since", {}))
+            await self._watch(
+                list(dict.fromkeys(message["markets"])),
+                message.get("since", {}),
+                list(dict.fromkeys(message.get("events", []))),
+            )
         elif message["type"] == "unwatch":
             ids = list(dict.fromkeys(message["markets"]))
             await self.market_channels_remove(ids)
             self.watched.difference_update(ids)
+            gone = [name for name in match_channels(message.get("events", [])) if name.encode() in self.followed]
+            await get_hub().remove(self, gone)
+            for name in gone:
+                self.followed.pop(name.encode(), None)
+                self.match_pending.pop(name.encode(), None)
         elif message["type"] == "attach":
             await self._attach(message["channel"], message.get("last_seq"))
         else:
@@ -460,11 +492,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))
 
-    async def _watch(self, ids: list[int], since: dict[int, tuple[int, str]]) -> None:
+    async def _watch(self, ids: list[int], since: dict[int, tuple[int, str]], event_ids: list[int]) -> None:
         if len(self.watched | set(ids)) > settings.WS_MAX_MARKETS:
             await self._error("too_many_markets", f"at most {settings.WS_MAX_MARKETS} markets")
             return
-        if not self._image_budget_left(markets=len(ids)):
+        if len(self.followed.keys() | set(match_channels(event_ids))) > settings.WS_MAX_EVENTS:
+            await self._error("too_many_events", f"at most {settings.WS_MAX_EVENTS} events")
+            return
+        if not self._image_budget_left(markets=len(ids) + len(event_ids)):
             limit = settings.WS_MAX_IMAGE_MARKETS_PER_MIN
             await self._error("image_budget_exceeded", f"images of at most {limit} markets a minute; watch later")
             return
@@ -473,16 +508,26 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # sent after the image, and the client keeps the higher sequence of the two.
             if ids:
                 await self.market_channels_add(ids)
+            if event_ids:
+                names = match_channels(event_ids)
+                await get_hub().add(self, names)
+                self.followed.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))
             self.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             queue_states(pipe, ids)
-            stored = raw_states(ids, await pipe.execute())
+            queue_matches(pipe, event_ids)
+            replies = await pipe.execute()
+            stored = raw_states(ids, replies[: len(ids)])
             states = [
                 state.decode()
                 for market_id, state in stored.items()
                 if market_id not in since or not state_is_held(since[market_id], frames.read_market(state))
             ]
-            await self.send(text_data=events.image(markets=states))
+            if ids or not event_ids:
+                await self.send(text_data=events.image(markets=states))
+            if event_ids:
+                found = raw_matches(event_ids, replies[len(ids) :])
+                await self.send(text_data=events.matches(items=[state.decode() for state in found.values()]))
 
     async def _attach(self, channel_id: str, last_seq: int | None) -> None:
         user = self.scope.get("user")

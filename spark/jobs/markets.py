@@ -28,7 +28,7 @@ from spark.faults import failure_of
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
-from store.channels import ChannelStore
+from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 from store.markets import MarketStore
 
@@ -43,6 +43,7 @@ class MarketTableProcessor:
     def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
         self._redis = redis_client
         self._channels = ChannelStore(redis_client)
+        self._journal = FanOutJournal(self._channels, query=QUERY_NAME, of="markets")
         self._store = MarketStore(redis_client)
         self._dead_letters = dead_letters
 
@@ -79,21 +80,22 @@ class MarketTableProcessor:
             done.changes.append(change)
         rejects.flush()
         counts = {**done.counts(), "rejected": len(rows) - len(done.changes)}
-        counts["kept_prices_applied"] = self._apply_kept_prices(done.released)
-        # A price applied before this row changed carries the old row's verdict: re-derive it.
-        restated = self._store.restatus(done.restated)
-        self._channels.fan_out(restated)
+        with self._journal.batch() as journal:
+            counts["kept_prices_applied"] = self._apply_kept_prices(done.released, journal=journal)
+            # A price applied before this row changed carries the old row's verdict: re-derive it.
+            restated = self._store.restatus(done.restated, journal=journal)
+            self._channels.fan_out(restated, journal=journal)
         counts["restated"] = len(restated)
         return counts
 
-    def _apply_kept_prices(self, market_ids: list[int]) -> int:
+    def _apply_kept_prices(self, market_ids: list[int], *, journal: str) -> int:
         """Apply the prices kept while these markets were unknown; read only after their
         definitions were written, so a price kept at any earlier moment is found."""
         items = self._store.kept_prices(market_ids)
         if not items:
             return 0
-        applied = self._store.apply(items)
-        self._channels.fan_out(applied)
+        applied = self._store.apply(items, journal=journal)
+        self._channels.fan_out(applied, journal=journal)
         # Forgotten only once applied: a crash before this line replays the batch, which applies
         # the kept price again (harmless: apply-if-newer).
         self._store.discard_kept([item.update.market_id for item in items])

@@ -1,4 +1,5 @@
-"""Match-state reducer: match-state snapshots → latest state per event in Redis, sent to the
+"""Match-state reducer: match-state snapshots → latest state per event in Redis, published on
+the event's public channel (every page showing the event follows it) and sent to the subscriber
 channels that show the event's markets.
 
 Each record is a full snapshot of one event, so a batch keeps the newest per event; the store
@@ -25,26 +26,33 @@ from spark.faults import failure_of
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
-from store.channels import ChannelStore
+from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.matches")
 QUERY_NAME = "matches"
 
-# Stores the state when its sequence is higher than the stored one; returns 1 when stored.
+# Stores the state when its sequence is higher than the stored one and publishes it on the
+# event's public channel (ARGV[4]), adding the event to the fan-out journal (KEYS[2]) in the same
+# step; returns 1 when stored.
 APPLY_NEWER = """
 local stored = redis.call('HGET', KEYS[1], 'seq')
 if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2])
+redis.call('PUBLISH', ARGV[4], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
 return 1
 """
 
 
 class MatchBatchProcessor:
-    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
+    def __init__(
+        self, *, redis_client: redis.Redis, dead_letters: DeadLetters, channels: ChannelStore | None = None
+    ) -> None:
         self._redis = redis_client
         self._script = redis_client.register_script(APPLY_NEWER)
-        self._channels = ChannelStore(redis_client)
+        self._channels = channels or ChannelStore(redis_client)
+        self._journal = FanOutJournal(self._channels, query=QUERY_NAME, of="matches")
         self._dead_letters = dead_letters
 
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
@@ -65,8 +73,9 @@ class MatchBatchProcessor:
         rejected = len(rejects)
         rejects.flush()
         items = conflate_matches(good)
-        applied = self._apply(items)
-        frames = self._channels.fan_out_matches(applied)
+        with self._journal.batch() as journal:
+            applied = self._apply(items, journal=journal)
+            frames = self._channels.fan_out_matches(applied, journal=journal)
         return {
             "records": len(rows),
             "rejected": rejected,
@@ -75,14 +84,19 @@ class MatchBatchProcessor:
             "frames": frames,
         }
 
-    def _apply(self, items: list[ConflatedMatch]) -> dict[int, MatchMessage]:
+    def _apply(self, items: list[ConflatedMatch], *, journal: str) -> dict[int, MatchMessage]:
         reducer_ts = int(time.time() * 1000)
         messages = [match_message(item=item, reducer_ts=reducer_ts) for item in items]
         pipe = self._redis.pipeline(transaction=False)
         for message in messages:
             self._script(
-                keys=[keys.match_state(message["event_id"])],
-                args=[message["seq"], encode_match(message)],
+                keys=[keys.match_state(message["event_id"]), journal],
+                args=[
+                    message["seq"],
+                    encode_match(message),
+                    message["event_id"],
+                    keys.match_channel(message["event_id"]),
+                ],
                 client=pipe,
             )
         results = pipe.execute() if messages else []

@@ -56,7 +56,7 @@ from spark.sources import (
     raw_row,
 )
 from spark.validation import with_validity
-from store.channels import ChannelStore
+from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 from store.markets import MarketStore
 
@@ -111,6 +111,7 @@ class PriceBatchProcessor:
         dead_letters: DeadLetters,
         windows: WindowStream | None = None,
         range_reader: ReadsRanges | None = None,
+        channels: ChannelStore | None = None,
     ) -> None:
         self._sink = MarketStore(redis_client)
         # Where each batch's window partials go, for the movers query (none: a rebuild of the
@@ -119,7 +120,8 @@ class PriceBatchProcessor:
         self._window_ms = config().movers_window_ms
         # Reads a small batch's records straight from Kafka on the driver (no Spark job).
         self._range_reader = range_reader
-        self._channels = ChannelStore(redis_client)
+        self._channels = channels or ChannelStore(redis_client)
+        self._journal = FanOutJournal(self._channels, query=QUERY_NAME, of="markets")
         self._redis = redis_client
         self._dead_letters = dead_letters
         self._watermark: int | None = None
@@ -181,8 +183,9 @@ class PriceBatchProcessor:
     def _apply(
         self, items: list[Conflated], *, statuses: list[str | None], records: int, rejected: int
     ) -> dict[str, int]:
-        applied = self._sink.apply(items, table_statuses=statuses)
-        frames = self._channels.fan_out(applied)
+        with self._journal.batch() as journal:
+            applied = self._sink.apply(items, table_statuses=statuses, journal=journal)
+            frames = self._channels.fan_out(applied, journal=journal)
         return {
             "records": records,
             "rejected": rejected,

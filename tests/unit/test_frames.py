@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from odds.core import events
 from odds.streaming.consumers import _refusal
 from reducers import frames
-from reducers.matchstate import ConflatedMatch, match_message
+from reducers.matchstate import ConflatedMatch, encode_match, match_message
 from reducers.prices import Conflated, market_state, status_change
 from reducers.schemas import Incident, MatchClock, MatchStateUpdate, PriceUpdate, SelectionPrice
 from reducers.subscriptions import SlipLeg, SubscriptionSpec, ended_frame
@@ -102,6 +102,8 @@ def every_server_frame() -> list[bytes]:
         ),
         stamped(view_frame(kind="delta", channel_id=CHANNEL, spec=slip, changed=[market], states={}), 2),
         stamped(match_frame(channel_id=CHANNEL, matches=[_match()]), 3),
+        encode_match(_match()),
+        events.matches(items=[encode_match(_match()).decode()]).encode(),
     ]
 
 
@@ -128,8 +130,9 @@ def server_frame_types() -> set[str]:
 
 def browser_frame_types() -> set[str]:
     """The ``type``s of ``ServerFrame`` in frontend/src/protocol.ts (inline members and the
-    interfaces it names)."""
+    interfaces it names, wherever in frontend/src they are declared)."""
     source = (ROOT / "frontend" / "src" / "protocol.ts").read_text()
+    declared = "\n".join(path.read_text() for path in sorted((ROOT / "frontend" / "src").glob("*.ts")))
     union = re.search(r"export type ServerFrame =(.*?);\n", source, re.S)
     assert union is not None
     found: set[str] = set()
@@ -137,7 +140,7 @@ def browser_frame_types() -> set[str]:
         body = member
         if re.fullmatch(r"\|?\s*\w+", member):
             name = member.lstrip("| ").strip()
-            interface = re.search(rf"export interface {name} \{{(.*?)\n\}}", source, re.S)
+            interface = re.search(rf"export interface {name} \{{(.*?)\n\}}", declared, re.S)
             assert interface is not None, name
             body = interface.group(1)
         kinds = re.search(r'type: ((?:"[^"]+"(?:\s*\|\s*)?)+)', body)

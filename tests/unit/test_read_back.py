@@ -78,6 +78,7 @@ async def test_markets_not_read_back_close_the_socket_to_start_again(redis_away,
 
     socket = OddsConsumer()
     socket.watched, socket.channel_frames, socket.wake = {7, 9}, collections.deque(), asyncio.Event()
+    socket.followed = {}
     monkeypatch.setattr(socket, "close", close)
     await socket._reimage()
     assert closed == [events.CLOSE_TRY_AGAIN]

@@ -11,6 +11,8 @@ CHANNEL_LAYERS = {
 
 WS_MAX_FRAME_BYTES = read.whole("WS_MAX_FRAME_BYTES", 16 * 1024)
 WS_MAX_MARKETS = read.whole("WS_MAX_MARKETS", 500)
+# Events whose match states one websocket follows at most (``watch`` with ``events``).
+WS_MAX_EVENTS = read.whole("WS_MAX_EVENTS", 500)
 # A subscriber channel with no attached websocket for this long is ended (its maps cleaned).
 STREAM_IDLE_EXPIRY_S = read.whole("STREAM_IDLE_EXPIRY_S", 120)
 # Clients that watch with "batch": true get each tick's market updates in one frame.

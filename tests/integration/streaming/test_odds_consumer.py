@@ -301,3 +301,53 @@ async def test_a_hub_whose_redis_connection_drops_resubscribes_and_asks_its_list
         await hub.remove(inbox, [channel])
         await hub.remove(other, [second])
         reader.cancel()
+
+
+def apply_match(redis_client, *, event_id: int, seq: int, home: int) -> None:
+    """A match state applied by the match-state reducer's own processor, as the feed sends it."""
+    from reducers.schemas import MatchClock, MatchStateUpdate
+    from spark.jobs.matches import MatchBatchProcessor
+    from tests.fakes import FakeDeadLetters
+
+    update = MatchStateUpdate(
+        event_id=event_id,
+        seq=seq,
+        sport="football",
+        status="in_play",
+        period=1,
+        score={"home": home, "away": 0},
+        clock=MatchClock(running=True, elapsed_s=60 * seq, at=1_700_000_000_000),
+        event_ts=1_700_000_000_000,
+        produce_ts=1_700_000_000_001,
+    )
+    row = {"key": update.key(), "value": update.encode(), "partition": 0, "offset": seq, "kafka_ts": 1_700_000_000_002}
+    MatchBatchProcessor(redis_client=redis_client, dead_letters=FakeDeadLetters()).process_rows([row])
+
+
+async def test_a_visitor_follows_the_match_states_of_the_events_on_the_page(redis_client):
+    apply_match(redis_client, event_id=800_101, seq=3, home=0)
+    communicator = await connect()  # not logged in
+    await communicator.send_json_to({"type": "watch", "markets": [], "events": [800_101, 800_102]})
+    first = await communicator.receive_json_from(timeout=5)
+    assert first["type"] == "matches"
+    assert [(m["event_id"], m["seq"]) for m in first["items"]] == [(800_101, 3)]
+
+    apply_match(redis_client, event_id=800_101, seq=4, home=1)
+    goal = await communicator.receive_json_from(timeout=5)
+    assert (goal["type"], goal["event_id"], goal["seq"], goal["score"]) == ("match", 800_101, 4, {"home": 1, "away": 0})
+
+    await communicator.send_json_to({"type": "unwatch", "markets": [], "events": [800_101]})
+    await communicator.send_json_to({"type": "ping"})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "pong"  # the unwatch is done
+    apply_match(redis_client, event_id=800_101, seq=5, home=2)
+    assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()
+
+
+async def test_following_more_events_than_the_limit_is_refused(redis_client):
+    communicator = await connect()
+    events = list(range(900_001, 900_002 + settings.WS_MAX_EVENTS))
+    await communicator.send_json_to({"type": "watch", "markets": [], "events": events})
+    refusal = await communicator.receive_json_from(timeout=5)
+    assert (refusal["type"], refusal["code"]) == ("error", "too_many_events")
+    await communicator.disconnect()
