@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from reducers.subscriptions import StreamCommand, SubscriptionSpec, map_changes
+from reducers.schemas import MarketDefinition
+from reducers.subscriptions import (
+    MAX_QUERY_MARKETS,
+    StreamCommand,
+    SubscriptionSpec,
+    listed_change,
+    map_changes,
+    query_matches,
+)
 
 # --- effects on one channel, executed in order ---
 
@@ -69,7 +77,27 @@ class Remove:
     reason: str
 
 
-Effect = Create | Stream | SaveSpec | QueryMember | SetMarkets | SendImage | Remove
+@dataclass(frozen=True)
+class SetQueryMarkets:
+    """Markets joining and leaving a shared query channel: only its channel → markets set (its
+    frames name markets, they carry no prices, so no market → channels entry routes prices to it)."""
+
+    added: frozenset[int]
+    removed: frozenset[int]
+
+
+@dataclass(frozen=True)
+class PublishQuery:
+    """Publish a shared query channel's ``view.query`` frame: with ``image``, every market it holds
+    (read after the effects before it); otherwise what joined, left or changed."""
+
+    image: bool = False
+    added: frozenset[int] = frozenset()
+    removed: frozenset[int] = frozenset()
+    changed: frozenset[int] = frozenset()
+
+
+Effect = Create | Stream | SaveSpec | QueryMember | SetMarkets | SendImage | Remove | SetQueryMarkets | PublishQuery
 
 
 @dataclass(frozen=True)
@@ -80,10 +108,8 @@ class Decision:
     effects: tuple[Effect, ...] = ()
 
 
-def _markets(
-    spec: SubscriptionSpec, current: frozenset[int], resolve: Callable[[SubscriptionSpec], set[int]]
-) -> SetMarkets:
-    added, removed = map_changes(old=set(current), new=spec.explicit_markets() | resolve(spec))
+def _markets(spec: SubscriptionSpec, current: frozenset[int]) -> SetMarkets:
+    added, removed = map_changes(old=set(current), new=spec.explicit_markets())
     return SetMarkets(frozenset(added), frozenset(removed))
 
 
@@ -96,19 +122,39 @@ def command_decision(
     resolve: Callable[[SubscriptionSpec], set[int]],
 ) -> Decision:
     """Apply one command idempotently. ``owner``: the user the channel belongs to (None: no such
-    channel); ``markets``: the channel's markets now; ``resolve``: the markets a spec's query
-    matches now (called only when a spec's markets are needed)."""
-    if owner is not None and owner != command.user_id:
-        return Decision("ignored: channel belongs to another user")
-    if command.type == "subscribe":
+    channel; ``SHARED_OWNER`` for a shared query channel); ``markets``: the channel's markets now;
+    ``resolve``: the markets a query matches now (called only when a shared channel is made)."""
+    if command.type == "share":
         assert command.spec is not None
         if owner is not None:
+            return Decision("exists", (Stream(now_ms),))
+        resolved = frozenset(sorted(resolve(command.spec))[:MAX_QUERY_MARKETS])
+        return Decision(
+            "shared",
+            (
+                Create(SHARED_OWNER, command.spec, now_ms),
+                Stream(now_ms),
+                QueryMember(True),
+                SetQueryMarkets(resolved, frozenset()),
+                PublishQuery(image=True),
+            ),
+        )
+    if owner == SHARED_OWNER:
+        # A shared channel ends only by the sweeper (no socket attached for the expiry).
+        if command.type == "unsubscribe" and command.user_id is None:
+            return Decision("unsubscribed", (Remove(command.reason or "expired"),))
+        return Decision("ignored: a shared channel takes no punter's command")
+    if owner is not None and owner != command.user_id:
+        return Decision("ignored: channel belongs to another user")
+    if command.type in ("subscribe", "change") and command.spec is not None and command.spec.query is not None:
+        # The control API sends a query as a ``share``: one channel per query, whoever asks.
+        return Decision("ignored: a query is followed through its shared channel")
+    if command.type == "subscribe":
+        assert command.spec is not None
+        assert command.user_id is not None
+        if owner is not None:
             return Decision("exists")
-        effects: list[Effect] = [Create(command.user_id, command.spec, now_ms)]
-        if command.spec.query is not None:
-            effects.append(QueryMember(True))
-        effects.append(_markets(command.spec, markets, resolve))
-        return Decision("subscribed", tuple(effects))
+        return Decision("subscribed", (Create(command.user_id, command.spec, now_ms), _markets(command.spec, markets)))
     if owner is None:
         return Decision("ignored: no such channel")
     if command.type == "begin":
@@ -117,25 +163,61 @@ def command_decision(
         assert command.spec is not None
         return Decision(
             "changed",
-            (
-                SaveSpec(command.spec),
-                QueryMember(command.spec.query is not None),
-                _markets(command.spec, markets, resolve),
-                SendImage(),
-            ),
+            (SaveSpec(command.spec), _markets(command.spec, markets), SendImage()),
         )
     return Decision("unsubscribed", (Remove(command.reason or "unsubscribed"),))
 
 
-def query_refresh_decision(
-    spec: SubscriptionSpec, *, markets: frozenset[int], streaming: bool, matched: set[int]
-) -> tuple[Effect, ...]:
-    """A query channel re-resolved: the markets that start or stop matching join or leave it, and
-    a streaming channel whose markets changed gets a fresh image."""
-    change = _markets(spec, markets, lambda _: matched)
-    if not change.added and not change.removed:
-        return ()
-    return (change, SendImage()) if streaming else (change,)
+# The owner recorded for a shared query channel (no punter owns it).
+SHARED_OWNER = 0
+
+
+@dataclass(frozen=True)
+class QueryChange:
+    """What a shared query channel's markets do: join, leave, or stay with what a list shows of
+    them changed."""
+
+    added: frozenset[int] = frozenset()
+    removed: frozenset[int] = frozenset()
+    changed: frozenset[int] = frozenset()
+
+    def effects(self) -> tuple[Effect, ...]:
+        """Nothing when nothing happened; else the maps' change and the frame that tells it."""
+        if not (self.added or self.removed or self.changed):
+            return ()
+        return (
+            SetQueryMarkets(self.added, self.removed),
+            PublishQuery(added=self.added, removed=self.removed, changed=self.changed),
+        )
+
+
+def query_change(
+    spec: SubscriptionSpec,
+    *,
+    members: frozenset[int],
+    candidates: Mapping[int, tuple[MarketDefinition | None, MarketDefinition | None]],
+    now_ms: int,
+) -> QueryChange:
+    """A shared query channel's change for markets whose definitions changed (or whose kick-off
+    crossed the edge of its window): ``candidates`` maps each to its (old, new) definition, None
+    when the table had none or it was removed. Markets it already holds up to
+    ``MAX_QUERY_MARKETS`` join no more."""
+    assert spec.query is not None
+    added: set[int] = set()
+    removed: set[int] = set()
+    changed: set[int] = set()
+    room = MAX_QUERY_MARKETS - len(members)
+    for market_id in sorted(candidates):
+        old, new = candidates[market_id]
+        matches = new is not None and query_matches(spec.query, new, now_ms=now_ms)
+        held = market_id in members
+        if matches and not held and len(added) < room:
+            added.add(market_id)
+        elif held and not matches:
+            removed.add(market_id)
+        elif held and listed_change(old, new):
+            changed.add(market_id)
+    return QueryChange(frozenset(added), frozenset(removed), frozenset(changed))
 
 
 def fan_out_routes(members: Mapping[int, Iterable[str]]) -> dict[str, list[int]]:

@@ -171,6 +171,24 @@ class MatchFrame(MatchFrameBody):
     seq: int
 
 
+class QueryFrameBody(TypedDict):
+    type: Literal["view.query"]
+    v: int
+    channel: str
+    image: NotRequired[bool]
+    markets: NotRequired[list[int]]
+    added: NotRequired[list[int]]
+    removed: NotRequired[list[int]]
+    changed: NotRequired[list[int]]
+
+
+class QueryFrame(QueryFrameBody):
+    """``view.query``: a shared query channel's markets: all of them (``image``), or those that
+    joined, left, or changed in what an event list shows."""
+
+    seq: int
+
+
 class HelloFrame(TypedDict):
     type: Literal["hello"]
     v: int
@@ -221,8 +239,11 @@ class ErrorFrame(TypedDict):
 
 
 class AttachedFrame(TypedDict):
+    """A channel is followed (``query``: the query of a shared channel followed by its query)."""
+
     type: Literal["attached"]
     channel: str
+    query: NotRequired[dict[str, Any]]
 
 
 class ResumedFrame(TypedDict):
@@ -313,6 +334,7 @@ ServerFrame = Annotated[
     | BetLegsFrame
     | ViewFrame
     | MatchFrame
+    | QueryFrame
     | MatchMessage
     | MatchesFrame,
     Discriminator("type"),
@@ -392,11 +414,23 @@ class AttachMessage(TypedDict):
     last_seq: NotRequired[Annotated[int, Ge(0), Le(MAX_WIRE_INT)] | None]
 
 
+@with_config(ConfigDict(strict=True))
+class QueryMessage(TypedDict):
+    """Follow a query's shared channel (``view.query`` frames: which markets it holds), created
+    for the query if there is none; resume after ``last_seq`` when given."""
+
+    type: Literal["query"]
+    query: dict[str, Any]
+    last_seq: NotRequired[Annotated[int, Ge(0), Le(MAX_WIRE_INT)] | None]
+
+
 class PingMessage(TypedDict):
     type: Literal["ping"]
 
 
-ClientMessage = Annotated[WatchMessage | UnwatchMessage | AttachMessage | PingMessage, Discriminator("type")]
+ClientMessage = Annotated[
+    WatchMessage | UnwatchMessage | AttachMessage | QueryMessage | PingMessage, Discriminator("type")
+]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 
 
@@ -431,6 +465,11 @@ def kind(frame: str | bytes) -> str | None:
         return None
 
 
+def stamp(body: bytes, *, seq: int) -> str:
+    """A channel frame's body with its sequence in front, as the publishing script stamps it."""
+    return f'{{"seq":{seq},' + body[1:].decode()
+
+
 def frame_seq(frame: str | bytes) -> int:
     """The channel sequence of a stamped channel frame."""
     seq = head(frame).get("seq")
@@ -455,7 +494,7 @@ def read_match(raw: str | bytes) -> MatchMessage:
 # --- encoding ---
 
 
-def encode(frame: ServerFrame | ViewFrameBody | MatchFrameBody | MatchMessage) -> bytes:
+def encode(frame: ServerFrame | ViewFrameBody | MatchFrameBody | QueryFrameBody | MatchMessage) -> bytes:
     """A frame (or a channel frame's body, or a match message stored for images) as JSON."""
     return orjson.dumps(frame)
 

@@ -147,6 +147,12 @@ def unknown_market_price(market_id: int) -> str:
     return f"{namespace()}:unkmkt:{market_id}"
 
 
+def markets_by_start() -> str:
+    """Sorted set: the markets of scheduled events in the markets table, scored by kick-off (epoch
+    ms), for the query channels of a kick-off window."""
+    return f"{namespace()}:mktstart"
+
+
 def market_definitions_index() -> str:
     """Set: ids of every market present in the markets table."""
     return f"{namespace()}:mktdefs"

@@ -661,6 +661,10 @@ class MarketDefinition:
     starts_at: PositiveInt
     selections: NamedSelections
     ts: PositiveInt
+    # The competition's id, and whether the market is its event's first (the one event lists
+    # show); records from before these fields name no competition and count as headline.
+    competition_id: PositiveInt | None = None
+    headline: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return _MARKET_DEFINITION.dump_python(self, mode="json")
@@ -689,12 +693,15 @@ _MARKET_RULES = Rules(
         ("event_id",),
         ("starts_at",),
         ("ts",),
+        ("competition_id",),
+        ("headline",),
     ),
     explain={
         ("status",): _says("bad_field", "status unknown"),
         ("event_status",): _says("bad_field", "event_status unknown"),
         **{(name,): _must_be_str for name in ("sport", "competition", "event_name", "kind", "name")},
-        **{(name,): _must_be_int for name in ("market_id", "version", "event_id", "starts_at", "ts")},
+        **{(name,): _must_be_int for name in ("market_id", "version", "event_id", "starts_at", "ts", "competition_id")},
+        ("headline",): _says("bad_field", "headline must be true or false"),
         ("selections",): lambda problem, name: (
             InvalidRecord("bad_field", "selections must be a list")
             if problem["type"] == "missing"

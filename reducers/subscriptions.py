@@ -8,10 +8,12 @@ to markets over time, acting as a virtual subscriber.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Final, NamedTuple
 
+import orjson
 from annotated_types import Len
 from pydantic import (
     BeforeValidator,
@@ -55,16 +57,51 @@ ENDED_CHANNEL_KEEP_S = 3600
 
 @dataclass(frozen=True)
 class QuerySpec:
+    """Which markets a query channel holds: every condition given must hold (``headline``: only
+    each event's first market, the one the event lists show)."""
+
     sport: str | None = None
     in_play: bool | None = None
     starting_within_minutes: int | None = None
+    competition: int | None = None
+    headline: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "sport": self.sport,
             "in_play": self.in_play,
             "starting_within_minutes": self.starting_within_minutes,
+            "competition": self.competition,
+            "headline": self.headline,
         }
+
+    def canonical(self) -> bytes:
+        """The query as one byte string whatever the order or absence of its conditions: the
+        same query is the same shared channel."""
+        return orjson.dumps({k: v for k, v in self.to_json().items() if v is not None}, option=orjson.OPT_SORT_KEYS)
+
+
+# A query channel is shared by everyone who asks for the same query, logged in or not: its id is
+# derived from the query (``shared_channel_id``), 40 characters where a punter's channel id has 32.
+SHARED_CHANNEL_PREFIX = "q"
+SHARED_CHANNEL_ID_LENGTH = 40
+# Markets a shared query channel holds at most (ids only: its frames carry no prices).
+MAX_QUERY_MARKETS = 20_000
+
+
+def shared_channel_id(query: QuerySpec) -> str:
+    """The id of the one channel every holder of ``query`` shares."""
+    digest = hashlib.sha256(b"query:" + query.canonical()).hexdigest()
+    return SHARED_CHANNEL_PREFIX + digest[: SHARED_CHANNEL_ID_LENGTH - len(SHARED_CHANNEL_PREFIX)]
+
+
+def is_shared_channel(channel_id: str) -> bool:
+    """Whether a channel id names a shared query channel (anyone may attach to one)."""
+    return (
+        len(channel_id) == SHARED_CHANNEL_ID_LENGTH
+        and channel_id.startswith(SHARED_CHANNEL_PREFIX)
+        and all(c in "0123456789abcdef" for c in channel_id[len(SHARED_CHANNEL_PREFIX) :])
+    )
 
 
 @dataclass(frozen=True)
@@ -156,7 +193,7 @@ def query_from_json(raw: Any) -> QuerySpec | None:
         return None
     if not isinstance(raw, dict):
         raise InvalidRecord("bad_field", "query must be an object", field="query")
-    unknown = set(raw) - {"sport", "in_play", "starting_within_minutes"}
+    unknown = set(raw) - {"sport", "in_play", "starting_within_minutes", "competition", "headline"}
     if unknown:
         raise InvalidRecord("bad_field", f"query has unknown fields: {', '.join(sorted(unknown))}", field="query")
     sport = raw.get("sport")
@@ -172,9 +209,19 @@ def query_from_json(raw: Any) -> QuerySpec | None:
         raise InvalidRecord(
             "bad_field", "query.starting_within_minutes must be 1..10080", field="query.starting_within_minutes"
         )
-    if sport is None and in_play is None and within is None:
+    competition = raw.get("competition")
+    if competition is not None and (
+        isinstance(competition, bool) or not isinstance(competition, int) or competition < 1
+    ):
+        raise InvalidRecord("bad_field", "query.competition must be a competition id", field="query.competition")
+    headline = raw.get("headline")
+    if headline is not None and not isinstance(headline, bool):
+        raise InvalidRecord("bad_field", "query.headline must be true or false", field="query.headline")
+    if sport is None and in_play is None and within is None and competition is None and headline is None:
         raise InvalidRecord("bad_field", "query must name at least one condition", field="query")
-    return QuerySpec(sport=sport, in_play=in_play, starting_within_minutes=within)
+    return QuerySpec(
+        sport=sport, in_play=in_play, starting_within_minutes=within, competition=competition, headline=headline
+    )
 
 
 def spec_from_json(raw: Any) -> SubscriptionSpec:
@@ -220,14 +267,15 @@ def spec_from_json(raw: Any) -> SubscriptionSpec:
     return spec
 
 
-COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe")
+# ``share``: make sure the shared channel of a query exists (anyone may ask, a visitor included).
+COMMAND_TYPES = ("subscribe", "begin", "change", "unsubscribe", "share")
 CommandType = Annotated[str, one_of(*COMMAND_TYPES)]
 
 
 def _command_spec(raw: Any, info: ValidationInfo) -> SubscriptionSpec | None:
-    """A ``subscribe`` or ``change`` carries the channel's spec; the others carry none."""
+    """A ``subscribe``, ``change`` or ``share`` carries the channel's spec; the others carry none."""
     kind = info.data.get("type")
-    if kind not in ("subscribe", "change"):
+    if kind not in ("subscribe", "change", "share"):
         return None
     if raw is None:
         raise InvalidRecord("missing_field", f"a {kind} command needs its spec", field="spec")
@@ -252,7 +300,8 @@ class StreamCommand:
     )
     type: CommandType
     channel_id: Annotated[str, Len(16, 64)]
-    user_id: PositiveInt
+    # Who sent it; only a ``share`` may come from a visitor (``None``).
+    user_id: PositiveInt | None = None
     spec: Annotated[
         InstanceOf[SubscriptionSpec] | None,
         BeforeValidator(_command_spec),
@@ -271,6 +320,18 @@ class StreamCommand:
         PlainSerializer(lambda held: held_to_json(held) if held else None),
         Field(exclude_if=lambda held: not held),
     ] = None
+
+    def __post_init__(self) -> None:
+        # A visitor may ask for a shared channel; the sweeper ends an idle one. Every other
+        # command is a punter's.
+        if self.user_id is None and not (
+            self.type == "share" or (self.type == "unsubscribe" and is_shared_channel(self.channel_id))
+        ):
+            raise InvalidRecord("bad_field", "user_id must be a positive integer id", field="user_id")
+        if self.type == "share" and (
+            self.spec is None or self.spec.query is None or self.channel_id != shared_channel_id(self.spec.query)
+        ):
+            raise InvalidRecord("bad_field", "a share names its query's shared channel", field="channel_id")
 
     def to_json(self) -> dict[str, Any]:
         return _STREAM_COMMAND.dump_python(self, mode="json")
@@ -336,12 +397,34 @@ def query_matches(query: QuerySpec, definition: MarketDefinition, *, now_ms: int
         return False
     if query.in_play is not None and (definition.event_status == "in_play") != query.in_play:
         return False
+    if query.competition is not None and definition.competition_id != query.competition:
+        return False
+    if query.headline is not None and definition.headline != query.headline:
+        return False
     if query.starting_within_minutes is not None:
         if definition.event_status != "scheduled":
             return False
         if not now_ms <= definition.starts_at <= now_ms + query.starting_within_minutes * 60_000:
             return False
     return True
+
+
+def query_time_window_ms(query: QuerySpec) -> int | None:
+    """How far ahead of now a query's kick-off window reaches (``None``: no window, so time alone
+    never moves a market in or out of it)."""
+    return None if query.starting_within_minutes is None else query.starting_within_minutes * 60_000
+
+
+# A market's definition fields an event list shows: a change of any of them is a ``changed`` of
+# the shared query channels that hold the market.
+LISTED_FIELDS = ("status", "event_status", "starts_at", "event_name", "competition", "name")
+
+
+def listed_change(old: MarketDefinition | None, new: MarketDefinition | None) -> bool:
+    """Whether a definition changed in what an event list shows of its market."""
+    if old is None or new is None:
+        return old is not new
+    return any(getattr(old, name) != getattr(new, name) for name in LISTED_FIELDS)
 
 
 def map_changes(*, old: set[int], new: set[int]) -> tuple[set[int], set[int]]:

@@ -12,7 +12,7 @@ summary that cannot be computed at all is left out of the frame, which then carr
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -24,6 +24,7 @@ from reducers.frames import (
     MarketFrame,
     MatchFrameBody,
     MatchMessage,
+    QueryFrameBody,
     SlipLegSummary,
     SlipSummary,
     ViewFrameBody,
@@ -170,6 +171,32 @@ def view_frame(
         # One channel's bad data must not fail the micro-batch that fans out to every channel.
         log.exception("channel %s: %s view not computed", channel_id, spec.view)
         frame["error"] = _error(VIEW_FAILED, f"the {spec.view} view could not be computed")
+    return frames.encode(frame)
+
+
+# The ``view`` recorded for a shared query channel: its frames name markets, never price them.
+QUERY_VIEW = "query"
+
+
+def query_frame(
+    *,
+    channel_id: str,
+    markets: list[int] | None = None,
+    added: Iterable[int] = (),
+    removed: Iterable[int] = (),
+    changed: Iterable[int] = (),
+) -> bytes:
+    """A shared query channel's frame without its sequence number: an image of every market it
+    holds (``markets`` given), or the markets that joined, left, or changed in what an event list
+    shows of them."""
+    frame: QueryFrameBody = {"type": "view.query", "v": VIEW_VERSION, "channel": channel_id}
+    if markets is not None:
+        frame["image"] = True
+        frame["markets"] = markets
+    else:
+        frame["added"] = sorted(added)
+        frame["removed"] = sorted(removed)
+        frame["changed"] = sorted(changed)
     return frames.encode(frame)
 
 

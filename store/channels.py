@@ -22,32 +22,37 @@ import redis
 
 from reducers import frames, keys
 from reducers.channels import (
+    SHARED_OWNER,
     Create,
     Effect,
+    PublishQuery,
+    QueryChange,
     QueryMember,
     Remove,
     SaveSpec,
     SendImage,
     SetMarkets,
+    SetQueryMarkets,
     Stream,
     command_decision,
     context_markets,
     fan_out_routes,
     match_routes,
-    query_refresh_decision,
+    query_change,
 )
 from reducers.frames import MarketFrame, MatchMessage
 from reducers.prices import state_is_held
-from reducers.schemas import InvalidRecord
+from reducers.schemas import InvalidRecord, MarketDefinition
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
     StreamCommand,
     SubscriptionSpec,
     ended_frame,
     query_matches,
+    query_time_window_ms,
     spec_from_json,
 )
-from reducers.views import match_frame, view_frame
+from reducers.views import QUERY_VIEW, match_frame, query_frame, view_frame
 from store.markets import MEMBERS, MarketStore, per_market, script_calls
 
 log = logging.getLogger("store.channels")
@@ -284,7 +289,7 @@ class ChannelStore:
                             "user": user_id,
                             "spec": orjson.dumps(spec.to_json()),
                             "status": "pending",
-                            "view": spec.view,
+                            "view": QUERY_VIEW if user_id == SHARED_OWNER else spec.view,
                             "seq": 0,
                             "created": now_ms,
                         },
@@ -304,6 +309,19 @@ class ChannelStore:
                     self.send_image(channel_id, resync=resync, since=since)
                 case Remove(reason=reason):
                     self.remove(channel_id, reason=reason)
+                case SetQueryMarkets(added=added, removed=removed):
+                    pipe = self.r.pipeline(transaction=False)
+                    if added:
+                        pipe.sadd(keys.channel_markets(channel_id), *sorted(added))
+                    if removed:
+                        pipe.srem(keys.channel_markets(channel_id), *sorted(removed))
+                    pipe.execute()
+                case PublishQuery(image=True):
+                    markets = sorted(self.markets_of(channel_id))
+                    self.publish(channel_id, query_frame(channel_id=channel_id, markets=markets), only_streaming=False)
+                case PublishQuery(added=added, removed=removed, changed=changed):
+                    body = query_frame(channel_id=channel_id, added=added, removed=removed, changed=changed)
+                    self.publish(channel_id, body, only_streaming=False)
 
     def remove(self, channel_id: str, *, reason: str) -> None:
         """Drop a channel and its entries in both maps, and tell its websockets it ended and why.
@@ -437,37 +455,101 @@ class ChannelStore:
             pipe.hget(keys.match_state(event_id), "state")
         return {e: frames.read_match(raw) for e, raw in zip(ids, pipe.execute(), strict=True) if raw is not None}
 
-    # --- the query stage: a virtual subscriber per query channel ---
+    # --- the query stage: one shared channel per distinct query, a virtual subscriber ---
 
-    def refresh_queries(self, *, now_ms: int | None = None) -> dict[str, tuple[int, int]]:
-        """Re-resolve every query channel; markets that start matching join, others leave.
+    def shared_queries(self) -> dict[str, SubscriptionSpec]:
+        """Every shared query channel and its spec (one round trip for the ids, one for the specs)."""
+        ids = sorted(raw.decode() for raw in self.r.smembers(keys.query_channels()))
+        pipe = self.r.pipeline(transaction=False)
+        for channel_id in ids:
+            pipe.hget(keys.channel_meta(channel_id), "spec")
+        found: dict[str, SubscriptionSpec] = {}
+        for channel_id, raw in zip(ids, pipe.execute(), strict=True):
+            spec = self._spec_of(raw) if raw is not None else None
+            if spec is None or spec.query is None:
+                # A damaged or vanished channel must not stop the stage for the others.
+                log.warning("query channel %s skipped: no readable query spec", channel_id)
+                continue
+            found[channel_id] = spec
+        return found
 
-        Returns channel id → (markets added, markets removed) for channels that changed.
-        """
-        now_ms = now_ms or _now_ms()
+    def _held_by(self, queries: Mapping[str, SubscriptionSpec], market_ids: Sequence[int]) -> dict[str, frozenset[int]]:
+        """Which of ``market_ids`` each query channel holds, in one round trip."""
+        if not market_ids:
+            return {channel_id: frozenset() for channel_id in queries}
+        pipe = self.r.pipeline(transaction=False)
+        for channel_id in queries:
+            pipe.smismember(keys.channel_markets(channel_id), list(market_ids))
+        return {
+            channel_id: frozenset(m for m, held in zip(market_ids, found, strict=True) if held)
+            for channel_id, found in zip(queries, pipe.execute(), strict=True)
+        }
+
+    def _apply_changes(
+        self,
+        queries: Mapping[str, SubscriptionSpec],
+        candidates_of: Mapping[str, Mapping[int, tuple[MarketDefinition | None, MarketDefinition | None]]],
+        *,
+        now_ms: int,
+    ) -> dict[str, QueryChange]:
+        held = self._held_by(queries, sorted({m for found in candidates_of.values() for m in found}))
         changes = {}
-        for raw in self.r.smembers(keys.query_channels()):
-            channel_id = raw.decode()
-            try:
-                spec = self.spec(channel_id)
-            except InvalidRecord as exc:
-                # One damaged channel must not stop the query stage for every other channel.
-                log.warning("query channel %s skipped: %s", channel_id, exc)
+        for channel_id, spec in queries.items():
+            candidates = candidates_of.get(channel_id, {})
+            if not candidates:
                 continue
-            if spec is None:
-                self.r.srem(keys.query_channels(), channel_id)
-                continue
-            effects = query_refresh_decision(
-                spec,
-                markets=frozenset(self.markets_of(channel_id)),
-                streaming=self.r.hget(keys.channel_meta(channel_id), "status") == b"streaming",
-                matched=self.resolve_query(spec, now_ms=now_ms),
-            )
-            for effect in effects:
-                if isinstance(effect, SetMarkets):
-                    changes[channel_id] = (len(effect.added), len(effect.removed))
-            self.execute(channel_id, effects)
+            change = query_change(spec, members=held[channel_id], candidates=candidates, now_ms=now_ms)
+            effects = change.effects()
+            if effects:
+                self.execute(channel_id, effects)
+                changes[channel_id] = change
         return changes
+
+    def refresh_shared(
+        self,
+        changed: Mapping[int, tuple[MarketDefinition | None, MarketDefinition | None]],
+        *,
+        now_ms: int | None = None,
+    ) -> dict[str, QueryChange]:
+        """The markets table changed these markets (old, new definition): each shared query channel
+        takes the ones that start matching, lets go of the ones that stop, and says which of its
+        markets changed in what a list shows. Never rereads the table."""
+        if not changed:
+            return {}
+        queries = self.shared_queries()
+        return self._apply_changes(queries, dict.fromkeys(queries, changed), now_ms=now_ms or _now_ms())
+
+    def refresh_windows(self, *, now_ms: int | None = None) -> dict[str, QueryChange]:
+        """Time moved: each shared channel of a kick-off window takes the markets whose kick-off
+        came into it and lets go of those whose kick-off passed. Only markets on the window's
+        edge are read: those scheduled inside it that it does not hold, and those it holds that are
+        not inside it."""
+        now = now_ms or _now_ms()
+        windows = {
+            channel_id: window
+            for channel_id, spec in self.shared_queries().items()
+            if spec.query is not None and (window := query_time_window_ms(spec.query)) is not None
+        }
+        if not windows:
+            return {}
+        pipe = self.r.pipeline(transaction=False)
+        for window in windows.values():
+            pipe.zrangebyscore(keys.markets_by_start(), now, now + window)
+        for channel_id in windows:
+            pipe.smembers(keys.channel_markets(channel_id))
+        replies = pipe.execute()
+        edges: dict[str, set[int]] = {}
+        for at, channel_id in enumerate(windows):
+            in_window = {int(m) for m in replies[at]}
+            held = {int(m) for m in replies[len(windows) + at]}
+            edges[channel_id] = in_window ^ held
+        definitions = self.markets.definitions({m for found in edges.values() for m in found})
+        candidates_of = {
+            channel_id: {m: (definitions.get(m), definitions.get(m)) for m in found}
+            for channel_id, found in edges.items()
+        }
+        queries = self.shared_queries()
+        return self._apply_changes({c: queries[c] for c in windows}, candidates_of, now_ms=now)
 
 
 class FanOutJournal:

@@ -335,12 +335,17 @@ class MarketStore:
         if definition is None:
             pipe.hset(key, mapping={"status": "closed", "removed": 1})
             pipe.srem(keys.market_definitions_index(), effect.market_id)
+            pipe.zrem(keys.markets_by_start(), effect.market_id)
         else:
             pipe.hset(
                 key, mapping={"version": definition.version, "status": definition.status, "def": definition.encode()}
             )
             pipe.sadd(keys.market_definitions_index(), definition.market_id)
             pipe.sadd(keys.event_markets(definition.event_id), definition.market_id)
+            if definition.event_status == "scheduled":
+                pipe.zadd(keys.markets_by_start(), {str(definition.market_id): definition.starts_at})
+            else:
+                pipe.zrem(keys.markets_by_start(), definition.market_id)
         pipe.execute()
 
     def definitions(self, market_ids: Iterable[int]) -> dict[int, MarketDefinition]:

@@ -2,6 +2,7 @@
 // format switch, the bet slip, my bets, the wallet balance and live scores.
 import { api } from "./api";
 import { storage } from "./dom";
+import { LiveList, listMarkets } from "./liveList";
 import { MyBetsPage } from "./mybets";
 import { isOddsFormat, type OddsFormat, storedOddsFormat, storeOddsFormat } from "./odds";
 import { formatPage, pageMarkets, renderMarket } from "./prices";
@@ -140,7 +141,7 @@ function boot(): void {
       fmt = switcher.value;
       storeOddsFormat(storage("local"), fmt);
       formatPage(fmt);
-  localTimes();
+      localTimes();
       slip?.reformat();
       bets?.render();
     });
@@ -154,6 +155,21 @@ function boot(): void {
   new WalletBadge().start();
   if (body.page === "wallet") startWalletPage();
   startScores();
+  const listing = document.getElementById("listing");
+  if (listing !== null) {
+    new LiveList(listing, {
+      client,
+      rendered: (root) => {
+        for (const market of listMarkets(root)) {
+          const state = client.book.get(market);
+          if (state !== undefined) renderMarket(state, fmt);
+        }
+        formatPage(fmt);
+        localTimes(root);
+        slip?.reformat();
+      },
+    }).start();
+  }
   sidebarToggle();
   loginHelpers();
 

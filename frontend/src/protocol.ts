@@ -88,7 +88,7 @@ export type ServerFrame =
   | { type: "pong"; ts: number }
   | { type: "heartbeat"; ts: number }
   | { type: "error"; code: string; message: string }
-  | { type: "attached"; channel: string }
+  | { type: "attached"; channel: string; query?: Query }
   | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
   | { type: "ended"; channel: string; reason: string }
   | { type: "bet.decided"; bet: BetDecision }
@@ -96,7 +96,55 @@ export type ServerFrame =
   | BetLegs
   | MatchMessage
   | { type: "matches"; v: 1; items: MatchMessage[] }
+  | QueryFrame
   | ChannelFrame;
+
+/** What a list follows: every condition given must hold (docs/protocol.md, *Shared query channels*). */
+export interface Query {
+  sport?: string | null;
+  in_play?: boolean | null;
+  starting_within_minutes?: number | null;
+  competition?: number | null;
+  headline?: boolean | null;
+}
+
+/** A shared query channel's frame: all the markets it holds (``image``), or those that joined, left
+ * or changed in what a list shows (docs/protocol.md, ``view.query``). */
+export interface QueryFrame {
+  type: "view.query";
+  v: 1;
+  seq: number;
+  channel: string;
+  image?: boolean;
+  markets?: number[];
+  added?: number[];
+  removed?: number[];
+  changed?: number[];
+}
+
+export interface QueryListener {
+  /** Every market the query holds now (after a connect, a gap or a slow spell). */
+  onImage(markets: number[], seq: number): void;
+  /** Markets joined, left, or changed in what a list shows of them. */
+  onChange(frame: QueryFrame): void;
+}
+
+/** The same query, whatever the order or absence of its conditions. */
+export function queryKey(query: Query): string {
+  const entries = Object.entries(query).filter(([, value]) => value !== null && value !== undefined);
+  return JSON.stringify(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+}
+
+class QueryChannel {
+  id: string | null = null;
+  lastSeq = 0;
+  awaitingImage = true;
+
+  constructor(
+    readonly query: Query,
+    readonly listener: QueryListener,
+  ) {}
+}
 
 /** Legs of an open bet of the punter were decided (docs/protocol.md, `bet.legs`). */
 export interface BetLegs {
@@ -264,6 +312,7 @@ export class OddsClient {
   private readonly watched: Set<number>;
   private readonly followed: Set<number>;
   private readonly channels = new Map<string, Channel>();
+  private readonly queries = new Map<string, QueryChannel>();
   private socket: Socket | null = null;
   private generation = 0;
   private attempts = 0;
@@ -329,6 +378,50 @@ export class OddsClient {
     if (removed.length > 0) this.send({ type: "unwatch", markets: [], events: removed });
   }
 
+  // --- shared query channels (the event lists) ---
+
+  /** Follow a query's shared channel: which markets it holds, as they join and leave. Anyone may,
+   * logged in or not; the server makes the channel if nobody holds it yet. */
+  followQuery(query: Query, listener: QueryListener): void {
+    const channel = new QueryChannel(query, listener);
+    this.queries.set(queryKey(query), channel);
+    if (this.connected) this.sendQuery(channel);
+  }
+
+  private sendQuery(channel: QueryChannel): void {
+    channel.awaitingImage = channel.lastSeq === 0;
+    this.send({ type: "query", query: channel.query, ...(channel.lastSeq > 0 ? { last_seq: channel.lastSeq } : {}) });
+  }
+
+  private queryOf(id: string): QueryChannel | undefined {
+    return [...this.queries.values()].find((q) => q.id === id);
+  }
+
+  private queryFrame(frame: QueryFrame): void {
+    const channel = this.queryOf(frame.channel);
+    if (channel === undefined) return;
+    if (frame.seq <= channel.lastSeq) {
+      this.stats.duplicates += 1;
+      return;
+    }
+    if (frame.image) {
+      channel.lastSeq = frame.seq;
+      channel.awaitingImage = false;
+      channel.listener.onImage(frame.markets ?? [], frame.seq);
+      return;
+    }
+    if (channel.awaitingImage) return;
+    if (frame.seq !== channel.lastSeq + 1) {
+      // A gap: ask again from scratch (the server answers with the channel's image).
+      this.stats.gaps += 1;
+      channel.lastSeq = 0;
+      this.sendQuery(channel);
+      return;
+    }
+    channel.lastSeq = frame.seq;
+    channel.listener.onChange(frame);
+  }
+
   // --- subscriber channels ---
 
   /**
@@ -390,7 +483,15 @@ export class OddsClient {
       case "view.match":
         this.channelFrame(frame);
         break;
+      case "view.query":
+        this.queryFrame(frame);
+        break;
       case "attached":
+        if (frame.query !== undefined) {
+          const channel = this.queries.get(queryKey(frame.query));
+          if (channel !== undefined) channel.id = frame.channel;
+          break;
+        }
         this.attached(frame.channel);
         break;
       case "resumed":
@@ -505,6 +606,14 @@ export class OddsClient {
   /** The channel ended (expired, unsubscribed in another tab, ended by staff): its owner creates
    * a new one with the same spec (onLost), so the view recovers without a reload. */
   private ended(channelId: string, reason: string): void {
+    const shared = this.queryOf(channelId);
+    if (shared !== undefined) {
+      // Nobody held it for a while and it was let go: ask for it again (it is made anew).
+      shared.id = null;
+      shared.lastSeq = 0;
+      this.sendQuery(shared);
+      return;
+    }
     const channel = this.channels.get(channelId);
     if (channel === undefined) return;
     this.channels.delete(channelId);
@@ -613,6 +722,7 @@ export class OddsClient {
       this.lastHeard = this.now();
       if (this.watched.size > 0 || this.followed.size > 0) this.sendWatch([...this.watched], [...this.followed]);
       for (const channel of this.channels.values()) this.sendAttach(channel);
+      for (const channel of this.queries.values()) this.sendQuery(channel);
     };
     socket.onmessage = (ev) => {
       if (typeof ev.data !== "string") return;

@@ -641,6 +641,8 @@ class QueryIn(BaseModel):
                     "required": ["starting_within_minutes"],
                     "properties": {"starting_within_minutes": {"type": "integer"}},
                 },
+                {"required": ["competition"], "properties": {"competition": {"type": "integer"}}},
+                {"required": ["headline"], "properties": {"headline": {"type": "boolean"}}},
             ]
         },
     )
@@ -656,10 +658,16 @@ class QueryIn(BaseModel):
     sport: Annotated[Text, Field(min_length=1, max_length=32)] | None = None
     in_play: Annotated[bool, Strict()] | None = None
     starting_within_minutes: Annotated[int, Strict(), Field(ge=1, le=MAX_QUERY_MINUTES)] | None = None
+    competition: Annotated[Id, Field(description="a competition's id")] | None = None
+    headline: (
+        Annotated[bool, Strict(), Field(description="only each event's first market, the one the event lists show")]
+        | None
+    ) = None
 
     @model_validator(mode="after")
     def _some_condition(self) -> QueryIn:
-        if self.sport is None and self.in_play is None and self.starting_within_minutes is None:
+        conditions = (self.sport, self.in_play, self.starting_within_minutes, self.competition, self.headline)
+        if all(condition is None for condition in conditions):
             raise _invalid("query must name at least one condition")
         return self
 
@@ -730,9 +738,20 @@ class SpecOut(Model):
 
 
 class ChannelCreated(Answer):
-    channel: Annotated[str, Field(min_length=32, max_length=32)]
+    channel: Annotated[
+        str,
+        Field(
+            min_length=32,
+            max_length=40,
+            description="32 characters for a punter's channel; 40 for a query's shared channel",
+        ),
+    ]
     spec: SpecOut
     websocket: str
+    shared: Annotated[
+        bool,
+        Field(description="a query's shared channel: attach to it (anyone may); it needs no begin and takes no change"),
+    ] = False
 
 
 class ChannelSpec(Answer):

@@ -16,6 +16,7 @@ from odds.streaming.services.streams import (
     StreamError,
     stream_begin,
     stream_change,
+    stream_share,
     stream_subscribe,
     stream_unsubscribe,
 )
@@ -31,9 +32,13 @@ def _spec(body: s.SubscriptionSpec) -> SubscriptionSpec:
     """The spec as the reducers read it (the rules across fields: a view's markets, the number of
     markets, each claimed bet's prices)."""
     try:
-        return spec_from_json(body.model_dump(exclude_unset=True))
+        spec = spec_from_json(body.model_dump(exclude_unset=True))
     except InvalidRecord as exc:
         raise ApiError(400, "invalid", exc.detail or exc.reason, field=exc.field) from exc
+    if spec.query is not None and (spec.view != "markets" or spec.markets):
+        # A query's channel is shared by everyone who asks for it: it holds what the query matches.
+        raise ApiError(400, "invalid", "a query is followed alone, in a markets view without markets", field="query")
+    return spec
 
 
 def _refusal(exc: StreamError) -> HttpResponse:
@@ -116,13 +121,22 @@ SPEC_EXAMPLES = {
 def streams(request: HttpRequest, body: s.SubscriptionSpec) -> HttpResponse | Status[s.ChannelCreated]:
     spec = _spec(body)
     try:
-        channel = stream_subscribe(user_id=_user_id(request), session_key=_session_key(request), spec=spec)
+        if spec.query is not None:
+            # One channel per query, shared by everyone who asks for it.
+            channel_id = stream_share(query=spec.query, user_id=_user_id(request))
+        else:
+            channel_id = stream_subscribe(
+                user_id=_user_id(request), session_key=_session_key(request), spec=spec
+            ).channel_id
     except StreamError as exc:
         return _refusal(exc)
     except RedisError:
         return _state_unavailable()
     created = s.ChannelCreated(
-        channel=channel.channel_id, spec=s.SpecOut.model_validate(spec.to_json()), websocket="/ws/odds/"
+        channel=channel_id,
+        spec=s.SpecOut.model_validate(spec.to_json()),
+        websocket="/ws/odds/",
+        shared=spec.query is not None,
     )
     return Status(201, created)
 
@@ -183,6 +197,10 @@ def stream_change_view(
     request: HttpRequest, channel_id: s.ChannelId, body: s.SubscriptionSpec
 ) -> HttpResponse | Status[s.ChannelSpec]:
     spec = _spec(body)
+    if spec.query is not None:
+        return error_response(
+            ApiError(400, "invalid", "a query has a shared channel of its own: POST it to /api/streams", field="query")
+        )
     try:
         stream_change(
             channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key, spec=spec

@@ -40,8 +40,10 @@ def error(*, code: str, message: str) -> str:
     return frames.encode_text({"type": "error", "code": code, "message": message})
 
 
-def attached(*, channel: str) -> str:
-    return frames.encode_text({"type": "attached", "channel": channel})
+def attached(*, channel: str, query: dict[str, object] | None = None) -> str:
+    if query is None:
+        return frames.encode_text({"type": "attached", "channel": channel})
+    return frames.encode_text({"type": "attached", "channel": channel, "query": query})
 
 
 def resumed(*, channel: str, after: int, count: int, resync: bool) -> str:

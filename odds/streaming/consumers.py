@@ -29,11 +29,14 @@ from odds.streaming.services.streams import (
     channel_end_reason,
     channel_owned_by,
     stream_begin,
+    stream_share,
     stream_touch,
 )
 from reducers import frames, keys
 from reducers.prices import state_is_held
-from reducers.subscriptions import LOST
+from reducers.schemas import InvalidRecord
+from reducers.subscriptions import LOST, is_shared_channel, query_from_json
+from reducers.views import query_frame
 from store.markets import queue_states, raw_states
 from store.matches import match_channels, queue_matches, raw_matches
 
@@ -281,11 +284,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
         complete = True
         ended: str | None = None
         if channel_id is not None:
-            owner, why, log_key = (
-                keys.channel_owner(channel_id),
-                keys.channel_ended(channel_id),
-                keys.channel_log(channel_id),
-            )
+            # A punter's channel lives while its owner binding does; a shared one while its meta does.
+            alive = keys.channel_meta(channel_id) if is_shared_channel(channel_id) else keys.channel_owner(channel_id)
+            owner, why, log_key = alive, keys.channel_ended(channel_id), keys.channel_log(channel_id)
             try:
                 found, reason, raw = await _read_back(
                     lambda pipe: (pipe.exists(owner), pipe.hget(why, "reason"), pipe.lrange(log_key, 0, -1))
@@ -457,7 +458,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 self.followed.pop(name.encode(), None)
                 self.match_pending.pop(name.encode(), None)
         elif message["type"] == "attach":
-            await self._attach(message["channel"], message.get("last_seq"))
+            if is_shared_channel(message["channel"]):
+                await self._attach_shared(message["channel"], message.get("last_seq"))
+            else:
+                await self._attach(message["channel"], message.get("last_seq"))
+        elif message["type"] == "query":
+            await self._follow_query(message["query"], message.get("last_seq"))
         else:
             await self.send(text_data=events.pong(ts=int(time.time() * 1000)))
 
@@ -557,6 +563,64 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self._resume(channel_id, last_seq)
         await sync_to_async(stream_touch)(channel_id=channel_id)
 
+    async def _follow_query(self, raw: dict[str, Any], last_seq: int | None) -> None:
+        """Follow the query's shared channel, asking the reducers for it when there is none yet
+        (anyone may: the lists a visitor sees are queries too)."""
+        try:
+            query = query_from_json(raw)
+        except InvalidRecord as exc:
+            await self._error("bad_query", exc.detail or "query is not a query")
+            return
+        assert query is not None  # the message's query is an object
+        user = self.scope.get("user")
+        try:
+            channel_id = await sync_to_async(stream_share)(
+                query=query, user_id=user.pk if user and user.is_authenticated else None
+            )
+        except StreamError as exc:
+            await self._error(exc.code, exc.message)
+            return
+        await self._attach_shared(channel_id, last_seq, query=query.to_json())
+
+    async def _attach_shared(
+        self, channel_id: str, last_seq: int | None, *, query: dict[str, Any] | None = None
+    ) -> None:
+        """Follow a shared query channel: no owner to check. Without ``last_seq`` the socket gets
+        the channel's image now (every market it holds, at its current sequence); a channel the
+        reducers are still making publishes its first image itself."""
+        name = keys.subscriber_channel(channel_id)
+        async with self.send_lock:
+            await get_hub().add(self, [name])
+            if name.encode() not in self.attached:
+                get_hub().channel_attached(channel_id)
+            self.attached[name.encode()] = channel_id
+            await self.send(text_data=events.attached(channel=channel_id, query=query))
+            if last_seq is not None:
+                await self._resume(channel_id, last_seq)
+                return
+            image = await self._shared_image_frame(channel_id)
+            if image is not None:
+                await self.send(text_data=image)
+        await sync_to_async(stream_touch)(channel_id=channel_id)
+
+    async def _shared_image_frame(self, channel_id: str) -> str | None:
+        """A shared channel's image at its current sequence, read in one transaction (every
+        frame after it has a higher sequence); None while the reducers are still making it."""
+        pipe = get_hub().client().pipeline(transaction=True)
+        pipe.hget(keys.channel_meta(channel_id), "seq")
+        pipe.smembers(keys.channel_markets(channel_id))
+        seq, members = await pipe.execute()
+        if seq is None:
+            return None
+        return frames.stamp(query_frame(channel_id=channel_id, markets=sorted(int(m) for m in members)), seq=int(seq))
+
+    async def _shared_image(self, channel_id: str) -> None:
+        """Queue a fresh image of a shared channel (its frames were skipped)."""
+        image = await self._shared_image_frame(channel_id)
+        if image is not None:
+            self.channel_frames.append(image)
+            self.wake.set()
+
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
         logged = _log_frames(await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1))
@@ -576,6 +640,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
             await self._resync(channel_id)
 
     async def _resync(self, channel_id: str) -> None:
+        if is_shared_channel(channel_id):
+            await self._shared_image(channel_id)
+            return
         user = self.scope["user"]
         session = self.scope.get("session")
         try:

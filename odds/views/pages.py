@@ -38,6 +38,7 @@ from odds.catalogue.selectors.catalogue import (
 )
 from odds.core.auth import login_failure_record, login_success_record, login_throttle_check
 from odds.streaming.selectors.snapshots import live_overlay
+from reducers.subscriptions import QuerySpec
 
 MAX_LIVE_EVENTS = 200
 
@@ -68,19 +69,32 @@ def _page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpR
     return render(request, template, {"nav": sport_nav(), **context})
 
 
-def _listing(request: HttpRequest, *, title: str, events: list[Event], **context: Any) -> HttpResponse:
+# ``?fragment=listing``: only the list, which a page following its query fetches again when the
+# query's shared channel says markets joined, left or changed (``v``, the channel's sequence, keeps
+# a cache in front from answering with an older list).
+LISTING_FRAGMENT = "listing"
+LIST_LIMIT = 80
+
+
+def _listing(
+    request: HttpRequest, *, title: str, events: list[Event], query: QuerySpec, **context: Any
+) -> HttpResponse:
     live = [e for e in events if e.status == Event.Status.IN_PLAY]
     upcoming = [e for e in events if e.status != Event.Status.IN_PLAY]
     # ``headline_markets``: prefetched by event_list.
     held = live_overlay(markets=[market for event in events for market in getattr(event, "headline_markets", [])])
+    fragment = request.GET.get("fragment") == LISTING_FRAGMENT
     return _page(
         request,
-        "odds/home.html",
+        "odds/_listing.html" if fragment else "odds/home.html",
         {
             "title": title,
             "live_groups": event_groups(live),
             "upcoming_groups": event_groups(upcoming),
             "held": held,
+            "list_query": query.canonical().decode(),
+            # A list cut at event_list's limit lacks events its query holds, by design.
+            "list_cut": LIST_LIMIT if len(events) >= LIST_LIMIT else None,
             **context,
         },
     )
@@ -88,13 +102,19 @@ def _listing(request: HttpRequest, *, title: str, events: list[Event], **context
 
 @shared_page
 def home(request: HttpRequest, sport_slug: str | None = None) -> HttpResponse:
-    events = event_list(sport_slug=sport_slug)
+    events = event_list(sport_slug=sport_slug, limit=LIST_LIMIT)
     if sport_slug is None:
-        return _listing(request, title="Live and upcoming", events=events)
+        return _listing(request, title="Live and upcoming", events=events, query=QuerySpec(headline=True))
     nav = {item.sport.slug: item.sport.name for item in sport_nav()}
     if sport_slug not in nav:
         raise Http404("no such sport")
-    return _listing(request, title=nav[sport_slug], events=events, active_sport=sport_slug)
+    return _listing(
+        request,
+        title=nav[sport_slug],
+        events=events,
+        query=QuerySpec(sport=sport_slug, headline=True),
+        active_sport=sport_slug,
+    )
 
 
 @shared_page
@@ -106,7 +126,8 @@ def competition_page(request: HttpRequest, sport_slug: str, competition_id: int)
     return _listing(
         request,
         title=competition.name,
-        events=event_list(competition_id=competition_id),
+        events=event_list(competition_id=competition_id, limit=LIST_LIMIT),
+        query=QuerySpec(competition=competition_id, headline=True),
         active_sport=sport_slug,
         active_competition=competition_id,
         crumb=competition.sport,
@@ -115,7 +136,13 @@ def competition_page(request: HttpRequest, sport_slug: str, competition_id: int)
 
 @shared_page
 def in_play(request: HttpRequest) -> HttpResponse:
-    return _listing(request, title="In play", events=event_list(in_play=True), active_in_play=True)
+    return _listing(
+        request,
+        title="In play",
+        events=event_list(in_play=True, limit=LIST_LIMIT),
+        query=QuerySpec(in_play=True, headline=True),
+        active_in_play=True,
+    )
 
 
 @shared_page
@@ -124,7 +151,8 @@ def starting_soon(request: HttpRequest) -> HttpResponse:
     return _listing(
         request,
         title="Starting soon",
-        events=event_list(starting_soon=True),
+        events=event_list(starting_soon=True, limit=LIST_LIMIT),
+        query=QuerySpec(starting_within_minutes=int(STARTING_SOON.total_seconds() // 60), headline=True),
         active_starting_soon=True,
         empty=f"Nothing starts in the next {hours} hours.",
     )

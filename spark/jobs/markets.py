@@ -1,9 +1,11 @@
 """Markets table: the compacted markets topic read as a table into Redis, and the query stage.
 
 Each record is a market definition keyed by market id (the newest version wins) or a tombstone
-that removes the market. After every batch — and on a timer, because "starting within 60
-minutes" changes as time passes — every query channel is resolved again: markets that start
-matching join its view, markets that stop matching leave it.
+that removes the market. After every batch, each shared query channel compares the batch's
+changed markets with its query: markets that start matching join it, markets that stop matching
+leave it, and a market whose listed fields changed (kick-off, status) is named as changed. Time
+alone moves markets in and out of a kick-off window ("starting within 60 minutes"): a timer looks
+at the markets on each window's edge.
 
 A price that reached the price reducer before its market's definition reached this table was
 dead-lettered and its newest snapshot kept (``MarketStore.keep_unknown``); once the
@@ -65,12 +67,17 @@ class MarketTableProcessor:
                 rejects.add(row, *failure_of(exc, stage="decode"))
                 continue
             decoded.append((row, market_id, definition))
+        market_ids = [market_id for _, market_id, _ in decoded]
         plan = plan_table(
             [(market_id, definition) for _, market_id, definition in decoded],
-            self._store.stored_definitions([market_id for _, market_id, _ in decoded]),
+            self._store.stored_definitions(market_ids),
         )
+        # What the shared query channels compare: each market's definition before the batch and
+        # after it (a stale record, as in a replay, leaves it as it was).
+        before = self._store.definitions(market_ids)
+        after: dict[int, MarketDefinition | None] = {}
         done = TablePlan()
-        for (row, _, _), change in zip(decoded, plan.changes, strict=True):
+        for (row, market_id, _), change in zip(decoded, plan.changes, strict=True):
             try:
                 if change.effect is not None:
                     self._store.execute_definition(change.effect)
@@ -78,6 +85,9 @@ class MarketTableProcessor:
                 rejects.add(row, *failure_of(exc, stage="apply"))
                 continue
             done.changes.append(change)
+            after[market_id] = (
+                change.effect.definition if change.effect is not None else after.get(market_id, before.get(market_id))
+            )
         rejects.flush()
         counts = {**done.counts(), "rejected": len(rows) - len(done.changes)}
         with self._journal.batch() as journal:
@@ -86,6 +96,10 @@ class MarketTableProcessor:
             restated = self._store.restatus(done.restated, journal=journal)
             self._channels.fan_out(restated, journal=journal)
         counts["restated"] = len(restated)
+        # Markets that start or stop matching a shared query join or leave it now, from the
+        # batch's own changes; time alone moves them on the refresher's timer.
+        shared = self._channels.refresh_shared({m: (before.get(m), new) for m, new in after.items()})
+        counts["query_channels_changed"] = len(shared)
         return counts
 
     def _apply_kept_prices(self, market_ids: list[int], *, journal: str) -> int:
@@ -103,12 +117,12 @@ class MarketTableProcessor:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         counts = self.apply_rows(batch.collect())
-        changed = self._channels.refresh_queries()
-        log.info("batch %s: %s; query channels changed: %d", batch_id, counts, len(changed))
+        log.info("batch %s: %s", batch_id, counts)
 
 
 class QueryRefresher(threading.Thread):
-    """Re-resolves query channels periodically (time moves markets in and out of queries)."""
+    """Moves markets in and out of the shared query channels of a kick-off window as time passes
+    (``ChannelStore.refresh_windows``: only the markets on a window's edge are read)."""
 
     def __init__(self, *, redis_client: redis.Redis, interval_s: float) -> None:
         super().__init__(name="query-refresher", daemon=True)
@@ -119,7 +133,7 @@ class QueryRefresher(threading.Thread):
     def run(self) -> None:
         while not self.stopped.wait(self._interval):
             try:
-                self._channels.refresh_queries()
+                self._channels.refresh_windows()
             except redis.RedisError as exc:
                 log.warning("query refresh failed: %s", exc)
 

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 from reducers.channels import (
+    SHARED_OWNER,
     Create,
+    PublishQuery,
+    QueryChange,
     QueryMember,
     Remove,
     SaveSpec,
     SendImage,
     SetMarkets,
+    SetQueryMarkets,
     Stream,
     command_decision,
     context_markets,
     fan_out_routes,
     match_routes,
-    query_refresh_decision,
+    query_change,
 )
-from reducers.subscriptions import StreamCommand, spec_from_json
+from reducers.subscriptions import StreamCommand, shared_channel_id, spec_from_json
+from tests.factories import definition_build
 
 CHANNEL = "c" * 32
 MARKETS = spec_from_json({"view": "markets", "markets": [1, 2]})
-QUERY = spec_from_json({"view": "markets", "markets": [1], "query": {"sport": "football"}})
+QUERY = spec_from_json({"view": "markets", "query": {"sport": "football", "headline": True}})
+assert QUERY.query is not None
+SHARED = shared_channel_id(QUERY.query)
 SLIP = spec_from_json({"view": "slip", "slip": [{"selection_id": 11, "market_id": 1}]})
 
 
@@ -48,21 +55,71 @@ def test_a_subscribe_creates_the_channel_then_maps_its_markets():
     assert decision.effects == (Create(7, MARKETS, 5), SetMarkets(frozenset({1, 2}), frozenset()))
 
 
-def test_a_query_subscribe_joins_the_query_stage_with_what_the_query_matches_now():
+def share(*, user: int | None = None) -> StreamCommand:
+    return StreamCommand(type="share", channel_id=SHARED, user_id=user, spec=QUERY, ts=1)
+
+
+def test_a_share_makes_the_querys_one_channel_with_what_the_query_matches_now():
     resolve = Resolver(3, 4)
-    decision = command_decision(
-        command("subscribe", spec=QUERY), owner=None, markets=frozenset(), now_ms=5, resolve=resolve
+    decision = command_decision(share(), owner=None, markets=frozenset(), now_ms=5, resolve=resolve)
+    assert decision.outcome == "shared"
+    assert decision.effects == (
+        Create(SHARED_OWNER, QUERY, 5),
+        Stream(5),
+        QueryMember(True),
+        SetQueryMarkets(frozenset({3, 4}), frozenset()),
+        PublishQuery(image=True),
     )
-    assert decision.effects == (Create(7, QUERY, 5), QueryMember(True), SetMarkets(frozenset({1, 3, 4}), frozenset()))
     assert resolve.asked == [QUERY]
 
 
-def test_a_repeated_subscribe_changes_nothing_and_resolves_nothing():
+def test_a_share_of_a_query_that_has_its_channel_only_keeps_it_alive_and_resolves_nothing():
     resolve = Resolver(3)
+    decision = command_decision(share(user=8), owner=SHARED_OWNER, markets=frozenset({3}), now_ms=5, resolve=resolve)
+    assert (decision.outcome, decision.effects, resolve.asked) == ("exists", (Stream(5),), [])
+
+
+def test_a_share_must_name_its_querys_channel():
+    import pytest
+
+    from reducers.schemas import InvalidRecord
+
+    with pytest.raises(InvalidRecord, match="shared channel"):
+        StreamCommand(type="share", channel_id="q" + "0" * 39, user_id=None, spec=QUERY, ts=1)
+
+
+def test_a_punters_command_on_a_shared_channel_is_ignored_and_only_the_sweeper_ends_it():
+    for kind, spec in (("begin", None), ("change", MARKETS), ("unsubscribe", None)):
+        decision = command_decision(
+            StreamCommand(type=kind, channel_id=SHARED, user_id=7, spec=spec, ts=1),
+            owner=SHARED_OWNER,
+            markets=frozenset(),
+            now_ms=5,
+            resolve=Resolver(),
+        )
+        assert decision.effects == ()
+    expired = StreamCommand(type="unsubscribe", channel_id=SHARED, user_id=None, ts=1, reason="expired")
+    decision = command_decision(expired, owner=SHARED_OWNER, markets=frozenset(), now_ms=5, resolve=Resolver())
+    assert decision.effects == (Remove("expired"),)
+
+
+def test_a_punters_channel_never_takes_a_query():
+    for kind in ("subscribe", "change"):
+        decision = command_decision(
+            command(kind, spec=QUERY),
+            owner=None if kind == "subscribe" else 7,
+            markets=frozenset(),
+            now_ms=5,
+            resolve=Resolver(1),
+        )
+        assert decision.effects == ()
+
+
+def test_a_repeated_subscribe_changes_nothing():
     decision = command_decision(
-        command("subscribe", spec=QUERY), owner=7, markets=frozenset({1, 3}), now_ms=5, resolve=resolve
+        command("subscribe", spec=MARKETS), owner=7, markets=frozenset({1, 2}), now_ms=5, resolve=Resolver()
     )
-    assert (decision.outcome, decision.effects, resolve.asked) == ("exists", (), [])
+    assert (decision.outcome, decision.effects) == ("exists", ())
 
 
 def test_a_command_on_another_users_channel_is_ignored():
@@ -96,12 +153,7 @@ def test_a_change_saves_the_spec_moves_the_markets_and_sends_a_new_image():
         command("change", spec=SLIP), owner=7, markets=frozenset({1, 2}), now_ms=9, resolve=Resolver()
     )
     assert decision.outcome == "changed"
-    assert decision.effects == (
-        SaveSpec(SLIP),
-        QueryMember(False),
-        SetMarkets(frozenset(), frozenset({2})),
-        SendImage(),
-    )
+    assert decision.effects == (SaveSpec(SLIP), SetMarkets(frozenset(), frozenset({2})), SendImage())
 
 
 def test_an_unsubscribe_removes_the_channel_with_its_reason():
@@ -113,11 +165,61 @@ def test_an_unsubscribe_removes_the_channel_with_its_reason():
     assert expired.effects == (Remove("expired"),)
 
 
-def test_the_query_stage_moves_markets_and_sends_an_image_only_to_a_streaming_channel():
-    assert query_refresh_decision(QUERY, markets=frozenset({1, 3}), streaming=True, matched={3}) == ()
-    moved = SetMarkets(frozenset({4}), frozenset({3}))
-    assert query_refresh_decision(QUERY, markets=frozenset({1, 3}), streaming=True, matched={4}) == (moved, SendImage())
-    assert query_refresh_decision(QUERY, markets=frozenset({1, 3}), streaming=False, matched={4}) == (moved,)
+NOW = 1_800_000_000_000
+
+
+def listed(
+    market_id: int, *, sport: str = "football", event_status: str = "scheduled", starts_in_s: int = 3600, **more
+):
+    from dataclasses import replace
+
+    definition = definition_build(market_id)
+    return replace(definition, sport=sport, event_status=event_status, starts_at=NOW + starts_in_s * 1000, **more)
+
+
+def test_the_query_stage_takes_a_market_that_starts_matching_and_lets_go_of_one_that_stops():
+    change = query_change(
+        QUERY,
+        members=frozenset({2}),
+        candidates={
+            1: (None, listed(1)),  # new, and a football headline market
+            2: (listed(2), listed(2, sport="tennis")),  # moved out of the query
+            3: (None, listed(3, headline=False)),  # not an event's first market
+        },
+        now_ms=NOW,
+    )
+    assert change == QueryChange(added=frozenset({1}), removed=frozenset({2}))
+    assert change.effects() == (
+        SetQueryMarkets(frozenset({1}), frozenset({2})),
+        PublishQuery(added=frozenset({1}), removed=frozenset({2})),
+    )
+
+
+def test_a_held_market_whose_kick_off_or_event_status_changed_is_named_as_changed():
+    change = query_change(
+        QUERY,
+        members=frozenset({1, 2, 3}),
+        candidates={
+            1: (listed(1), listed(1, starts_in_s=7200)),  # moved
+            2: (listed(2), listed(2, event_status="in_play")),  # kicked off
+            3: (listed(3), listed(3)),  # the same (a replayed record): nothing to say
+        },
+        now_ms=NOW,
+    )
+    assert change == QueryChange(changed=frozenset({1, 2}))
+    assert (
+        query_change(QUERY, members=frozenset({3}), candidates={3: (listed(3), listed(3))}, now_ms=NOW).effects() == ()
+    )
+
+
+def test_a_finished_or_removed_market_leaves_every_query():
+    change = query_change(
+        QUERY,
+        members=frozenset({1, 2}),
+        candidates={1: (listed(1), listed(1, event_status="finished")), 2: (listed(2), None)},
+        now_ms=NOW,
+    )
+    assert change == QueryChange(removed=frozenset({1, 2}))
 
 
 def test_deltas_reach_each_channel_with_the_markets_it_holds_in_order():

@@ -19,10 +19,11 @@ from reducers.matchstate import ConflatedMatch, encode_match, match_message
 from reducers.prices import Conflated, market_state, status_change
 from reducers.schemas import Incident, MatchClock, MatchStateUpdate, PriceUpdate, SelectionPrice
 from reducers.subscriptions import SlipLeg, SubscriptionSpec, ended_frame
-from reducers.views import match_frame, view_frame
+from reducers.views import match_frame, query_frame, view_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 CHANNEL = "c" * 24
+SHARED = "q" + "0" * 39
 
 
 def _market() -> frames.MarketFrame:
@@ -104,6 +105,9 @@ def every_server_frame() -> list[bytes]:
         stamped(match_frame(channel_id=CHANNEL, matches=[_match()]), 3),
         encode_match(_match()),
         events.matches(items=[encode_match(_match()).decode()]).encode(),
+        stamped(query_frame(channel_id=SHARED, markets=[42, 57]), 4),
+        stamped(query_frame(channel_id=SHARED, added=[61], removed=[42], changed=[57]), 5),
+        events.attached(channel=SHARED, query={"in_play": True, "headline": True}).encode(),
     ]
 
 

@@ -72,6 +72,8 @@ def market_definition(*, market: Market) -> MarketDefinition:
         starts_at=max(1, _ms(event.starts_at)),
         selections=tuple((s.id, s.name) for s in market.selections.order_by("display_order", "id")),
         ts=int(time.time() * 1000),
+        competition_id=event.competition_id,
+        headline=market.display_order == 0,
     )
 
 

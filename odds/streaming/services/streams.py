@@ -17,7 +17,14 @@ from django.conf import settings
 
 from odds.core.kafka import producer_shared
 from reducers import keys, topics
-from reducers.subscriptions import ENDED_CHANNEL_KEEP_S, StreamCommand, SubscriptionSpec
+from reducers.subscriptions import (
+    ENDED_CHANNEL_KEEP_S,
+    QuerySpec,
+    StreamCommand,
+    SubscriptionSpec,
+    is_shared_channel,
+    shared_channel_id,
+)
 from store.clients import redis_client
 
 OWNER_TTL_S = 24 * 3600
@@ -128,6 +135,17 @@ def _channel_cap(*, client: redis.Redis, user_id: int, session_key: str) -> None
             )
 
 
+def stream_share(*, query: QuerySpec, user_id: int | None) -> str:
+    """The id of the query's shared channel, asked of the reducers (a ``share`` command) when it
+    does not exist yet; anyone may ask, a visitor (``user_id`` None) included. The reducers resolve
+    a query once, however many clients hold its channel."""
+    channel_id = shared_channel_id(query)
+    if not _redis().exists(keys.channel_meta(channel_id)):
+        spec = SubscriptionSpec(view="markets", query=query)
+        _send(StreamCommand(type="share", channel_id=channel_id, user_id=user_id, spec=spec, ts=_now_ms()))
+    return channel_id
+
+
 def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) -> Channel:
     if _window_count(scope="subscribe", user_id=user_id, window_s=60)[0] > SUBSCRIBE_LIMIT_PER_MINUTE:
         raise StreamError(429, "rate_limited", f"at most {SUBSCRIBE_LIMIT_PER_MINUTE} subscriptions a minute")
@@ -235,10 +253,10 @@ def stream_end(*, channel_id: str, reason: str = "ended_by_staff") -> bool:
     if user is None:
         client.zrem(keys.channels_index(), channel_id)
         return False
+    # A shared query channel is nobody's: the sweeper's command carries no user.
+    owner = None if is_shared_channel(channel_id) else int(user)
     _send(
-        StreamCommand(
-            type="unsubscribe", channel_id=channel_id, user_id=int(user), spec=None, ts=_now_ms(), reason=reason
-        )
+        StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=owner, spec=None, ts=_now_ms(), reason=reason)
     )
     _owner_release(client=client, channel_id=channel_id, reason=reason)
     return True

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from odds.betting.models import Bet, LedgerEntry, Wallet
 from odds.streaming import consumers
 from odds.streaming.hub import Hub
-from reducers.subscriptions import spec_from_json
+from reducers.subscriptions import shared_channel_id, spec_from_json
 from tests.factories import market_create
 from tests.integration.betting.helpers import selections_of
 from tests.integration.security.conftest import logged_in
@@ -348,7 +348,13 @@ def test_random_stream_specs_are_accepted_or_refused_in_json(punter, kafka_topic
         response = client.post("/api/streams", data=json.dumps(body), content_type="application/json")
         answer = _assert_clear_refusal(response)
         statuses[response.status_code] += 1
-        if response.status_code == 201:
+        if response.status_code == 201 and answer["shared"]:
+            # A query's channel is everyone's: no punter changes or ends it.
+            query = spec_from_json(answer["spec"]).query
+            assert query is not None
+            assert answer["channel"] == shared_channel_id(query)
+            assert client.delete(f"/api/streams/{answer['channel']}").status_code == 404
+        elif response.status_code == 201:
             assert spec_from_json(answer["spec"]).to_json() == answer["spec"]
             channel = answer["channel"]
             changed = client.put(f"/api/streams/{channel}", data=json.dumps(body), content_type="application/json")

@@ -13,7 +13,7 @@ from django.conf import settings
 
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition
-from reducers.subscriptions import StreamCommand, spec_from_json
+from reducers.subscriptions import QuerySpec, StreamCommand, SubscriptionSpec, shared_channel_id, spec_from_json
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 
@@ -171,27 +171,34 @@ def test_unsubscribe_cleans_both_maps(reducers_running, producer, redis_client):
     assert redis_client.zscore(keys.channels_index(), channel) is None
 
 
-def test_query_subscription_picks_up_markets_that_start_matching(reducers_running, producer, redis_client):
+def test_a_querys_shared_channel_takes_markets_that_start_matching_and_lets_go_of_those_that_stop(
+    reducers_running, producer, redis_client
+):
     first, later, football = 700_031, 700_032, 700_033
     definition(producer, first, sport="tennis", event_status="in_play")
     definition(producer, football, sport="football", event_status="in_play")
     definition(producer, later, sport="tennis", event_status="scheduled")
-    price(producer, first, 1, "1.50", "2.60")
-    price(producer, later, 1, "1.70", "2.10")
     wait_for(lambda: redis_client.sismember(keys.market_definitions_index(), later), what="definitions in table")
-    wait_for(lambda: stored_seq(redis_client, later) == 1, what="prices applied")
 
-    channel = new_channel()
+    query = QuerySpec(sport="tennis", in_play=True)
+    channel = shared_channel_id(query)
     frames = Frames(redis_client, channel)
-    command(producer, "subscribe", channel, {"view": "markets", "query": {"sport": "tennis", "in_play": True}})
-    command(producer, "begin", channel)
+    share = StreamCommand(
+        type="share", channel_id=channel, user_id=None, spec=SubscriptionSpec(view="markets", query=query), ts=now_ms()
+    )
+    send(producer, topics.commands(), share.key(), share.encode())
     image = frames.wait(lambda f: len(f) >= 1, "query image")[0]
-    assert [m["market_id"] for m in image["markets"]] == [first]
+    assert (image["type"], image["image"], image["markets"]) == ("view.query", True, [first])
 
     definition(producer, later, sport="tennis", event_status="in_play", version=2)
-    frames.wait(lambda f: any(m["market_id"] == later for fr in f for m in fr["markets"]), "the market joining")
-    assert redis_client.sismember(keys.market_channels(later), channel)
-    assert not redis_client.sismember(keys.market_channels(football), channel)
+    joined = frames.wait(lambda f: len(f) >= 2, "the market joining")[1]
+    assert (joined["seq"], joined["added"], joined["removed"]) == (2, [later], [])
+    definition(producer, first, sport="tennis", event_status="finished", version=2)
+    left = frames.wait(lambda f: len(f) >= 3, "the market leaving")[2]
+    assert (left["seq"], left["added"], left["removed"]) == (3, [], [first])
+    assert redis_client.smembers(keys.channel_markets(channel)) == {str(later).encode()}
+    assert not redis_client.sismember(keys.market_channels(later), channel), "prices never route to it"
+    assert football not in image["markets"]
 
 
 def test_market_table_suspension_makes_prices_untradable(reducers_running, producer, redis_client):

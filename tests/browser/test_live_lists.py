@@ -1,0 +1,89 @@
+"""Event lists that follow the stream, for a visitor who is not logged in: an event that kicks off
+appears on In play without a reload and leaves it when it finishes; a goal changes the score on
+the home page with no /live/events request (match states come over the websocket)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from playwright.sync_api import Page, Request, expect
+
+from odds.catalogue.models import Event
+from odds.feed.matchstate import match_state_build
+from reducers import keys, topics
+from reducers.subscriptions import QuerySpec, shared_channel_id
+from tests.browser.axe import axe_check
+from tests.conftest import wait_for
+from tests.factories import market_create, markets_define
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def event_becomes(redis_client, market, status: str) -> None:
+    """The event's status changes in the catalogue and its market's definition reaches the markets
+    table, as the outbox relay and the markets query would carry it."""
+    from django.db.models import F
+
+    from odds.catalogue.models import Market
+
+    Event.objects.filter(id=market.event_id).update(status=status)
+    Market.objects.filter(id=market.id).update(version=F("version") + 1)
+    markets_define(redis_client, Market.objects.select_related("event__competition__sport").get(id=market.id))
+
+
+def test_a_visitor_on_in_play_sees_an_event_kick_off_and_later_finish(
+    asgi_server, reducers_running, redis_client, page: Page
+):
+    market = market_create()
+    markets_define(redis_client, market)
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url) if "fragment=listing" in request.url else None)
+
+    page.goto(f"{asgi_server}/in-play/")
+    row = page.locator(f'#listing [data-event-id="{market.event_id}"]')
+    expect(page.locator("#listing .empty")).to_have_text("Nothing is in play right now.")
+    channel = shared_channel_id(QuerySpec(in_play=True, headline=True))
+    wait_for(lambda: redis_client.exists(keys.channel_meta(channel)), timeout=60, what="the page's shared channel")
+
+    event_becomes(redis_client, market, Event.Status.IN_PLAY)
+    expect(row).to_be_visible(timeout=10_000)
+    expect(row.locator(".price")).to_have_count(3)
+    assert fetched, "the list was fetched again, not reloaded"
+    axe_check(page)
+
+    event_becomes(redis_client, market, Event.Status.FINISHED)
+    expect(row).to_have_count(0, timeout=10_000)
+    expect(page.locator("#listing .empty")).to_be_visible()
+
+
+def test_a_goal_changes_the_score_on_the_home_page_with_no_live_events_request(
+    asgi_server, reducers_running, producer, redis_client, page: Page
+):
+    market = market_create()
+    Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)
+    polled: list[Request] = []
+    page.on("request", lambda request: polled.append(request) if "/live/events" in request.url else None)
+
+    page.goto(f"{asgi_server}/")
+    score = page.locator(f'#listing [data-event-id="{market.event_id}"] [data-score="home"]')
+    expect(score).to_have_text("0")
+    for seq, home in ((1, 0), (2, 1)):
+        state = match_state_build(
+            event_id=market.event_id,
+            seq=seq,
+            sport="football",
+            status="in_play",
+            elapsed_s=600 + seq,
+            home=home,
+            away=0,
+            games_won=[],
+            incidents=[],
+            now_ms=int(time.time() * 1000),
+            rate=1,
+        )
+        producer.produce(topics.match_states(), key=state.key(), value=state.encode())
+        producer.flush(10)
+    expect(score).to_have_text("1", timeout=30_000)
+    page.wait_for_timeout(6_000)  # longer than the poll the page used to make
+    assert polled == []
