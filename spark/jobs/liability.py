@@ -15,7 +15,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
 from reducers.connections import redis_client
-from reducers.liability import liability_deltas
+from reducers.liability import SEEN_TTL_S, liability_deltas
 from reducers.schemas import InvalidRecord, decode_bet_event
 from spark.config import config
 from spark.faults import failure_of
@@ -25,7 +25,6 @@ from spark.sources import kafka_stream
 
 log = logging.getLogger("spark.jobs.liability")
 QUERY_NAME = "liability"
-SEEN_TTL_S = 14 * 24 * 3600
 
 APPLY_ONCE = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) == false then return 0 end
