@@ -7,20 +7,25 @@ from tests.factories import bet_event_build as event
 def test_an_event_of_a_bet_the_database_never_saw_is_a_lost_bet_marked_seen():
     verdict = bet_event_verdict(event("placed", event_id="7:placed", bet_id=7), None)
     assert verdict.verdict is Verdict.LOST_BET
-    assert verdict.dead_letter and verdict.seen
-    assert "bet 7" in verdict.detail and "restored wallet holds its stake" in verdict.detail
+    assert verdict.dead_letter
+    assert verdict.seen
+    assert "bet 7" in verdict.detail
+    assert "restored wallet holds its stake" in verdict.detail
 
 
 def test_a_placed_event_is_held_by_an_open_or_settled_bet():
     for status in ("accepted", "won", "lost", "void", "cashed_out"):
         verdict = bet_event_verdict(event("placed", event_id="1:placed"), BetRow(1, 1, status))
-        assert verdict.verdict is Verdict.HELD and not verdict.dead_letter and verdict.seen
+        assert verdict.verdict is Verdict.HELD
+        assert not verdict.dead_letter
+        assert verdict.seen
 
 
 def test_a_settlement_the_database_does_not_hold_is_a_lost_change_left_unseen():
     verdict = bet_event_verdict(event("settled", event_id="1:settled"), BetRow(1, 1, "accepted"))
     assert verdict.verdict is Verdict.LOST_CHANGE
-    assert verdict.dead_letter and not verdict.seen
+    assert verdict.dead_letter
+    assert not verdict.seen
     assert "accepted in the restored database" in verdict.detail
 
 

@@ -12,105 +12,28 @@ ones docs/reliability.md quotes.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
-from bench.harness import ROOT, free_port
 from tests.conftest import uvicorn_serving
+from tests.integration.postgres_cluster import BIN, OwnPostgres, own_postgres
 
 pytestmark = [pytest.mark.integration]
 
-BIN = ROOT / "infra" / "bin"
 BETS_BEFORE, BETS_AFTER = 24, 6
 
 
-class Drill:
-    """The drill's own PostgreSQL: its var directory, ports and the commands run against it."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.var = root / "var"
-        self.port = free_port()
-        self.restored = root / "restored"
-        self.restored_port = free_port()
-        self.figures: dict[str, float] = {}
-
-    def url(self, port: int) -> str:
-        return f"postgres://sportsbook:sportsbook@127.0.0.1:{port}/sportsbook"
-
-    def env(self, port: int | None = None) -> dict[str, str]:
-        return {
-            **os.environ,
-            "SPORTSBOOK_VAR": str(self.var),
-            "DATABASE_URL": self.url(port or self.port),
-            "BACKUP_ARCHIVE_TIMEOUT_S": "60",
-            "DJANGO_SETTINGS_MODULE": "webapp.settings",
-        }
-
-    def run(self, what: str, args: list[str], *, port: int | None = None) -> str:
-        started = time.monotonic()
-        done = subprocess.run(args, cwd=ROOT, env=self.env(port), capture_output=True, text=True, timeout=300)
-        self.figures[what] = round(time.monotonic() - started, 2)
-        assert done.returncode == 0, f"{what} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-        return done.stdout
-
-    def manage(self, what: str, *args: str, port: int | None = None) -> str:
-        return self.run(what, [sys.executable, "manage.py", *args], port=port)
-
-    def phase(self, what: str, *args: str, port: int | None = None) -> dict[str, Any]:
-        out = self.run(what, [sys.executable, "-m", "tests.integration.reliability.drill", *args], port=port)
-        return orjson.loads(out.strip().splitlines()[-1])
-
-    def sql(self, query: str, *, port: int | None = None, data: Path | None = None) -> str:
-        host = str(data or self.var / "postgres")
-        psql = ["runuser", "-u", "postgres", "--", "psql", "-h", host, "-p", str(port or self.port)]
-        done = subprocess.run(
-            [*psql, "-d", "sportsbook", "-qtAc", query],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
-
-    def stop(self) -> None:
-        pg_ctl = next(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
-        for data in (self.restored, self.var / "postgres"):
-            if (data / "postmaster.pid").exists():
-                subprocess.run(
-                    ["runuser", "-u", "postgres", "--", str(pg_ctl), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                    capture_output=True,
-                    timeout=60,
-                )
-
-
 @pytest.fixture
-def drill(kafka_topics, redis_client) -> Iterator[Drill]:
-    if shutil.which("pgbackrest") is None:
-        pytest.fail("pgBackRest is missing: make deps installs it")
-    # Not pytest's tmp_path: PostgreSQL runs as the 'postgres' user, who cannot enter root's.
-    root = Path(tempfile.mkdtemp(prefix="restore-drill-", dir="/tmp"))
-    root.chmod(0o755)
-    drill = Drill(root)
-    try:
-        yield drill
-    finally:
-        drill.stop()
-        shutil.rmtree(root, ignore_errors=True)
+def drill(kafka_topics, redis_client) -> Iterator[OwnPostgres]:
+    with own_postgres() as cluster:
+        yield cluster
 
 
 def test_a_restore_to_a_moment_before_the_damage_brings_back_every_bet_and_reconciles_every_wallet(drill, tmp_path):
