@@ -52,18 +52,20 @@ def backups_overview(*, now_s: float | None = None) -> dict[str, Any]:
     backup_state = snapshot.get("backup", UNKNOWN)
     wal_state = snapshot.get("wal", UNKNOWN)
     backup_words = {
-        OK: f"newest backup {duration_text(snapshot.get('backup_age_s'))} old",
-        LATE: f"newest backup {duration_text(snapshot.get('backup_age_s'))} old: late",
+        OK: f"finished {duration_text(snapshot.get('backup_age_s'))} ago",
+        LATE: f"finished {duration_text(snapshot.get('backup_age_s'))} ago: a new one is late",
         UNKNOWN: repository.get("error") or "no backup recorded yet",
     }[backup_state]
     if archive is None:
         wal_words = "the database cannot be read"
     else:
+        waiting = archive["waiting_segments"]
+        queue = (
+            f"{waiting} segment{'' if waiting == 1 else 's'} waiting, the oldest for {duration_text(archive['lag_s'])}"
+        )
         wal_words = {
-            OK: "every finished segment archived"
-            if not archive["waiting_segments"]
-            else f"{archive['waiting_segments']} segments waiting, the oldest {duration_text(archive['lag_s'])}",
-            LATE: f"{archive['waiting_segments']} segments waiting, the oldest {duration_text(archive['lag_s'])}",
+            OK: queue if waiting else "every finished segment archived",
+            LATE: queue,
             OFF: "PostgreSQL does not archive its WAL: no point-in-time recovery",
             UNKNOWN: "archiving, but its queue cannot be read (grant pg_monitor)",
         }[wal_state]
