@@ -14,7 +14,8 @@ help:
 	@echo "make bench    run the benchmarks (writes docs/performance.md)"
 	@echo "make backup   take a full backup of the local PostgreSQL now (pgBackRest; WAL is archived all along)"
 	@echo "make restore TIME='2026-11-28 10:15:00+00' [RESTORE_DIR=... RESTORE_PORT=...]"
-	@echo "              restore PostgreSQL as it was at TIME (docs/reliability.md: then manage.py after_restore)"
+	@echo "              restore PostgreSQL as it was at TIME, or TIME=latest: all the archive holds"
+	@echo "              (docs/reliability.md; then manage.py after_restore)"
 	@echo "make rules    write frontend/src/rules.json from reducers/rules.py (bet limits, the odds ladder)"
 
 deps:

@@ -12,7 +12,8 @@
 #   check                       switch to a new WAL segment and wait until the archive holds it
 #   restore TIME [DIR [PORT]]   restore the newest backup before TIME into DIR (default: the
 #                               project's data directory, which must not hold a cluster), replay
-#                               the archived WAL up to TIME, start PostgreSQL there and promote it
+#                               the archived WAL up to TIME (or all of it: TIME=latest), start
+#                               PostgreSQL there and promote it
 # Configuration (environment or .env; README's configuration table):
 #   BACKUP_REPO_TYPE      posix (default), s3, or none (no archiving, no backups)
 #   BACKUP_REPO_PATH      posix: the repository's directory (default var/backup); s3: the path in the bucket
@@ -162,8 +163,14 @@ psql_at() { as_pg "$(pg_bin psql)" -h "$1" -p "$2" -d postgres -qtAc "$3"; }
 restore() {
   require_enabled
   local target dir="${2:-$DATA}" port="${3:-$PORT}" archive=off started=$SECONDS
-  [ -n "${1:-}" ] || { echo "usage: backup.sh restore TIME [DIR [PORT]]  (make restore TIME=...)" >&2; exit 2; }
-  target="$(utc_time "$1")"
+  [ -n "${1:-}" ] || { echo "usage: backup.sh restore TIME|latest [DIR [PORT]]  (make restore TIME=...)" >&2; exit 2; }
+  # 'latest': every transaction the archive holds (a lost disk); a time: the moment before a mistake.
+  local recovery=(--type=default)
+  target=latest
+  if [ "$1" != latest ]; then
+    target="$(utc_time "$1")"
+    recovery=(--type=time "--target=$target" --target-action=promote)
+  fi
   if [ -f "$dir/PG_VERSION" ]; then
     echo "$dir holds a cluster already. Stop it (make down) and move it aside (mv $dir $dir.damaged)," >&2
     echo "or restore beside it: make restore TIME='$1' RESTORE_DIR=/path RESTORE_PORT=5433" >&2
@@ -181,7 +188,7 @@ restore() {
   chown postgres:postgres "$dir"
   chmod 700 "$dir"
   say "restoring $STANZA to $target into $dir"
-  pgbr --pg1-path="$dir" --type=time "--target=$target" --target-action=promote restore
+  pgbr --pg1-path="$dir" "${recovery[@]}" restore
   settings "$dir" "$port" "$archive"
   touch "$LOG/postgres-restore.log" && chown postgres "$LOG/postgres-restore.log"
   say "replaying the archived WAL up to $target"

@@ -13,6 +13,7 @@ ones docs/reliability.md quotes.
 from __future__ import annotations
 
 import re
+import shutil
 import time
 import urllib.error
 import urllib.request
@@ -93,3 +94,22 @@ def test_a_restore_to_a_moment_before_the_damage_brings_back_every_bet_and_recon
     assert health["components"]["postgres"]["ok"] is True, health
     drill.figures["total"] = round(sum(v for k, v in drill.figures.items() if k != "restore to verified"), 2)
     print(f"\nrestore drill {datetime.now().isoformat(timespec='seconds')}: {orjson.dumps(drill.figures).decode()}")
+
+
+def test_a_lost_data_directory_is_restored_in_place_with_everything_the_archive_holds(services):
+    with own_postgres() as cluster:
+        cluster.run("start", [str(BIN / "postgres.sh"), "start"])
+        cluster.sql("CREATE TABLE ledger_copy AS SELECT n, n * 100 AS pence FROM generate_series(1, 1000) AS n")
+        cluster.run("archive", [str(BIN / "backup.sh"), "check"])
+        cluster.stop()
+        shutil.rmtree(cluster.var / "postgres")  # the disk is gone; the repository is elsewhere
+
+        out = cluster.run("restore", [str(BIN / "backup.sh"), "restore", "latest"])
+
+        assert f"runs on 127.0.0.1:{cluster.port}, recovered to latest" in out, out
+        assert cluster.sql("SELECT count(*), sum(pence) FROM ledger_copy") == "1000|50050000"
+        # The project's cluster again: it archives on its new timeline, from a backup of its own.
+        assert cluster.sql("SHOW archive_mode") == "on"
+        assert cluster.sql("SELECT timeline_id FROM pg_control_checkpoint()") == "2"
+        info = orjson.loads(cluster.run("info", [str(BIN / "backup.sh"), "info"]))
+        assert len(info[0]["backup"]) == 2
