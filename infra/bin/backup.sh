@@ -129,6 +129,20 @@ CONF
     echo "include_if_exists = 'sportsbook.conf'" >>"$dir/postgresql.conf"
 }
 
+psql_at() { as_pg "$(pg_bin psql)" -h "$1" -p "$2" -d postgres -qtAc "$3"; }
+
+# Create the stanza unless it exists: stanza-create takes the archive's lock, which the
+# asynchronous archiver may hold while PostgreSQL pushes WAL.
+stanza_ensure() {
+  local attempt
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    pgbr --output=json info | grep -q '"message":"missing stanza path"' || return 0
+    pgbr stanza-create >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  pgbr stanza-create >/dev/null
+}
+
 has_backup() {
   pgbr --output=json info | grep -q '"label"'
 }
@@ -137,6 +151,12 @@ full() {
   require_enabled
   require_local
   configure
+  if [ "$(psql_at "$DATA" "$PORT" 'SHOW archive_mode')" = off ]; then
+    echo "PostgreSQL in $DATA does not archive its WAL yet (it was started before archiving was" >&2
+    echo "configured): restart it (make down && make up), then back up" >&2
+    exit 1
+  fi
+  stanza_ensure
   say "full backup of $DATA into the $REPO_TYPE repository $REPO_PATH"
   local started=$SECONDS
   pgbr --type=full backup
@@ -146,7 +166,7 @@ full() {
 stanza() {
   enabled || return 0
   configure
-  pgbr stanza-create >/dev/null
+  stanza_ensure
   if ! has_backup; then
     full
   fi
@@ -157,8 +177,6 @@ utc_time() {
   date -u -d "$1" '+%Y-%m-%d %H:%M:%S.%6N+00' 2>/dev/null ||
     { echo "not a time: '$1' (e.g. '2026-11-28 10:15:00+00')" >&2; exit 2; }
 }
-
-psql_at() { as_pg "$(pg_bin psql)" -h "$1" -p "$2" -d postgres -qtAc "$3"; }
 
 restore() {
   require_enabled
