@@ -63,6 +63,12 @@ def store_mark() -> str:
     return f"{namespace()}:store-mark"
 
 
+def backup_status() -> str:
+    """String: JSON of the PostgreSQL backups as the backup scheduler last read the repository
+    (``odds.core.backups``)."""
+    return f"{namespace()}:backups"
+
+
 def replication_mark() -> str:
     """Counter written just before waiting for replicas: once they acknowledge it, they hold
     every write made before it, on any connection (replication is one ordered stream)."""

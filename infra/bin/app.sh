@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The platform's own processes: Spark reducers, web (ASGI), Celery worker and beat, feed. They run
+# The platform's own processes: Spark reducers, web (ASGI), Celery worker and beat, feed, backups. They run
 # under supervisord (config rendered from infra/conf/supervisord.conf.in into var/run/), which
 # restarts any that dies; logs are var/log/<name>.log, supervisord's own var/log/supervisord.log.
 # Usage: app.sh start|stop|status [name...]
@@ -19,7 +19,7 @@ export WEB_HOST="${WEB_HOST:-127.0.0.1}" WEB_PORT="${WEB_PORT:-8000}" WEB_WORKER
 CELERY_CONCURRENCY="${CELERY_CONCURRENCY:-2}"
 FEED_RATE="${FEED_RATE:-50}"
 FEED_MARKETS="${FEED_MARKETS:-1000}"
-ALL=(reducers web worker beat feed)
+ALL=(reducers web worker beat feed backups)
 TEMPLATE="$ROOT/infra/conf/supervisord.conf.in"
 # CLUSTER=1: the reducers on a Spark standalone master with two workers, and two web servers
 # (infra/conf/supervisord.cluster.conf.in).
@@ -35,7 +35,7 @@ if [ "$CLUSTER" = 1 ]; then
   SPARK_CLASS="$SPARK_HOME/bin/spark-class"
   # supervisord's programs inherit its environment: the reducers submit to the master.
   export SPARK_MASTER="spark://127.0.0.1:$SPARK_MASTER_PORT"
-  ALL=(spark-master spark-worker-1 spark-worker-2 reducers web web-2 worker beat feed)
+  ALL=(spark-master spark-worker-1 spark-worker-2 reducers web web-2 worker beat feed backups)
 fi
 CONF="$RUN/supervisord.conf"
 PIDFILE="$RUN/supervisord.pid"

@@ -10,6 +10,8 @@ need_apt=()
 system() {
   command -v redis-server >/dev/null || need_apt+=(redis-server)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+  # Backups and WAL archiving of the local PostgreSQL (infra/bin/backup.sh).
+  command -v pgbackrest >/dev/null || need_apt+=(pgbackrest)
   command -v chromium >/dev/null || need_apt+=(chromium)
   command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
   command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)

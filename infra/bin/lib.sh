@@ -19,6 +19,20 @@ KAFKA_BOOTSTRAP_SERVERS="${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:9092}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 DATABASE_URL="${DATABASE_URL:-postgres://sportsbook:sportsbook@127.0.0.1:5432/sportsbook}"
 
+# PostgreSQL's programs (initdb, pg_ctl, ...) of the installed server version.
+pg_bin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
+  done
+  command -v "$1"
+}
+
+# Run as the 'postgres' system user (PostgreSQL and pgBackRest refuse root); as is when already it.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
 say() { printf '\033[1m==>\033[0m %s\n' "$*"; }
 
 # host_port URL-or-host:port -> "host port"

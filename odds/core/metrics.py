@@ -31,7 +31,9 @@ import redis
 from confluent_kafka import OFFSET_BEGINNING, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
+from django.db import DatabaseError, connection
 
+from odds.core.backups import backup_status_read, backup_verdicts, wal_archive_status
 from odds.core.health import reducer_query_runs
 from odds.core.kafka import admin_client, reader_create
 from reducers import burrow, keys, topics
@@ -501,6 +503,27 @@ def kafka_health(*, admin: Any = None, topic_names: Iterable[str] | None = None)
     }
 
 
+def backups_snapshot(*, now_ms: int | None = None) -> dict[str, Any]:
+    """PostgreSQL's backups (as the backup scheduler last read the repository) and its WAL
+    archive (read now), each judged against its objective. ``archive`` is ``None`` while the
+    database cannot be read: the rest of ``/metrics`` still answers."""
+    now_s = (now_ms if now_ms is not None else _now_ms()) / 1000
+    try:
+        with connection.cursor() as cursor:
+            archive = wal_archive_status(cursor, now_s=now_s)
+    except DatabaseError:
+        return {"archive": None, "repository": backup_status_read()}
+    repository = backup_status_read()
+    verdicts = backup_verdicts(
+        backups=repository,
+        archive=archive,
+        now_s=now_s,
+        full_interval_s=float(settings.BACKUP_FULL_INTERVAL_H) * 3600,
+        lag_objective_s=float(settings.BACKUP_ARCHIVE_LAG_OBJECTIVE_S),
+    )
+    return {"archive": archive, "repository": repository, **verdicts}
+
+
 def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
     """Every figure of the dashboard and ``/metrics`` at one moment."""
     now_ms = now_ms if now_ms is not None else _now_ms()
@@ -516,6 +539,7 @@ def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[
         "redis_memory_bytes": int(memory.get("used_memory", 0)),
         "celery_queue_depth": celery_queue_depth(),
         "kafka": kafka_health(),
+        "backups": backups_snapshot(now_ms=now_ms),
     }
 
 
@@ -545,6 +569,11 @@ def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
         series["kafka.brokers"] = float(kafka["brokers"])
         series["kafka.under_replicated"] = float(kafka["under_replicated"])
         series["kafka.offline"] = float(kafka["offline"])
+    backups = snapshot.get("backups") or {}
+    if backups.get("backup_age_s") is not None:
+        series["backup_age_s"] = float(backups["backup_age_s"])
+    if (backups.get("archive") or {}).get("lag_s") is not None:
+        series["wal_lag_s"] = float(backups["archive"]["lag_s"])
     return series
 
 

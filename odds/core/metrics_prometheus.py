@@ -87,6 +87,16 @@ METRICS: dict[str, Family] = {
         "gauge", "Partitions of the platform's topics with fewer replicas in sync than assigned."
     ),
     "sportsbook_kafka_offline_partitions": Family("gauge", "Partitions of the platform's topics without a leader."),
+    "sportsbook_backup_age_seconds": Family("gauge", "Seconds since the newest PostgreSQL backup finished."),
+    "sportsbook_backups": Family("gauge", "PostgreSQL backups the repository keeps."),
+    "sportsbook_backup_repository_bytes": Family("gauge", "Bytes the kept backups take in the repository."),
+    "sportsbook_wal_archiving": Family("gauge", "1 while PostgreSQL archives its write-ahead log."),
+    "sportsbook_wal_archive_lag_seconds": Family(
+        "gauge", "How long the oldest finished WAL segment has waited to be archived (0 when none waits)."
+    ),
+    "sportsbook_wal_archive_waiting_segments": Family("gauge", "Finished WAL segments not yet archived."),
+    "sportsbook_wal_archived_segments_total": Family("counter", "WAL segments archived since the statistics reset."),
+    "sportsbook_wal_archive_failures_total": Family("counter", "Failed attempts to archive a WAL segment."),
 }
 
 
@@ -127,6 +137,21 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
         yield "sportsbook_kafka_brokers", {}, kafka["brokers"]
         yield "sportsbook_kafka_under_replicated_partitions", {}, kafka["under_replicated"]
         yield "sportsbook_kafka_offline_partitions", {}, kafka["offline"]
+    backups = snapshot.get("backups") or {}
+    if backups.get("backup_age_s") is not None:
+        yield "sportsbook_backup_age_seconds", {}, backups["backup_age_s"]
+    repository = backups.get("repository")
+    if repository:
+        yield "sportsbook_backups", {}, repository["backups"]
+        yield "sportsbook_backup_repository_bytes", {}, repository["repository_bytes"]
+    archive = backups.get("archive")
+    if archive is not None:
+        yield "sportsbook_wal_archiving", {}, int(archive["archiving"])
+        if archive["lag_s"] is not None:
+            yield "sportsbook_wal_archive_lag_seconds", {}, archive["lag_s"]
+            yield "sportsbook_wal_archive_waiting_segments", {}, archive["waiting_segments"]
+        yield "sportsbook_wal_archived_segments_total", {}, archive["archived"]
+        yield "sportsbook_wal_archive_failures_total", {}, archive["failed"]
 
 
 def metric_families(*, snapshot: dict[str, Any], histograms: Mapping[str, LatencyHistogram]) -> list[Metric]:

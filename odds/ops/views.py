@@ -17,6 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from odds.core.metrics_prometheus import metrics_exposition
 from odds.core.staff import staff_page
+from odds.ops.selectors.backups import backups_overview
 from odds.ops.selectors.ops import DEAD_LETTER_SOURCES, RANGES, dead_letters_recent
 
 
@@ -51,6 +52,12 @@ def dead_letters_page(request: HttpRequest) -> HttpResponse:
         return render(request, "odds/ops/dead_letters.html", context, status=400)
     found = dead_letters_recent(source=source, reason=reason, limit=DEAD_LETTERS_SHOWN)
     return render(request, "odds/ops/dead_letters.html", {**context, **found})
+
+
+@staff_page
+def backups_page(request: HttpRequest) -> HttpResponse:
+    """PostgreSQL's newest backup and its WAL archive, each against its objective."""
+    return render(request, "odds/ops/backups.html", {"page": "backups", **backups_overview()})
 
 
 def metrics_token() -> str:

@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
-from reducers.liability import liability_deltas
+from reducers.liability import SEEN_TTL_S, liability_deltas
 from reducers.queries import LIABILITY
 from reducers.schemas import InvalidRecord, decode_bet_event
 from spark.faults import failure_of
@@ -24,7 +24,6 @@ from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.liability")
 QUERY_NAME = LIABILITY.name
-SEEN_TTL_S = 14 * 24 * 3600
 
 APPLY_ONCE = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) == false then return 0 end

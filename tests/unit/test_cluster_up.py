@@ -30,7 +30,7 @@ def programs(config: configparser.RawConfigParser) -> set[str]:
 
 
 def test_the_single_machine_stack_has_no_cluster_processes(tmp_path):
-    assert programs(rendered(tmp_path)) == {"reducers", "web", "worker", "beat", "feed"}
+    assert programs(rendered(tmp_path)) == {"reducers", "web", "worker", "beat", "feed", "backups"}
 
 
 def test_the_cluster_shape_runs_a_spark_master_two_workers_and_two_web_servers(tmp_path):
@@ -45,6 +45,7 @@ def test_the_cluster_shape_runs_a_spark_master_two_workers_and_two_web_servers(t
         "worker",
         "beat",
         "feed",
+        "backups",
     }
     master = config.get("program:spark-master", "command").split()
     assert master[1] == "org.apache.spark.deploy.master.Master"

@@ -36,3 +36,11 @@ OPS_LAG_OBJECTIVES_S = objectives(
 # A query that has said nothing (no progress report, no idle event) for this long is stale: its
 # figures are the last it gave, not the present.
 OPS_REPORT_STALE_S = read.number("OPS_REPORT_STALE_S", 30)
+# Backups (infra/bin/backup.sh): `manage.py run_backups` (the `backups` program of `make up`)
+# takes a full backup when the newest is older than BACKUP_FULL_INTERVAL_H and reads the
+# repository every BACKUP_CHECK_INTERVAL_S; the ops page marks the newest backup late past the
+# interval plus an hour, and the WAL archive late when a finished segment has waited longer
+# than BACKUP_ARCHIVE_LAG_OBJECTIVE_S.
+BACKUP_FULL_INTERVAL_H = read.number("BACKUP_FULL_INTERVAL_H", 24)
+BACKUP_CHECK_INTERVAL_S = read.whole("BACKUP_CHECK_INTERVAL_S", 60)
+BACKUP_ARCHIVE_LAG_OBJECTIVE_S = read.number("BACKUP_ARCHIVE_LAG_OBJECTIVE_S", 300)

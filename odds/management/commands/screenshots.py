@@ -33,6 +33,7 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("liability", TRADER, "trading-liability", ()),
     ("subscriptions", TRADER, "trading-subscriptions", ()),
     ("lag", TRADER, "ops-lag", ()),
+    ("backups", TRADER, "ops-backups", ()),
     ("admin", TRADER, "admin:index", ()),
 ]
 
