@@ -129,6 +129,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.heartbeat_due = False
         self.idle_timer: asyncio.TimerHandle | None = None
         self.punter: bytes | None = None
+        # The cause of a close the server made (the code the client then reports may differ).
+        self.closed_by: str | None = None
         await self.accept()
         caps = self._connection_caps()
         full = await get_hub().connection_admit(connection_id=self.connection_id, caps=[(k, c) for k, c, _ in caps])
@@ -136,6 +138,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # Accepted first so the refusal can say why; then closed with a code of its own.
             whose = next(w for k, _, w in caps if k == full)
             await self._error("too_many_connections", f"too many open connections for this {whose}")
+            get_hub().socket_refused(cause=events.close_cause(events.CLOSE_TOO_MANY_CONNECTIONS))
             await self.close(code=events.CLOSE_TOO_MANY_CONNECTIONS)
             return
         self.writer = asyncio.create_task(self._write_loop())
@@ -179,7 +182,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.inflight.cancel()
         if self.idle_timer is not None:
             self.idle_timer.cancel()
-        get_hub().socket_closed()
+        get_hub().socket_closed(cause=self.closed_by or events.close_cause(code))
         await self.market_channels_remove(list(self.watched))
         await get_hub().remove(self, [name.decode() for name in self.attached])
         if self.punter is not None:
@@ -322,6 +325,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # Redis refused for longer than the read-back's patience: the client's markets would
             # stand still without a word. It connects again and starts from a fresh image.
             log.warning("markets not read back after the hub reconnected; closing the socket")
+            self.closed_by = events.close_cause(events.CLOSE_TRY_AGAIN)
             await self.close(code=events.CLOSE_TRY_AGAIN)
             return
         self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))

@@ -67,5 +67,5 @@ def test_lag_objectives_are_read_per_query_and_a_malformed_one_is_named(monkeypa
         monkeypatch.setattr(read, "problems", [])
         # Named when the settings finish loading, together with any other problem.
         objectives("OBJECTIVES_PROBE", "x=1")
-        with pytest.raises(ImproperlyConfigured, match="OBJECTIVES_PROBE must be query=seconds pairs"):
+        with pytest.raises(ImproperlyConfigured, match="OBJECTIVES_PROBE must be name=seconds pairs"):
             check()

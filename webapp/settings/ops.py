@@ -5,8 +5,9 @@ from webapp.settings.env import PRODUCTION, read
 
 
 def objectives(name: str, default: str) -> dict[str, float]:
-    """``query=seconds,…``: how far behind in time each reducer query may fall before it is out
-    of its objective (a price stream seconds, a ranking of movers a minute)."""
+    """``name=seconds,…``: how far behind in time each reducer query may fall before it is out
+    of its objective (a price stream seconds, a ranking of movers a minute), or how long a
+    latency stage may take."""
     result: dict[str, float] = {}
     for item in read.text(name, default).split(","):
         query, sep, seconds = item.strip().partition("=")
@@ -15,7 +16,7 @@ def objectives(name: str, default: str) -> dict[str, float]:
         except ValueError:
             value = -1.0
         if not sep or not query or not value > 0:
-            read.problems.append(f"{name} must be query=seconds pairs separated by commas, got {item!r}")
+            read.problems.append(f"{name} must be name=seconds pairs separated by commas, got {item!r}")
             continue
         result[query.strip()] = value
     return result
@@ -33,6 +34,9 @@ OPS_LAG_WINDOW_SPACING_MS = read.whole("OPS_LAG_WINDOW_SPACING_MS", 2000)
 OPS_LAG_OBJECTIVES_S = objectives(
     "OPS_LAG_OBJECTIVES_S", "prices=2,prices-apply=2,commands=2,markets=5,matches=5,liability=30,movers=60"
 )
+# The 99th percentile each latency stage may reach (reducers/latency.py STAGES): a bet's placement,
+# and a price's age as a web process sends its frame. The alerts compare against them.
+OPS_LATENCY_OBJECTIVES_S = objectives("OPS_LATENCY_OBJECTIVES_S", "placement=0.25,frame=1")
 # A query that has said nothing (no progress report, no idle event) for this long is stale: its
 # figures are the last it gave, not the present.
 OPS_REPORT_STALE_S = read.number("OPS_REPORT_STALE_S", 30)
