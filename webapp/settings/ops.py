@@ -26,6 +26,12 @@ def objectives(name: str, default: str) -> dict[str, float]:
 # makes every client look like loopback). Development: unset means loopback clients only.
 METRICS_TOKEN = read.text("METRICS_TOKEN", "", production_default=False)
 METRICS_TOKEN_REQUIRED = PRODUCTION
+# Alertmanager's notifications to /ops/alerts/webhook: the same rule (its bearer token, or
+# loopback only in development).
+ALERTS_WEBHOOK_TOKEN = read.text("ALERTS_WEBHOOK_TOKEN", "", production_default=False)
+# The Prometheus the lag dashboard asks for the alerts firing and pending now (empty: none);
+# `make up` runs one on PROMETHEUS_LISTEN.
+PROMETHEUS_URL = read.text("PROMETHEUS_URL", "http://" + read.text("PROMETHEUS_LISTEN", "127.0.0.1:9090"))
 OPS_SAMPLE_INTERVAL_S = read.whole("OPS_SAMPLE_INTERVAL_S", 5)
 OPS_METRICS_RETENTION_HOURS = read.number("OPS_METRICS_RETENTION_HOURS", 168)
 OPS_LAG_WINDOW_SAMPLES = read.whole("OPS_LAG_WINDOW_SAMPLES", 8)
