@@ -3,6 +3,7 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import {
+  alertNames,
   alertsOfQuery,
   appendPoint,
   column,
@@ -133,12 +134,20 @@ function renderSummary(host: HTMLElement, snapshot: Snapshot): void {
       const tile = el("a", { class: `tile level-${s.level}`, href: `#query-${name}`, "data-tile": name, "data-level": s.level });
       const head = el("span", { class: "tile-head" });
       head.append(el("span", { class: "tile-name" }, name), el("span", { class: `badge level-${s.level}`, "data-role": "standing" }, s.label));
+      const alerts = alertsOfQuery(snapshot.alerts, name);
       const goal = q.objective_s != null ? ` / ${formatSeconds(q.objective_s)}` : "";
       tile.append(
         head,
         el("span", { class: "tile-figure", "data-role": "behind" }, `${formatSeconds(q.lag_seconds)}${goal}`),
         el("span", { class: "tile-note" }, `${formatCount(q.lag)} records · ${q.seen_ms ? formatAgo(q.seen_ms, snapshot.ts) : "never heard from"}`),
       );
+      if (alerts.length) {
+        const first = alerts[0] as (typeof alerts)[number];
+        const more = alerts.length > 1 ? ` +${alerts.length - 1}` : "";
+        tile.append(
+          el("span", { class: `badge alert-${first.state}`, "data-role": "alert", title: alerts.map((a) => `${a.state}: ${a.name}`).join("\n") }, `${first.state}: ${first.name}${more}`),
+        );
+      }
       return tile;
     }),
   );
@@ -221,7 +230,7 @@ function renderAlerts(host: HTMLElement, snapshot: Snapshot): void {
   const summary = describeAlerts(snapshot.alerts);
   host.dataset.level = summary.level;
   const line = el("span", { "data-role": "alerts-summary" }, summary.text);
-  const names = (snapshot.alerts?.alerts ?? []).map((a) => `${a.name}${a.labels["query"] ? ` (${a.labels["query"]})` : ""} ${a.state}`);
+  const names = alertNames(snapshot.alerts);
   const link = el("a", { href: host.dataset.oncallUrl ?? "/ops/oncall" }, "On-call page");
   host.replaceChildren(line, names.length ? ` ${names.join(" · ")} · ` : " ", link);
 }

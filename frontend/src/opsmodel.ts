@@ -88,6 +88,18 @@ export function alertsOfQuery(alerts: AlertsNow | undefined, query: string): Ale
     .sort((a, b) => Number(b.state === "firing") - Number(a.state === "firing") || a.name.localeCompare(b.name));
 }
 
+/** Each alert once, named with its query and state, firing first: the same alert of several
+ * targets once with a count ("TargetDown pending ×6"). */
+export function alertNames(alerts: AlertsNow | undefined): string[] {
+  const counts = new Map<string, number>();
+  const ordered = [...(alerts?.alerts ?? [])].sort((a, b) => Number(b.state === "firing") - Number(a.state === "firing"));
+  for (const a of ordered) {
+    const name = `${a.name}${a.labels["query"] ? ` (${a.labels["query"]})` : ""} ${a.state}`;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name));
+}
+
 /** The line above the queries: how many alerts fire and wait, or why none can be read. */
 export function describeAlerts(alerts: AlertsNow | undefined): { level: "ok" | "warn" | "bad"; text: string } {
   if (!alerts || !alerts.available) return { level: "warn", text: `Alerts cannot be read${alerts?.error ? `: ${alerts.error}` : ""}.` };

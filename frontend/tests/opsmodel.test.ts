@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  type Alert, type AlertsNow, alertsOfQuery, appendPoint, column, describeAlerts, describeKafka, describeRun, formatAgo, formatCount, formatSeconds,
+  type Alert, type AlertsNow, alertNames, alertsOfQuery, appendPoint, column, describeAlerts, describeKafka, describeRun, formatAgo, formatCount, formatSeconds,
   frameLatency, type History, type QueryLag, rangeMs,
   type Snapshot, snapshotSeries, standing, verdict,
 } from "../src/opsmodel";
@@ -163,5 +163,21 @@ describe("alerts beside the queries", () => {
       text: "Alerts cannot be read: no answer.",
     });
     expect(describeAlerts(undefined).level).toBe("warn");
+  });
+});
+
+describe("the alerts line", () => {
+  const alert = (name: string, state: string, query?: string): Alert => ({
+    name, state, severity: "page", summary: "", labels: query ? { alertname: name, query } : { alertname: name }, active_at: null,
+  });
+
+  it("names each alert once, firing first, the same alert of several targets with a count", () => {
+    const alerts: AlertsNow = {
+      available: true,
+      error: null,
+      alerts: [alert("TargetDown", "pending"), alert("TargetDown", "pending"), alert("ReducerLagOverObjective", "firing", "commands")],
+    };
+    expect(alertNames(alerts)).toEqual(["ReducerLagOverObjective (commands) firing", "TargetDown pending ×2"]);
+    expect(alertNames(undefined)).toEqual([]);
   });
 });

@@ -33,8 +33,8 @@ render_template() {
   local text name value
   text="$(<"$1")"
   for name in RUN RULES NAMESPACE SCRAPE_INTERVAL SCRAPE_TIMEOUT EVALUATION_INTERVAL WEB_TARGETS \
-    ALERTMANAGER_LISTEN PROMETHEUS_LISTEN REDUCERS_METRICS_LISTEN PROCESS_METRICS_LISTEN FLOWER_LISTEN \
-    KAFKA_JMX_LISTEN REDIS_EXPORTER_LISTEN POSTGRES_EXPORTER_LISTEN ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL \
+    ALERTMANAGER_LISTEN PROMETHEUS_LISTEN REDUCERS_TARGETS PROCESS_METRICS_LISTEN FLOWER_LISTEN \
+    KAFKA_TARGETS REDIS_EXPORTER_LISTEN POSTGRES_EXPORTER_LISTEN ALERT_GROUP_WAIT ALERT_GROUP_INTERVAL \
     ALERTS_WEBHOOK_URL; do
     value="${!name}"
     text="${text//@$name@/$value}"
@@ -55,7 +55,11 @@ token_file() {
 
 render() {
   mkdir -p "$OUT"
-  REDUCERS_METRICS_LISTEN="$SPARK_DRIVER_METRICS"
+  # The driver's and the broker's endpoints can be turned off (SPARK_DRIVER_METRICS=off,
+  # KAFKA_JMX_LISTEN empty): their jobs then have no target.
+  REDUCERS_TARGETS="" KAFKA_TARGETS=""
+  if [ -n "$SPARK_DRIVER_METRICS" ] && [ "$SPARK_DRIVER_METRICS" != off ]; then REDUCERS_TARGETS="\"$SPARK_DRIVER_METRICS\""; fi
+  if [ -n "$KAFKA_JMX_LISTEN" ]; then KAFKA_TARGETS="\"$KAFKA_JMX_LISTEN\""; fi
   render_template "$MON/prometheus.yml.in" "$OUT/prometheus.yml"
   render_template "$MON/alertmanager.yml.in" "$OUT/alertmanager.yml"
   token_file metrics-token "${METRICS_TOKEN:-}"

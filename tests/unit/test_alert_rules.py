@@ -37,7 +37,14 @@ def run(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subp
 def rendered(tmp_path_factory) -> Path:
     """prometheus.yml and alertmanager.yml as `make up` renders them, in a var/ of the test's own."""
     var = tmp_path_factory.mktemp("var")
-    env = {**os.environ, "SPORTSBOOK_VAR": str(var), "METRICS_TOKEN": "scrape-secret"}
+    env = {
+        **os.environ,
+        "SPORTSBOOK_VAR": str(var),
+        "METRICS_TOKEN": "scrape-secret",
+        # As `make up` has them (the test session turns them off for its own processes).
+        "SPARK_DRIVER_METRICS": "127.0.0.1:9465",
+        "KAFKA_JMX_LISTEN": "127.0.0.1:9404",
+    }
     result = run(str(ROOT / "infra" / "bin" / "monitoring.sh"), "render", env=env)
     assert result.returncode == 0, result.stderr
     return var / "run" / "monitoring"
@@ -109,8 +116,8 @@ def test_every_process_is_a_target_and_every_address_is_loopback(rendered):
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
     assert {"web", "reducers", "processes", "celery", "kafka", "redis", "postgres"} <= set(jobs)
     for job in jobs.values():
-        for target in job["static_configs"][0]["targets"]:
-            assert target.startswith("127.0.0.1:"), (job["job_name"], target)
+        (target,) = job["static_configs"][0]["targets"]
+        assert target.startswith("127.0.0.1:"), (job["job_name"], target)
     manager = yaml.safe_load((rendered / "alertmanager.yml").read_text())
     assert manager["receivers"][0]["webhook_configs"][0]["url"].startswith("http://127.0.0.1:")
 
@@ -134,3 +141,13 @@ def test_monitoring_processes_are_supervised_logged_and_listen_on_loopback():
         assert "@LOG@/" in section.get("stdout_logfile", section.get("stderr_logfile", "")), name
     alertmanager = parser["program:alertmanager"]["command"]
     assert alertmanager.endswith("--cluster.listen-address="), "Alertmanager's cluster port must stay closed"
+
+
+def test_a_driver_or_broker_without_its_endpoint_is_no_target(tmp_path):
+    env = {**os.environ, "SPORTSBOOK_VAR": str(tmp_path), "SPARK_DRIVER_METRICS": "off", "KAFKA_JMX_LISTEN": ""}
+    assert run(str(ROOT / "infra" / "bin" / "monitoring.sh"), "render", env=env).returncode == 0
+    rendered = tmp_path / "run" / "monitoring" / "prometheus.yml"
+    jobs = {job["job_name"]: job for job in yaml.safe_load(rendered.read_text())["scrape_configs"]}
+    assert jobs["reducers"]["static_configs"][0]["targets"] == []
+    assert jobs["kafka"]["static_configs"][0]["targets"] == []
+    assert run(tool("promtool"), "check", "config", str(rendered)).returncode == 0
