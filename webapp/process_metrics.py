@@ -4,7 +4,8 @@ starts, and serves them with each process's state on ``--listen`` (loopback).
 
 supervisord restarts a process that exits, so a process crashing in a loop looks alive to anyone
 who checks now and then; its events do not miss one, however short-lived the process was.
-``python -m webapp.process_metrics --listen 127.0.0.1:9466``; stdout is supervisord's protocol
+``python -m webapp.process_metrics --listen 127.0.0.1:9466 --supervisor unix:///…/supervisord.sock``
+(the socket it asks for the processes already running when it starts); stdout is supervisord's protocol
 channel, so this module writes nothing there but the protocol (its log goes to stderr).
 
 Metrics: ``sportsbook_process_restarts_total{process, kind}`` (``exited``: it ended while it
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from dataclasses import dataclass
 
@@ -80,12 +80,16 @@ class ProcessMetrics:
             self.restarts.labels(process=change.process, kind=change.restart).inc()
 
 
-def _current_states(metrics: ProcessMetrics) -> None:
+def _current_states(metrics: ProcessMetrics, *, server_url: str) -> None:
     """The processes supervisord runs now (this listener may start after them)."""
-    from supervisor import childutils
+    import xmlrpc.client
+
+    from supervisor.xmlrpc import SupervisorTransport
 
     try:
-        infos = childutils.getRPCInterface(os.environ).supervisor.getAllProcessInfo()
+        # The transport speaks to the unix socket; the URL it is given is only a placeholder.
+        proxy = xmlrpc.client.ServerProxy("http://127.0.0.1", transport=SupervisorTransport(None, None, server_url))
+        infos = proxy.supervisor.getAllProcessInfo()
     except Exception as exc:  # the events still come; only the initial states are missing
         log.warning("supervisord's process list not read: %s", exc)
         return
@@ -100,11 +104,12 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listen", required=True, help="host:port to serve /metrics on")
+    parser.add_argument("--supervisor", required=True, help="supervisord's server URL (unix:///path/to/socket)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     host, _, port = args.listen.rpartition(":")
     metrics = ProcessMetrics()
-    _current_states(metrics)
+    _current_states(metrics, server_url=args.supervisor)
     start_http_server(int(port), addr=host or "127.0.0.1", registry=metrics.registry)
     log.info("process metrics on http://%s/metrics", args.listen)
     while True:

@@ -54,6 +54,7 @@ class Incident(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        db_table = "odds_incident"
         ordering = ["-starts_at", "-id"]
         constraints = [
             models.UniqueConstraint(fields=["fingerprint", "starts_at"], name="incident_one_per_firing"),
@@ -85,6 +86,7 @@ class DeadLetterAction(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        db_table = "odds_deadletteraction"
         ordering = ["-at", "-id"]
 
     def __str__(self) -> str:
@@ -104,6 +106,7 @@ class DeadLetterHandled(models.Model):
     sent_to = models.CharField(max_length=300, blank=True)
 
     class Meta:
+        db_table = "odds_deadletterhandled"
         constraints = [
             models.UniqueConstraint(fields=["topic", "partition", "offset"], name="dead_letter_handled_once"),
         ]

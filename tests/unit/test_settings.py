@@ -44,6 +44,7 @@ def test_production_with_every_required_value_starts():
             "REDIS_URL": "redis://redis:6379/0",
             "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
             "METRICS_TOKEN": "t" * 32,
+            "ALERTS_WEBHOOK_TOKEN": "a" * 32,
         }
     )
     assert result.returncode == 0, result.stderr

@@ -36,7 +36,7 @@ supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface
 serverurl=unix://{tmp}/supervisord.sock
 
 [eventlistener:processes]
-command={python} -m webapp.process_metrics --listen 127.0.0.1:{port}
+command={python} -m webapp.process_metrics --listen 127.0.0.1:{port} --supervisor unix://{tmp}/supervisord.sock
 events=PROCESS_STATE
 priority=1
 directory={root}
@@ -117,6 +117,7 @@ def test_every_exit_and_failed_start_is_counted_by_process_and_kind(supervised):
 
 
 def test_a_process_that_runs_on_is_up_and_counted_at_zero(supervised):
+    """Also those the listener found running when it started: it asks supervisord for them."""
     found = wait_for(
         lambda: (s := samples(supervised)).get(("sportsbook_process_up", (("process", "steady"),))) == 1 and s,
         timeout=30,
