@@ -19,6 +19,7 @@ import argparse
 import logging
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
@@ -89,7 +90,7 @@ def _current_states(metrics: ProcessMetrics, *, server_url: str) -> None:
     try:
         # The transport speaks to the unix socket; the URL it is given is only a placeholder.
         proxy = xmlrpc.client.ServerProxy("http://127.0.0.1", transport=SupervisorTransport(None, None, server_url))
-        infos = proxy.supervisor.getAllProcessInfo()
+        infos: list[dict[str, Any]] = proxy.supervisor.getAllProcessInfo()  # type: ignore[assignment]  # XML-RPC answers are untyped
     except Exception as exc:  # the events still come; only the initial states are missing
         log.warning("supervisord's process list not read: %s", exc)
         return
