@@ -214,7 +214,7 @@ def oncall_page(request: HttpRequest) -> HttpResponse:
     the alerts Prometheus holds now."""
     context = {
         "page": "oncall",
-        "incidents": list(incidents_unresolved().select_related("acknowledged_by")),
+        "incidents": list(incidents_unresolved()),
         "resolved": incidents_resolved_recent(limit=20),
         "alerts": alerts_now(),
     }

@@ -59,6 +59,8 @@ class DeadLetterSelection:
     ends: dict[int, int] = field(default_factory=dict)
     handled_before: int = 0
     truncated: bool = False
+    # The topic could not be read to ``ends`` within READ_TIMEOUT_S: more may match.
+    incomplete: bool = False
 
     @property
     def replayable(self) -> list[DeadLetterRecord]:
@@ -88,7 +90,9 @@ def dead_letters_select(
 ) -> DeadLetterSelection:
     """The dead letters of ``source`` (a name of ``reducers.dead_letters.SOURCES``) of
     ``reason`` (every reason when None), written from ``since`` up to ``until``, up to ``ends``
-    (per partition; the log end now when None), oldest first, not yet replayed or discarded."""
+    (per partition; the log end now when None), oldest first, not yet replayed or discarded: at
+    most ``limit`` (reading stops there, ``truncated``), read for at most ``READ_TIMEOUT_S``
+    (``incomplete`` when the ends were not reached)."""
     if source not in SOURCES:
         raise ValueError(f"no dead-letter topic for {source!r}; choose one of {', '.join(SOURCES)}")
     topic = SOURCES[source].dead_letter()
@@ -112,7 +116,8 @@ def dead_letters_select(
             reader.assign([TopicPartition(topic, p, o) for p, o in starts.items()])
             left = {p: selection.ends[p] for p in starts}
             deadline = time.monotonic() + READ_TIMEOUT_S
-            while left and time.monotonic() < deadline:
+            while left and not selection.truncated and time.monotonic() < deadline:
+                batch: list[DeadLetterRecord] = []
                 for message in reader.consume(num_messages=500, timeout=0.2):
                     if message.error() is not None:
                         continue
@@ -137,7 +142,7 @@ def dead_letters_select(
                         origin=_text(headers.get("origin")),
                         at_ms=ts_ms,
                     )
-                    found.append(
+                    batch.append(
                         DeadLetterRecord(
                             topic=topic,
                             partition=partition,
@@ -153,14 +158,18 @@ def dead_letters_select(
                             refusal=replay_refusal(failure),
                         )
                     )
+                # Those handled before are left out batch by batch, so a topic full of them is
+                # read through without holding it all.
+                handled = dead_letters_handled(topic=topic, offsets=[(r.partition, r.offset) for r in batch])
+                fresh = [r for r in batch if (r.partition, r.offset) not in handled]
+                selection.handled_before += len(batch) - len(fresh)
+                found.extend(fresh)
+                selection.truncated = len(found) > limit
+            selection.incomplete = bool(left) and not selection.truncated
     finally:
         reader.close()
-    handled = dead_letters_handled(topic=topic, offsets=[(r.partition, r.offset) for r in found])
-    fresh = [r for r in found if (r.partition, r.offset) not in handled]
-    fresh.sort(key=lambda r: (r.ts_ms, r.partition, r.offset))
-    selection.handled_before = len(found) - len(fresh)
-    selection.truncated = len(fresh) > limit
-    selection.records = fresh[:limit]
+    found.sort(key=lambda r: (r.ts_ms, r.partition, r.offset))
+    selection.records = found[:limit]
     return selection
 
 

@@ -219,3 +219,15 @@ def test_records_written_after_the_preview_are_not_replayed_unseen(staff_client,
     (sent,) = read_from(topics.commands(), before, count=1)
     assert sent.value() == b"{seen"
     assert 'data-selected="1"' in preview(staff_client, reason=marker)
+
+
+def test_a_selection_holds_at_most_its_limit_oldest_first_and_says_so(kafka_topics, marker):
+    from odds.ops.selectors.dead_letters import dead_letters_select
+
+    for n in range(3):
+        dead_letter(value=b"{limit " + str(n).encode(), reason=marker)
+    selection = dead_letters_select(source="commands", reason=marker, limit=2)
+    assert [r.value for r in selection.records] == [b"{limit 0", b"{limit 1"]
+    assert (selection.truncated, selection.incomplete) == (True, False)
+    everything = dead_letters_select(source="commands", reason=marker)
+    assert (len(everything.records), everything.truncated, everything.incomplete) == (3, False, False)
