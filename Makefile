@@ -4,7 +4,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 BIN := infra/bin
 
-.PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs backup restore
+.PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs backup restore targets
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
@@ -50,6 +50,7 @@ up: topics seed
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
 	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching the public pages and /api/views/, as a CDN would)"
+	@$(BIN)/monitoring.sh addresses
 	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
@@ -64,6 +65,10 @@ status:
 	@$(BIN)/kafka.sh status
 	@$(BIN)/redis.sh status
 	@$(BIN)/postgres.sh status
+
+# Each Prometheus target's health (`make up` starts Prometheus unless MONITORING=0).
+targets:
+	@$(BIN)/monitoring.sh targets
 
 rules: deps
 	$(PY) -m reducers.rules --write

@@ -277,3 +277,9 @@ def websocket_connections(kind: str, who: str) -> str:
     """Sorted set: open websocket ids of one user or client address, scored by when each entry lapses
     unless its process refreshes it (connection caps across worker processes)."""
     return f"{namespace()}:wsconn:{kind}:{who}"
+
+
+def dead_letter_replayed(digest: str) -> str:
+    """String: JSON of the replay headers a record was re-sent to its source topic with, by the
+    record's digest (``reducers.dead_letters.ReplayLedger``), kept while its dead letters are."""
+    return f"{namespace()}:dlq:replayed:{digest}"

@@ -17,10 +17,21 @@ from reducers import topics
 
 
 @dataclass(frozen=True)
+class DeadLetters:
+    """Where a query sets aside the records it refuses: the topic, the name the operator pages
+    give its source, and the prefix of the reasons its reducer counts (``command_undecodable``)."""
+
+    topic: Callable[[], str]
+    label: str
+    counter_prefix: str
+
+
+@dataclass(frozen=True)
 class ReducerQuery:
     """One reducer query.
 
-    ``source`` and ``dead_letter`` name topics (functions of the namespace); ``starting_offsets``
+    ``source`` names its topic (a function of the namespace), ``dead_letters`` where it sets refused
+    records aside; ``starting_offsets``
     is where a query without a checkpoint starts (``earliest``: a table or a log it must read
     whole; ``latest``: commands and windows, whose past means nothing to a new reader);
     ``trigger`` is its processing-time trigger unless the environment variable ``trigger_env``
@@ -32,7 +43,7 @@ class ReducerQuery:
 
     name: str
     source: Callable[[], str]
-    dead_letter: Callable[[], str] | None
+    dead_letters: DeadLetters | None
     starting_offsets: str
     trigger_env: str
     trigger: str
@@ -49,7 +60,7 @@ class ReducerQuery:
 PRICES = ReducerQuery(
     name="prices",
     source=topics.prices,
-    dead_letter=topics.prices_dead_letter,
+    dead_letters=DeadLetters(topics.prices_dead_letter, "prices", ""),
     starting_offsets="earliest",
     trigger_env="SPARK_TRIGGER_INTERVAL",
     trigger="0 seconds",
@@ -61,7 +72,7 @@ PRICES = ReducerQuery(
 COMMANDS = ReducerQuery(
     name="commands",
     source=topics.commands,
-    dead_letter=topics.commands_dead_letter,
+    dead_letters=DeadLetters(topics.commands_dead_letter, "commands", "command_"),
     starting_offsets="latest",
     trigger_env="SPARK_COMMANDS_TRIGGER",
     trigger="0 seconds",
@@ -73,7 +84,7 @@ COMMANDS = ReducerQuery(
 MATCHES = ReducerQuery(
     name="matches",
     source=topics.match_states,
-    dead_letter=topics.match_states_dead_letter,
+    dead_letters=DeadLetters(topics.match_states_dead_letter, "matches", "match_"),
     starting_offsets="earliest",
     trigger_env="SPARK_MATCHES_TRIGGER",
     trigger="500 milliseconds",
@@ -85,7 +96,7 @@ MATCHES = ReducerQuery(
 MARKETS = ReducerQuery(
     name="markets",
     source=topics.markets,
-    dead_letter=topics.markets_dead_letter,
+    dead_letters=DeadLetters(topics.markets_dead_letter, "markets", "market_"),
     starting_offsets="earliest",
     trigger_env="SPARK_MARKETS_TRIGGER",
     trigger="1 second",
@@ -97,7 +108,7 @@ MARKETS = ReducerQuery(
 LIABILITY = ReducerQuery(
     name="liability",
     source=topics.bets,
-    dead_letter=topics.bets_dead_letter,
+    dead_letters=DeadLetters(topics.bets_dead_letter, "bets", "bet_"),
     starting_offsets="earliest",
     trigger_env="SPARK_LIABILITY_TRIGGER",
     trigger="1 second",
@@ -111,7 +122,7 @@ LIABILITY = ReducerQuery(
 MOVERS = ReducerQuery(
     name="movers",
     source=topics.price_windows,
-    dead_letter=None,
+    dead_letters=None,
     starting_offsets="latest",
     trigger_env="SPARK_MOVERS_TRIGGER",
     trigger="10 seconds",
@@ -131,11 +142,6 @@ PRICE_APPLIER_OBJECTIVE_S = 2
 def lag_objectives() -> dict[str, float]:
     """Seconds behind its source each query may fall, the real-time applier's included."""
     return {topics.PRICE_APPLIER: PRICE_APPLIER_OBJECTIVE_S, **{q.name: q.lag_objective_s for q in QUERIES}}
-
-
-def dead_letter_topics() -> dict[str, str]:
-    """Each query's source name → its dead-letter topic (the queries that have one)."""
-    return {query.name: query.dead_letter() for query in QUERIES if query.dead_letter is not None}
 
 
 def sources() -> dict[str, str]:

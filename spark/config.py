@@ -60,6 +60,8 @@ class ReducerConfig:
     shuffle_partitions: int
     ui_enabled: bool
     ui_port: int
+    # host:port of the driver's own /metrics (spark/metrics.py); empty: none
+    driver_metrics: str
     log_level: str
     limit_initial_partitions: int
     kafka_jars_dir: Path
@@ -142,6 +144,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         shuffle_partitions=read.whole("SPARK_SHUFFLE_PARTITIONS", 4, minimum=1),
         ui_enabled=read.flag("SPARK_UI_ENABLED", False),
         ui_port=read.whole("SPARK_UI_PORT", 4040, minimum=1),
+        driver_metrics=read.text("SPARK_DRIVER_METRICS", "127.0.0.1:9465"),
         log_level=read.choice("SPARK_LOG_LEVEL", "WARN", ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")),
         limit_initial_partitions=read.whole("SPARK_LIMIT_INITIAL_PARTITIONS", 1024, minimum=1),
         kafka_jars_dir=Path(read.text("SPARK_KAFKA_JARS_DIR", str(ROOT / ".cache" / "jars" / "spark-kafka"))),

@@ -13,6 +13,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from odds.core.metrics import latency_histograms, metrics_snapshot
+from reducers.dead_letters import source_of_reason
 from reducers.latency import LatencyHistogram
 
 STATUSES = ("OK", "WARN", "STALL", "STOP", "ERR")
@@ -74,11 +75,23 @@ METRICS: dict[str, Family] = {
         "histogram",
         "Latency per stage: source (event to produce), kafka (produce to Kafka), reducer (Kafka to "
         "reducer), end_to_end (event to reducer), browser (event to an operator's browser), "
-        "websocket (reducer to an operator's browser).",
+        "websocket (reducer to an operator's browser), placement (bet request to decided), frame "
+        "(event to the frame a web process sends, sampled).",
         ("stage",),
     ),
     "sportsbook_websockets": Family("gauge", "Websockets connected, per ASGI worker.", ("worker",)),
-    "sportsbook_dead_letters_total": Family("counter", "Records sent to a dead-letter topic, by reason.", ("reason",)),
+    "sportsbook_latency_objective_seconds": Family(
+        "gauge", "The 99th percentile a latency stage may reach (its objective).", ("stage",)
+    ),
+    "sportsbook_dead_letters_total": Family(
+        "counter", "Records sent to a dead-letter topic, by source topic and reason.", ("source", "reason")
+    ),
+    "sportsbook_dead_letters_again_total": Family(
+        "counter", "Replayed records that failed again and were dead-lettered again.", ("source", "reason")
+    ),
+    "sportsbook_websocket_closes_total": Family(
+        "counter", "Websockets closed, by cause (the close code's name).", ("cause",)
+    ),
     "sportsbook_late_records_total": Family("counter", "Records behind the watermark, by query.", QUERY),
     "sportsbook_redis_memory_bytes": Family("gauge", "Memory used by Redis."),
     "sportsbook_celery_queue_depth": Family("gauge", "Tasks waiting in the Celery queue."),
@@ -126,8 +139,17 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
             yield "sportsbook_reducer_query_restarts_total", labels, run["restarts"]
     for worker, count in sorted(snapshot.get("websockets", {}).items()):
         yield "sportsbook_websockets", {"worker": worker}, count
-    for reason, count in sorted(snapshot.get("dead_letters", {}).items()):
-        yield "sportsbook_dead_letters_total", {"reason": reason}, count
+    for stage, seconds in sorted(snapshot.get("latency_objectives", {}).items()):
+        yield "sportsbook_latency_objective_seconds", {"stage": stage}, seconds
+    for family, counted in (
+        ("sportsbook_dead_letters_total", "dead_letters"),
+        ("sportsbook_dead_letters_again_total", "dead_letters_again"),
+    ):
+        for reason, count in sorted(snapshot.get(counted, {}).items()):
+            source, reason = source_of_reason(reason)
+            yield family, {"source": source, "reason": reason}, count
+    for cause, count in sorted(snapshot.get("websocket_closes", {}).items()):
+        yield "sportsbook_websocket_closes_total", {"cause": cause}, count
     for query, count in sorted(snapshot.get("late_records", {}).items()):
         yield "sportsbook_late_records_total", {"query": query}, count
     yield "sportsbook_redis_memory_bytes", {}, snapshot.get("redis_memory_bytes", 0)

@@ -131,6 +131,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         # when it last wrote (no timeout on the writer's every wait).
         self.last_write = time.monotonic()
         self.idle_timer: asyncio.TimerHandle | None = None
+        # The cause of a close the server made (the code the client then reports may differ).
+        self.closed_by: str | None = None
         await self.accept()
         caps = self._connection_caps()
         full = await get_hub().connection_admit(connection_id=self.connection_id, caps=[(k, c) for k, c, _ in caps])
@@ -138,6 +140,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # Accepted first so the refusal can say why; then closed with a code of its own.
             whose = next(w for k, _, w in caps if k == full)
             await self._error("too_many_connections", f"too many open connections for this {whose}")
+            get_hub().socket_refused(cause=events.close_cause(events.CLOSE_TOO_MANY_CONNECTIONS))
             await self.close(code=events.CLOSE_TOO_MANY_CONNECTIONS)
             return
         self.writer = asyncio.create_task(self._write_loop())
@@ -178,7 +181,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.inflight.cancel()
         if self.idle_timer is not None:
             self.idle_timer.cancel()
-        get_hub().socket_closed()
+        get_hub().socket_closed(cause=self.closed_by or events.close_cause(code))
         session = self.session
         await self.market_channels_remove(list(session.watched))
         followed = [*session.attached, *session.followed]
@@ -271,6 +274,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # Redis refused for longer than the read-back's patience: the client's markets would
             # stand still without a word. It connects again and starts from a fresh image.
             log.warning("markets not read back after the hub reconnected; closing the socket")
+            self.closed_by = events.close_cause(events.CLOSE_TRY_AGAIN)
             await self.close(code=events.CLOSE_TRY_AGAIN)
             return
         if ids:

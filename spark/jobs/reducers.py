@@ -42,6 +42,7 @@ from spark.config import ConfigError, ReducerConfig, config
 from spark.jobs.applier import QUERY_NAME as APPLIER_NAME
 from spark.jobs.applier import PriceApplier
 from spark.jobs.markets import QueryRefresher
+from spark.metrics import driver_metrics_serve, driver_registry
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
 from spark.session import build_session, jvm_pid, lower_priority, lower_session_priority
@@ -275,7 +276,8 @@ def main() -> None:
     checkpoint_root = settings.checkpoint_dir
     extra = scheduler_conf(settings)
     spark = build_session("sportsbook-reducers", extra=extra)
-    pid = jvm_pid(spark) if mode == "realtime" and settings.realtime_jvm_niceness else None
+    jvm = jvm_pid(spark)
+    pid = jvm if mode == "realtime" and settings.realtime_jvm_niceness else None
     if pid is not None:
         # In real-time mode the JVM's twelve tasks poll Kafka record by record and, with its
         # compilers, took a core at 1,000 prices a second; the applier, which makes the price
@@ -306,6 +308,9 @@ def main() -> None:
         backoff=backoff_from_config(settings),
     )
     supervisor.start()
+    driver_metrics_serve(
+        listen=settings.driver_metrics, registry=driver_registry(runs=lambda: dict(supervisor.runs), jvm_pid=jvm)
+    )
     refresher = QueryRefresher(redis_client=client, interval_s=settings.query_refresh_s)
     refresher.start()
     store_watch = StoreWatch(redis_url=redis_url, bootstrap=bootstrap)

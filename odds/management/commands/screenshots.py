@@ -34,6 +34,8 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("subscriptions", TRADER, "trading-subscriptions", ()),
     ("lag", TRADER, "ops-lag", ()),
     ("backups", TRADER, "ops-backups", ()),
+    ("oncall", TRADER, "ops-oncall", ()),
+    ("dead-letters", TRADER, "ops-dead-letters", ()),
     ("admin", TRADER, "admin:index", ()),
 ]
 
@@ -55,6 +57,7 @@ class Command(BaseCommand):
         parser.add_argument("--out", default=str(Path(settings.BASE_DIR) / "docs" / "screenshots"))
         parser.add_argument("--settle", type=float, default=3.0, help="seconds for the live parts to fill in")
         parser.add_argument("--pages", nargs="*", default=None, help="only these pages (file names, e.g. home lag)")
+        parser.add_argument("--tag", default="", help="added to each file's name: lag-<tag>-desktop.png")
 
     def handle(self, *args: Any, **options: Any) -> None:
         from playwright.sync_api import sync_playwright
@@ -83,7 +86,8 @@ class Command(BaseCommand):
                         page = context.new_page()
                         page.goto(base + path, wait_until="networkidle")
                         page.wait_for_timeout(options["settle"] * 1000)
-                        target = out / f"{name}-{size}.png"
+                        tagged = f"{name}-{options['tag']}" if options["tag"] else name
+                        target = out / f"{tagged}-{size}.png"
                         page.screenshot(path=str(target))
                         context.close()
                         self.stdout.write(f"{target}")
