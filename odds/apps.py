@@ -1,7 +1,24 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.contrib.auth.signals import user_logged_in
+from django.http import HttpRequest
+
+
+def _login_succeeded(*, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    """Any login form's success clears its username's throttle count (``odds.core.auth``)."""
+    if request is None or request.method != "POST":
+        return
+    from odds.core.auth import login_success
+    from odds.core.clients import client_ip
+
+    login_success(username=str(request.POST.get("username", "")), ip=client_ip(request))
 
 
 class OddsConfig(AppConfig):
     name = "odds"
     verbose_name = "Platform"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        user_logged_in.connect(_login_succeeded, dispatch_uid="odds.login_succeeded")

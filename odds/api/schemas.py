@@ -294,9 +294,11 @@ BodyRefused = refusal("BodyRefused", *BODY_ERRORS)
 QueryRefused = refusal("QueryRefused", "invalid")
 TooLarge = refusal("TooLarge", "body_too_large")
 NotFound = refusal("NotFound", "not_found")
-DatabaseUnavailable = refusal("DatabaseUnavailable", "database_unavailable")
+DatabaseUnavailable = refusal("DatabaseUnavailable", "database_unavailable", "state_unavailable")
 CommandUnavailable = refusal("CommandUnavailable", "database_unavailable", "command_not_sent", "state_unavailable")
-PlacementUnavailable = refusal("PlacementUnavailable", "database_unavailable", "overloaded", retry_after_s=RetryAfter)
+PlacementUnavailable = refusal(
+    "PlacementUnavailable", "database_unavailable", "state_unavailable", "overloaded", retry_after_s=RetryAfter
+)
 
 
 # ---------------------------------------------------------------------------------------------

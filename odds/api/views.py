@@ -20,9 +20,9 @@ from odds.betting.services.bets import (
     BetRateLimited,
     CashOutRejected,
     Placement,
+    bet_attempt_count,
     bet_cash_out,
     bet_place,
-    bet_rate_check,
 )
 from odds.betting.services.wallet import (
     PaymentRefused,
@@ -42,9 +42,10 @@ def _user(request: HttpRequest) -> User:
 
 
 def _placement_rate(request: HttpRequest) -> None:
-    """Every attempt counts, valid or not: checked before the body is read."""
+    """Every attempt counts, valid or not: counted before the body is read or the database is
+    asked anything (a Redis that cannot count it: 503 ``state_unavailable``)."""
     try:
-        bet_rate_check(user_id=_user(request).pk)
+        bet_attempt_count(user_id=_user(request).pk)
     except BetRateLimited as exc:
         raise rate_limited_error(exc) from exc
 
@@ -99,9 +100,10 @@ EXCLUDED = (
             429: (s.RateLimited, "Above the placement rate limit; nothing was recorded."),
             503: (
                 s.PlacementUnavailable,
-                "The database cannot be reached (`database_unavailable`), or this web process's placement pool is"
-                " saturated (`overloaded`, answered at once); nothing was recorded: send the same request (same"
-                " key) again after `Retry-After` seconds.",
+                "The database cannot be reached (`database_unavailable`), Redis cannot count the attempt or read"
+                " the prices (`state_unavailable`: at its memory limit, or unreachable), or this web process's"
+                " placement pool is saturated (`overloaded`, answered at once); nothing was recorded: send the same"
+                " request (same key) again after `Retry-After` seconds.",
                 ("Retry-After",),
             ),
         },

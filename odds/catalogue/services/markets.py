@@ -119,7 +119,7 @@ def market_price_update(*, market_id: int, overrides: Mapping[int, Decimal] | No
     market = Market.objects.prefetch_related("selections").get(id=market_id)
     live = {
         item["id"]: item
-        for item in live_states(market_ids=[market_id]).get(market_id, {}).get("selections", [])
+        for item in (live_states(market_ids=[market_id]).get(market_id) or {}).get("selections", [])
         if isinstance(item, dict) and "id" in item
     }
     selections = []
@@ -155,6 +155,8 @@ def trader_decision_record(update: PriceUpdate) -> None:
         "status": update.status,
         "tradable": update.status == "open",
         "selections": [selection.to_json() for selection in update.selections],
+        # When the trader decided: how old the decision is when a bet or a cash-out reads it.
+        "ts": {"decided": int(time.time() * 1000)},
     }
     pipe = redis_shared().pipeline(transaction=True)
     key = keys.trader_decision(update.market_id)

@@ -7,7 +7,6 @@ only that session's websocket may attach to it.
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import redis
 from django.conf import settings
 
 from odds.core.kafka import producer_shared
+from odds.core.ratelimits import STREAM_CONTROL, SUBSCRIBE, rate_hit
 from reducers import keys, topics
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
@@ -28,7 +28,6 @@ from reducers.subscriptions import (
 from store.clients import redis_client
 
 OWNER_TTL_S = 24 * 3600
-SUBSCRIBE_LIMIT_PER_MINUTE = 30
 
 
 class StreamError(Exception):
@@ -82,29 +81,17 @@ def channel_owned_by(*, channel_id: str, user_id: int, session_key: str | None) 
     )
 
 
-def _window_count(*, scope: str, user_id: int, window_s: int) -> tuple[int, int]:
-    """Count one request of the user in the current fixed window of ``window_s`` seconds;
-    returns (requests in the window so far, seconds until the window ends)."""
-    now = time.time()
-    window = int(now // window_s)
-    key = keys.rate_limit(scope, str(user_id), window)
-    pipe = _redis().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, 2 * window_s)
-    return int(pipe.execute()[0]), max(1, math.ceil((window + 1) * window_s - now))
-
-
 def _control_rate_limit(*, user_id: int) -> None:
     """Begin (resync included) and change requests per punter in a fixed window: each one makes
     the reducers write a full image into the channel's log."""
-    window_s = settings.STREAM_CONTROL_WINDOW_S
-    count, retry_after_s = _window_count(scope="stream_control", user_id=user_id, window_s=window_s)
-    if count > settings.STREAM_CONTROL_LIMIT:
+    decision = rate_hit(limit=STREAM_CONTROL, subject=str(user_id))
+    if not decision.allowed:
         raise StreamError(
             429,
             "rate_limited",
-            f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every {window_s} seconds",
-            retry_after_s=retry_after_s,
+            f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every"
+            f" {settings.STREAM_CONTROL_WINDOW_S} seconds",
+            retry_after_s=decision.retry_after_s,
         )
 
 
@@ -147,8 +134,15 @@ def stream_share(*, query: QuerySpec, user_id: int | None) -> str:
 
 
 def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) -> Channel:
-    if _window_count(scope="subscribe", user_id=user_id, window_s=60)[0] > SUBSCRIBE_LIMIT_PER_MINUTE:
-        raise StreamError(429, "rate_limited", f"at most {SUBSCRIBE_LIMIT_PER_MINUTE} subscriptions a minute")
+    decision = rate_hit(limit=SUBSCRIBE, subject=str(user_id))
+    if not decision.allowed:
+        raise StreamError(
+            429,
+            "rate_limited",
+            f"at most {settings.STREAM_SUBSCRIBE_LIMIT} subscriptions"
+            f" every {settings.STREAM_SUBSCRIBE_WINDOW_S} seconds",
+            retry_after_s=decision.retry_after_s,
+        )
     client = _redis()
     _channel_cap(client=client, user_id=user_id, session_key=session_key)
     channel_id = secrets.token_urlsafe(24)
