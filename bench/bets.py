@@ -695,8 +695,9 @@ def bench_bets(
     (``stream``), the server's CPU and the machine's load over the measured window.
     """
     _django_setup()
-    from bench.common import namespace as fresh_namespace
     from django.conf import settings
+
+    from bench.common import namespace as fresh_namespace
 
     limit, window_s = settings.BET_PLACE_LIMIT, settings.BET_PLACE_WINDOW_S
 

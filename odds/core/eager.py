@@ -57,4 +57,4 @@ def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
     except StopIteration as done:
         return cast(T, done.value)
     coro.close()
-    raise RuntimeError(f"{coro.__qualname__} waited on the event loop; it cannot run synchronously")
+    raise RuntimeError(f"{coro!r} waited on the event loop; it cannot run synchronously")

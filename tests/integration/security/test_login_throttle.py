@@ -88,8 +88,8 @@ def test_the_username_limit_holds_in_another_case(limits, member):
 
 
 def test_a_username_in_fullwidth_letters_counts_as_the_same_username(limits, member):
-    # Django's login form reads the username as NFKC, so "ｍｅｍｂｅｒ" logs in as "member":
-    # it must not get a fresh count.
+    # Django's login form reads the username as NFKC, so the fullwidth spelling of a username
+    # logs in as that user: it must not get a fresh count.
     fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in member.username)
     client = _browser()
     for name in (member.username, fullwidth, member.username.upper()):
