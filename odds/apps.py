@@ -2,6 +2,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.contrib.auth.signals import user_logged_in
+from django.db.models.signals import post_migrate
 from django.http import HttpRequest
 
 
@@ -15,6 +16,12 @@ def _login_succeeded(*, request: HttpRequest | None = None, **kwargs: Any) -> No
     login_success(username=str(request.POST.get("username", "")), ip=client_ip(request))
 
 
+def _roles_sync(**kwargs: Any) -> None:
+    from odds.core.roles import roles_sync
+
+    roles_sync()
+
+
 class OddsConfig(AppConfig):
     name = "odds"
     verbose_name = "Platform"
@@ -22,3 +29,5 @@ class OddsConfig(AppConfig):
 
     def ready(self) -> None:
         user_logged_in.connect(_login_succeeded, dispatch_uid="odds.login_succeeded")
+        # After every app's migrations (and their permissions): the staff roles' groups.
+        post_migrate.connect(_roles_sync, dispatch_uid="odds.roles_sync")

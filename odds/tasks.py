@@ -64,8 +64,13 @@ def outbox_relay() -> None:
 def bets_delay_resolve() -> None:
     """Run by beat every second: decide the bets held by the in-play delay whose time has come."""
     summary = bet_delay.bets_delay_resolve()
-    if summary.accepted or summary.rejected:
-        log.info("held bets decided: %d accepted, %d rejected", summary.accepted, summary.rejected)
+    if summary.accepted or summary.rejected or summary.failed:
+        log.info(
+            "held bets decided: %d accepted, %d rejected, %d not decidable now",
+            summary.accepted,
+            summary.rejected,
+            summary.failed,
+        )
 
 
 @shared_task(name=task_names.SETTLEMENT_SWEEP, ignore_result=True)

@@ -617,6 +617,7 @@ class BreakOut(Answer):
 PaymentError = refusal("PaymentError", *BODY_ERRORS, "too_low", "too_high")
 DepositError = refusal("DepositError", *BODY_ERRORS, "too_low", "too_high", "over_deposit_limit")
 WithdrawalError = refusal("WithdrawalError", *BODY_ERRORS, "too_low", "too_high", "insufficient_funds")
+PaymentConflict = refusal("PaymentConflict", "request_id_reused")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -995,13 +996,13 @@ class ViewSnapshot(Model):
     events: list[EventView]
 
 
-class ComponentHealth(Sparse):
+class ComponentHealth(Model):
     ok: bool
-    latency_ms: int | float
-    error: str | None = None
 
 
 class Health(Model):
+    """Whether each component is healthy; why not is for operators (``/healthz/detail``)."""
+
     ok: bool
     failing: list[Check]
     components: dict[Check, ComponentHealth]

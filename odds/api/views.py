@@ -196,7 +196,7 @@ def wallet(request: HttpRequest) -> s.WalletOut:
 
 
 def payment_refused_error(exc: PaymentRefused) -> ApiError:
-    status = 403 if exc.code == "excluded" else 400
+    status = {"excluded": 403, "request_id_reused": 409}.get(exc.code, 400)
     return ApiError(status, exc.code, exc.message, field=exc.field)
 
 
@@ -218,8 +218,9 @@ def _payment(request: HttpRequest, body: s.PaymentRequest, *, deposit: bool) -> 
 PAYMENT_EXAMPLES = {"pounds": {"v": 1, "amount": "20.00", "request_id": "5f2c0e9a"}}
 PAID = {
     201: (s.PaymentOut, "Paid: the ledger entry and the balance after it."),
-    200: (s.PaymentOut, "A repeat of a request already paid: its entry, nothing paid again."),
+    200: (s.PaymentOut, "A repeat of a request already paid (same amount): its entry, nothing paid again."),
 }
+REUSED = (s.PaymentConflict, "The request id was already used for a payment of another amount; nothing was paid.")
 
 
 @router.post(
@@ -231,6 +232,7 @@ PAID = {
         {
             400: (s.DepositError, "The amount or request id is not acceptable; nothing was paid."),
             403: EXCLUDED,
+            409: REUSED,
         },
         access="write",
         body=True,
@@ -247,7 +249,10 @@ def wallet_deposits(request: HttpRequest, body: s.PaymentRequest) -> Status[s.Pa
     url_name="wallet-withdrawals",
     **answers(
         PAID,
-        {400: (s.WithdrawalError, "The amount or request id is not acceptable; nothing was paid.")},
+        {
+            400: (s.WithdrawalError, "The amount or request id is not acceptable; nothing was paid."),
+            409: REUSED,
+        },
         access="write",
         body=True,
         examples=PAYMENT_EXAMPLES,

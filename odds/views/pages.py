@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
@@ -36,6 +37,7 @@ from odds.catalogue.selectors.catalogue import (
     event_scores,
     sport_nav,
 )
+from odds.core.pages import private_page
 from odds.streaming.selectors.snapshots import live_overlay
 from reducers.subscriptions import QuerySpec
 
@@ -170,6 +172,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
 
 @login_required
 @ensure_csrf_cookie
+@private_page
 def my_bets(request: HttpRequest) -> HttpResponse:
     return _page(request, "odds/my_bets.html", {"active_my_bets": True})
 
@@ -198,6 +201,10 @@ class LoginView(auth_views.LoginView):
 
     template_name = "odds/login.html"
 
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        # The demo accounts are listed only where they exist: a development stack with demo data.
+        return {**super().get_context_data(**kwargs), "demo_accounts": settings.DEMO}
+
 
 def login_refused(
     request: HttpRequest, *, username: str, retry_after_s: int, unavailable: bool = False
@@ -215,6 +222,7 @@ def login_refused(
         "next": next_url,
         "throttled_minutes": 0 if unavailable else -(-retry_after_s // 60),
         "login_unavailable": unavailable,
+        "demo_accounts": settings.DEMO,
     }
     response = render(request, "odds/login.html", context, status=503 if unavailable else 429)
     response["Retry-After"] = str(retry_after_s)

@@ -35,3 +35,9 @@ CONTENT_SECURITY_POLICY = {
     "base-uri": ["'self'"],
     "form-action": ["'self'"],
 }
+
+# The reverse proxies whose X-Forwarded-For the ASGI server believes (addresses or networks,
+# comma-separated; webapp/serve.py). None by default: a client's address is the peer's. `make up`
+# trusts its nginx, which reaches the site from its own loopback address (PROXY_BIND, 127.0.0.2);
+# the cluster compose file trusts its proxy's fixed address.
+TRUSTED_PROXIES = read.names("TRUSTED_PROXIES", "")

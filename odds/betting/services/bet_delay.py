@@ -44,6 +44,7 @@ UNAVAILABLE_MESSAGES = {
 class DelaySummary:
     accepted: int = 0
     rejected: int = 0
+    failed: int = 0
 
 
 def bets_due(*, now: datetime | None = None, limit: int = DECIDE_BATCH) -> list[int]:
@@ -124,10 +125,17 @@ def bet_decided_announce(bet: Bet) -> None:
 
 
 def bets_delay_resolve(*, now: datetime | None = None) -> DelaySummary:
-    """Decide every held bet whose delay has passed (in batches of ``DECIDE_BATCH``)."""
+    """Decide every held bet whose delay has passed (in batches of ``DECIDE_BATCH``). A bet that
+    cannot be decided (its decision raised) is logged, counted in ``failed`` and left held for
+    the next run; it never keeps the bets after it waiting."""
     summary = DelaySummary()
     for bet_id in bets_due(now=now):
-        decided = bet_delay_decide(bet_id=bet_id)
+        try:
+            decided = bet_delay_decide(bet_id=bet_id)
+        except Exception:
+            log.exception("held bet %s could not be decided; it stays held for the next run", bet_id)
+            summary.failed += 1
+            continue
         if decided is None:
             continue
         if decided.status == Bet.Status.ACCEPTED:

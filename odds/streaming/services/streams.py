@@ -237,18 +237,21 @@ def stream_touch(*, channel_id: str) -> None:
     _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
 
 
-def stream_end(*, channel_id: str, reason: str = "ended_by_staff") -> bool:
-    """End any channel through the command topic, whoever owns it (expiry, staff).
+def stream_end(*, channel_id: str, reason: str = "ended_by_staff", user_id: int | None = None) -> bool:
+    """End any channel through the command topic, whoever owns it (expiry, staff), or one of
+    ``user_id``'s (their session ended), even before the reducers have taken its subscription.
 
     Returns False when no such channel is live; ending twice is harmless.
     """
     client = _redis()
-    user = client.hget(keys.channel_meta(channel_id), "user")
-    if user is None:
-        client.zrem(keys.channels_index(), channel_id)
-        return False
-    # A shared query channel is nobody's: the sweeper's command carries no user.
-    owner = None if is_shared_channel(channel_id) else int(user)
+    owner: int | None = user_id
+    if owner is None:
+        user = client.hget(keys.channel_meta(channel_id), "user")
+        if user is None:
+            client.zrem(keys.channels_index(), channel_id)
+            return False
+        # A shared query channel is nobody's: the sweeper's command carries no user.
+        owner = None if is_shared_channel(channel_id) else int(user)
     _send(
         StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=owner, spec=None, ts=_now_ms(), reason=reason)
     )
