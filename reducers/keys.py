@@ -201,7 +201,12 @@ def watermark(query: str) -> str:
 
 def channel_owner(channel_id: str) -> str:
     """String ``<user id>:<session key>``: who may attach a websocket to the channel (set by the API)."""
-    return f"{namespace()}:chowner:{channel_id}"
+    return f"{channel_owner_prefix()}{channel_id}"
+
+
+def channel_owner_prefix() -> str:
+    """What every ``channel_owner`` key starts with (the script that admits a channel under the caps)."""
+    return f"{namespace()}:chowner:"
 
 
 def rate_limits() -> str:

@@ -76,17 +76,17 @@ def _retry_after(reset_at: float, now: float) -> int:
     return max(1, math.ceil(reset_at - now))
 
 
-_limiter: FixedWindowRateLimiter | None = None
+_limiters: weakref.WeakKeyDictionary[redis.Redis, FixedWindowRateLimiter] = weakref.WeakKeyDictionary()
 
 
 def _sync_limiter() -> FixedWindowRateLimiter:
-    global _limiter
-    if _limiter is None:
-        storage = RedisStorage(
-            "redis://", connection_pool=redis_shared().connection_pool, key_prefix=keys.rate_limits()
-        )
-        _limiter = FixedWindowRateLimiter(storage)
-    return _limiter
+    """The limiter on the process's shared Redis pool (a new pool, a new limiter)."""
+    client = redis_shared()
+    limiter = _limiters.get(client)
+    if limiter is None:
+        storage = RedisStorage("redis://", connection_pool=client.connection_pool, key_prefix=keys.rate_limits())
+        limiter = _limiters[client] = FixedWindowRateLimiter(storage)
+    return limiter
 
 
 def rate_hit(*, limit: Limit, subject: str, cost: int = 1) -> RateDecision:

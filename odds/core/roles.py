@@ -29,6 +29,7 @@ ROLES: dict[str, tuple[str, ...]] = {
         "betting.void_bet",
         "betting.view_wallet",
         "betting.view_ledgerentry",
+        "ops.end_channel",
     ),
     OPERATORS: (
         "catalogue.view_event",

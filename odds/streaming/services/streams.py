@@ -95,31 +95,58 @@ def _control_rate_limit(*, user_id: int) -> None:
         )
 
 
-def _live_channels(client: redis.Redis, key: str) -> list[str]:
-    """The channels of a live-channel set that still exist; ended ones are dropped from it here,
-    whoever ended them (the owner binding goes when a channel ends or expires)."""
-    members = [raw.decode() for raw in client.zrange(key, 0, -1)]
-    if not members:
-        return []
-    pipe = client.pipeline(transaction=False)
-    for channel_id in members:
-        pipe.exists(keys.channel_owner(channel_id))
-    alive = pipe.execute()
-    gone = [c for c, exists in zip(members, alive, strict=True) if not exists]
-    if gone:
-        client.zrem(key, *gone)
-    return [c for c, exists in zip(members, alive, strict=True) if exists]
+# A new channel under the live-channel caps, in one step: each set's members whose owner binding
+# is gone (ended, expired) are dropped from it, both caps are checked, and only then is the owner
+# bound and the channel added to both sets. Two subscriptions at once can never both take the
+# last place. KEYS: the session's set, the punter's set. ARGV: the owner keys' prefix, the
+# session's cap, the punter's cap, the channel id, now (ms), the sets' and binding's expiry (s),
+# the owner token. Answers 0 (admitted), 1 (the session is full) or 2 (the punter is full).
+ADMIT_CHANNEL = """
+local function live(key)
+  local n = 0
+  for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    if redis.call('EXISTS', ARGV[1] .. member) == 1 then
+      n = n + 1
+    else
+      redis.call('ZREM', key, member)
+    end
+  end
+  return n
+end
+if live(KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
+if live(KEYS[2]) >= tonumber(ARGV[3]) then return 2 end
+redis.call('SET', ARGV[1] .. ARGV[4], ARGV[7], 'EX', ARGV[6])
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4])
+  redis.call('EXPIRE', KEYS[i], ARGV[6])
+end
+return 0
+"""
 
 
-def _channel_cap(*, client: redis.Redis, user_id: int, session_key: str) -> None:
-    for key, cap, whose in (
-        (keys.live_channels_of_session(session_key), settings.STREAM_MAX_CHANNELS_PER_SESSION, "browser session"),
-        (keys.live_channels_of_user(user_id), settings.STREAM_MAX_CHANNELS_PER_USER, "punter"),
-    ):
-        if len(_live_channels(client, key)) >= cap:
-            raise StreamError(
-                409, "too_many_channels", f"at most {cap} live channels per {whose}; end one (DELETE) first"
-            )
+def _channel_admit(*, client: redis.Redis, user_id: int, session_key: str, channel_id: str, now: int) -> None:
+    """Bind the new channel to its owner and count it under both caps, or raise ``StreamError``
+    (409 ``too_many_channels``) with nothing written."""
+    full = client.eval(
+        ADMIT_CHANNEL,
+        2,
+        keys.live_channels_of_session(session_key),
+        keys.live_channels_of_user(user_id),
+        keys.channel_owner_prefix(),
+        settings.STREAM_MAX_CHANNELS_PER_SESSION,
+        settings.STREAM_MAX_CHANNELS_PER_USER,
+        channel_id,
+        now,
+        OWNER_TTL_S,
+        owner_token(user_id=user_id, session_key=session_key),
+    )
+    if full:
+        cap, whose = (
+            (settings.STREAM_MAX_CHANNELS_PER_SESSION, "browser session")
+            if full == 1
+            else (settings.STREAM_MAX_CHANNELS_PER_USER, "punter")
+        )
+        raise StreamError(409, "too_many_channels", f"at most {cap} live channels per {whose}; end one (DELETE) first")
 
 
 def stream_share(*, query: QuerySpec, user_id: int | None) -> str:
@@ -143,16 +170,9 @@ def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) 
             f" every {settings.STREAM_SUBSCRIBE_WINDOW_S} seconds",
             retry_after_s=decision.retry_after_s,
         )
-    client = _redis()
-    _channel_cap(client=client, user_id=user_id, session_key=session_key)
     channel_id = secrets.token_urlsafe(24)
     now = _now_ms()
-    pipe = client.pipeline(transaction=False)
-    pipe.set(keys.channel_owner(channel_id), owner_token(user_id=user_id, session_key=session_key), ex=OWNER_TTL_S)
-    for key in (keys.live_channels_of_session(session_key), keys.live_channels_of_user(user_id)):
-        pipe.zadd(key, {channel_id: now})
-        pipe.expire(key, OWNER_TTL_S)
-    pipe.execute()
+    _channel_admit(client=_redis(), user_id=user_id, session_key=session_key, channel_id=channel_id, now=now)
     _send(StreamCommand(type="subscribe", channel_id=channel_id, user_id=user_id, spec=spec, ts=now))
     return Channel(channel_id=channel_id, user_id=user_id)
 

@@ -59,7 +59,7 @@ def test_the_demo_staff_have_a_role_each_and_no_one_is_a_superuser(seeded):
     assert not operator.has_perm("catalogue.result_market")
     assert not operator.has_perm("betting.void_bet")
     assert operator.has_perm("ops.end_channel")
-    assert not trader.has_perm("ops.end_channel")
+    assert trader.has_perm("ops.end_channel")
 
 
 def test_no_demo_data_without_the_development_flag(services, settings):
