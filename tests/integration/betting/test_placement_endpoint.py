@@ -248,8 +248,8 @@ def test_every_attempt_counts_on_the_event_loop_path_malformed_ones_too(limited_
     punter = user_create(balance="100.00")
     session = session_of(punter)
     home = selections_of(market_create())[0]
-    for body in ({}, {"v": 1, "stake": "x"}, {"v": 1, "idempotency_key": "k", "stake": "1.00", "selections": []}):
-        assert post(limited_server, body, session=session)[0] == 400
+    for malformed in ({}, {"v": 1, "stake": "x"}, {"v": 1, "idempotency_key": "k", "stake": "1.00", "selections": []}):
+        assert post(limited_server, malformed, session=session)[0] == 400
     status, headers, body = post(limited_server, bet_body((home.id, "2.10")), session=session)
     assert (status, body["error"]["code"]) == (429, "rate_limited")
     assert int(headers["retry-after"]) >= 1
