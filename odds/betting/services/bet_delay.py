@@ -4,9 +4,10 @@ A bet on an in-play event is placed ``pending`` with its stake held (``sb_bet_pl
 ``accept_at`` of placement plus the delay of its sport. At ``accept_at`` it is accepted at the
 prices the punter took only if, for every leg, the market was not suspended at any time during
 the delay (``Market.suspended_at``), the selection can be backed now (the live state, a trader's
-newer decision and the catalogue, as for placement), and the price has not moved against the
-punter's policy. Otherwise it is rejected with the reason and its stake goes back to the wallet
-through the ledger. Either way the punter's websockets hear of it at once (``bet.decided``).
+newer decision and the catalogue, by placement's own rule, ``reducers.betting.leg_verdict``), and
+the price has not moved against the punter's policy. Otherwise it is rejected with the reason and
+its stake goes back to the wallet through the ledger. Either way the punter's websockets hear of
+it at once (``bet.decided``).
 """
 
 from __future__ import annotations
@@ -33,11 +34,6 @@ Kind = LedgerEntry.Kind
 
 # Bets decided per run of the resolver (it runs every second and again at once when it is full).
 DECIDE_BATCH = 500
-UNAVAILABLE_MESSAGES = {
-    "market_suspended": "the market is suspended",
-    "market_closed": "the market is closed",
-    "selection_unavailable": "the selection is no longer available",
-}
 
 
 @dataclass
@@ -67,7 +63,8 @@ def _verdict(bet: Bet, legs: list[BetLeg]) -> tuple[str, str]:
     for leg in legs:
         quote = quotes[leg.selection_id]
         if not quote.available:
-            return quote.unavailable, UNAVAILABLE_MESSAGES.get(quote.unavailable, "the selection cannot be backed now")
+            # The verdict placement gives (reducers.betting.leg_verdict), in its words.
+            return quote.unavailable, quote.message
     for leg in legs:
         current = quotes[leg.selection_id].price
         if not betting.price_acceptable(seen=leg.price, current=current, policy=bet.price_policy):
