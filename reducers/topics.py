@@ -116,9 +116,6 @@ def reducer_group(query: str) -> str:
 # Real-time mode: the price reducer's applier (spark/jobs/applier.py), supervised and shown like
 # a query under this name; its consumer group is ``reducer_group(PRICE_APPLIER)``.
 PRICE_APPLIER = "prices-apply"
-# The queries that apply prices to the store: a sign of life from either (``keys.reducer_seen``)
-# means the live prices are current (a bet or a cash-out may use them, odds.catalogue.selectors.prices).
-PRICE_QUERIES = ("prices", PRICE_APPLIER)
 
 
 def range_reader_group() -> str:

@@ -22,8 +22,9 @@ from django.conf import settings
 
 from odds.catalogue.models import Selection
 from odds.core.connections import redis_shared
-from reducers import keys, topics
+from reducers import keys
 from reducers.betting import leg_verdict, live_leg, live_state_fresh
+from reducers.queries import PRICE_QUERIES
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def live_states_read(pipe: _Pipeline, market_ids: Sequence[int]) -> None:
     for market_id in market_ids:
         pipe.hmget(keys.market_state(market_id), ["seq", "state"])
         pipe.hmget(keys.trader_decision(market_id), ["seq", "state"])
-    pipe.hmget(keys.reducer_seen(), list(topics.PRICE_QUERIES))
+    pipe.hmget(keys.reducer_seen(), list(PRICE_QUERIES))
 
 
 def live_states_parse(market_ids: Sequence[int], replies: Sequence[Any]) -> LiveStates:

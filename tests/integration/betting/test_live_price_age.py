@@ -9,7 +9,8 @@ import time
 import pytest
 
 from odds.betting.models import Bet
-from reducers import keys, topics
+from reducers import keys
+from reducers.queries import PRICE_QUERIES
 from tests.factories import live_state_write, market_create
 from tests.integration.betting.helpers import bet_accepted, bet_body, error_of, selections_of
 
@@ -20,7 +21,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 def max_age(settings, redis_client):
     settings.LIVE_PRICE_MAX_AGE_S = 5
     # No sign of life from the price pipe unless a test gives one.
-    redis_client.hdel(keys.reducer_seen(), *topics.PRICE_QUERIES)
+    redis_client.hdel(keys.reducer_seen(), *PRICE_QUERIES)
     return settings
 
 
@@ -36,7 +37,7 @@ def test_a_bet_on_a_live_price_older_than_the_maximum_is_refused_as_suspended(ap
 def test_a_sign_of_life_of_the_price_pipe_keeps_a_quiet_markets_price_current(api, max_age, redis_client):
     market = market_create(prices=("2.10", "3.40", "3.50"))
     live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"), age_s=20)
-    redis_client.hset(keys.reducer_seen(), topics.PRICE_QUERIES[0], int(time.time() * 1000))
+    redis_client.hset(keys.reducer_seen(), PRICE_QUERIES[0], int(time.time() * 1000))
     home = selections_of(market)[0]
     response = api.post_json("/api/bets", bet_body((home.id, "2.10")))
     assert response.status_code == 201, response.json()
