@@ -16,7 +16,13 @@ def _login_succeeded(*, request: HttpRequest | None = None, **kwargs: Any) -> No
     login_success(username=str(request.POST.get("username", "")), ip=client_ip(request))
 
 
-def _roles_sync(**kwargs: Any) -> None:
+def _roles_sync(*, sender: Any = None, **kwargs: Any) -> None:
+    """Once per migrate (or flush): at the last app's signal, when every app's permissions exist."""
+    from django.apps import apps
+
+    # Django signals only the apps with models, in their order.
+    if sender is not [config for config in apps.get_app_configs() if config.models_module is not None][-1]:
+        return
     from odds.core.roles import roles_sync
 
     roles_sync()

@@ -40,13 +40,19 @@ STATE_RETRY_AFTER_S = 5
 
 
 def error_response(error: ApiError) -> HttpResponse:
+    """The error as JSON; one that says when to try again (``retry_after_s``) says it in
+    ``Retry-After`` too."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.field:
         body["field"] = error.field
     body.update(error.extra)
     payload: dict[str, Any] = {"v": 1, "error": body}
     payload.update(error.attachments)
-    return json_response(payload, status=error.status)
+    response = json_response(payload, status=error.status)
+    retry_after = error.extra.get("retry_after_s")
+    if isinstance(retry_after, int):
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def json_response(payload: dict[str, Any], *, status: int = 200) -> HttpResponse:

@@ -1,6 +1,6 @@
 """The site's own error pages, as the stack `make up` runs serves them (DEBUG off unless a
 developer sets DJANGO_DEBUG): a bad link is the site's 404 in its own look, never Django's
-technical page listing every route; an error is the site's 500."""
+technical page listing every route; an error is the site's 500; Redis away its 503."""
 
 from __future__ import annotations
 
@@ -64,3 +64,12 @@ def test_an_error_gets_the_sites_own_500_page(asgi_server, page: Page, tmp_path,
     page.wait_for_load_state("networkidle")
     assert _styled(page)
     _shot(page, "server-error", tmp_path)
+
+
+def test_redis_away_gets_the_sites_own_503_page(asgi_server, page: Page, tmp_path):
+    page.goto(f"{asgi_server}/login/")
+    page.set_content(render_to_string("503.html", {"retry_after_s": 5}))
+    page.wait_for_load_state("networkidle")
+    assert "Back in a moment" in page.inner_text("body")
+    assert _styled(page)
+    _shot(page, "unavailable", tmp_path)
