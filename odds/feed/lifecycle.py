@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from decimal import Decimal
 from enum import StrEnum
 
 from odds.feed.matchstate import break_end_s, in_break
@@ -153,29 +152,3 @@ def shock_for(*, kind: str, side: str, selections: int, size: float) -> list[flo
     elif kind == "btts":
         moves[0] = size / 3
     return moves
-
-
-def market_winners(
-    *, kind: str, line: Decimal | None, selections: int, home: int, away: int, tie_break: int = 0
-) -> list[int] | None:
-    """Indexes of the winning selections (in display order) from a final score; ``None`` voids.
-
-    Selection order is the catalogue's: 1X2 = home, draw, away; over/under = over, under;
-    both teams to score = yes, no; handicap = home, away (home's line); match winner = home,
-    away, where a level score is decided by ``tie_break`` (extra time, a deciding set).
-    """
-    if kind == "match_result" and selections == 3:
-        return [0 if home > away else 2 if away > home else 1]
-    if kind == "match_winner" and selections == 2:
-        return [0 if home > away else 1 if away > home else tie_break]
-    if kind == "btts" and selections == 2:
-        return [0 if home > 0 and away > 0 else 1]
-    if line is None:
-        return None
-    if kind == "over_under" and selections == 2:
-        total = Decimal(home + away)
-        return None if total == line else [0 if total > line else 1]
-    if kind == "handicap" and selections == 2:
-        adjusted = Decimal(home) + line
-        return None if adjusted == away else [0 if adjusted > away else 1]
-    return None

@@ -1,9 +1,6 @@
 import random
-from decimal import Decimal
 
-import pytest
-
-from odds.feed.lifecycle import RULES, MatchState, Step, lifecycle_step, market_winners, shock_for
+from odds.feed.lifecycle import RULES, MatchState, Step, lifecycle_step, shock_for
 
 SPEED = 60.0  # a football match lasts 95 s of wall clock
 
@@ -66,30 +63,3 @@ def test_a_goal_shortens_the_scoring_side_in_the_match_result():
 
 def test_a_goal_shortens_over_in_totals():
     assert shock_for(kind="over_under", side="home", selections=2, size=1.0)[0] > 0
-
-
-@pytest.mark.parametrize(
-    ("kind", "line", "count", "home", "away", "expected"),
-    [
-        ("match_result", None, 3, 2, 1, [0]),
-        ("match_result", None, 3, 1, 1, [1]),
-        ("match_result", None, 3, 0, 3, [2]),
-        ("over_under", "2.5", 2, 2, 1, [0]),
-        ("over_under", "2.5", 2, 1, 1, [1]),
-        ("over_under", "2", 2, 1, 1, None),
-        ("btts", None, 2, 1, 1, [0]),
-        ("btts", None, 2, 3, 0, [1]),
-        ("handicap", "-1.5", 2, 2, 1, [1]),
-        ("handicap", "-1.5", 2, 3, 1, [0]),
-        ("handicap", "0.5", 2, 1, 1, [0]),
-        ("match_winner", None, 2, 101, 99, [0]),
-        ("match_winner", None, 2, 12, 14, [1]),
-    ],
-)
-def test_markets_are_resulted_from_the_final_score(kind, line, count, home, away, expected):
-    line = Decimal(line) if line else None
-    assert market_winners(kind=kind, line=line, selections=count, home=home, away=away) == expected
-
-
-def test_a_level_match_winner_market_is_decided_by_the_tie_break():
-    assert market_winners(kind="match_winner", line=None, selections=2, home=100, away=100, tie_break=1) == [1]

@@ -5,7 +5,6 @@ import pytest
 
 from reducers.betting import cash_out_offer
 from reducers.schemas import InvalidRecord
-
 from reducers.subscriptions import spec_from_json
 from reducers.views import bets_summary, slip_summary, view_frame
 

@@ -29,10 +29,11 @@ from odds.catalogue.services.markets import event_update, market_result, markets
 from odds.core.kafka import producer_create
 from odds.core.sequences import sequences_next
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
-from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market_winners, shock_for
+from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, shock_for
 from odds.feed.matchstate import breaks_passed, match_state_build, phase_at, tennis_score
 from reducers import keys, topics
 from reducers.connections import redis_client
+from reducers.market_kinds import Outcome, kind_of
 from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update_json
 
 HEARTBEAT_TTL_S = 60
@@ -257,18 +258,13 @@ class FeedRunner:
         for market in Market.objects.filter(event_id=event_id, status__in=TRADING).prefetch_related("selections"):
             selections = sorted(market.selections.all(), key=lambda s: (s.display_order, s.id))
             simulated = self.by_id.get(market.id)
-            tie_break = 0
-            if simulated is not None:
+            outcome = Outcome(match.home, match.away)
+            if simulated is not None and match.home == match.away:
+                # A level score is decided beyond it (a deciding set, overtime): the favourite takes it.
                 probabilities = simulated.walk.probabilities()
-                tie_break = probabilities.index(max(probabilities))
-            winners = market_winners(
-                kind=market.kind,
-                line=market.line,
-                selections=len(selections),
-                home=match.home,
-                away=match.away,
-                tie_break=tie_break,
-            )
+                outcome = Outcome(match.home, match.away, "home" if probabilities[0] == max(probabilities) else "away")
+            kind = kind_of(market.kind)
+            winners = None if kind is None else kind.winners(outcome, line=market.line, selections=len(selections))
             resulted = market_result(
                 market=market,
                 winners=None if winners is None else [selections[i].id for i in winners],

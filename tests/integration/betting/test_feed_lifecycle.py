@@ -15,8 +15,8 @@ from odds.betting.models import Bet
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.services.markets import market_suspend, selection_price_set
 from odds.feed.book import overround, to_ladder
-from odds.feed.lifecycle import market_winners
 from odds.feed.services.feed import FeedRunner
+from reducers.market_kinds import KINDS, MATCH_RESULT, OVER_UNDER, Outcome
 from reducers.schemas import decode_match_state, decode_price_update_json
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
@@ -30,11 +30,11 @@ def football_event(*, starts_in: float) -> Event:
     event = Event.objects.create(
         competition=competition, home="Rovers", away="United", starts_at=timezone.now() + timedelta(seconds=starts_in)
     )
-    result = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result")
+    result = Market.objects.create(event=event, kind=MATCH_RESULT.key, name="Match result")
     for i, (name, price) in enumerate((("Rovers", "2.10"), ("Draw", "3.40"), ("United", "3.50"))):
         Selection.objects.create(market=result, name=name, price=Decimal(price), display_order=i)
     totals = Market.objects.create(
-        event=event, kind=Market.Kind.OVER_UNDER, name="Total goals 2.5", line=Decimal("2.5"), display_order=1
+        event=event, kind=OVER_UNDER.key, name="Total goals 2.5", line=Decimal("2.5"), display_order=1
     )
     for i, (name, price) in enumerate((("Over 2.5", "1.90"), ("Under 2.5", "1.90"))):
         Selection.objects.create(market=totals, name=name, price=Decimal(price), display_order=i)
@@ -46,7 +46,7 @@ def played(kafka_topics, redis_client, celery_inline):
     """A football match kicking off in a moment, played by the feed at 4,000 times real speed (about 1.4 s),
     with a bet on it."""
     event = football_event(starts_in=0.5)
-    result_market = event.markets.get(kind=Market.Kind.MATCH_RESULT)
+    result_market = event.markets.get(kind=MATCH_RESULT.key)
     bet = bet_accepted(user_create(), selections_of(result_market)[0], stake="10.00")
     recording = io.BytesIO()
     runner = FeedRunner(rate=100, markets=10, seed=11, record=recording, speed=4000, lifecycle_interval=0.05)
@@ -78,16 +78,12 @@ def test_markets_are_resulted_from_the_final_score(played):
     event, *_ = played
     event.refresh_from_db()
     for market in event.markets.all():
-        expected = market_winners(
-            kind=market.kind,
-            line=market.line,
-            selections=2 if market.line else 3,
-            home=event.home_score,
-            away=event.away_score,
+        expected = KINDS[market.kind].winners(
+            Outcome(event.home_score, event.away_score), line=market.line, selections=2 if market.line else 3
         )
         assert expected is not None
         winners = [i for i, s in enumerate(selections_of(market)) if s.result == Selection.Result.WON]
-        assert winners == expected
+        assert tuple(winners) == expected
 
 
 def test_bets_on_a_finished_match_are_settled(played):
@@ -126,7 +122,7 @@ def test_a_trader_price_becomes_the_feeds_starting_point(kafka_topics, redis_cli
 
 def test_a_goal_suspends_the_market_and_shortens_the_scorer(kafka_topics, redis_client):
     event = football_event(starts_in=60)
-    market = event.markets.get(kind=Market.Kind.MATCH_RESULT)
+    market = event.markets.get(kind=MATCH_RESULT.key)
     recording = io.BytesIO()
     runner = FeedRunner(rate=100, markets=10, seed=5, record=recording, speed=60)
     match = runner.matches[event.id]

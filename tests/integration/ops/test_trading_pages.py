@@ -20,6 +20,7 @@ from odds.trading.selectors.trading import (
     trading_events_page,
     trading_events_query,
 )
+from reducers.market_kinds import MATCH_WINNER
 from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -31,7 +32,7 @@ def _event(*, home: str, away: str, competition: str = "Premier", sport: str = "
     starts_at = fields.pop("starts_at", timezone.now() + timedelta(days=1))
     event = Event.objects.create(competition=comp, home=home, away=away, starts_at=starts_at, **fields)
     market = Market.objects.create(
-        event=event, kind=Market.Kind.MATCH_WINNER, name="Winner", status=fields.get("market_status", "open")
+        event=event, kind=MATCH_WINNER.key, name="Winner", status=fields.get("market_status", "open")
     )
     Selection.objects.create(market=market, name=home, price=Decimal("1.90"))
     Selection.objects.create(market=market, name=away, price=Decimal("1.90"))
@@ -148,11 +149,11 @@ def test_result_impact_counts_open_bets_and_their_payout(services, kafka_topics,
     live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"))
     _bets_on(market, stakes=("5.00", "10.00"))
     home, draw = market.selections.order_by("display_order")[:2]
-    wins = market_result_impact(market=market, winner_id=home.id)
+    wins = market_result_impact(market=market, winners=[home.id])
     assert (wins.bets, wins.stake, wins.payout) == (2, Decimal("15.00"), Decimal("31.50"))
-    loses = market_result_impact(market=market, winner_id=draw.id)
+    loses = market_result_impact(market=market, winners=[draw.id])
     assert (loses.bets, loses.payout) == (2, Decimal("0"))
-    void = market_result_impact(market=market, winner_id=None)
+    void = market_result_impact(market=market, winners=None)
     assert (void.void, void.payout) == (True, Decimal("15.00"))
     assert market_open_bets_count(market_ids=[market.id]) == {market.id: 2}
 
