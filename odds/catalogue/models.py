@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from reducers import market_kinds
+from reducers import market_kinds, suspensions
 
 # Seconds a bet on an in-play event is held before it is accepted, unless its sport says otherwise:
 # long enough that a punter watching a faster picture than the trader cannot beat a goal.
@@ -94,6 +94,10 @@ class Market(models.Model):
     suspended_at = models.DateTimeField(
         null=True, blank=True, help_text="When the market was last suspended (bets held by the in-play delay check it)."
     )
+    # Why the market is suspended now and who or what did it (the reasons: reducers/suspensions.py);
+    # blank while it trades.
+    suspension_reason = models.CharField(max_length=16, choices=suspensions.CHOICES, blank=True)
+    suspended_by = models.CharField(max_length=150, blank=True)
     display_order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

@@ -11,6 +11,7 @@ from playwright.sync_api import Page, Route, expect
 
 from odds.catalogue.models import Competition, Event, Sport
 from odds.feed.matchstate import match_state_build
+from odds.feed.pricing.tennis import TennisLive, point_played
 from reducers import keys, topics
 from reducers.matchstate import ConflatedMatch, match_message
 from reducers.schemas import Incident
@@ -28,6 +29,15 @@ def in_play(event_id: int) -> None:
     Event.objects.filter(id=event_id).update(status=Event.Status.IN_PLAY)
 
 
+def tennis_after(games: list[str]) -> TennisLive:
+    """The score after each of ``games`` was won to love by that side."""
+    live = TennisLive()
+    for side in games:
+        for _ in range(4):
+            live = point_played(live, "home" if side == "home" else "away").live
+    return live
+
+
 def state_of(*, event_id: int, sport: str, seq: int, home: int = 0, away: int = 0, games_won=(), rate: int = 1):
     return match_state_build(
         event_id=event_id,
@@ -37,7 +47,7 @@ def state_of(*, event_id: int, sport: str, seq: int, home: int = 0, away: int = 
         elapsed_s=600,
         home=home,
         away=away,
-        games_won=list(games_won),
+        tennis=tennis_after(list(games_won)) if sport == "tennis" else None,
         incidents=[Incident(kind="goal", side="home", period=1, at=now_ms())] * home,
         now_ms=now_ms(),
         rate=rate,

@@ -157,7 +157,7 @@ def event_scores(*, event_ids: list[int]) -> list[dict[str, Any]]:
     if not rows:
         return rows
     try:
-        states = _match_states([row["id"] for row in rows])
+        states = match_states([row["id"] for row in rows])
     except redis.RedisError:
         states = [None] * len(rows)
     for row, state in zip(rows, states, strict=True):
@@ -165,7 +165,11 @@ def event_scores(*, event_ids: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
-def _match_states(event_ids: list[int]) -> list[dict[str, Any] | None]:
+def match_states(event_ids: list[int]) -> list[dict[str, Any] | None]:
+    """Each event's latest match state as the reducers keep it (the ``match`` message its
+    channels get), ``None`` where there is none; raises ``redis.RedisError`` when Redis fails."""
+    if not event_ids:
+        return []
     pipe = redis_shared().pipeline(transaction=False)
     for event_id in event_ids:
         pipe.hget(keys.match_state(event_id), "state")

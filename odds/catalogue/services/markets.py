@@ -30,6 +30,7 @@ from odds.core.sequences import sequences_next
 from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
+from reducers.suspensions import Reason
 
 log = logging.getLogger(__name__)
 
@@ -92,16 +93,29 @@ def market_definition_enqueue(*, market: Market) -> Market:
     return market
 
 
-def _changed(market: Market, **fields: object) -> Market:
+def _changed(market: Market, *, reason: str = "", by: str = "", **fields: object) -> Market:
     """Apply ``fields`` to a locked market, bump its version and queue its definition.
 
-    A suspension is stamped (``suspended_at``): a bet held by the in-play delay is rejected when
-    its market was suspended at any time during the delay, even if it reopened since.
+    A suspension is stamped (``suspended_at``) with its ``reason`` and who set it (``by``): a bet
+    held by the in-play delay is rejected when its market was suspended at any time during the
+    delay, even if it reopened since. Leaving the suspension clears the reason.
     """
-    if fields.get("status") == Market.Status.SUSPENDED:
-        fields["suspended_at"] = timezone.now()
+    status = fields.get("status")
+    if status == Market.Status.SUSPENDED:
+        fields.update(suspended_at=timezone.now(), suspension_reason=reason, suspended_by=by[:150])
+    elif status is not None:
+        fields.update(suspension_reason="", suspended_by="")
     Market.objects.filter(id=market.id).update(version=F("version") + 1, **fields)
     return market_definition_enqueue(market=market)
+
+
+def actor_name(by: Actor | str) -> str:
+    """Who made a change, as the catalogue keeps it: a user's name, or the process's own."""
+    if isinstance(by, str):
+        return by
+    if by is None or not by.is_authenticated:
+        return "system"
+    return by.get_username()
 
 
 def _lock(market: Market) -> Market:
@@ -186,7 +200,7 @@ def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | Non
     transaction.on_commit(publish)
 
 
-def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str) -> Market:
+def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, reason: str = "") -> Market:
     """Move ``market`` from ``start`` to ``end`` under its row lock and publish it after commit;
     a market already at ``end`` is left as it is (a repeated click or redelivered command)."""
     with transaction.atomic():
@@ -198,15 +212,18 @@ def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str) 
             raise MarketStateError(
                 f"market {locked.id} is {locked.status}; only {article} {start} market can be {verb}"
             )
-        fresh = _changed(locked, status=end)
+        fresh = _changed(locked, status=end, reason=reason, by=actor_name(by))
         _publish_after_commit(fresh.id)
     log.info("market %s %s by %s", fresh.id, verb, by)
     return fresh
 
 
-def market_suspend(*, market: Market, by: Actor = None) -> Market:
-    """Stop trading an open market (bets on it are rejected until it is resumed)."""
-    return _status_move(market=market, by=by, start=Market.Status.OPEN, end=Market.Status.SUSPENDED, verb="suspended")
+def market_suspend(*, market: Market, by: Actor = None, reason: str = Reason.TRADER) -> Market:
+    """Stop trading an open market (bets on it are rejected until it is resumed), for ``reason``
+    (a trader's by default), recording who did it."""
+    return _status_move(
+        market=market, by=by, start=Market.Status.OPEN, end=Market.Status.SUSPENDED, verb="suspended", reason=reason
+    )
 
 
 def market_resume(*, market: Market, by: Actor = None) -> Market:
@@ -293,22 +310,29 @@ def market_settled_mark(*, market_id: int) -> Market:
 
 
 def markets_status_set(
-    *, market_ids: Iterable[int], status: str, only_from: Iterable[str], publish: bool = True
+    *,
+    market_ids: Iterable[int],
+    status: str,
+    only_from: Iterable[str],
+    publish: bool = True,
+    reason: str = "",
+    by: str = "",
+    only_by: Iterable[str] | None = None,
 ) -> list[Market]:
-    """Move the markets that are in one of ``only_from`` to ``status`` (kick-off, a goal, reopening).
+    """Move the markets that are in one of ``only_from`` to ``status`` (kick-off, a goal, reopening),
+    a suspension with its ``reason`` and setter ``by``; ``only_by`` moves only the markets whose
+    suspension one of those set (the feed reopens its own suspensions, never a trader's).
 
     ``publish=False`` leaves the price topic to the caller: the feed publishes these changes
     itself, with its own prices.
     """
     changed = []
     with transaction.atomic():
-        markets = list(
-            Market.objects.select_for_update()
-            .filter(id__in=list(market_ids), status__in=list(only_from))
-            .order_by("id")
-        )
-        for market in markets:
-            changed.append(_changed(market, status=status))
+        markets = Market.objects.select_for_update().filter(id__in=list(market_ids), status__in=list(only_from))
+        if only_by is not None:
+            markets = markets.filter(suspended_by__in=list(only_by))
+        for market in markets.order_by("id"):
+            changed.append(_changed(market, status=status, reason=reason, by=by))
             if publish:
                 _publish_after_commit(market.id)
     return changed

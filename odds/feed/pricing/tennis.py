@@ -14,7 +14,7 @@ break of serve moves both at once.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from reducers.market_kinds import Outcome, Side
@@ -222,3 +222,62 @@ def chances_from_book(*, home: float, serve: float = DEFAULT_SERVE) -> ServeChan
             low = mid
     edge = (low + high) / 2
     return ServeChances(serve + edge / 2, serve - edge / 2).clamped()
+
+
+@dataclass(frozen=True)
+class PointPlayed:
+    """A point's effect on the score: the score after it, and the game and set it won, if any."""
+
+    live: TennisLive
+    game: Side | None = None
+    set: Side | None = None
+    broke: bool = False  # the game was won against the serve
+
+    @property
+    def match_over(self) -> bool:
+        return SETS_TO_WIN in self.live.sets
+
+
+def point_played(live: TennisLive, winner: Side) -> PointPlayed:
+    """The score after ``winner`` wins the next point, by the rules: four points and two clear
+    win a game (seven and two clear in a tie-break at six-all), six games and two clear or seven
+    win a set; the serve changes every game, in a tie-break after its first point and then every
+    two, and whoever opened a tie-break receives first in the next set."""
+    i = 0 if winner == "home" else 1
+    points = [*live.points]
+    points[i] += 1
+    target = 7 if live.in_tiebreak else 4
+    if not (points[i] >= target and points[i] - points[1 - i] >= 2):
+        server = live.server
+        if live.in_tiebreak and sum(points) % 2 == 1:
+            server = other(server)
+        return PointPlayed(replace(live, points=(points[0], points[1]), server=server))
+    broke = winner != live.server and not live.in_tiebreak
+    if live.in_tiebreak:
+        next_server = other(tiebreak_first_server(server=live.server, points_played=sum(live.points)))
+    else:
+        next_server = other(live.server)
+    games = [*live.games]
+    games[i] += 1
+    if _set_over(games[0], games[1]) is None:
+        return PointPlayed(
+            replace(live, games=(games[0], games[1]), points=(0, 0), server=next_server), game=winner, broke=broke
+        )
+    sets = [*live.sets]
+    sets[i] += 1
+    after = TennisLive(
+        sets=(sets[0], sets[1]),
+        games=(0, 0),
+        points=(0, 0),
+        server=next_server,
+        set_games=(*live.set_games, (games[0], games[1])),
+    )
+    return PointPlayed(after, game=winner, set=winner, broke=broke)
+
+
+def games_won(live: TennisLive) -> tuple[int, int]:
+    """Games each side has won in the whole match (finished sets and the current one)."""
+    return (
+        sum(h for h, _ in live.set_games) + live.games[0],
+        sum(a for _, a in live.set_games) + live.games[1],
+    )
