@@ -124,6 +124,14 @@ def markets_kickoff_suspend(self: Task) -> None:
         raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
 
 
+@shared_task(name=task_names.MARKETS_OPENING_PUBLISH, ignore_result=True)
+def markets_opening_publish(market_ids: list[int]) -> None:
+    """A new event's opening books, each once its definition is in the markets table."""
+    from odds.catalogue.services.markets import market_openings_publish
+
+    market_openings_publish(market_ids=market_ids)
+
+
 @shared_task(name=task_names.DIGEST_WEEKLY, ignore_result=True)
 def digest_weekly() -> None:
     """Run by beat on Monday morning: one ``digest_email`` task per user with open bets."""

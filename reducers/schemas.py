@@ -986,7 +986,8 @@ def match_score_from_json(*, sport: str, raw: Any) -> dict[str, Any]:
         raise InvalidRecord("bad_field", "score must be an object")
     if sport == "tennis":
         points = raw.get("points")
-        if not isinstance(points, list) or len(points) != 2 or not all(_tennis_point(p) for p in points):
+        tiebreak = raw.get("games") == [6, 6]
+        if not isinstance(points, list) or len(points) != 2 or not all(_tennis_point(p, tiebreak) for p in points):
             raise InvalidRecord(
                 "bad_field", f"points must be a pair of {', '.join(TENNIS_POINTS)} (a tie-break's: counts)"
             )
@@ -1014,8 +1015,10 @@ def match_score_from_json(*, sport: str, raw: Any) -> dict[str, Any]:
     return score
 
 
-def _tennis_point(value: Any) -> bool:
-    return isinstance(value, str) and (value in TENNIS_POINTS or TIEBREAK_POINTS.match(value) is not None)
+def _tennis_point(value: Any, tiebreak: bool) -> bool:
+    if not isinstance(value, str):
+        return False
+    return TIEBREAK_POINTS.match(value) is not None if tiebreak else value in TENNIS_POINTS
 
 
 def _whole_number(problem: ErrorDetails, name: str) -> InvalidRecord:

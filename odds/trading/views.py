@@ -17,6 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from odds.catalogue.models import Competition, Event, Market, Selection
+from odds.catalogue.selectors.catalogue import boards_attach
 from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
@@ -82,11 +83,13 @@ def _markets(request: HttpRequest, *, form: EventCreateForm | None = None, statu
     page = trading_events_page(filters=filters, page_number=id_from_text(text=request.GET.get("page", "")) or 1)
     params = request.GET.copy()
     params.pop("page", None)
+    events = list(page.object_list)
+    boards_attach(events=events, layout="row")
     return render(
         request,
         "odds/trading/markets.html",
         {
-            "events": page.object_list,
+            "events": events,
             "events_page": page,
             "filters": filters,
             "choices": trading_filter_choices(),
@@ -125,6 +128,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
         event = trading_event(event_id=event_id)
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
+    boards_attach(events=[event], layout="head")
     return render(request, "odds/trading/event.html", {"event": event, "page": "markets"})
 
 

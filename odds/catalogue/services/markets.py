@@ -30,6 +30,7 @@ from odds.core.sequences import sequences_next
 from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
+from reducers.store import MarketStore
 from reducers.suspensions import Reason
 
 log = logging.getLogger(__name__)
@@ -186,6 +187,42 @@ def market_prices_publish(*, market_id: int, overrides: Mapping[int, Decimal] | 
     if remaining:
         log.error("trader price update for market %s not acknowledged by Kafka", market_id)
     return update
+
+
+def markets_defined(*, market_ids: list[int]) -> list[int]:
+    """The markets the reducers' markets table holds (a price of any other goes to the dead
+    letters as ``unknown_market`` until its definition arrives)."""
+    statuses = MarketStore(redis_shared()).table_statuses(market_ids)
+    return [market_id for market_id, status in zip(market_ids, statuses, strict=True) if status is not None]
+
+
+# How long an opening book waits for its market's definition to reach the markets table (the
+# outbox relays it within a second or so, the markets query writes it on its next trigger).
+OPENING_WAIT_S = 15.0
+OPENING_POLL_S = 0.25
+
+
+def market_openings_publish(*, market_ids: list[int], wait_s: float = OPENING_WAIT_S) -> list[int]:
+    """Publish new markets' opening books once the markets table holds their definitions, so
+    that none of them is refused as a price of an unknown market. A market still undefined after
+    ``wait_s`` is published anyway (the reducers keep its price until the definition comes);
+    returns those."""
+    waiting = list(market_ids)
+    deadline = time.monotonic() + wait_s
+    while waiting:
+        ready = set(markets_defined(market_ids=waiting))
+        for market_id in [m for m in waiting if m in ready]:
+            market_prices_publish(market_id=market_id)
+        waiting = [m for m in waiting if m not in ready]
+        if not waiting or time.monotonic() >= deadline:
+            break
+        time.sleep(OPENING_POLL_S)
+    for market_id in waiting:
+        log.warning(
+            "market %s not in the markets table after %.0f s: its opening book goes out anyway", market_id, wait_s
+        )
+        market_prices_publish(market_id=market_id)
+    return waiting
 
 
 def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | None = None) -> None:

@@ -31,7 +31,7 @@ from django.conf import settings
 
 from odds.catalogue.models import Event, Market, Selection
 from odds.catalogue.selectors.catalogue import match_states
-from odds.catalogue.services.markets import event_update, market_result, markets_status_set
+from odds.catalogue.services.markets import event_update, market_result, markets_defined, markets_status_set
 from odds.core.kafka import producer_create
 from odds.core.sequences import sequences_next
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
@@ -53,12 +53,16 @@ from reducers.suspensions import BY_FEED, FEED_SETTERS, Reason
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0
+# How often the feed looks for events created since it started (a trader's new event).
+ADOPT_INTERVAL_S = 10.0
 TRADING = (Market.Status.OPEN, Market.Status.SUSPENDED)
 # A market's noise in log-odds: each step keeps NOISE_KEEP of it and adds a normal NOISE_STEP.
 NOISE_KEEP = 0.8
 NOISE_STEP = 0.02
-# Before a match, its strengths drift by this much a lifecycle tick (books move as money comes in).
-PRE_MATCH_DRIFT = 0.004
+# Before a match, its strengths drift (books move as money comes in): every ``PRE_MATCH_DRIFT_S``
+# or so, by this much. Each drift reprices the event's markets, so not every second.
+PRE_MATCH_DRIFT = 0.02
+PRE_MATCH_DRIFT_S = 20.0
 # In play, time alone moves the book: it is repriced when this share of the playing time has gone.
 REPRICE_SHARE = 0.01
 
@@ -130,12 +134,13 @@ class SimulatedMarket:
         self.prices = book
 
 
-def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
-    """Trading markets of upcoming and in-play events, whole events at a time, soonest first,
-    with their catalogue prices as the starting point."""
+def markets_load(*, limit: int, rng: random.Random, known_events: set[int] | None = None) -> list[SimulatedMarket]:
+    """Trading markets of upcoming and in-play events (other than ``known_events``), whole
+    events at a time, soonest first, with their catalogue prices as the starting point."""
     simulated: list[SimulatedMarket] = []
     queryset = (
         Market.objects.filter(status__in=TRADING, event__status__in=[Event.Status.SCHEDULED, Event.Status.IN_PLAY])
+        .exclude(event_id__in=list(known_events or ()))
         .prefetch_related("selections")
         .order_by("event__starts_at", "event_id", "id")
     )
@@ -271,38 +276,66 @@ class FeedRunner:
         self.redis = redis_client(settings.REDIS_URL)
         self.producer: Producer = producer_create()
         self.record = record
-        self.markets = markets_load(limit=markets, rng=self.rng)
-        self.by_id = {m.market_id: m for m in self.markets}
+        self.market_limit = markets
+        self.markets: list[SimulatedMarket] = []
+        self.by_id: dict[int, SimulatedMarket] = {}
         self.by_event: dict[int, list[SimulatedMarket]] = defaultdict(list)
-        for market in self.markets:
-            self.by_event[market.event_id].append(market)
-        self.matches, resumed = matches_load(by_event=self.by_event, rng=self.rng, stored=self._stored_states())
-        now = time.time()
-        self.pricers = {
-            event_id: EventPricer(
-                sport=match.sport, params=params_of(match), live=match.live(now=now, speed=self.speed)
-            )
-            for event_id, match in self.matches.items()
-            if match.sport in MODELLED
-        }
-        self.priced_share = dict.fromkeys(self.pricers, 1.0)
+        self.matches: dict[int, MatchState] = {}
+        self.pricers: dict[int, EventPricer] = {}
+        self.priced_share: dict[int, float] = {}
+        self.next_drift: dict[int, float] = {}
         self.sent = 0
         self.lifecycle_steps = 0
         # Per event: the last match-state sequence, the phase it showed, the match time (seconds)
         # of the last look at it, and its incidents, oldest first.
-        self.match_seq: dict[int, int] = {event_id: r.seq for event_id, r in resumed.items()}
+        self.match_seq: dict[int, int] = {}
         self.match_phase: dict[int, tuple[int, bool] | None] = {}
         self.match_elapsed: dict[int, float] = {}
         self.match_incidents: dict[int, list[Incident]] = defaultdict(list)
-        for event_id, r in resumed.items():
-            self.match_incidents[event_id] = r.incidents
-        for market in self.markets:
-            market.prices = market.book(self.pricers.get(market.event_id), rng=self.rng, step=False)
+        self._adopt(markets_load(limit=markets, rng=self.rng))
         if lifecycle:
             self._reopen_left_suspended()
 
-    def _stored_states(self) -> dict[int, dict[str, Any]]:
-        ids = sorted(self.by_event)
+    def _adopt(self, markets: list[SimulatedMarket]) -> None:
+        """Take on markets (whole events): their matches resumed as the reducers hold them, each
+        event's model calibrated to its book, their prices from it."""
+        for market in markets:
+            self.markets.append(market)
+            self.by_id[market.market_id] = market
+            self.by_event[market.event_id].append(market)
+        events = {market.event_id: self.by_event[market.event_id] for market in markets}
+        matches, resumed = matches_load(by_event=events, rng=self.rng, stored=self._stored_states(sorted(events)))
+        now = time.time()
+        for event_id, match in matches.items():
+            self.matches[event_id] = match
+            if match.sport in MODELLED:
+                live = match.live(now=now, speed=self.speed)
+                self.pricers[event_id] = EventPricer(sport=match.sport, params=params_of(match), live=live)
+                self.priced_share[event_id] = 1.0
+                self.next_drift[event_id] = now + self.rng.uniform(0, PRE_MATCH_DRIFT_S)
+        for event_id, r in resumed.items():
+            self.match_seq[event_id] = r.seq
+            self.match_incidents[event_id] = r.incidents
+        for market in markets:
+            market.prices = market.book(self.pricers.get(market.event_id), rng=self.rng, step=False)
+
+    def adopt_new(self) -> int:
+        """Events created since the feed started (a trader's new event), once the markets table
+        holds their markets' definitions (a price ahead of its definition is a dead letter):
+        priced, played and resulted like the rest. Returns how many markets it took on."""
+        room = self.market_limit - len(self.markets)
+        if room <= 0:
+            return 0
+        fresh = markets_load(limit=room, rng=self.rng, known_events=set(self.by_event))
+        if not fresh:
+            return 0
+        defined = set(markets_defined(market_ids=[m.market_id for m in fresh]))
+        undefined_events = {m.event_id for m in fresh if m.market_id not in defined}
+        ready = [m for m in fresh if m.event_id not in undefined_events]
+        self._adopt(ready)
+        return len(ready)
+
+    def _stored_states(self, ids: list[int]) -> dict[int, dict[str, Any]]:
         try:
             found = match_states(ids)
         except redis.RedisError:
@@ -416,9 +449,14 @@ class FeedRunner:
 
     def tick_lifecycle(self, now: float) -> None:
         for match in self.matches.values():
-            if match.status == "scheduled" and match.event_id in self.pricers:
+            if (
+                match.status == "scheduled"
+                and match.event_id in self.pricers
+                and now >= self.next_drift[match.event_id]
+            ):
                 match.params = drift(params_of(match), rng=self.rng, scale=PRE_MATCH_DRIFT)
                 self.pricers[match.event_id].update(params=match.params)
+                self.next_drift[match.event_id] = now + self.rng.uniform(0.5, 1.5) * PRE_MATCH_DRIFT_S
             actions = lifecycle_step(match, now=now, speed=self.speed, rng=self.rng)
             self.lifecycle_steps += len(actions)
             self._lifecycle_apply(match, actions, now=now)
@@ -598,7 +636,7 @@ class FeedRunner:
         if not self.markets:
             raise RuntimeError("no open markets to simulate: run `manage.py seed_demo` first")
         tick = 0.01
-        started = last_report = last_sync = time.monotonic()
+        started = last_report = last_sync = last_adopt = time.monotonic()
         budget = 0.0
         last_sent = 0
         while duration is None or time.monotonic() - started < duration:
@@ -609,6 +647,9 @@ class FeedRunner:
             self.tick_prices(count)
             self.producer.poll(0)
             now = time.monotonic()
+            if now - last_adopt >= ADOPT_INTERVAL_S:
+                self.adopt_new()
+                last_adopt = now
             if now - last_sync >= self.lifecycle_interval:
                 self.sync_catalogue()
                 if self.lifecycle:

@@ -17,6 +17,7 @@ from odds.betting.models import Bet, BetLeg
 from odds.catalogue.models import Event, Market
 from odds.catalogue.services.markets import markets_status_set
 from reducers import keys
+from reducers.suspensions import BY_FEED_WATCH, Reason
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +93,13 @@ def kickoff_overdue_suspend(*, now: datetime | None = None) -> list[int]:
     if not market_ids:
         return []
     with transaction.atomic():
+        # The feed takes a match in play at its kick-off; one still waiting has no live feed.
         changed = markets_status_set(
-            market_ids=market_ids, status=Market.Status.SUSPENDED, only_from=[Market.Status.OPEN]
+            market_ids=market_ids,
+            status=Market.Status.SUSPENDED,
+            only_from=[Market.Status.OPEN],
+            reason=Reason.FEED_LOST,
+            by=BY_FEED_WATCH,
         )
     log.info("suspended %d markets of events past kick-off", len(changed))
     return [m.id for m in changed]

@@ -14,7 +14,9 @@ from datetime import datetime
 from django.db import transaction
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
-from odds.catalogue.services.markets import Actor, market_definition_enqueue, market_prices_publish
+from odds.catalogue.services.markets import Actor, market_definition_enqueue
+from odds.core import task_names
+from odds.core.task_names import enqueue
 from odds.feed.book import prices_from_probabilities
 from odds.feed.pricing import default_params, opening_chances
 from odds.streaming.services import streams
@@ -46,9 +48,9 @@ def event_create(
     by: Actor = None,
     rng: random.Random | None = None,
 ) -> Event:
-    """Create an event with its template markets priced by the book maths; every market's
-    definition is queued for the markets topic and its opening book produced to the price topic
-    after commit, as any feed update."""
+    """Create an event with its template markets priced by its sport's model; every market's
+    definition is queued for the markets topic, and its opening book produced to the price topic
+    by a task once the markets table holds the definition (no price of an unknown market)."""
     if sport not in SPORTS:
         raise ValueError(f"no market templates for sport {sport!r}")
     home, away, competition = home.strip(), away.strip(), competition.strip()
@@ -74,14 +76,9 @@ def event_create(
             market_definition_enqueue(market=market)
             market_ids.append(market.id)
 
-        def publish() -> None:
-            for market_id in market_ids:
-                try:
-                    market_prices_publish(market_id=market_id)
-                except Exception:
-                    log.exception("publishing the opening book of market %s failed", market_id)
-
-        transaction.on_commit(publish)
+        # The opening books go out once the markets table holds the definitions (a price
+        # ahead of its definition would be a dead letter), from a task, not this request.
+        transaction.on_commit(lambda: enqueue(task_names.MARKETS_OPENING_PUBLISH, market_ids))
     log.info("event %s created by %s with markets %s", event.id, by, market_ids)
     return event
 

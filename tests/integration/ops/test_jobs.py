@@ -73,6 +73,7 @@ def test_kickoff_task_suspends_open_markets_of_events_past_kick_off(services, re
     late.refresh_from_db()
     upcoming.refresh_from_db()
     assert late.status == Market.Status.SUSPENDED
+    assert (late.suspension_reason, late.suspended_by) == ("feed_lost", "feed watch")
     assert upcoming.status == Market.Status.OPEN
 
 
