@@ -168,12 +168,18 @@ def test_without_scripts_the_traders_event_page_serves_the_reducers_score_and_cl
 
 
 def test_a_suspension_is_shown_to_the_punter_with_its_reason(asgi_server, redis_client, page: Page):
+    from odds.catalogue.services.markets import markets_status_set
+
     market = market_create()
     in_play(market.event_id)
+    markets_status_set(
+        market_ids=[market.id], status="suspended", only_from=["open"], publish=False, reason="var", by="feed"
+    )
     suspension = MatchSuspension(reason="var", since=now_ms())
     store(redis_client, state_of(event_id=market.event_id, sport="football", seq=1, home=1, suspension=suspension))
     page.goto(f"{asgi_server}/event/{market.event_id}/")
     expect(board(page, ".event-head").locator("[data-suspension]")).to_have_text("VAR check — back soon")
+    expect(page.locator(f'[data-market-box="{market.id}"] .market-status')).to_have_text("VAR check — back soon")
     axe_check(page)
 
 
