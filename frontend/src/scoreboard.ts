@@ -295,7 +295,9 @@ function draw(element: HTMLElement, board: Board, layout: Layout): Board {
 export function renderMatch(element: HTMLElement, match: MatchMessage, nowMs: number = Date.now()): Board {
   const data = element.dataset;
   const layout = layoutOf(element);
-  const board = boardOf({ eventId: match.event_id, sport: match.sport, home: data.home ?? "", away: data.away ?? "", match, nowMs, layout });
+  // A match the page already shows finished stays finished while its last state is on its way.
+  const status = data.status === "finished" ? "finished" : undefined;
+  const board = boardOf({ eventId: match.event_id, sport: match.sport, home: data.home ?? "", away: data.away ?? "", match, nowMs, layout, status });
   return draw(element, board, layout);
 }
 

@@ -41,10 +41,17 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
 
 
 def _event_id(sport: str = "football") -> int:
-    """An event in play of ``sport`` (the one with the most played), else any in play, else the next."""
+    """An event in play of ``sport`` well into its match (the latest to start more than 20
+    minutes ago), else any in play, else the next."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     from odds.catalogue.models import Event
 
-    in_play = Event.objects.filter(status=Event.Status.IN_PLAY).order_by("starts_at")
+    in_play = Event.objects.filter(status=Event.Status.IN_PLAY).order_by("-starts_at")
+    under_way = in_play.filter(starts_at__lte=timezone.now() - timedelta(minutes=20))
+    in_play = under_way if under_way.filter(competition__sport__slug=sport).exists() else in_play
     event = in_play.filter(competition__sport__slug=sport).first() or in_play.first()
     event = event or Event.objects.order_by("starts_at").first()
     if event is None:
