@@ -239,17 +239,26 @@ def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | Non
 
 def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, reason: str = "") -> Market:
     """Move ``market`` from ``start`` to ``end`` under its row lock and publish it after commit;
-    a market already at ``end`` is left as it is (a repeated click or redelivered command)."""
+    a market already at ``end`` is left as it is (a repeated click or redelivered command), but
+    a suspension set by someone else, or for another reason, becomes this one."""
     with transaction.atomic():
         locked = _lock(market)
+        actor = actor_name(by)
         if locked.status == end:
-            return _market_fresh(locked.id)
-        if locked.status != start:
+            # Suspending a market the feed holds suspended makes the suspension the trader's:
+            # the feed lifts only its own.
+            taken_over = end == Market.Status.SUSPENDED and (locked.suspension_reason, locked.suspended_by) != (
+                reason,
+                actor,
+            )
+            if not taken_over:
+                return _market_fresh(locked.id)
+        elif locked.status != start:
             article = "an" if start[0] in "aeiou" else "a"
             raise MarketStateError(
                 f"market {locked.id} is {locked.status}; only {article} {start} market can be {verb}"
             )
-        fresh = _changed(locked, status=end, reason=reason, by=actor_name(by))
+        fresh = _changed(locked, status=end, reason=reason, by=actor)
         _publish_after_commit(fresh.id)
     log.info("market %s %s by %s", fresh.id, verb, by)
     return fresh

@@ -181,6 +181,22 @@ def test_the_feed_reopens_its_own_suspension_once_the_goal_has_settled(kafka_top
     assert (market.status, market.suspension_reason, market.suspended_by) == ("open", "", "")
 
 
+def test_a_trader_who_suspends_during_the_feeds_suspension_keeps_the_market_suspended(kafka_topics, redis_client):
+    event = football_event(starts_in=60)
+    market = event.markets.get(kind=MATCH_RESULT.key)
+    runner = FeedRunner(rate=100, markets=10, seed=5, record=io.BytesIO(), speed=60)
+    match = runner.matches[event.id]
+    match.params = FootballRates(0.01, 0.01)
+    runner.tick_lifecycle(match.starts_at + 0.01)  # kick-off: the feed suspends
+    market_suspend(market=Market.objects.get(id=market.id))
+    runner.sync_catalogue()
+    runner.tick_lifecycle(match.starts_at + 1.0)  # the feed lifts its own suspensions
+    market.refresh_from_db()
+    assert (market.status, market.suspension_reason, market.suspended_by) == ("suspended", "trader", "system")
+    others = event.markets.exclude(id=market.id).values_list("status", flat=True)
+    assert set(others) == {"open"}
+
+
 def test_markets_a_stopped_feed_left_suspended_are_reopened_when_it_starts_again(kafka_topics, redis_client):
     event = football_event(starts_in=600)
     market = event.markets.get(kind=MATCH_RESULT.key)

@@ -3,6 +3,7 @@ and the confirmation step of results and settlements."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -195,3 +196,20 @@ def test_an_unknown_staff_page_is_the_styled_404(staff_client, settings):
 def test_every_base_template_links_the_favicon(staff_client):
     for url in (reverse("home"), reverse("trading-markets"), "/admin/"):
         assert "odds/favicon" in staff_client.get(url).content.decode(), url
+
+
+def test_a_suspended_market_tells_the_trader_why_who_and_how_long_and_a_long_one_is_flagged(staff_client):
+    from odds.catalogue.services.markets import markets_status_set
+
+    event = _event(home="Arsenal", away="Chelsea")
+    market = event.markets.get()
+    markets_status_set(
+        market_ids=[market.id], status="suspended", only_from=["open"], publish=False, reason="goal", by="feed"
+    )
+    page = staff_client.get(reverse("trading-event", kwargs={"event_id": event.id})).content.decode()
+    assert re.search(r"Goal · by feed · for <span data-duration>\d+ s</span>", page)
+    assert "Long:" not in page
+    Market.objects.filter(id=market.id).update(suspended_at=timezone.now() - timedelta(minutes=25))
+    page = staff_client.get(reverse("trading-markets")).content.decode()
+    assert 'class="suspension long"' in page
+    assert "<strong>Long:</strong> Goal · by feed · for <span data-duration>25 min</span>" in page
