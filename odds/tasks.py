@@ -115,11 +115,13 @@ def metrics_prune(self: Task) -> None:
     max_retries=5,
 )
 def markets_kickoff_suspend(self: Task) -> None:
-    """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled."""
-    from odds.ops.services.digest import kickoff_overdue_suspend
+    """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled, and
+    the open in-play markets when the feed has stopped beating."""
+    from odds.ops.services.digest import feed_lost_suspend, kickoff_overdue_suspend
 
     try:
         kickoff_overdue_suspend()
+        feed_lost_suspend()
     except (DatabaseError, InterfaceError) as exc:
         raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
 

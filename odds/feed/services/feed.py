@@ -274,6 +274,8 @@ class FeedRunner:
         self.lifecycle = lifecycle
         self.rng = random.Random(seed)
         self.redis = redis_client(settings.REDIS_URL)
+        # A beat before loading: the watch for a stopped feed leaves a starting one alone.
+        self._beat()
         self.producer: Producer = producer_create()
         self.record = record
         self.market_limit = markets
@@ -334,6 +336,9 @@ class FeedRunner:
         ready = [m for m in fresh if m.event_id not in undefined_events]
         self._adopt(ready)
         return len(ready)
+
+    def _beat(self) -> None:
+        self.redis.set(keys.heartbeat("feed"), int(time.time()), ex=HEARTBEAT_TTL_S)
 
     def _stored_states(self, ids: list[int]) -> dict[int, dict[str, Any]]:
         try:
@@ -663,7 +668,7 @@ class FeedRunner:
                     f"{in_play} in play, {self.lifecycle_steps} lifecycle steps   "
                 )
                 out.flush()
-                self.redis.set(keys.heartbeat("feed"), int(time.time()), ex=HEARTBEAT_TTL_S)
+                self._beat()
                 last_report, last_sent = now, self.sent
             time.sleep(max(0.0, tick - (time.monotonic() - loop_start)))
         remaining = self.producer.flush(30)
