@@ -32,7 +32,7 @@ LARGE_BATCH_PATHS = ("executors", "sql")
 # The garbage collector of the Spark JVMs (``SPARK_GC``) and the JVM option that picks it.
 # Parallel by default: the price query's parse, SQL verdict and aggregation of 200,000 records
 # took 3,110-3,580 ms of CPU under it against 3,790-4,390 ms under G1, the JVM's own default
-# (bench/NOTES.md, "The Spark JVM's garbage collector").
+# (bench/results/history.md, "The Spark JVM's garbage collector").
 GC_OPTIONS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
 
 

@@ -459,7 +459,7 @@ def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
 
     The oldest record is kept as its bytes, not as its parsed selections: an array of structs
     in the aggregation buffer cost a third more (300-340 ms of a 200,000-record batch against
-    about 200, bench/NOTES.md), and Python reads the selections of the thousand or so it keeps.
+    about 200, bench/results/history.md), and Python reads the selections of the thousand or so it keeps.
 
     Nothing that changes from batch to batch is in the plan (the late-record watermark is not:
     ``late_counts``), so every batch runs the same generated code, compiled once.

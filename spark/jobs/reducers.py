@@ -282,7 +282,7 @@ def main() -> None:
         # In real-time mode the JVM's twelve tasks poll Kafka record by record and, with its
         # compilers, took a core at 1,000 prices a second; the applier, which makes the price
         # visible, waited for a core: price topic -> applied 0.12-4.0 s at p50, against
-        # 0.04-0.17 s with the JVM at niceness 10 (bench/NOTES.md, "Where real-time mode's
+        # 0.04-0.17 s with the JVM at niceness 10 (bench/results/history.md, "Where real-time mode's
         # cores go"). Under a saturated machine the stage nearest the punter goes first.
         changed = lower_priority(pid, settings.realtime_jvm_niceness)
         log.info("the JVM's %d threads at niceness %d", changed, settings.realtime_jvm_niceness)
@@ -290,7 +290,7 @@ def main() -> None:
     # session by session (autogroup scheduling) before any thread's niceness counts: the whole
     # session goes below. At the end-to-end load on two cores the web workers were then capped at
     # their session's share: applied -> client at p50 2.1 s (real time) and 0.41 s (micro-batch)
-    # without it, 0.10 and 0.11 s with it (bench/NOTES.md, "The generator's own queue, and the
+    # without it, 0.10 and 0.11 s with it (bench/results/history.md, "The generator's own queue, and the
     # reducers' session below the edge").
     if lower_session_priority(settings.session_niceness):
         log.info("the reducers' session at niceness %d", settings.session_niceness)
