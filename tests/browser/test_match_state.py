@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import time
 
-import orjson
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
@@ -14,7 +13,7 @@ from odds.catalogue.models import Competition, Event, Market, Sport
 from odds.feed.matchstate import match_state_build
 from odds.feed.pricing.tennis import TennisLive, point_played
 from reducers import keys, topics
-from reducers.matchstate import ConflatedMatch, match_message
+from reducers.matchstate import ConflatedMatch, encode_match, match_message
 from reducers.schemas import Incident, MatchSuspension
 from tests.browser.axe import axe_check
 from tests.factories import market_create, user_create
@@ -73,8 +72,11 @@ def state_of(
 
 
 def store(redis_client, state) -> None:
+    """Stores the state and publishes it on the event's channel, as the match reducer does."""
     message = match_message(item=ConflatedMatch(state, 1, now_ms()), reducer_ts=now_ms())
-    redis_client.hset(keys.match_state(state.event_id), mapping={"seq": state.seq, "state": orjson.dumps(message)})
+    encoded = encode_match(message)
+    redis_client.hset(keys.match_state(state.event_id), mapping={"seq": state.seq, "state": encoded})
+    redis_client.publish(keys.match_channel(state.event_id), encoded)
 
 
 def tennis_market() -> Market:
