@@ -5,7 +5,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("catalogue", "0001_initial"),
+        ("catalogue", "0003_market_suspension_reason"),
     ]
 
     operations = [
