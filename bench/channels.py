@@ -62,6 +62,8 @@ LEGS = (3, 8)
 FANOUT_COUNTS = (1_000, 5_000, 10_000)
 FANOUT_BATCH = 100
 FANOUT_REPEATS = 15
+# Channels made one command after the other (and timed) before the others are made on threads.
+COMMAND_SAMPLE = 200
 # A markets batch of the query stage: this many events kick off at once (each definition's
 # event status moves between scheduled and in play, a new version each time).
 QUERY_BATCH = 100
@@ -343,6 +345,33 @@ def channels_make(store: Any, specs: Sequence[dict[str, Any]], *, user_id: int =
         return list(pool.map(make, specs))
 
 
+def commands_timed(store: Any, specs: Sequence[dict[str, Any]], *, user_id: int = 1) -> dict[str, Any]:
+    """Make and begin a channel of each spec one command after the other, as the commands query
+    applies them on the driver, timing each: the medians of a ``subscribe`` and a ``begin`` and
+    the commands a second one thread applies at that pace."""
+    from reducers.subscriptions import StreamCommand, spec_from_json
+
+    subscribes, begins = [], []
+    for spec in specs:
+        channel_id = secrets.token_urlsafe(24)
+        now = int(time.time() * 1000)
+        command = StreamCommand(
+            type="subscribe", channel_id=channel_id, user_id=user_id, spec=spec_from_json(spec), ts=now
+        )
+        started = time.perf_counter()
+        store.apply_command(command)
+        subscribed = time.perf_counter()
+        store.apply_command(StreamCommand(type="begin", channel_id=channel_id, user_id=user_id, spec=None, ts=now))
+        subscribes.append((subscribed - started) * 1000)
+        begins.append((time.perf_counter() - subscribed) * 1000)
+    subscribe_ms, begin_ms = statistics.median(subscribes), statistics.median(begins)
+    return {
+        "command_subscribe_ms": round(subscribe_ms, 2),
+        "command_begin_ms": round(begin_ms, 2),
+        "commands_per_s_one_thread": round(2000 / (subscribe_ms + begin_ms)),
+    }
+
+
 def _profile_lines(profile: cProfile.Profile, *, top: int = 12) -> list[str]:
     """The functions of a profile with the most cumulative time, as ``pstats`` prints them."""
     import io
@@ -365,6 +394,31 @@ def profile_split(profile: cProfile.Profile) -> dict[str, float]:
     }
 
 
+@contextlib.contextmanager
+def scratch_namespaces(count: int) -> Iterator[list[str]]:
+    """``count`` fresh namespaces for Redis keys only (entered with ``bench.common.in_namespace``);
+    their keys are removed afterwards."""
+    import uuid
+
+    from django.conf import settings
+
+    from store.clients import redis_client
+
+    names = [f"bench{uuid.uuid4().hex[:6]}" for _ in range(count)]
+    try:
+        yield names
+    finally:
+        client = redis_client(settings.REDIS_URL)
+        for name in names:
+            for keys_found in _chunks(list(client.scan_iter(match=f"{name}:*", count=1000)), 1000):
+                client.delete(*keys_found)
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for at in range(0, len(items), size):
+        yield items[at : at + size]
+
+
 def time_fan_out(
     *,
     counts: Sequence[int] = FANOUT_COUNTS,
@@ -373,47 +427,59 @@ def time_fan_out(
     repeats: int = FANOUT_REPEATS,
     seed: int = 48,
 ) -> dict[str, Any]:
-    """``ChannelStore.fan_out`` of the same batch at each channel count (channels added between
-    counts), median of ``repeats`` calls each; the largest count's fan-out profiled once more."""
-    from bench.common import namespace
+    """``ChannelStore.fan_out`` of the same batch at each channel count. Each count has a namespace
+    of its own holding the same markets and the first that many of the same channel specs, and
+    the counts are timed turn about, ``repeats`` rounds (on a shared machine the speed of the
+    cores drifts over minutes: it drifts alike for every count); each figure is the median of its
+    count's rounds. The largest count's fan-out is profiled once more."""
+    from bench.common import in_namespace
     from store.markets import MarketStore
 
     out: dict[str, Any] = {}
+    counts = sorted(counts)
     specs = channel_specs(max(counts), universe=universe, seed=seed)
-    with namespace():
-        store = _store()
-        markets = MarketStore(store.r)
-        now = int(time.time() * 1000)
-        for at in range(0, universe, 1000):
-            markets.apply(market_updates(range(1 + at, 1 + min(universe, at + 1000)), seq=1, now_ms=now))
-        # The batch: new states of ``batch`` markets spread over the universe, applied once and
-        # fanned out again at every count (the fan-out reads only the channels' maps and states).
-        chosen = sorted(random.Random(seed + 2).sample(range(1, universe + 1), batch))
-        states = markets.apply(market_updates(chosen, seq=2, now_ms=now))
-        made = 0
-        per_batch: dict[int, float] = {}
-        for count in sorted(counts):
-            started = time.perf_counter()
-            channels_make(store, specs[made:count])
-            log(f"fan-out: {count:,} channels made ({time.perf_counter() - started:.1f} s for {count - made:,})")
-            made = count
-            frames = store.fan_out(states)  # warm: parsed specs kept, scripts loaded
-            timings = []
-            for _ in range(repeats):
+    chosen = sorted(random.Random(seed + 2).sample(range(1, universe + 1), batch))
+    with scratch_namespaces(len(counts)) as names:
+        stores: dict[int, Any] = {}
+        batches: dict[int, Any] = {}
+        for count, name in zip(counts, names, strict=True):
+            with in_namespace(name):
+                store = stores[count] = _store()
+                markets = MarketStore(store.r)
+                now = int(time.time() * 1000)
+                for at in range(0, universe, 1000):
+                    markets.apply(market_updates(range(1 + at, 1 + min(universe, at + 1000)), seq=1, now_ms=now))
+                # The batch: new states of ``batch`` markets over the universe, applied once and
+                # fanned out again every round (the fan-out reads only the maps and the states).
+                batches[count] = markets.apply(market_updates(chosen, seq=2, now_ms=now))
                 started = time.perf_counter()
-                store.fan_out(states)
-                timings.append((time.perf_counter() - started) * 1000)
-            per_batch[count] = round(statistics.median(timings), 2)
-            label = count_label(count)
-            out[f"channel_fanout_ms_per_batch_{label}"] = per_batch[count]
-            out[f"channel_fanout_frames_per_batch_{label}"] = frames
-            log(f"fan-out to {count:,} channels: {per_batch[count]} ms a batch ({frames} frames)")
-        profile = cProfile.Profile()
-        profile.enable()
-        store.fan_out(states)
-        profile.disable()
+                made = 0
+                if count == counts[0]:
+                    # The first channels one command after the other, as the commands query does.
+                    made = min(COMMAND_SAMPLE, count)
+                    out.update(commands_timed(store, specs[:made]))
+                channels_make(store, specs[made:count])
+                log(f"fan-out: {count:,} channels made ({time.perf_counter() - started:.1f} s)")
+                out[f"channel_fanout_frames_per_batch_{count_label(count)}"] = store.fan_out(batches[count])
+        timings: dict[int, list[float]] = {count: [] for count in counts}
+        for _ in range(repeats):
+            for count, name in zip(counts, names, strict=True):
+                with in_namespace(name):
+                    started = time.perf_counter()
+                    stores[count].fan_out(batches[count])
+                    timings[count].append((time.perf_counter() - started) * 1000)
+        per_batch = {count: round(statistics.median(found), 2) for count, found in timings.items()}
+        for count in counts:
+            out[f"channel_fanout_ms_per_batch_{count_label(count)}"] = per_batch[count]
+            log(f"fan-out to {count:,} channels: {per_batch[count]} ms a batch")
+        with in_namespace(names[-1]):
+            profile = cProfile.Profile()
+            profile.enable()
+            stores[counts[-1]].fan_out(batches[counts[-1]])
+            profile.disable()
     out["channel_fanout_growth_10k_vs_1k"] = fanout_growth(per_batch)
     out["channel_fanout_batch_markets"] = batch
+    out["channel_fanout_rounds"] = {count_label(c): [round(t, 1) for t in found] for c, found in timings.items()}
     out["channel_fanout_profile_ms"] = profile_split(profile)
     out["channel_fanout_profile"] = _profile_lines(profile)
     return out
@@ -1036,7 +1102,8 @@ FULL = Sizes(
     watchers=FOLLOWERS,
     # The end-to-end stage's price rate (bench/run.py).
     rate=1000,
-    setup_s=300,
+    # At most: the window starts as soon as every channel streams.
+    setup_s=600,
     ramp_s=120,
     warmup_s=10,
     duration_s=30,
