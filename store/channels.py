@@ -170,6 +170,8 @@ class ChannelStore:
         # its market is applied again, so most of a batch's routes carry states an earlier batch
         # parsed already (parsing them again was a third of a batch's fan-out at 10,000 channels).
         self._held: dict[int, tuple[bytes, MarketFrame]] = {}
+        # When this store last moved the kick-off windows (``refresh_windows``), epoch ms.
+        self._looked: int | None = None
 
     # --- reads ---
 
@@ -535,33 +537,45 @@ class ChannelStore:
     def refresh_windows(self, *, now_ms: int | None = None) -> dict[str, QueryChange]:
         """Time moved: each shared channel of a kick-off window takes the markets whose kick-off
         came into it and lets go of those whose kick-off passed. Only markets on the window's
-        edge are read: those scheduled inside it that it does not hold, and those it holds that are
-        not inside it."""
+        edges are read: since this store's last look, those whose kick-off crossed the far edge
+        (now inside the window) or the near edge (now past); a definition that changed meanwhile
+        was compared when the markets query applied it (``refresh_shared``). A store's first look
+        (or one back in time) compares the markets scheduled inside each window with those it
+        holds."""
         now = now_ms or _now_ms()
+        since, self._looked = self._looked, now
+        queries = self.shared_queries()
         windows = {
             channel_id: window
-            for channel_id, spec in self.shared_queries().items()
+            for channel_id, spec in queries.items()
             if spec.query is not None and (window := query_time_window_ms(spec.query)) is not None
         }
         if not windows:
             return {}
         pipe = self.r.pipeline(transaction=False)
-        for window in windows.values():
-            pipe.zrangebyscore(keys.markets_by_start(), now, now + window)
-        for channel_id in windows:
-            pipe.smembers(keys.channel_markets(channel_id))
-        replies = pipe.execute()
         edges: dict[str, set[int]] = {}
-        for at, channel_id in enumerate(windows):
-            in_window = {int(m) for m in replies[at]}
-            held = {int(m) for m in replies[len(windows) + at]}
-            edges[channel_id] = in_window ^ held
+        if since is not None and since < now:
+            for window in windows.values():
+                pipe.zrangebyscore(keys.markets_by_start(), f"({since + window}", now + window)
+                pipe.zrangebyscore(keys.markets_by_start(), since, f"({now}")
+            replies = pipe.execute()
+            for at, channel_id in enumerate(windows):
+                edges[channel_id] = {int(m) for m in (*replies[2 * at], *replies[2 * at + 1])}
+        else:
+            for window in windows.values():
+                pipe.zrangebyscore(keys.markets_by_start(), now, now + window)
+            for channel_id in windows:
+                pipe.smembers(keys.channel_markets(channel_id))
+            replies = pipe.execute()
+            for at, channel_id in enumerate(windows):
+                in_window = {int(m) for m in replies[at]}
+                held = {int(m) for m in replies[len(windows) + at]}
+                edges[channel_id] = in_window ^ held
         definitions = self.markets.definitions({m for found in edges.values() for m in found})
         candidates_of = {
             channel_id: {m: (definitions.get(m), definitions.get(m)) for m in found}
             for channel_id, found in edges.items()
         }
-        queries = self.shared_queries()
         return self._apply_changes({c: queries[c] for c in windows}, candidates_of, now_ms=now)
 
 
