@@ -569,6 +569,8 @@ K6_SCRIPT = ROOT / "bench" / "k6" / "channels.js"
 PUNTER_PREFIX = "bench-ch-"
 # About how often a user asks the driver whether the window has started (ms).
 POLL_MS = 3000
+# Seconds the window waits at most, once every channel streams, for the prices to catch up.
+CATCH_UP_S = 300
 # A punter of an interrupted run is removed by the next run once it is this old.
 PUNTER_STALE_S = 3600
 
@@ -599,10 +601,18 @@ def reducers_for_channels(kind: str) -> Iterator[Pipe]:
     from store.clients import redis_client
 
     if kind == "spark":
+        from bench.common import environment
         from bench.run import reducers_running
 
         name = "bench-channels-reducers.log"
-        with reducers_running("microbatch", log_name=name, define=False) as running:
+        # At the machine's own priority: the reducers lower theirs below the web workers'
+        # (SPARK_SESSION_NICENESS, 10), which on this shared machine put them below every other
+        # engineer's tests too: an empty commands batch took 92 s, and no channel was made in
+        # five minutes. The stage's figures compare paths through the same reducers.
+        with (
+            environment(SPARK_SESSION_NICENESS="0"),
+            reducers_running("microbatch", log_name=name, define=False) as running,
+        ):
             # The heartbeat comes before the queries start (minutes apart on a busy machine): the
             # setup waits for the queries its commands and prices go through.
             wait_until(
@@ -617,8 +627,7 @@ def reducers_for_channels(kind: str) -> Iterator[Pipe]:
         return
     with namespace() as ns:
         client = redis_client(settings.REDIS_URL)
-        # At the machine's own priority (the reducers lower theirs): a small run on a busy machine
-        # would otherwise wait its whole window for prices behind everyone else's work.
+        # At the machine's own priority, as the Spark reducers above.
         env = {
             **os.environ,
             "SPORTSBOOK_NAMESPACE": ns,
@@ -867,6 +876,31 @@ class WindowSignal:
         self._thread.join(10)
 
 
+def price_lag_ms(client: Any, *, universe: int, sample: int = 300) -> float:
+    """How far behind the source the applied prices are: now less the newest source event time
+    among ``sample`` markets of the universe (a backlog of prices shows as seconds)."""
+    from reducers import frames
+    from store.markets import queue_states, raw_states
+
+    market_ids = sorted(random.Random(time.time()).sample(range(1, universe + 1), min(sample, universe)))
+    pipe = client.pipeline(transaction=False)
+    queue_states(pipe, market_ids)
+    found = raw_states(market_ids, pipe.execute())
+    newest = max((frames.read_market(raw)["ts"]["event"] for raw in found.values()), default=0)
+    return time.time() * 1000 - newest
+
+
+def await_prices(pipe: Pipe, *, universe: int, timeout: float, most_lag_ms: float = 2000) -> float:
+    """Wait (``timeout`` at most) until the reducers apply prices within ``most_lag_ms`` of their
+    source: a setup's commands share the reducers' driver with the price query, which may have
+    fallen behind meanwhile. Returns the lag then."""
+    deadline = time.time() + timeout
+    while (lag := price_lag_ms(pipe.client, universe=universe)) > most_lag_ms and time.time() < deadline:
+        log(f"live: prices applied {lag / 1000:.1f} s behind their source; waiting for them to catch up")
+        time.sleep(5)
+    return lag
+
+
 def note_commands(pipe: Pipe, batches: dict[int, Any]) -> None:
     """Keep the commands query's progress reports (Spark's: rows and time of each batch) under
     their batch ids; the reducers keep the last 200."""
@@ -972,6 +1006,7 @@ def run_live(
     rate: float = 1000,
     setup_s: float = 240,
     ramp_s: float = 120,
+    prices_s: float = 60,
     warmup_s: float = 10,
     duration_s: float = 30,
     workers: int = 2,
@@ -979,8 +1014,9 @@ def run_live(
     batch: bool = False,
 ) -> dict[str, Any]:
     """The live stage (the module's docstring): returns its figures. The users set themselves up
-    over ``setup_s`` at most; the window (``warmup_s``, then ``duration_s`` measured) starts as soon
-    as every channel streams."""
+    over ``setup_s`` at most; once every channel streams, prices flow at ``rate`` for ``prices_s``
+    and until the reducers keep up with them, then the window starts (``warmup_s``, then
+    ``duration_s`` measured)."""
     from django.conf import settings
 
     from bench.edge import port_wait
@@ -1018,10 +1054,6 @@ def run_live(
         )
         port_wait(port, timeout=90)
         started = time.time()
-        # Prices from the start: the setup warms the reducers and the edge up, as a running stack is.
-        stack.enter_context(
-            price_feed(pipe.namespace, markets=universe, rate=rate, seconds=setup_s + warmup_s + duration_s + 60)
-        )
         window = stack.enter_context(WindowSignal())
         k6 = stack.enter_context(
             k6_running(
@@ -1033,7 +1065,7 @@ def run_live(
                     "POLL_MS": str(POLL_MS),
                     "WARMUP_MS": str(int(warmup_s * 1000)),
                     "DURATION_MS": str(int(duration_s * 1000)),
-                    "MAX_S": str(int(setup_s + warmup_s + duration_s + 180)),
+                    "MAX_S": str(int(setup_s + prices_s + CATCH_UP_S + warmup_s + duration_s + 180)),
                     "BATCH": "1" if batch else "0",
                 },
             )
@@ -1043,6 +1075,18 @@ def run_live(
         out.update(command_figures(commands))
         out["channel_streaming_at_start"] = streaming
         out["channel_setup_wall_s"] = round(time.time() - started, 1)
+        # Prices once every channel streams. Fed during the setup, they fell behind: the commands
+        # query applies its batches (minutes of them for thousands of channels) in the same
+        # Python process as the price query, whose batches then grew to a minute of prices each
+        # and never caught up on this machine (bench/NOTES.md, "Channels at scale").
+        stack.enter_context(
+            price_feed(
+                pipe.namespace, markets=universe, rate=rate, seconds=prices_s + CATCH_UP_S + warmup_s + duration_s + 60
+            )
+        )
+        log(f"live: prices at {rate:,.0f} a second for {prices_s:.0f} s before the window")
+        time.sleep(prices_s)
+        out["channel_price_lag_at_start_ms"] = round(await_prices(pipe, universe=universe, timeout=CATCH_UP_S))
         # Every user asks for the window at least every 1.5 POLL_MS: it starts once all know it.
         window_start = time.time() + 1.5 * POLL_MS / 1000
         window.open(int(window_start * 1000))
@@ -1065,6 +1109,7 @@ def run_live(
             "channel_queries_followed": summary["queries_followed"],
             "channel_server_errors": summary["server_errors"],
             "channel_socket_errors": summary["socket_errors"],
+            "channel_open_retries": summary["open_retries"],
             "channel_stale_frames": summary["stale_frames"],
             "channel_generator_cpu_s": round(summary["cpu_s"], 1),
         }
@@ -1090,6 +1135,7 @@ class Sizes:
     rate: float
     setup_s: float
     ramp_s: float
+    prices_s: float
     warmup_s: float
     duration_s: float
     reducers: str
@@ -1107,9 +1153,12 @@ FULL = Sizes(
     watchers=FOLLOWERS,
     # The end-to-end stage's price rate (bench/run.py).
     rate=1000,
-    # At most: the window starts as soon as every channel streams.
-    setup_s=600,
+    # At most: the window starts as soon as every channel streams. The commands query applied
+    # 10-17 commands a second here under other engineers' load (each command is several Redis
+    # round trips, one after the other): 10,000 channels are 20,000 commands.
+    setup_s=2400,
     ramp_s=120,
+    prices_s=60,
     warmup_s=10,
     duration_s=30,
     reducers="spark",
@@ -1130,6 +1179,7 @@ QUICK = Sizes(
     rate=200,
     setup_s=60,
     ramp_s=2,
+    prices_s=3,
     warmup_s=2,
     duration_s=5,
     reducers="plain",
@@ -1160,6 +1210,7 @@ def bench_channels(*, quick: bool = False, sizes: Sizes | None = None, parts: Se
                 rate=size.rate,
                 setup_s=size.setup_s,
                 ramp_s=size.ramp_s,
+                prices_s=size.prices_s,
                 warmup_s=size.warmup_s,
                 duration_s=size.duration_s,
                 reducers=size.reducers,

@@ -100,6 +100,21 @@ def sessions_remove(session_keys: list[str]) -> None:
 
 
 @contextlib.contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """These environment variables set meanwhile (for the processes started), restored afterwards."""
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextlib.contextmanager
 def in_namespace(name: str) -> Iterator[None]:
     """This process's topics and keys are those of namespace ``name`` meanwhile."""
     previous = os.environ.get("SPORTSBOOK_NAMESPACE")

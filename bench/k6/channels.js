@@ -25,6 +25,7 @@
 //   DURATION_MS    the measured window after the warm-up
 //   MAX_S          how long the run may last in all
 //   BATCH          "1": watchers ask for one frame per tick
+//   OPEN_ATTEMPTS  handshakes a user tries before its socket counts as an error (default 5)
 //   SUMMARY        path the summary JSON is written to
 import http from "k6/http";
 import { SharedArray } from "k6/data";
@@ -40,6 +41,7 @@ const rampMs = Number(__ENV.RAMP_MS || "0");
 const warmupMs = Number(__ENV.WARMUP_MS);
 const durationMs = Number(__ENV.DURATION_MS);
 const pollMs = Number(__ENV.POLL_MS || "2000");
+const openAttempts = Number(__ENV.OPEN_ATTEMPTS || "5");
 // The window, once the driver has named it (until then nothing is counted and nothing stops).
 let measureFrom = Infinity;
 let stopAt = Infinity;
@@ -66,6 +68,7 @@ const ready = new Counter("users_ready");
 const lateSetups = new Counter("late_setups");
 const setupMs = new Trend("setup_ms", true);
 const serverErrors = new Counter("server_errors");
+const openRetries = new Counter("open_retries");
 const socketErrors = new Counter("socket_errors");
 const loggedIn = new Counter("logged_in");
 
@@ -147,6 +150,26 @@ function onError(e) {
   console.error(`websocket error: ${e.error}`);
 }
 
+// A websocket as the browser's client opens one: a handshake that fails is tried again after
+// 1, 2, 4 … s, OPEN_ATTEMPTS in all (each retry counted); a socket that fails once open is a drop.
+function socket(headers, onOpen, onMessage, attempt = 1) {
+  const ws = new WebSocket(__ENV.URL, null, { headers });
+  let opened = false;
+  ws.onopen = () => {
+    opened = true;
+    onOpen(ws);
+  };
+  ws.onmessage = onMessage;
+  ws.onerror = (e) => {
+    if (!opened && attempt < openAttempts) {
+      openRetries.add(1);
+      setTimeout(() => socket(headers, onOpen, onMessage, attempt + 1), 1000 * 2 ** (attempt - 1));
+      return;
+    }
+    onError(e);
+  };
+}
+
 // A user is set up (its images are in): counted, late when the window had started.
 function settled(startedAt) {
   const now = Date.now();
@@ -190,7 +213,6 @@ function holder(user, startedAt) {
   let attachedCount = 0;
   let images = 0;
   let isReady = false;
-  const ws = new WebSocket(__ENV.URL, null, { headers: { Origin: origin, Cookie: cookie } });
   const beginAll = () => {
     for (const id of ids) {
       http.asyncRequest("POST", `${base}/api/streams/${id}/begin`, "{}", { headers }).then((res) => {
@@ -208,12 +230,11 @@ function holder(user, startedAt) {
     channelImages.add(images);
     for (const ms of latencies) channelLatency.add(ms);
   };
-  ws.onopen = () => {
+  const opened = (ws) => {
     for (const id of ids) ws.send(JSON.stringify({ type: "attach", channel: id }));
     awaitWindow(ws, done);
   };
-  ws.onerror = onError;
-  ws.onmessage = (event) => {
+  const received = (event) => {
     const now = Date.now();
     const raw = event.data;
     if (raw.startsWith('{"seq":')) {
@@ -245,19 +266,18 @@ function holder(user, startedAt) {
       common(raw);
     }
   };
+  socket({ Origin: origin, Cookie: cookie }, opened, received);
 }
 
 function follower(user, startedAt) {
   const seqs = {};
   let frames = 0;
   let isReady = false;
-  const ws = new WebSocket(__ENV.URL, null, { headers: { Origin: origin } });
-  ws.onopen = () => {
+  const opened = (ws) => {
     ws.send(JSON.stringify({ type: "query", query: user.query }));
     awaitWindow(ws, () => queryFrames.add(frames));
   };
-  ws.onerror = onError;
-  ws.onmessage = (event) => {
+  const received = (event) => {
     const now = Date.now();
     const raw = event.data;
     if (raw.startsWith('{"seq":')) {
@@ -280,6 +300,7 @@ function follower(user, startedAt) {
       common(raw);
     }
   };
+  socket({ Origin: origin }, opened, received);
 }
 
 function watcher(user, startedAt) {
@@ -288,18 +309,16 @@ function watcher(user, startedAt) {
   let delivered = 0;
   let merged = 0;
   let isReady = false;
-  const ws = new WebSocket(__ENV.URL, null, { headers: { Origin: origin, Cookie: cookie } });
   const done = () => {
     watchMarkets.add(delivered);
     conflated.add(merged);
     for (const ms of latencies) watchLatency.add(ms);
   };
-  ws.onopen = () => {
+  const opened = (ws) => {
     ws.send(JSON.stringify({ type: "watch", markets: user.markets, batch }));
     awaitWindow(ws, done);
   };
-  ws.onerror = onError;
-  ws.onmessage = (event) => {
+  const received = (event) => {
     const now = Date.now();
     const raw = event.data;
     if (raw.startsWith('{"type":"image"')) {
@@ -325,6 +344,7 @@ function watcher(user, startedAt) {
       common(raw);
     }
   };
+  socket({ Origin: origin, Cookie: cookie }, opened, received);
 }
 
 export default function () {
@@ -374,6 +394,7 @@ export function handleSummary(data) {
     setup_max_ms: value(data, "setup_ms", "max"),
     server_errors: value(data, "server_errors", "count"),
     socket_errors: value(data, "socket_errors", "count"),
+    open_retries: value(data, "open_retries", "count"),
     logged_in: value(data, "logged_in", "count"),
   };
   return { [__ENV.SUMMARY]: JSON.stringify(summary) };
