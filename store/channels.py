@@ -11,6 +11,7 @@ numbers on a channel have no gaps and no duplicates.
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -103,19 +104,20 @@ end
 return sent
 """
 
-# What a batch's fan-out needs to know of the channels holding its markets, in one call: KEYS are
-# the markets' market → channels sets; ARGV the key prefixes of a channel's meta hash and markets
-# set and of a market's state hash. The reply: per market, the channels holding it; then, once per
-# channel met, its id, status, spec and view, and for a streaming view over all its markets (a
-# slip, bets) each of its markets with its stored state ('' when it has none).
+# What a batch's fan-out needs to know of the channels holding its markets, in one call: KEYS[1]
+# is the batch's set of channels already answered (``keys.fanout_routed``: the calls of one batch
+# share it, so a channel holding markets of several calls is answered once), then the markets'
+# market → channels sets; ARGV the key prefixes of a channel's meta hash and markets set and of a
+# market's state hash. The reply: per market, the channels holding it; then, once per channel met
+# first in this call, its id, status, spec and view, and for a streaming view over all its markets
+# (a slip, bets) each of its markets with its stored state ('' when it has none).
 ROUTES = """
-local routes, channels, met = {}, {}, {}
-for i, key in ipairs(KEYS) do
-  local members = redis.call('SMEMBERS', key)
-  routes[i] = members
+local routes, channels, routed = {}, {}, KEYS[1]
+for i = 2, #KEYS do
+  local members = redis.call('SMEMBERS', KEYS[i])
+  routes[i - 1] = members
   for _, id in ipairs(members) do
-    if not met[id] then
-      met[id] = true
+    if redis.call('SADD', routed, id) == 1 then
       local meta = redis.call('HMGET', ARGV[1] .. id, 'status', 'spec', 'view')
       local context = {}
       if meta[1] == 'streaming' and meta[3] ~= 'markets' then
@@ -128,6 +130,7 @@ for i, key in ipairs(KEYS) do
     end
   end
 end
+redis.call('EXPIRE', routed, 60)
 return {routes, channels}
 """
 
@@ -382,8 +385,11 @@ class ChannelStore:
         (for a view over all its markets) its markets' stored states. One round trip."""
         head = [keys.channel_meta(""), keys.channel_markets(""), keys.market_state_prefix()]
         chunks = [market_ids[at : at + ROUTE_MARKETS] for at in range(0, len(market_ids), ROUTE_MARKETS)]
-        calls = [([keys.market_channels(m) for m in chunk], head) for chunk in chunks]
-        replies = script_calls(self.r, self._routes, calls)
+        # A batch of every market (a backlog's) reaches each channel through several calls: each
+        # channel's spec and states come back once, not once a call (five times, for 5.5 legs).
+        answered = keys.fanout_routed(secrets.token_hex(8))
+        calls = [([answered, *(keys.market_channels(m) for m in chunk)], head) for chunk in chunks]
+        replies = script_calls(self.r, self._routes, calls, then=[answered])
         members: dict[int, list[str]] = {}
         routed: dict[str, Routed] = {}
         for chunk, (routes, channels) in zip(chunks, replies, strict=True):
@@ -413,13 +419,16 @@ class ChannelStore:
         if not states:
             return 0  # nothing applied, so nothing journaled
         members, routed = self._routes_of(sorted(states))
+        changed = set(states)
         out: list[tuple[str, bytes]] = []
         for channel_id, market_ids in fan_out_routes(members).items():
             found = routed.get(channel_id)
             if found is None:
                 continue
-            context: dict[int, Mapping[str, Any]] = dict(states)
-            for market_id in context_markets(found.spec, held=set(found.held), changed=states):
+            # The channel's own markets only: a copy of the whole batch for each channel cost
+            # the batch's size times its channels (a backlog's batch holds every market).
+            context: dict[int, Mapping[str, Any]] = {m: states[m] for m in market_ids}
+            for market_id in context_markets(found.spec, held=set(found.held), changed=changed):
                 context[market_id] = found.held[market_id]
             body = view_frame(
                 kind="delta",
