@@ -4,7 +4,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 BIN := infra/bin
 
-.PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs
+.PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs backup restore targets
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
@@ -12,6 +12,10 @@ help:
 	@echo "make status   show what runs (supervisord's processes, then the services)"
 	@echo "make test     lint, type-check and run every test against real services"
 	@echo "make bench    run the benchmarks (writes docs/performance.md)"
+	@echo "make backup   take a full backup of the local PostgreSQL now (pgBackRest; WAL is archived all along)"
+	@echo "make restore TIME='2026-11-28 10:15:00+00' [RESTORE_DIR=... RESTORE_PORT=...]"
+	@echo "              restore PostgreSQL as it was at TIME, or TIME=latest: all the archive holds"
+	@echo "              (docs/reliability.md; then manage.py after_restore)"
 	@echo "make rules    write frontend/src/rules.json from reducers/rules.py (bet limits, the odds ladder)"
 
 deps:
@@ -46,6 +50,7 @@ up: topics seed
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
 	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching the public pages and /api/views/, as a CDN would)"
+	@$(BIN)/monitoring.sh addresses
 	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
@@ -60,6 +65,10 @@ status:
 	@$(BIN)/kafka.sh status
 	@$(BIN)/redis.sh status
 	@$(BIN)/postgres.sh status
+
+# Each Prometheus target's health (`make up` starts Prometheus unless MONITORING=0).
+targets:
+	@$(BIN)/monitoring.sh targets
 
 rules: deps
 	$(PY) -m reducers.rules --write
@@ -90,3 +99,10 @@ bench-quick: deps
 soak: deps
 	@DURATION=$(or $(DURATION),600) CLIENTS=$(or $(CLIENTS),1000) RATE=$(or $(RATE),1000) \
 		CHANNEL_SHARE=$(or $(CHANNEL_SHARE),0.25) $(BIN)/soak.sh
+
+backup:
+	@$(BIN)/backup.sh full
+
+restore:
+	@test -n "$(TIME)" || { echo "usage: make restore TIME='2026-11-28 10:15:00+00' [RESTORE_DIR=... RESTORE_PORT=...]" >&2; exit 2; }
+	@$(BIN)/backup.sh restore "$(TIME)" $(if $(RESTORE_DIR),"$(RESTORE_DIR)" $(RESTORE_PORT))

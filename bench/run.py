@@ -205,7 +205,7 @@ SETTLE_MOST_S = 30
 # Records of the reducers stage (warm-ups included), per trigger mode. Micro-batch measures thirteen
 # batches at the cap, 10-15 s of work: longer than the movers query's trigger (SPARK_MOVERS_TRIGGER,
 # 10 s), so each run counts the movers' batches beside the prices' in proportion, not by chance
-# (with three, the rate depended on whether one of them fell among the three, bench/NOTES.md).
+# (with three, the rate depended on whether one of them fell among the three, bench/results/history.md).
 # Real-time mode (about a tenth of the rate) works off a backlog in a minute.
 REDUCER_RECORDS = {"microbatch": 3_000_000, "realtime": 400_000}
 # Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured,
@@ -917,9 +917,10 @@ def write_markdown(results: dict[str, Any]) -> Path:
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
     lines += channels.markdown_lines(results)
-    notes = ROOT / "bench" / "NOTES.md"
-    if notes.exists():
-        lines += ["", notes.read_text().strip()]
+    # The current profile of each stage; the history of runs stays in bench/results/history.md.
+    profiles = ROOT / "bench" / "PROFILES.md"
+    if profiles.exists():
+        lines += ["", profiles.read_text().strip()]
     path = ROOT / "docs" / "performance.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -63,6 +63,12 @@ def store_mark() -> str:
     return f"{namespace()}:store-mark"
 
 
+def backup_status() -> str:
+    """String: JSON of the PostgreSQL backups as the backup scheduler last read the repository
+    (``odds.core.backups``)."""
+    return f"{namespace()}:backups"
+
+
 def replication_mark() -> str:
     """Counter written just before waiting for replicas: once they acknowledge it, they hold
     every write made before it, on any connection (replication is one ordered stream)."""
@@ -278,3 +284,9 @@ def websocket_connections(kind: str, who: str) -> str:
     """Sorted set: open websocket ids of one user or client address, scored by when each entry lapses
     unless its process refreshes it (connection caps across worker processes)."""
     return f"{namespace()}:wsconn:{kind}:{who}"
+
+
+def dead_letter_replayed(digest: str) -> str:
+    """String: JSON of the replay headers a record was re-sent to its source topic with, by the
+    record's digest (``reducers.dead_letters.ReplayLedger``), kept while its dead letters are."""
+    return f"{namespace()}:dlq:replayed:{digest}"

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from reducers import keys
 
 # Upper bounds (seconds) of the buckets of every latency histogram, ``+Inf`` implied: from a
@@ -51,7 +53,12 @@ PIPELINE_STAGES: tuple[str, ...] = ("source", "kafka", "reducer", "end_to_end")
 STAGE_BROWSER = "browser"
 STAGE_WEBSOCKET = "websocket"
 BROWSER_STAGES: tuple[str, ...] = (STAGE_BROWSER, STAGE_WEBSOCKET)
-STAGES: tuple[str, ...] = (*PIPELINE_STAGES, *BROWSER_STAGES)
+# Timed in the web processes: a bet's placement (request to decided, ``bet_place``), and the age of
+# a market frame as a web process's hub hands it to its websockets (source event → frame, sampled).
+STAGE_PLACEMENT = "placement"
+STAGE_FRAME = "frame"
+EDGE_STAGES: tuple[str, ...] = (STAGE_PLACEMENT, STAGE_FRAME)
+STAGES: tuple[str, ...] = (*PIPELINE_STAGES, *BROWSER_STAGES, *EDGE_STAGES)
 
 
 def histogram_key(stage: str) -> str:
@@ -134,3 +141,17 @@ def pipeline_observe(pipe: Any, states: Iterable[Mapping[str, Any]]) -> None:
             observed.append(ms / 1000)
     for stage, seconds in zip(PIPELINE_STAGES, by_stage, strict=True):
         latency_observe(pipe, stage=stage, seconds=seconds)
+
+
+def frame_age_s(frame: str | bytes, *, now_ms: int) -> float | None:
+    """How old a market frame is as it leaves (now - its source event time), in seconds, clipped
+    at 0; ``None`` for a frame with no event time (a status change, a trader's decision)."""
+    try:
+        decoded = orjson.loads(frame)
+    except orjson.JSONDecodeError:
+        return None
+    ts = decoded.get("ts") if isinstance(decoded, dict) else None
+    event = ts.get("event") if isinstance(ts, dict) else None
+    if not isinstance(event, int) or isinstance(event, bool):
+        return None
+    return max(0, now_ms - event) / 1000

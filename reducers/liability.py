@@ -14,6 +14,9 @@ from decimal import Decimal
 from reducers.schemas import BetEvent
 
 PENCE = Decimal(100)
+# How long the liability reducer remembers an event id it counted (de-duplication of redelivered
+# events); longer than the bets topic keeps a record.
+SEEN_TTL_S = 14 * 24 * 3600
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from reducers.config import ConfigError, Reader
+from reducers.queries import QUERIES
 from reducers.windows import parse_duration_ms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,7 @@ LARGE_BATCH_PATHS = ("executors", "sql")
 # The garbage collector of the Spark JVMs (``SPARK_GC``) and the JVM option that picks it.
 # Parallel by default: the price query's parse, SQL verdict and aggregation of 200,000 records
 # took 3,110-3,580 ms of CPU under it against 3,790-4,390 ms under G1, the JVM's own default
-# (bench/NOTES.md, "The Spark JVM's garbage collector").
+# (bench/results/history.md, "The Spark JVM's garbage collector").
 GC_OPTIONS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
 
 
@@ -59,6 +60,8 @@ class ReducerConfig:
     shuffle_partitions: int
     ui_enabled: bool
     ui_port: int
+    # host:port of the driver's own /metrics (spark/metrics.py); empty: none
+    driver_metrics: str
     log_level: str
     limit_initial_partitions: int
     kafka_jars_dir: Path
@@ -71,7 +74,6 @@ class ReducerConfig:
     polling_delay_ms: int
     # the price query
     trigger_mode: TriggerMode
-    trigger_interval: str
     max_offsets_per_trigger: int
     sql_path_min_records: int
     large_batch_path: str
@@ -85,12 +87,8 @@ class ReducerConfig:
     # both modes: the niceness of the reducers' session's scheduling group when they lead a
     # session of their own (0 keeps it; see spark.session.lower_session_priority)
     session_niceness: int
-    # the other queries
-    commands_trigger: str
-    markets_trigger: str
-    matches_trigger: str
-    liability_trigger: str
-    movers_trigger: str
+    # each reducer query's processing-time trigger, by name (reducers.queries: its variable and default)
+    triggers: dict[str, str]
     movers_tasks: int
     # records a movers batch reads at most: under a backlog the query falls behind the prices
     # and catches up when the feed slows
@@ -146,6 +144,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         shuffle_partitions=read.whole("SPARK_SHUFFLE_PARTITIONS", 4, minimum=1),
         ui_enabled=read.flag("SPARK_UI_ENABLED", False),
         ui_port=read.whole("SPARK_UI_PORT", 4040, minimum=1),
+        driver_metrics=read.text("SPARK_DRIVER_METRICS", "127.0.0.1:9465"),
         log_level=read.choice("SPARK_LOG_LEVEL", "WARN", ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")),
         limit_initial_partitions=read.whole("SPARK_LIMIT_INITIAL_PARTITIONS", 1024, minimum=1),
         kafka_jars_dir=Path(read.text("SPARK_KAFKA_JARS_DIR", str(ROOT / ".cache" / "jars" / "spark-kafka"))),
@@ -155,7 +154,6 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         kafka_request_timeout_ms=read.whole("SPARK_KAFKA_REQUEST_TIMEOUT_MS", 10_000, minimum=1000),
         polling_delay_ms=read.whole("SPARK_POLLING_DELAY_MS", 50, minimum=1),
         trigger_mode=_trigger_mode(read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES)),
-        trigger_interval=read.duration("SPARK_TRIGGER_INTERVAL", "0 seconds"),
         max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),
         sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 20_000),
         large_batch_path=read.choice("SPARK_LARGE_BATCH_PATH", "sql", LARGE_BATCH_PATHS),
@@ -166,11 +164,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         realtime_batch=read.duration("SPARK_REALTIME_BATCH", "5 minutes"),
         realtime_jvm_niceness=read.whole("SPARK_REALTIME_JVM_NICENESS", 10),
         session_niceness=read.whole("SPARK_SESSION_NICENESS", 10),
-        commands_trigger=read.duration("SPARK_COMMANDS_TRIGGER", "0 seconds"),
-        markets_trigger=read.duration("SPARK_MARKETS_TRIGGER", "1 second"),
-        matches_trigger=read.duration("SPARK_MATCHES_TRIGGER", "500 milliseconds"),
-        liability_trigger=read.duration("SPARK_LIABILITY_TRIGGER", "1 second"),
-        movers_trigger=read.duration("SPARK_MOVERS_TRIGGER", "10 seconds"),
+        triggers={query.name: read.duration(query.trigger_env, query.trigger) for query in QUERIES},
         movers_tasks=read.whole("SPARK_MOVERS_TASKS", 1, minimum=1),
         movers_max_records=read.whole("SPARK_MOVERS_MAX_RECORDS", 20_000, minimum=1),
         movers_window=read.duration("MOVERS_WINDOW", "1 minute"),

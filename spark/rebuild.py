@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -50,7 +50,16 @@ CHECK_INTERVAL_S = 2.0
 class SentAlready:
     """The dead-letter sink of a rebuild: a rejected record was dead-lettered when it first arrived."""
 
-    def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None:
+    def send(
+        self,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        reason: str,
+        detail: str,
+        origin: str,
+        headers: Sequence[tuple[str, bytes]] = (),
+    ) -> None:
         return None
 
     def flush(self, timeout: float = 30.0) -> None:

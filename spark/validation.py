@@ -81,10 +81,10 @@ def varint_bytes(x: Column) -> Column:
     query's task time. Counted from the logarithm, ``floor((floor(log2(x + 1/2)) + 8) / 7)``,
     each count made two calls of ``StrictMath.log`` (Spark's ``log2`` is ``log(x) / log(2)``):
     five counts a record added 65 ms to a cached 200,000-record batch whose whole verdict added
-    190 (bench/NOTES.md). Written as a ladder of nested conditions instead of a sum, the
+    190 (bench/results/history.md). Written as a ladder of nested conditions instead of a sum, the
     verdict and the price query's aggregation generated a method longer than the JVM compiles
     (8,000 bytes of bytecode): it ran interpreted, 4.1 s a 200,000-record batch against 2.0 s
-    (bench/NOTES.md, "The price record in Avro, switched")."""
+    (bench/results/history.md, "The price record in Avro, switched")."""
     width = F.lit(1)
     for first in _WIDTH_STARTS:
         width = width + (x >= first).cast("int")
@@ -127,7 +127,7 @@ def canonical_length(record: Column) -> Column:
     The ids share the narrowest one's width when the widest is below the first number of the
     next width: one comparison instead of a second ``varint_bytes``. With the count's
     comparison and the times' range, three ``varint_bytes`` a record instead of seven (with the
-    first two alone, five: 1,441 against 1,582 ms a 200,000-record batch, bench/NOTES.md)."""
+    first two alone, five: 1,441 against 1,582 ms a 200,000-record batch, bench/results/history.md)."""
     selections = record["selections"]
     count = F.size(selections)
     ids = selections["id"]

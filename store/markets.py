@@ -441,3 +441,43 @@ def queue_states(pipe: Pipeline, market_ids: Sequence[int]) -> None:
 def raw_states(market_ids: Sequence[int], replies: Sequence[Any]) -> dict[int, bytes]:
     """The encoded state of each market that has one, from the replies of ``queue_states``."""
     return {market_id: raw for market_id, raw in zip(market_ids, replies, strict=True) if raw is not None}
+
+
+class LiabilityStore:
+    """Liability per selection (``keys.liability``, ranked in ``keys.liability_index``) and the
+    liability reducer's seen-markers (``keys.bet_event_seen``), as the site replaces them whole.
+    The reducer itself adds to them one event at a time (spark/jobs/liability.py)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def replace(
+        self, totals: Mapping[int, tuple[int, int]], *, seen: Iterable[str], unseen: Iterable[str], seen_ttl_s: int
+    ) -> None:
+        """Make ``totals`` (selection → open exposure in pence, open bets) the whole figure, in one
+        transaction; mark ``seen`` event ids counted and forget ``unseen`` ones."""
+        old = [int(member) for member in self._client.zrange(keys.liability_index(), 0, -1)]
+        pipe = self._client.pipeline(transaction=True)
+        for selection_id in old:
+            pipe.delete(keys.liability(selection_id))
+        pipe.delete(keys.liability_index())
+        for selection_id, (pence, bets) in totals.items():
+            pipe.hset(keys.liability(selection_id), mapping={"pence": pence, "bets": bets})
+            pipe.zadd(keys.liability_index(), {str(selection_id): pence})
+        for event_id in seen:
+            pipe.set(keys.bet_event_seen(event_id), "1", ex=seen_ttl_s)
+        forget = [keys.bet_event_seen(event_id) for event_id in unseen]
+        if forget:
+            pipe.delete(*forget)
+        pipe.execute()
+
+    def totals(self) -> dict[int, tuple[int, int]]:
+        """Every selection's (pence, open bets) as stored."""
+        ids = [int(member) for member in self._client.zrange(keys.liability_index(), 0, -1)]
+        pipe = self._client.pipeline(transaction=False)
+        for selection_id in ids:
+            pipe.hmget(keys.liability(selection_id), "pence", "bets")
+        return {
+            selection_id: (int(pence or 0), int(bets or 0))
+            for selection_id, (pence, bets) in zip(ids, pipe.execute(), strict=True)
+        }

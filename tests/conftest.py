@@ -22,6 +22,10 @@ os.environ.setdefault("SPARK_SHUFFLE_PARTITIONS", "2")
 # tests themselves are still synchronous (Django's documented switch for this case).
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 os.environ.setdefault("KAFKA_PRICES_PARTITIONS", "4")
+# The monitoring's fixed loopback ports belong to the stack of `make up`: reducers and brokers a
+# test starts serve no metrics there (a test that wants them sets its own ports).
+os.environ.setdefault("SPARK_DRIVER_METRICS", "off")
+os.environ.setdefault("KAFKA_JMX_LISTEN", "")
 
 
 # Every test carries the marker of its group (its folder, or a benchmark's file name), so a

@@ -25,6 +25,7 @@ class DeadLetter:
     reason: str
     detail: str
     origin: str
+    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 @dataclass
@@ -35,8 +36,17 @@ class FakeDeadLetters:
     sent: list[DeadLetter] = field(default_factory=list)
     flushed: int = 0
 
-    def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None:
-        self.sent.append(DeadLetter(key, value, reason, detail, origin))
+    def send(
+        self,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        reason: str,
+        detail: str,
+        origin: str,
+        headers: Sequence[tuple[str, bytes]] = (),
+    ) -> None:
+        self.sent.append(DeadLetter(key, value, reason, detail, origin, tuple(headers)))
 
     def flush(self, timeout: float = 30.0) -> None:
         self.flushed = len(self.sent)

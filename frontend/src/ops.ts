@@ -3,8 +3,11 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import {
+  alertNames,
+  alertsOfQuery,
   appendPoint,
   column,
+  describeAlerts,
   describeKafka,
   describeRun,
   formatAgo,
@@ -131,12 +134,20 @@ function renderSummary(host: HTMLElement, snapshot: Snapshot): void {
       const tile = el("a", { class: `tile level-${s.level}`, href: `#query-${name}`, "data-tile": name, "data-level": s.level });
       const head = el("span", { class: "tile-head" });
       head.append(el("span", { class: "tile-name" }, name), el("span", { class: `badge level-${s.level}`, "data-role": "standing" }, s.label));
+      const alerts = alertsOfQuery(snapshot.alerts, name);
       const goal = q.objective_s != null ? ` / ${formatSeconds(q.objective_s)}` : "";
       tile.append(
         head,
         el("span", { class: "tile-figure", "data-role": "behind" }, `${formatSeconds(q.lag_seconds)}${goal}`),
         el("span", { class: "tile-note" }, `${formatCount(q.lag)} records · ${q.seen_ms ? formatAgo(q.seen_ms, snapshot.ts) : "never heard from"}`),
       );
+      if (alerts.length) {
+        const first = alerts[0] as (typeof alerts)[number];
+        const more = alerts.length > 1 ? ` +${alerts.length - 1}` : "";
+        tile.append(
+          el("span", { class: `badge alert-${first.state}`, "data-role": "alert", title: alerts.map((a) => `${a.state}: ${a.name}`).join("\n") }, `${first.state}: ${first.name}${more}`),
+        );
+      }
       return tile;
     }),
   );
@@ -175,6 +186,16 @@ function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
       el("span", { class: `badge lag-${q.worst}`, "data-role": "status", title: "trend over the lag window (Burrow rules)" }, q.worst),
     );
     card.append(head);
+    const alerts = alertsOfQuery(snapshot.alerts, name);
+    if (alerts.length) {
+      const list = el("ul", { class: "alerts", "data-role": "alerts", "aria-label": `${name} alerts` });
+      for (const a of alerts) {
+        const item = el("li", { "data-alert": a.name, "data-state": a.state, title: a.summary });
+        item.append(el("span", { class: `badge alert-${a.state}` }, `${a.state}: ${a.name}`));
+        list.append(item);
+      }
+      card.append(list);
+    }
     card.append(el("p", { class: "standing" }, s.text));
     const topic = q.partitions[0]?.topic ?? "";
     const facts = el("dl", { class: "facts" });
@@ -202,6 +223,16 @@ function renderQueries(host: HTMLElement, snapshot: Snapshot): void {
     card.append(scroller);
     host.append(card);
   }
+}
+
+/** The alerts line: how many fire and wait, each named (with its query), linking to the on-call page. */
+function renderAlerts(host: HTMLElement, snapshot: Snapshot): void {
+  const summary = describeAlerts(snapshot.alerts);
+  host.dataset.level = summary.level;
+  const line = el("span", { "data-role": "alerts-summary" }, summary.text);
+  const names = alertNames(snapshot.alerts);
+  const link = el("a", { href: host.dataset.oncallUrl ?? "/ops/oncall" }, "On-call page");
+  host.replaceChildren(line, names.length ? ` ${names.join(" · ")} · ` : " ", link);
 }
 
 function renderPlatform(host: HTMLElement, s: Snapshot): void {
@@ -249,6 +280,7 @@ function lagPage(): void {
   const platform = document.getElementById("platform");
   const summary = document.getElementById("summary");
   const verdictLine = document.getElementById("verdict");
+  const alertsLine = document.getElementById("alerts-now");
   const picker = document.getElementById("range") as HTMLSelectElement | null;
   if (!host || !platform || !summary || !verdictLine) return;
   const snapshotUrl = host.dataset.snapshotUrl ?? "";
@@ -306,6 +338,7 @@ function lagPage(): void {
       void loadHistory();
     }
     renderVerdict(verdictLine, snapshot);
+    if (alertsLine) renderAlerts(alertsLine, snapshot);
     renderSummary(summary, snapshot);
     renderQueries(host, snapshot);
     renderPlatform(platform, snapshot);

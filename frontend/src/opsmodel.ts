@@ -62,6 +62,54 @@ export interface Snapshot {
   celery_queue_depth: number;
   kafka?: KafkaHealth;
   latency_markets?: number[];
+  alerts?: AlertsNow;
+}
+
+/** One alert Prometheus holds: `firing`, or `pending` (over its threshold, not yet for its `for`). */
+export interface Alert {
+  name: string;
+  state: "firing" | "pending" | string;
+  severity: string;
+  summary: string;
+  labels: Record<string, string>;
+  active_at: string | null;
+}
+
+export interface AlertsNow {
+  available: boolean;
+  error: string | null;
+  alerts: Alert[];
+}
+
+/** The alerts of one reducer query (labelled with it), firing first. */
+export function alertsOfQuery(alerts: AlertsNow | undefined, query: string): Alert[] {
+  return (alerts?.alerts ?? [])
+    .filter((a) => a.labels["query"] === query)
+    .sort((a, b) => Number(b.state === "firing") - Number(a.state === "firing") || a.name.localeCompare(b.name));
+}
+
+/** Each alert once, named with its query and state, firing first: the same alert of several
+ * targets once with a count ("TargetDown pending ×6"). */
+export function alertNames(alerts: AlertsNow | undefined): string[] {
+  const counts = new Map<string, number>();
+  const ordered = [...(alerts?.alerts ?? [])].sort((a, b) => Number(b.state === "firing") - Number(a.state === "firing"));
+  for (const a of ordered) {
+    const name = `${a.name}${a.labels["query"] ? ` (${a.labels["query"]})` : ""} ${a.state}`;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name));
+}
+
+/** The line above the queries: how many alerts fire and wait, or why none can be read. */
+export function describeAlerts(alerts: AlertsNow | undefined): { level: "ok" | "warn" | "bad"; text: string } {
+  if (!alerts || !alerts.available) return { level: "warn", text: `Alerts cannot be read${alerts?.error ? `: ${alerts.error}` : ""}.` };
+  const firing = alerts.alerts.filter((a) => a.state === "firing").length;
+  const pending = alerts.alerts.filter((a) => a.state === "pending").length;
+  if (!firing && !pending) return { level: "ok", text: "No alert is firing or pending." };
+  const parts = [];
+  if (firing) parts.push(`${firing} firing`);
+  if (pending) parts.push(`${pending} pending`);
+  return { level: firing ? "bad" : "warn", text: `Alerts: ${parts.join(", ")}.` };
 }
 
 /** The brokers the cluster reports and the platform's partitions short of replicas or leader. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  appendPoint, column, describeKafka, describeRun, formatAgo, formatCount, formatSeconds, frameLatency, type History, type QueryLag, rangeMs,
+  type Alert, type AlertsNow, alertNames, alertsOfQuery, appendPoint, column, describeAlerts, describeKafka, describeRun, formatAgo, formatCount, formatSeconds,
+  frameLatency, type History, type QueryLag, rangeMs,
   type Snapshot, snapshotSeries, standing, verdict,
 } from "../src/opsmodel";
 
@@ -125,5 +126,58 @@ describe("standing and verdict", () => {
   });
   it("formats seconds for a glance", () => {
     expect([formatSeconds(0.42), formatSeconds(12.3), formatSeconds(600), formatSeconds(9000)]).toEqual(["0.4 s", "12 s", "10 min", "2.5 h"]);
+  });
+});
+
+describe("alerts beside the queries", () => {
+  const now = (alerts: Alert[]): AlertsNow => ({ available: true, error: null, alerts });
+  const alert = (name: string, state: string, query?: string): Alert => ({
+    name,
+    state,
+    severity: "page",
+    summary: "",
+    labels: query ? { alertname: name, query } : { alertname: name },
+    active_at: null,
+  });
+
+  it("gives each query its own alerts, firing before pending", () => {
+    const found = now([
+      alert("ReducerQueryStalled", "pending", "prices"),
+      alert("ReducerLagOverObjective", "firing", "prices"),
+      alert("ReducerLagOverObjective", "firing", "commands"),
+      alert("RedisMemoryNearLimit", "firing"),
+    ]);
+    expect(alertsOfQuery(found, "prices").map((a) => `${a.state} ${a.name}`)).toEqual([
+      "firing ReducerLagOverObjective",
+      "pending ReducerQueryStalled",
+    ]);
+    expect(alertsOfQuery(found, "movers")).toEqual([]);
+  });
+
+  it("says how many fire and wait, and when the alerts cannot be read", () => {
+    expect(describeAlerts(now([]))).toEqual({ level: "ok", text: "No alert is firing or pending." });
+    expect(describeAlerts(now([alert("A", "pending")]))).toEqual({ level: "warn", text: "Alerts: 1 pending." });
+    expect(describeAlerts(now([alert("A", "firing"), alert("B", "pending")])).text).toBe("Alerts: 1 firing, 1 pending.");
+    expect(describeAlerts({ available: false, error: "no answer", alerts: [] })).toEqual({
+      level: "warn",
+      text: "Alerts cannot be read: no answer.",
+    });
+    expect(describeAlerts(undefined).level).toBe("warn");
+  });
+});
+
+describe("the alerts line", () => {
+  const alert = (name: string, state: string, query?: string): Alert => ({
+    name, state, severity: "page", summary: "", labels: query ? { alertname: name, query } : { alertname: name }, active_at: null,
+  });
+
+  it("names each alert once, firing first, the same alert of several targets with a count", () => {
+    const alerts: AlertsNow = {
+      available: true,
+      error: null,
+      alerts: [alert("TargetDown", "pending"), alert("TargetDown", "pending"), alert("ReducerLagOverObjective", "firing", "commands")],
+    };
+    expect(alertNames(alerts)).toEqual(["ReducerLagOverObjective (commands) firing", "TargetDown pending ×2"]);
+    expect(alertNames(undefined)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The platform's own processes: Spark reducers, web (ASGI), Celery worker and beat, feed. They run
+# The platform's own processes: Spark reducers, web (ASGI), Celery worker and beat, feed, backups. They run
 # under supervisord (config rendered from infra/conf/supervisord.conf.in into var/run/), which
 # restarts any that dies; logs are var/log/<name>.log, supervisord's own var/log/supervisord.log.
 # Usage: app.sh start|stop|status [name...]
@@ -10,7 +10,8 @@
 #   status [NAME...] one line per process: "NAME: running (pid N, uptime H:MM:SS)", "NAME: stopped", ...
 #   config           render supervisord's configuration and print it
 # With CLUSTER=1 the reducers run on a Spark standalone master and two workers, beside a second
-# web server (the nginx of `make up` then forwards to both).
+# web server (the nginx of `make up` then forwards to both). Unless MONITORING=0, Prometheus,
+# Alertmanager and the exporters run beside them (infra/conf/supervisord.monitoring.conf.in).
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PY="$ROOT/.venv/bin"
@@ -19,12 +20,17 @@ export WEB_HOST="${WEB_HOST:-127.0.0.1}" WEB_PORT="${WEB_PORT:-8000}" WEB_WORKER
 CELERY_CONCURRENCY="${CELERY_CONCURRENCY:-2}"
 FEED_RATE="${FEED_RATE:-50}"
 FEED_MARKETS="${FEED_MARKETS:-1000}"
-ALL=(reducers web worker beat feed)
+ALL=(reducers web worker beat feed backups)
 TEMPLATE="$ROOT/infra/conf/supervisord.conf.in"
 # CLUSTER=1: the reducers on a Spark standalone master with two workers, and two web servers
 # (infra/conf/supervisord.cluster.conf.in).
 CLUSTER="${CLUSTER:-}"
 CLUSTER_TEMPLATE="$ROOT/infra/conf/supervisord.cluster.conf.in"
+MONITORING="${MONITORING:-1}"
+MONITORING_TEMPLATE="$ROOT/infra/conf/supervisord.monitoring.conf.in"
+# The reducers' driver serves its metrics here (spark/jobs/reducers.py); supervisord's programs
+# inherit its environment.
+export SPARK_DRIVER_METRICS
 if [ "$CLUSTER" = 1 ]; then
   SPARK_MASTER_PORT="${SPARK_MASTER_PORT:-7077}"
   SPARK_MASTER_UI_PORT="${SPARK_MASTER_UI_PORT:-8090}"
@@ -35,7 +41,15 @@ if [ "$CLUSTER" = 1 ]; then
   SPARK_CLASS="$SPARK_HOME/bin/spark-class"
   # supervisord's programs inherit its environment: the reducers submit to the master.
   export SPARK_MASTER="spark://127.0.0.1:$SPARK_MASTER_PORT"
-  ALL=(spark-master spark-worker-1 spark-worker-2 reducers web web-2 worker beat feed)
+  ALL=(spark-master spark-worker-1 spark-worker-2 reducers web web-2 worker beat feed backups)
+fi
+if [ "$MONITORING" = 1 ]; then
+  ALL+=(processes prometheus alertmanager redis-exporter postgres-exporter flower)
+  PROMETHEUS_RETENTION="${PROMETHEUS_RETENTION:-15d}"
+  # redis_exporter takes the redis:// URL; behind Sentinel, point REDIS_EXPORTER_ADDR at a server.
+  REDIS_EXPORTER_ADDR="${REDIS_EXPORTER_ADDR:-$REDIS_URL}"
+  POSTGRES_EXPORTER_DSN="${POSTGRES_EXPORTER_DSN:-$DATABASE_URL$([[ "$DATABASE_URL" == *\?* ]] && echo '&' || echo '?')sslmode=disable}"
+  FLOWER_HOST="${FLOWER_LISTEN%:*}" FLOWER_PORT="${FLOWER_LISTEN##*:}"
 fi
 CONF="$RUN/supervisord.conf"
 PIDFILE="$RUN/supervisord.pid"
@@ -60,6 +74,12 @@ render() {
     names+=(SPARK_CLASS SPARK_HOME SPARK_MASTER_PORT SPARK_MASTER_UI_PORT SPARK_WORKER_CORES SPARK_WORKER_MEMORY WEB_PORT_2)
     # No REST submission server (it would take the fixed port 6066); the master's page on loopback.
     printf 'spark.master.rest.enabled false\nspark.ui.reverseProxy false\n' >"$RUN/spark-cluster.properties"
+  fi
+  if [ "$MONITORING" = 1 ]; then
+    conf+=$'\n'"$(<"$MONITORING_TEMPLATE")"
+    names+=(PROCESS_METRICS_LISTEN PROMETHEUS_LISTEN PROMETHEUS_RETENTION ALERTMANAGER_LISTEN REDIS_EXPORTER_LISTEN
+      REDIS_EXPORTER_ADDR POSTGRES_EXPORTER_LISTEN POSTGRES_EXPORTER_DSN FLOWER_HOST FLOWER_PORT)
+    "$ROOT/infra/bin/monitoring.sh" render
   fi
   for name in "${names[@]}"; do
     value="${!name}"

@@ -10,14 +10,21 @@ need_apt=()
 system() {
   command -v redis-server >/dev/null || need_apt+=(redis-server)
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+  # Backups and WAL archiving of the local PostgreSQL (infra/bin/backup.sh).
+  command -v pgbackrest >/dev/null || need_apt+=(pgbackrest)
   command -v chromium >/dev/null || need_apt+=(chromium)
   command -v chromedriver >/dev/null || need_apt+=(chromium-driver)
   command -v java >/dev/null || need_apt+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null || need_apt+=(maven)
   # The caching proxy in front of the site (infra/bin/nginx.sh), the CDN's stand-in.
   [ -x /usr/sbin/nginx ] || need_apt+=(nginx)
-  # promtool, which the tests run on /metrics (`promtool check metrics`); only the tool is wanted.
+  # Prometheus (and promtool, which the tests run on /metrics and on the alert rules), Alertmanager
+  # and the Redis and PostgreSQL exporters: `make up` runs them under supervisord
+  # (infra/conf/supervisord.monitoring.conf.in), never as the packages' own services.
   command -v promtool >/dev/null || need_apt+=(prometheus)
+  command -v prometheus-alertmanager >/dev/null || need_apt+=(prometheus-alertmanager)
+  command -v prometheus-redis-exporter >/dev/null || need_apt+=(prometheus-redis-exporter)
+  command -v prometheus-postgres-exporter >/dev/null || need_apt+=(prometheus-postgres-exporter)
   # docker-compose.yml is checked with `docker compose config` where the docker CLI exists.
   if command -v docker >/dev/null && ! docker compose version >/dev/null 2>&1; then
     command -v docker-compose >/dev/null || need_apt+=(docker-compose)
@@ -38,11 +45,14 @@ system() {
       exit 1
     }
     if [ -n "$own_policy" ]; then rm -f "$policy"; fi
-    # The policy kept the Prometheus server the package brings from starting now; nor may it
-    # start at boot: the package enables its init script and unit, update-rc.d disables both.
-    if [[ " ${need_apt[*]} " == *" prometheus "* ]]; then
-      update-rc.d prometheus disable >/dev/null 2>&1 || true
-    fi
+    # The policy kept the servers these packages bring from starting now; nor may they start at
+    # boot: each package enables its init script and unit, update-rc.d disables both.
+    local service
+    for service in prometheus prometheus-alertmanager prometheus-redis-exporter prometheus-postgres-exporter; do
+      if [[ " ${need_apt[*]} " == *" $service "* ]]; then
+        update-rc.d "$service" disable >/dev/null 2>&1 || true
+      fi
+    done
   fi
 }
 
@@ -58,7 +68,7 @@ python_env() {
 
 jars() {
   local name
-  for name in kafka spark-kafka; do
+  for name in kafka spark-kafka jmx; do
     local pom="$ROOT/infra/maven/$name/pom.xml"
     local stamp="$STAMPS/jars-$name.$(sha1sum "$pom" | cut -c1-12)"
     [ -f "$stamp" ] && continue

@@ -10,6 +10,12 @@ CONF="$VAR/kafka.properties"
 CP="$CACHE/jars/kafka/*"
 JAVA_OPTS=(-Xms256m -Xmx1g -XX:+UseG1GC -Djava.awt.headless=true
   "-Dlog4j2.configurationFile=$ROOT/infra/conf/log4j2-kafka.yaml")
+# The broker's MBeans for Prometheus (the JMX exporter agent, infra/monitoring/kafka-jmx.yml), on
+# loopback, on the broker only (not the storage tool); KAFKA_JMX_LISTEN empty runs it without.
+AGENT=()
+if [ -n "$KAFKA_JMX_LISTEN" ] && [ -f "$KAFKA_JMX_AGENT" ]; then
+  AGENT=("-javaagent:$KAFKA_JMX_AGENT=$KAFKA_JMX_LISTEN:$ROOT/infra/monitoring/kafka-jmx.yml")
+fi
 
 case "${1:-}" in
 start)
@@ -31,7 +37,7 @@ start)
       -t "$(java -cp "$CP" kafka.tools.StorageTool random-uuid)" -c "$CONF" >>"$LOG/kafka.log" 2>&1
   fi
   say "starting Kafka on $HOST:$PORT"
-  start_bg kafka java "${JAVA_OPTS[@]}" -cp "$CP" kafka.Kafka "$CONF"
+  start_bg kafka java "${JAVA_OPTS[@]}" "${AGENT[@]}" -cp "$CP" kafka.Kafka "$CONF"
   wait_port "$HOST" "$PORT" kafka 90
   ;;
 stop) stop_pid kafka ;;

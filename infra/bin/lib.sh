@@ -19,6 +19,32 @@ KAFKA_BOOTSTRAP_SERVERS="${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:9092}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 DATABASE_URL="${DATABASE_URL:-postgres://sportsbook:sportsbook@127.0.0.1:5432/sportsbook}"
 
+# PostgreSQL's programs (initdb, pg_ctl, ...) of the installed server version.
+pg_bin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
+  done
+  command -v "$1"
+}
+
+# Run as the 'postgres' system user (PostgreSQL and pgBackRest refuse root); as is when already it.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+# Monitoring (infra/bin/monitoring.sh, infra/conf/supervisord.monitoring.conf.in): where each
+# server and exporter listens, loopback only.
+PROMETHEUS_LISTEN="${PROMETHEUS_LISTEN:-127.0.0.1:9090}"
+ALERTMANAGER_LISTEN="${ALERTMANAGER_LISTEN:-127.0.0.1:9093}"
+REDIS_EXPORTER_LISTEN="${REDIS_EXPORTER_LISTEN:-127.0.0.1:9121}"
+POSTGRES_EXPORTER_LISTEN="${POSTGRES_EXPORTER_LISTEN:-127.0.0.1:9187}"
+KAFKA_JMX_LISTEN="${KAFKA_JMX_LISTEN-127.0.0.1:9404}"
+FLOWER_LISTEN="${FLOWER_LISTEN:-127.0.0.1:5555}"
+SPARK_DRIVER_METRICS="${SPARK_DRIVER_METRICS:-127.0.0.1:9465}"
+PROCESS_METRICS_LISTEN="${PROCESS_METRICS_LISTEN:-127.0.0.1:9466}"
+# The Prometheus JMX exporter agent the broker runs with (infra/maven/jmx, `deps.sh jars`).
+KAFKA_JMX_AGENT="$CACHE/jars/jmx/jmx_prometheus_javaagent-1.0.1.jar"
+
 say() { printf '\033[1m==>\033[0m %s\n' "$*"; }
 
 # host_port URL-or-host:port -> "host port"

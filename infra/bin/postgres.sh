@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # PostgreSQL: use DATABASE_URL when something listens there, else run a project-local
 # cluster under var/postgres (owned by the 'postgres' system user, as PostgreSQL refuses root).
+# The local cluster archives its WAL with pgBackRest from its first start, and its first full
+# backup is taken then (infra/bin/backup.sh; BACKUP_REPO_TYPE=none turns both off). A server
+# that already listens is used as it is: nothing here configures, archives or backs it up.
 # Usage: postgres.sh start|stop|status
 . "$(dirname "$0")/lib.sh"
 
@@ -13,20 +16,10 @@ DB_PASS="${creds#*:}"
 DB_NAME="${DATABASE_URL##*/}"
 DB_NAME="${DB_NAME%%\?*}"
 
-pg_bin() {
-  local d
-  for d in /usr/lib/postgresql/*/bin; do
-    [ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
-  done
-  command -v "$1"
-}
-
-as_pg() { runuser -u postgres -- "$@"; }
-
 case "${1:-}" in
 start)
   if port_open "$HOST" "$PORT"; then
-    echo "postgres: something already listens on $HOST:$PORT, using it"
+    echo "postgres: something already listens on $HOST:$PORT, using it (its backups are not this script's)"
     exit 0
   fi
   INITDB="$(pg_bin initdb)" || { echo "PostgreSQL missing: run make deps" >&2; exit 1; }
@@ -38,9 +31,6 @@ start)
     say "initialising PostgreSQL cluster in $DATA"
     as_pg "$INITDB" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >>"$LOG/postgres.log" 2>&1
     cat >>"$DATA/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $PORT
-unix_socket_directories = '$DATA'
 max_connections = 200
 shared_buffers = 256MB
 fsync = on
@@ -48,6 +38,11 @@ synchronous_commit = on
 logging_collector = off
 CONF
   fi
+  # Where it listens and how it archives: rewritten at every start, so a cluster made before
+  # archiving existed archives from its next start on.
+  archive=on
+  [ "${BACKUP_REPO_TYPE:-posix}" = none ] && archive=off
+  "$(dirname "$0")/backup.sh" settings "$DATA" "$PORT" "$archive"
   say "starting PostgreSQL on $HOST:$PORT"
   touch "$LOG/postgres.log" && chown postgres "$LOG/postgres.log"
   as_pg "$PG_CTL" -D "$DATA" -l "$LOG/postgres.log" -w -t 60 start >/dev/null
@@ -59,6 +54,9 @@ CONF
   if ! as_pg psql -h "$DATA" -p "$PORT" -d postgres -qtAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'" | grep -q 1; then
     as_pg psql -h "$DATA" -p "$PORT" -d postgres -qc "CREATE DATABASE \"$DB_NAME\" OWNER \"$DB_USER\"" >/dev/null
   fi
+  # The platform reads the archiver's progress (pg_stat_archiver, the archive status directory).
+  as_pg psql -h "$DATA" -p "$PORT" -d postgres -qc "GRANT pg_monitor TO \"$DB_USER\"" >/dev/null
+  "$(dirname "$0")/backup.sh" stanza
   ;;
 stop)
   if [ -f "$RUN/postgres.pid" ] && [ -f "$DATA/postmaster.pid" ]; then

@@ -15,6 +15,7 @@ from odds.api.http import Session, answers
 from odds.api.schemas import ApiError
 from odds.catalogue.models import Market
 from odds.core.metrics import browser_latency_record, latency_watch_markets, metrics_snapshot
+from odds.ops.selectors.incidents import alerts_now
 from odds.ops.selectors.ops import channels_active, liability_top, market_settlement_progress, metrics_history
 from odds.streaming.services.streams import StreamError
 from odds.trading.services.operations import channel_end
@@ -30,7 +31,7 @@ ops = Router(auth=Session(staff=True), tags=["ops"])
     **answers({200: (s.OpsSnapshot, "The snapshot.")}, access="staff"),
 )
 def ops_snapshot(request: HttpRequest) -> dict[str, Any]:
-    return {**metrics_snapshot(), "latency_markets": latency_watch_markets()}
+    return {**metrics_snapshot(), "latency_markets": latency_watch_markets(), "alerts": alerts_now()}
 
 
 @ops.get(

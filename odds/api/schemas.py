@@ -873,6 +873,24 @@ class KafkaHealth(Sparse):
     leaders: dict[str, int] | None = None
 
 
+class AlertNow(Model):
+    """One alert Prometheus holds: ``firing``, or ``pending`` (over its threshold, not yet for
+    its rule's whole ``for``)."""
+
+    name: str
+    state: str
+    severity: str
+    summary: str
+    labels: dict[str, str]
+    active_at: str | None = None
+
+
+class AlertsNow(Model):
+    available: bool
+    error: str | None = None
+    alerts: list[AlertNow]
+
+
 class OpsSnapshot(Answer, Sparse):
     ts: Timestamp
     queries: dict[str, Any]
@@ -884,6 +902,7 @@ class OpsSnapshot(Answer, Sparse):
     celery_queue_depth: Count | None = None
     kafka: KafkaHealth | None = None
     latency_markets: list[Id]
+    alerts: AlertsNow | None = None
 
 
 class OpsHistory(Answer):

@@ -21,6 +21,23 @@ CLOSE_TOO_MANY_CONNECTIONS = 4429
 # The server could not read back what the socket missed while Redis was away (standard 1013,
 # "try again later"): the client connects again and starts from a fresh image.
 CLOSE_TRY_AGAIN = 1013
+# A websocket close's cause, by its code, as ``sportsbook_websocket_closes_total`` counts it.
+CLOSE_CAUSES: dict[int, str] = {
+    1000: "normal",
+    1001: "going_away",
+    1005: "no_status",
+    1006: "abnormal",
+    1009: "too_big",
+    1011: "server_error",
+    1012: "restart",
+    CLOSE_TRY_AGAIN: "try_again",
+    CLOSE_TOO_MANY_CONNECTIONS: "too_many_connections",
+}
+
+
+def close_cause(code: int | None) -> str:
+    """The cause of a close by its code; any code not listed is ``other`` (clients may send any)."""
+    return CLOSE_CAUSES.get(code, "other") if code is not None else "no_status"
 
 
 def hello(*, user: str | None) -> str:

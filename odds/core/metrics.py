@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import math
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -31,10 +32,13 @@ import redis
 from confluent_kafka import OFFSET_BEGINNING, ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import OffsetSpec
 from django.conf import settings
+from django.db import DatabaseError, connection
 
+from odds.core.backups import backup_status_read, backup_verdicts, wal_archive_status
 from odds.core.health import reducer_query_runs
 from odds.core.kafka import admin_client, reader_create
 from reducers import burrow, keys, topics
+from reducers.dead_letters import COUNTER_AGAIN
 from reducers.lag import iso_ms
 from reducers.latency import (
     PIPELINE_STAGES,
@@ -47,22 +51,20 @@ from reducers.latency import (
     latency_observe,
     state_spans_ms,
 )
+from reducers.queries import QUERIES
 from store.clients import redis_client
 from store.markets import MarketStore, queue_states, raw_states
 
-# The reducer queries and the topic each reads (spark/jobs/*.py, QUERY_NAME and source topic).
-QUERY_TOPICS: dict[str, Callable[[], str]] = {
-    "prices": topics.prices,
-    "commands": topics.commands,
-    "markets": topics.markets,
-    "liability": topics.bets,
-    "movers": topics.price_windows,
-    "matches": topics.match_states,
-}
+log = logging.getLogger(__name__)
+
+# The reducer queries and the topic each reads (reducers/queries.py).
+QUERY_TOPICS: dict[str, Callable[[], str]] = {query.name: query.source for query in QUERIES}
 # Shown beside them while it runs (real-time mode): the price reducer's applier.
 APPLIER_TOPICS: dict[str, Callable[[], str]] = {topics.PRICE_APPLIER: topics.prices_checked}
 # Counter families (``keys.counter``) this module reads and writes.
 COUNTER_DEAD_LETTERS = "dead_letters"
+COUNTER_DEAD_LETTERS_AGAIN = COUNTER_AGAIN
+COUNTER_WEBSOCKET_CLOSES = "websocket_closes"
 COUNTER_LATE_RECORDS = "late_records"
 COUNTER_WEBSOCKETS = "websockets"
 CELERY_QUEUE = "celery"
@@ -247,6 +249,11 @@ def _samples(history: Sequence[dict[str, Any]], name: str) -> list[burrow.Offset
 def objectives() -> dict[str, float]:
     """Seconds behind each reducer query may fall (``OPS_LAG_OBJECTIVES_S``)."""
     return dict(getattr(settings, "OPS_LAG_OBJECTIVES_S", {}))
+
+
+def latency_objectives() -> dict[str, float]:
+    """Seconds the 99th percentile of each latency stage may reach (``OPS_LATENCY_OBJECTIVES_S``)."""
+    return dict(getattr(settings, "OPS_LATENCY_OBJECTIVES_S", {}))
 
 
 def stale_after_ms() -> int:
@@ -435,15 +442,20 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def websockets_report(*, count: int, worker: str | None = None, now_ms: int | None = None) -> None:
+def websockets_report(
+    *, count: int, worker: str | None = None, now_ms: int | None = None, closes: Mapping[str, int] | None = None
+) -> None:
     """The hook an ASGI worker calls (every few seconds, and on connect/disconnect) with the
-    number of websockets it holds. Reports older than 30 s are ignored; the hash expires when
+    number of websockets it holds, and the closes by cause since its last report (added to the
+    ``websocket_closes`` counter). Reports older than 30 s are ignored; the hash expires when
     no worker reports any more."""
     now_ms = now_ms if now_ms is not None else _now_ms()
     client = _redis()
     pipe = client.pipeline(transaction=False)
     pipe.hset(keys.counter(COUNTER_WEBSOCKETS), worker or worker_name(), orjson.dumps({"n": count, "ts": now_ms}))
     pipe.expire(keys.counter(COUNTER_WEBSOCKETS), 60)
+    for cause, closed in (closes or {}).items():
+        pipe.hincrby(keys.counter(COUNTER_WEBSOCKET_CLOSES), cause, closed)
     pipe.execute()
 
 
@@ -461,6 +473,50 @@ def websockets_by_worker(*, now_ms: int | None = None) -> dict[str, int]:
     if stale:
         client.hdel(keys.counter(COUNTER_WEBSOCKETS), *stale)
     return dict(sorted(result.items()))
+
+
+# --- Latency observed in a web process -----------------------------------------------------
+
+
+class LatencySamples:
+    """Observations of one stage made in this process, added to the stage's histogram in Redis
+    (``latency_observe``) at most once per ``interval_s``: one round trip a second under load
+    rather than one a request, and at once when observations are rarer than that. Those of the
+    last interval are lost if the process ends before its next flush."""
+
+    def __init__(self, stage: str, *, interval_s: float = 1.0) -> None:
+        histogram_key(stage)  # an unknown stage fails here, at import, not at the first flush
+        self.stage = stage
+        self._interval_s = interval_s
+        self._held: list[float] = []
+        self._lock = threading.Lock()
+        self._flushed_at = 0.0
+
+    def observe(self, seconds: float, *, flush: bool = True) -> None:
+        """Hold one observation; with ``flush`` send what is held once the interval is over (a
+        caller on an event loop passes False and flushes from a thread)."""
+        with self._lock:
+            self._held.append(seconds)
+            due = time.monotonic() - self._flushed_at >= self._interval_s
+        if due and flush:
+            self.flush()
+
+    def flush(self) -> int:
+        """Send what is held; returns how many observations. Redis away drops them (logged):
+        a latency figure never fails the request it timed."""
+        with self._lock:
+            held, self._held = self._held, []
+            self._flushed_at = time.monotonic()
+        if not held:
+            return 0
+        try:
+            pipe = _redis().pipeline(transaction=True)
+            latency_observe(pipe, stage=self.stage, seconds=held)
+            pipe.execute()
+        except redis.RedisError as exc:
+            log.warning("%d %s latencies not recorded: %s", len(held), self.stage, exc)
+            return 0
+        return len(held)
 
 
 # --- Everything at once ----------------------------------------------------------------------
@@ -501,6 +557,27 @@ def kafka_health(*, admin: Any = None, topic_names: Iterable[str] | None = None)
     }
 
 
+def backups_snapshot(*, now_ms: int | None = None) -> dict[str, Any]:
+    """PostgreSQL's backups (as the backup scheduler last read the repository) and its WAL
+    archive (read now), each judged against its objective. ``archive`` is ``None`` while the
+    database cannot be read: the rest of ``/metrics`` still answers."""
+    now_s = (now_ms if now_ms is not None else _now_ms()) / 1000
+    try:
+        with connection.cursor() as cursor:
+            archive = wal_archive_status(cursor, now_s=now_s)
+    except DatabaseError:
+        return {"archive": None, "repository": backup_status_read()}
+    repository = backup_status_read()
+    verdicts = backup_verdicts(
+        backups=repository,
+        archive=archive,
+        now_s=now_s,
+        full_interval_s=float(settings.BACKUP_FULL_INTERVAL_H) * 3600,
+        lag_objective_s=float(settings.BACKUP_ARCHIVE_LAG_OBJECTIVE_S),
+    )
+    return {"archive": archive, "repository": repository, **verdicts}
+
+
 def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
     """Every figure of the dashboard and ``/metrics`` at one moment."""
     now_ms = now_ms if now_ms is not None else _now_ms()
@@ -512,10 +589,14 @@ def metrics_snapshot(*, now_ms: int | None = None, record: bool = True) -> dict[
         "latency": latency(now_ms=now_ms),
         "websockets": websockets_by_worker(now_ms=now_ms),
         "dead_letters": _counters(COUNTER_DEAD_LETTERS),
+        "dead_letters_again": _counters(COUNTER_DEAD_LETTERS_AGAIN),
+        "websocket_closes": _counters(COUNTER_WEBSOCKET_CLOSES),
+        "latency_objectives": latency_objectives(),
         "late_records": _counters(COUNTER_LATE_RECORDS),
         "redis_memory_bytes": int(memory.get("used_memory", 0)),
         "celery_queue_depth": celery_queue_depth(),
         "kafka": kafka_health(),
+        "backups": backups_snapshot(now_ms=now_ms),
     }
 
 
@@ -545,6 +626,11 @@ def snapshot_series(snapshot: dict[str, Any]) -> dict[str, float]:
         series["kafka.brokers"] = float(kafka["brokers"])
         series["kafka.under_replicated"] = float(kafka["under_replicated"])
         series["kafka.offline"] = float(kafka["offline"])
+    backups = snapshot.get("backups") or {}
+    if backups.get("backup_age_s") is not None:
+        series["backup_age_s"] = float(backups["backup_age_s"])
+    if (backups.get("archive") or {}).get("lag_s") is not None:
+        series["wal_lag_s"] = float(backups["archive"]["lag_s"])
     return series
 
 

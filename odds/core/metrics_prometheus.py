@@ -13,6 +13,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 
 from odds.core.metrics import latency_histograms, metrics_snapshot
+from reducers.dead_letters import source_of_reason
 from reducers.latency import LatencyHistogram
 
 STATUSES = ("OK", "WARN", "STALL", "STOP", "ERR")
@@ -74,11 +75,23 @@ METRICS: dict[str, Family] = {
         "histogram",
         "Latency per stage: source (event to produce), kafka (produce to Kafka), reducer (Kafka to "
         "reducer), end_to_end (event to reducer), browser (event to an operator's browser), "
-        "websocket (reducer to an operator's browser).",
+        "websocket (reducer to an operator's browser), placement (bet request to decided), frame "
+        "(event to the frame a web process sends, sampled).",
         ("stage",),
     ),
     "sportsbook_websockets": Family("gauge", "Websockets connected, per ASGI worker.", ("worker",)),
-    "sportsbook_dead_letters_total": Family("counter", "Records sent to a dead-letter topic, by reason.", ("reason",)),
+    "sportsbook_latency_objective_seconds": Family(
+        "gauge", "The 99th percentile a latency stage may reach (its objective).", ("stage",)
+    ),
+    "sportsbook_dead_letters_total": Family(
+        "counter", "Records sent to a dead-letter topic, by source topic and reason.", ("source", "reason")
+    ),
+    "sportsbook_dead_letters_again_total": Family(
+        "counter", "Replayed records that failed again and were dead-lettered again.", ("source", "reason")
+    ),
+    "sportsbook_websocket_closes_total": Family(
+        "counter", "Websockets closed, by cause (the close code's name).", ("cause",)
+    ),
     "sportsbook_late_records_total": Family("counter", "Records behind the watermark, by query.", QUERY),
     "sportsbook_redis_memory_bytes": Family("gauge", "Memory used by Redis."),
     "sportsbook_celery_queue_depth": Family("gauge", "Tasks waiting in the Celery queue."),
@@ -87,6 +100,16 @@ METRICS: dict[str, Family] = {
         "gauge", "Partitions of the platform's topics with fewer replicas in sync than assigned."
     ),
     "sportsbook_kafka_offline_partitions": Family("gauge", "Partitions of the platform's topics without a leader."),
+    "sportsbook_backup_age_seconds": Family("gauge", "Seconds since the newest PostgreSQL backup finished."),
+    "sportsbook_backups": Family("gauge", "PostgreSQL backups the repository keeps."),
+    "sportsbook_backup_repository_bytes": Family("gauge", "Bytes the kept backups take in the repository."),
+    "sportsbook_wal_archiving": Family("gauge", "1 while PostgreSQL archives its write-ahead log."),
+    "sportsbook_wal_archive_lag_seconds": Family(
+        "gauge", "How long the oldest finished WAL segment has waited to be archived (0 when none waits)."
+    ),
+    "sportsbook_wal_archive_waiting_segments": Family("gauge", "Finished WAL segments not yet archived."),
+    "sportsbook_wal_archived_segments_total": Family("counter", "WAL segments archived since the statistics reset."),
+    "sportsbook_wal_archive_failures_total": Family("counter", "Failed attempts to archive a WAL segment."),
 }
 
 
@@ -116,8 +139,17 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
             yield "sportsbook_reducer_query_restarts_total", labels, run["restarts"]
     for worker, count in sorted(snapshot.get("websockets", {}).items()):
         yield "sportsbook_websockets", {"worker": worker}, count
-    for reason, count in sorted(snapshot.get("dead_letters", {}).items()):
-        yield "sportsbook_dead_letters_total", {"reason": reason}, count
+    for stage, seconds in sorted(snapshot.get("latency_objectives", {}).items()):
+        yield "sportsbook_latency_objective_seconds", {"stage": stage}, seconds
+    for family, counted in (
+        ("sportsbook_dead_letters_total", "dead_letters"),
+        ("sportsbook_dead_letters_again_total", "dead_letters_again"),
+    ):
+        for reason, count in sorted(snapshot.get(counted, {}).items()):
+            source, reason = source_of_reason(reason)
+            yield family, {"source": source, "reason": reason}, count
+    for cause, count in sorted(snapshot.get("websocket_closes", {}).items()):
+        yield "sportsbook_websocket_closes_total", {"cause": cause}, count
     for query, count in sorted(snapshot.get("late_records", {}).items()):
         yield "sportsbook_late_records_total", {"query": query}, count
     yield "sportsbook_redis_memory_bytes", {}, snapshot.get("redis_memory_bytes", 0)
@@ -127,6 +159,21 @@ def _samples(snapshot: dict[str, Any]) -> Iterable[tuple[str, dict[str, Any], fl
         yield "sportsbook_kafka_brokers", {}, kafka["brokers"]
         yield "sportsbook_kafka_under_replicated_partitions", {}, kafka["under_replicated"]
         yield "sportsbook_kafka_offline_partitions", {}, kafka["offline"]
+    backups = snapshot.get("backups") or {}
+    if backups.get("backup_age_s") is not None:
+        yield "sportsbook_backup_age_seconds", {}, backups["backup_age_s"]
+    repository = backups.get("repository")
+    if repository:
+        yield "sportsbook_backups", {}, repository["backups"]
+        yield "sportsbook_backup_repository_bytes", {}, repository["repository_bytes"]
+    archive = backups.get("archive")
+    if archive is not None:
+        yield "sportsbook_wal_archiving", {}, int(archive["archiving"])
+        if archive["lag_s"] is not None:
+            yield "sportsbook_wal_archive_lag_seconds", {}, archive["lag_s"]
+            yield "sportsbook_wal_archive_waiting_segments", {}, archive["waiting_segments"]
+        yield "sportsbook_wal_archived_segments_total", {}, archive["archived"]
+        yield "sportsbook_wal_archive_failures_total", {}, archive["failed"]
 
 
 def metric_families(*, snapshot: dict[str, Any], histograms: Mapping[str, LatencyHistogram]) -> list[Metric]:

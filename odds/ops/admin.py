@@ -1,5 +1,6 @@
-"""Admin pages for operators: the outbox to Kafka, and the live subscriber channels (a page of
-the admin site with no model behind it)."""
+"""Admin pages for operators: the outbox to Kafka, the incidents and the dead-letter replays and
+discards (read only: the on-call and dead-letter pages act on them), and the live subscriber
+channels (a page of the admin site with no model behind it)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,32 @@ from django.utils import timezone
 from odds.core.admin import ReadOnlyAdmin
 from odds.core.outbox import outbox_drain
 from odds.models import OutboxMessage
+from odds.ops.models import DeadLetterAction, Incident
 from odds.ops.selectors.ops import channels_active
 from odds.trading.services.operations import channel_end
+
+
+@admin.register(Incident)
+class IncidentAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "alertname",
+        "severity",
+        "status",
+        "starts_at",
+        "acknowledged_by",
+        "resolved_by",
+        "resolved_at",
+    )
+    list_filter = ("status", "severity", "alertname")
+    search_fields = ("alertname", "summary")
+
+
+@admin.register(DeadLetterAction)
+class DeadLetterActionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "at", "by", "kind", "source", "reason", "selected", "handled", "refused", "note")
+    list_filter = ("kind", "source")
+    search_fields = ("reason", "note")
 
 
 class PendingFilter(admin.SimpleListFilter):

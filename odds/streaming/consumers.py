@@ -1,14 +1,14 @@
-"""Websocket consumer: public market prices (watch) and subscriber channels (attach).
+"""Websocket consumer: public market prices (watch), match states (watch with events),
+subscriber channels (attach) and shared query channels (query).
 
-Market prices are queued latest-wins per market (a slow client gets the newest price of each
-market, never a backlog). Channel frames carry the channel's sequence and are never conflated:
-they are queued in order, and a client too slow for the bound gets an explicit resync image.
+The consumer does the I/O; the socket's protocol state and its decisions (latest-wins per market,
+channel frames in order with a resync past the bound, recovery holds, frame and image budgets)
+are its ``Session`` (odds/streaming/session.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import secrets
 import time
@@ -32,6 +32,7 @@ from odds.streaming.services.streams import (
     stream_share,
     stream_touch,
 )
+from odds.streaming.session import Action, Detach, Limits, Recover, Reimage, Resync, Session
 from reducers import frames, keys
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
@@ -43,8 +44,6 @@ from store.matches import match_channels, queue_matches, raw_matches
 log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 15.0
-CHANNEL_QUEUE_LIMIT = 2000
-IMAGE_WINDOW_S = 60.0
 # After the hub's subscription is re-established, channels and markets are read back from Redis
 # this long later (the subscriptions sent again on connect are in place by then).
 RECOVER_DELAY_S = 0.2
@@ -104,39 +103,36 @@ async def _read_back(queue: Callable[[Any], object], *, patience_s: float | None
 
 
 class OddsConsumer(AsyncWebsocketConsumer):
+    """The I/O of one websocket: the hub's subscriptions, Redis reads, writes to the client. What
+    the socket follows, what it owes its client and what each event means is its ``Session``
+    (``odds.streaming.session``), whose actions this carries out."""
+
     async def connect(self) -> None:
-        self.watched: set[int] = set()
-        self.pending: dict[bytes, str] = {}
-        # Events whose match states this socket follows (their public channels), and the newest
-        # state of each not yet written: latest wins per event, like prices.
-        self.followed: dict[bytes, int] = {}
-        self.match_pending: dict[bytes, str] = {}
-        # The hub's tick frame waiting to be written (batched sockets): the frame, its markets and
-        # their states, so a socket that is behind can fold it into ``pending`` instead.
-        self.ready: tuple[str, tuple[bytes, ...], dict[bytes, str]] | None = None
+        user = self.scope.get("user")
+        authenticated = bool(user and user.is_authenticated)
+        self.session = Session(
+            limits=Limits(
+                frames_per_s=settings.WS_MAX_FRAMES_PER_S,
+                image_markets_per_min=settings.WS_MAX_IMAGE_MARKETS_PER_MIN,
+                markets=settings.WS_MAX_MARKETS,
+                events=settings.WS_MAX_EVENTS,
+            ),
+            # The punter's own news (a held bet decided), on every socket of theirs.
+            punter=keys.punter_channel(user.pk).encode() if authenticated else None,
+        )
         # A write started by a tick that had to wait for the client (see deliver_tick).
         self.inflight: asyncio.Task[None] | None = None
-        self.channel_frames: collections.deque[str] = collections.deque()
-        self.batch_frames = False
-        self.attached: dict[bytes, str] = {}
-        # The newest sequence queued for each attached channel, and the frames held back while
-        # a channel is recovered from its log after the hub's subscription was re-established.
-        self.channel_seqs: dict[bytes, int] = {}
-        self.holding: dict[bytes, list[str]] = {}
-        self.merged = 0
         self.background: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
         self.send_lock = asyncio.Lock()
         self.connection_id = secrets.token_hex(8)
-        self.frames_window = (0, 0)  # (second, client frames in it)
-        self.images: collections.deque[tuple[float, int]] = collections.deque()  # (when, markets)
         self.writer: asyncio.Task[None] | None = None
         # The client hears from the server at least every HEARTBEAT_S: a timer per socket checks
         # when it last wrote (no timeout on the writer's every wait).
         self.last_write = time.monotonic()
-        self.heartbeat_due = False
         self.idle_timer: asyncio.TimerHandle | None = None
-        self.punter: bytes | None = None
+        # The cause of a close the server made (the code the client then reports may differ).
+        self.closed_by: str | None = None
         await self.accept()
         caps = self._connection_caps()
         full = await get_hub().connection_admit(connection_id=self.connection_id, caps=[(k, c) for k, c, _ in caps])
@@ -144,17 +140,15 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # Accepted first so the refusal can say why; then closed with a code of its own.
             whose = next(w for k, _, w in caps if k == full)
             await self._error("too_many_connections", f"too many open connections for this {whose}")
+            get_hub().socket_refused(cause=events.close_cause(events.CLOSE_TOO_MANY_CONNECTIONS))
             await self.close(code=events.CLOSE_TOO_MANY_CONNECTIONS)
             return
         self.writer = asyncio.create_task(self._write_loop())
         self._idle_check()
         get_hub().socket_opened()
-        user = self.scope.get("user")
-        if user and user.is_authenticated:
-            # The punter's own news (a held bet decided), on every socket of theirs.
-            self.punter = keys.punter_channel(user.pk).encode()
-            await get_hub().add(self, [self.punter.decode()])
-        await self.send(text_data=events.hello(user=user.get_username() if user and user.is_authenticated else None))
+        if self.session.punter is not None:
+            await get_hub().add(self, [self.session.punter.decode()])
+        await self.send(text_data=events.hello(user=user.get_username() if authenticated else None))
 
     def _connection_caps(self) -> list[tuple[str, int, str]]:
         """The connection caps this socket counts under: per user when logged in, and per client
@@ -187,145 +181,88 @@ class OddsConsumer(AsyncWebsocketConsumer):
             self.inflight.cancel()
         if self.idle_timer is not None:
             self.idle_timer.cancel()
-        get_hub().socket_closed()
-        await self.market_channels_remove(list(self.watched))
-        await get_hub().remove(self, [name.decode() for name in (*self.attached, *self.followed)])
-        if self.punter is not None:
-            await get_hub().remove(self, [self.punter.decode()])
-        for channel_id in self.attached.values():
+        get_hub().socket_closed(cause=self.closed_by or events.close_cause(code))
+        session = self.session
+        await self.market_channels_remove(list(session.watched))
+        followed = [*session.attached, *session.followed]
+        if session.punter is not None:
+            followed.append(session.punter)
+        await get_hub().remove(self, [name.decode() for name in followed])
+        for channel_id in session.attached.values():
             get_hub().channel_detached(channel_id)
-        self.attached.clear()
-        self.watched.clear()
-        self.followed.clear()
+        session.attached.clear()
+        session.watched.clear()
+        session.followed.clear()
 
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
     def deliver(self, channel: bytes, payload: str) -> None:
-        if channel == self.punter:
-            # In order and never conflated, like a channel's frames.
-            self.channel_frames.append(payload)
-        elif channel in self.holding:
-            self.holding[channel].append(payload)
-            return
-        elif channel in self.followed:
-            self.match_pending[channel] = payload
-        elif channel in self.attached:
-            if frames.kind(payload) == "ended":
-                # The channel is gone: forward the news after the frames before it, and stop
-                # following it (a new channel is the client's to create).
-                self.channel_frames.append(payload)
-                self._background(self._detach(channel))
-            elif len(self.channel_frames) >= CHANNEL_QUEUE_LIMIT:
-                # Too slow for the bound: drop the queue and send a fresh image instead, flagged
-                # as a resync, so the client knows frames were skipped rather than lost.
-                self.channel_frames.clear()
-                self._background(self._resync(self.attached[channel]))
-            else:
-                self.channel_frames.append(payload)
-                self.channel_seqs[channel] = frames.frame_seq(payload)
-        elif frames.kind(payload) == "market.status":
-            # Suspensions and reopenings are never conflated away; they precede the market's state.
-            self.channel_frames.append(payload)
-        else:
-            if channel in self.pending:
-                self.merged += 1
-            self.pending[channel] = payload
+        self._carry_out(self.session.deliver(channel, payload))
         self.wake.set()
 
     def deliver_tick(self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int) -> None:
-        self.merged += replaced
-        if self._idle() and not self.merged:
-            # Nothing queued and nothing being written: the frame goes out now, from the tick
-            # itself, with no wake-up of the writer (odds/core/eager.py). A write that has to wait
-            # for the client finishes in a task; frames after it queue until it is done.
-            try:
-                self.inflight = run_eagerly(self.base_send({"type": "websocket.send", "text": frame}))
-            except Exception:  # the socket is closing: its disconnect cleans up
-                return
-            if self.inflight is not None:
-                self.inflight.add_done_callback(self._inflight_done)
-            self.last_write = time.monotonic()
+        if not self.session.deliver_tick(frame, channels, moved, replaced, idle=self._idle()):
+            self.wake.set()
             return
-        if self.ready is None and not self.pending:
-            self.ready = (frame, channels, moved)
-        else:
-            # Still writing an earlier tick: latest wins per market, as for unbatched sockets.
-            if self.ready is not None:
-                _, earlier, states = self.ready
-                self.pending.update((c, states[c]) for c in earlier)
-                self.ready = None
-            for channel in channels:
-                if channel in self.pending:
-                    self.merged += 1
-                self.pending[channel] = moved[channel]
-        self.wake.set()
+        # Nothing queued and nothing being written: the frame goes out now, from the tick itself,
+        # with no wake-up of the writer (odds/core/eager.py). A write that has to wait for the
+        # client finishes in a task; frames after it queue until it is done.
+        try:
+            self.inflight = run_eagerly(self.base_send({"type": "websocket.send", "text": frame}))
+        except Exception:  # the socket is closing: its disconnect cleans up
+            return
+        if self.inflight is not None:
+            self.inflight.add_done_callback(self._inflight_done)
+        self.last_write = time.monotonic()
 
     def resync(self) -> None:
         """The hub missed messages (its Redis connection was re-established; called before any
-        message of the new connection is handed out). Each attached channel's frames are held
+        message of the new connection is handed out): each attached channel's frames are held
         back while the ones missed are read from its log and queued first, so the client sees
         every sequence in order (or a resync image when the log no longer reaches back); the
-        watched markets get an image of their stored states (the client keeps the higher
-        sequence of what it holds)."""
-        for name in self.attached:
-            if name not in self.holding:
-                self.holding[name] = []
-                self._background(self._recover(name))
-        if self.watched or self.followed:
-            self._background(self._reimage())
+        watched markets and followed events get an image of their stored states (the client keeps
+        the higher sequence of what it holds)."""
+        self._carry_out(self.session.hub_reconnected())
 
-    async def _recover(self, name: bytes) -> None:
+    def _carry_out(self, actions: list[Action]) -> None:
+        for action in actions:
+            match action:
+                case Detach(name=name, channel_id=channel_id):
+                    self._background(self._detach(name, channel_id))
+                case Resync(channel_id=channel_id):
+                    self._background(self._resync(channel_id))
+                case Recover():
+                    self._background(self._recover(action))
+                case Reimage():
+                    self._background(self._reimage(action))
+
+    async def _recover(self, action: Recover) -> None:
         # The subscription was sent again on connect; reading the log a moment later means a
         # frame published after the read is in the held frames, and one before it in the log.
         await asyncio.sleep(RECOVER_DELAY_S)
-        channel_id = self.attached.get(name)
-        last = self.channel_seqs.get(name)
-        logged: list[str] = []
-        complete = True
-        ended: str | None = None
-        if channel_id is not None:
-            # A punter's channel lives while its owner binding does; a shared one while its meta does.
-            alive = keys.channel_meta(channel_id) if is_shared_channel(channel_id) else keys.channel_owner(channel_id)
-            owner, why, log_key = alive, keys.channel_ended(channel_id), keys.channel_log(channel_id)
-            try:
-                found, reason, raw = await _read_back(
-                    lambda pipe: (pipe.exists(owner), pipe.hget(why, "reason"), pipe.lrange(log_key, 0, -1))
-                )
-            except Exception:  # Redis away again: a resync image, once the channel is begun again
-                complete = False
-            else:
-                if not found:
-                    # Ended while the news could not reach this process, or gone with the store.
-                    ended = reason.decode() if reason else LOST
-                logged = _log_frames(raw)
-                # The log must reach back to the frame after the client's last one.
-                complete = last is None or not logged or frames.frame_seq(logged[0]) <= last + 1
-        held = self.holding.pop(name, [])
-        if channel_id is None:
-            return
-        if ended is not None:
-            # Nothing will come for the channel: the client is told why (``lost`` when Redis
-            # came back without it) and subscribes again.
-            self.deliver(name, events.ended(channel=channel_id, reason=ended))
-            return
-        if not complete:
-            self._background(self._resync(channel_id))
-            logged = []
-        newest = last if last is not None else -1
-        for frame in [*logged, *held]:
-            if frames.kind(frame) == "ended":
-                self.deliver(name, frame)
-                continue
-            seq = frames.frame_seq(frame)
-            if seq > newest:
-                self.channel_frames.append(frame)
-                self.channel_seqs[name] = newest = seq
+        channel_id = action.channel_id
+        # A punter's channel lives while its owner binding does; a shared one while its meta does.
+        alive = keys.channel_meta(channel_id) if is_shared_channel(channel_id) else keys.channel_owner(channel_id)
+        why, log_key = keys.channel_ended(channel_id), keys.channel_log(channel_id)
+        logged: list[str] | None
+        ended = None
+        try:
+            found, reason, raw = await _read_back(
+                lambda pipe: (pipe.exists(alive), pipe.hget(why, "reason"), pipe.lrange(log_key, 0, -1))
+            )
+        except Exception:  # Redis away again: a resync image, once the channel is begun again
+            logged = None
+        else:
+            if not found:
+                # Ended while the news could not reach this process, or gone with the store.
+                ended = reason.decode() if reason else LOST
+            logged = _log_frames(raw)
+        self._carry_out(self.session.recovered(action.name, logged=logged, ended=ended))
         self.wake.set()
 
-    async def _reimage(self) -> None:
+    async def _reimage(self, action: Reimage) -> None:
         await asyncio.sleep(RECOVER_DELAY_S)
-        ids = sorted(self.watched)
-        event_ids = sorted(self.followed.values())
+        ids, event_ids = list(action.markets), list(action.events)
 
         def queue(pipe: Any) -> None:
             queue_states(pipe, ids)
@@ -337,23 +274,21 @@ class OddsConsumer(AsyncWebsocketConsumer):
             # Redis refused for longer than the read-back's patience: the client's markets would
             # stand still without a word. It connects again and starts from a fresh image.
             log.warning("markets not read back after the hub reconnected; closing the socket")
+            self.closed_by = events.close_cause(events.CLOSE_TRY_AGAIN)
             await self.close(code=events.CLOSE_TRY_AGAIN)
             return
-        stored = raw_states(ids, replies[: len(ids)])
         if ids:
-            self.channel_frames.append(events.image(markets=[state.decode() for state in stored.values()]))
+            stored = raw_states(ids, replies[: len(ids)])
+            self.session.ordered.append(events.image(markets=[state.decode() for state in stored.values()]))
         if event_ids:
             found = raw_matches(event_ids, replies[len(ids) :])
-            self.channel_frames.append(events.matches(items=[state.decode() for state in found.values()]))
+            self.session.ordered.append(events.matches(items=[state.decode() for state in found.values()]))
         self.wake.set()
 
     def _idle(self) -> bool:
         return (
             self.inflight is None
-            and self.ready is None
-            and not self.pending
-            and not self.match_pending
-            and not self.channel_frames
+            and not self.session.owes()
             and not self.send_lock.locked()
             and self.writer is not None
         )
@@ -362,7 +297,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.inflight = None
         if not task.cancelled() and task.exception() is not None:
             return  # the socket is closing: its disconnect cleans up
-        if self.ready is not None or self.pending or self.match_pending or self.channel_frames or self.merged:
+        if self.session.owes():
             self.wake.set()
 
     def _background(self, work: Any) -> None:
@@ -370,19 +305,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
-    async def _detach(self, name: bytes) -> None:
-        channel_id = self.attached.pop(name, None)
-        self.channel_seqs.pop(name, None)
-        self.holding.pop(name, None)
-        if channel_id is None:
-            return
+    async def _detach(self, name: bytes, channel_id: str) -> None:
         get_hub().channel_detached(channel_id)
         await get_hub().remove(self, [name.decode()])
 
     def _idle_check(self) -> None:
         quiet = time.monotonic() - self.last_write
         if quiet >= HEARTBEAT_S:
-            self.heartbeat_due = True
+            self.session.heartbeat_due = True
             self.wake.set()
             quiet = 0.0
         self.idle_timer = asyncio.get_running_loop().call_later(HEARTBEAT_S - quiet, self._idle_check)
@@ -396,38 +326,15 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await asyncio.wait([self.inflight])
             async with self.send_lock:
                 # Frames go straight to the server (the consumer's own send adds nothing here).
-                send = self.base_send
-                while self.channel_frames:
-                    await send({"type": "websocket.send", "text": self.channel_frames.popleft()})
-                if self.ready is not None:
-                    frame = self.ready[0]
-                    self.ready = None
-                    await send({"type": "websocket.send", "text": frame})
-                matches, self.match_pending = self.match_pending, {}
-                for payload in matches.values():
-                    await send({"type": "websocket.send", "text": payload})
-                batch, self.pending = self.pending, {}
-                if self.batch_frames and len(batch) > 1:
-                    await send({"type": "websocket.send", "text": events.markets_batch(items=batch.values())})
-                else:
-                    for payload in batch.values():
-                        await send({"type": "websocket.send", "text": payload})
-                if self.merged:
-                    # Older prices replaced before they were sent: say how many, never drop silently.
-                    await send({"type": "websocket.send", "text": events.conflated(merged=self.merged)})
-                    self.merged = 0
-                if self.heartbeat_due:
-                    # Only for the client: the channels' sign of life is the hub's keep-alive,
-                    # sent whatever the traffic.
-                    self.heartbeat_due = False
-                    await send({"type": "websocket.send", "text": events.heartbeat(ts=int(time.time() * 1000))})
+                for text in self.session.take(now_ms=int(time.time() * 1000)):
+                    await self.base_send({"type": "websocket.send", "text": text})
                 self.last_write = time.monotonic()
 
     # --- client messages ---
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         raw = text_data if text_data is not None else bytes_data
-        if self._too_many_frames():
+        if not self.session.frame_allowed(second=int(time.monotonic())):
             await self._error(
                 "rate_limited", f"at most {settings.WS_MAX_FRAMES_PER_S} frames a second; this one was ignored"
             )
@@ -442,7 +349,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             return
         if message["type"] == "watch":
             if message.get("batch"):
-                self.batch_frames = True
+                self.session.batched = True
             await self._watch(
                 list(dict.fromkeys(message["markets"])),
                 message.get("since", {}),
@@ -451,12 +358,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
         elif message["type"] == "unwatch":
             ids = list(dict.fromkeys(message["markets"]))
             await self.market_channels_remove(ids)
-            self.watched.difference_update(ids)
-            gone = [name for name in match_channels(message.get("events", [])) if name.encode() in self.followed]
-            await get_hub().remove(self, gone)
-            for name in gone:
-                self.followed.pop(name.encode(), None)
-                self.match_pending.pop(name.encode(), None)
+            self.session.watched.difference_update(ids)
+            await get_hub().remove(self, self.session.unfollow(match_channels(message.get("events", []))))
         elif message["type"] == "attach":
             if is_shared_channel(message["channel"]):
                 await self._attach_shared(message["channel"], message.get("last_seq"))
@@ -472,40 +375,21 @@ class OddsConsumer(AsyncWebsocketConsumer):
         # Never "add nothing": the hub's reader would start on a pub-sub that has no
         # connection yet and die with a RuntimeError (found by the property tests).
         if market_ids:
-            await get_hub().add(self, [keys.market_channel(m) for m in market_ids], batched=self.batch_frames)
+            await get_hub().add(self, [keys.market_channel(m) for m in market_ids], batched=self.session.batched)
 
     async def market_channels_remove(self, market_ids: list[int]) -> None:
         await get_hub().remove(self, [keys.market_channel(m) for m in market_ids])
-
-    def _too_many_frames(self) -> bool:
-        """Counts this client frame in the current second; True above the per-second limit."""
-        second = int(time.monotonic())
-        window, count = self.frames_window
-        count = count + 1 if window == second else 1
-        self.frames_window = (second, count)
-        return count > settings.WS_MAX_FRAMES_PER_S
-
-    def _image_budget_left(self, *, markets: int) -> bool:
-        """Whether images of ``markets`` more markets fit the per-minute budget (and count them)."""
-        now = time.monotonic()
-        while self.images and self.images[0][0] <= now - IMAGE_WINDOW_S:
-            self.images.popleft()
-        if sum(n for _, n in self.images) + markets > settings.WS_MAX_IMAGE_MARKETS_PER_MIN:
-            return False
-        self.images.append((now, markets))
-        return True
 
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))
 
     async def _watch(self, ids: list[int], since: dict[int, tuple[int, str]], event_ids: list[int]) -> None:
-        if len(self.watched | set(ids)) > settings.WS_MAX_MARKETS:
-            await self._error("too_many_markets", f"at most {settings.WS_MAX_MARKETS} markets")
+        names = match_channels(event_ids)
+        refusal = self.session.watch_refusal(ids, names)
+        if refusal is not None:
+            await self._error(*refusal)
             return
-        if len(self.followed.keys() | set(match_channels(event_ids))) > settings.WS_MAX_EVENTS:
-            await self._error("too_many_events", f"at most {settings.WS_MAX_EVENTS} events")
-            return
-        if not self._image_budget_left(markets=len(ids) + len(event_ids)):
+        if not self.session.image_allowed(markets=len(ids) + len(event_ids), now=time.monotonic()):
             limit = settings.WS_MAX_IMAGE_MARKETS_PER_MIN
             await self._error("image_budget_exceeded", f"images of at most {limit} markets a minute; watch later")
             return
@@ -515,10 +399,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if ids:
                 await self.market_channels_add(ids)
             if event_ids:
-                names = match_channels(event_ids)
                 await get_hub().add(self, names)
-                self.followed.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))
-            self.watched.update(ids)
+                self.session.follow(names, event_ids)
+            self.session.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             queue_states(pipe, ids)
             queue_matches(pipe, event_ids)
@@ -534,6 +417,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if event_ids:
                 found = raw_matches(event_ids, replies[len(ids) :])
                 await self.send(text_data=events.matches(items=[state.decode() for state in found.values()]))
+
+    def _follow(self, channel_id: str) -> bytes:
+        name = keys.subscriber_channel(channel_id).encode()
+        if self.session.attach(name, channel_id):
+            get_hub().channel_attached(channel_id)
+        return name
 
     async def _attach(self, channel_id: str, last_seq: int | None) -> None:
         user = self.scope.get("user")
@@ -552,12 +441,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
             else:
                 await self._error("not_your_channel", "no such channel for this session")
             return
-        name = keys.subscriber_channel(channel_id)
         async with self.send_lock:
-            await get_hub().add(self, [name])
-            if name.encode() not in self.attached:
-                get_hub().channel_attached(channel_id)
-            self.attached[name.encode()] = channel_id
+            await get_hub().add(self, [keys.subscriber_channel(channel_id)])
+            self._follow(channel_id)
             await self.send(text_data=events.attached(channel=channel_id))
             if last_seq is not None:
                 await self._resume(channel_id, last_seq)
@@ -588,19 +474,16 @@ class OddsConsumer(AsyncWebsocketConsumer):
         """Follow a shared query channel: no owner to check. Without ``last_seq`` the socket gets
         the channel's image now (every market it holds, at its current sequence); a channel the
         reducers are still making publishes its first image itself."""
-        name = keys.subscriber_channel(channel_id)
         async with self.send_lock:
-            await get_hub().add(self, [name])
-            if name.encode() not in self.attached:
-                get_hub().channel_attached(channel_id)
-            self.attached[name.encode()] = channel_id
+            await get_hub().add(self, [keys.subscriber_channel(channel_id)])
+            self._follow(channel_id)
             await self.send(text_data=events.attached(channel=channel_id, query=query))
             if last_seq is not None:
                 await self._resume(channel_id, last_seq)
-                return
-            image = await self._shared_image_frame(channel_id)
-            if image is not None:
-                await self.send(text_data=image)
+            else:
+                image = await self._shared_image_frame(channel_id)
+                if image is not None:
+                    await self.send(text_data=image)
         await sync_to_async(stream_touch)(channel_id=channel_id)
 
     async def _shared_image_frame(self, channel_id: str) -> str | None:
@@ -614,13 +497,6 @@ class OddsConsumer(AsyncWebsocketConsumer):
             return None
         return frames.stamp(query_frame(channel_id=channel_id, markets=sorted(int(m) for m in members)), seq=int(seq))
 
-    async def _shared_image(self, channel_id: str) -> None:
-        """Queue a fresh image of a shared channel (its frames were skipped)."""
-        image = await self._shared_image_frame(channel_id)
-        if image is not None:
-            self.channel_frames.append(image)
-            self.wake.set()
-
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
         logged = _log_frames(await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1))
@@ -633,15 +509,18 @@ class OddsConsumer(AsyncWebsocketConsumer):
             )
             for frame in missed:
                 await self.send(text_data=frame)
-            if missed:
-                self.channel_seqs[keys.subscriber_channel(channel_id).encode()] = frames.frame_seq(missed[-1])
+            self.session.resumed(keys.subscriber_channel(channel_id).encode(), missed)
         else:
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
             await self._resync(channel_id)
 
     async def _resync(self, channel_id: str) -> None:
         if is_shared_channel(channel_id):
-            await self._shared_image(channel_id)
+            # A shared channel's image is read here, not asked of the reducers.
+            image = await self._shared_image_frame(channel_id)
+            if image is not None:
+                self.session.ordered.append(image)
+                self.wake.set()
             return
         user = self.scope["user"]
         session = self.scope.get("session")

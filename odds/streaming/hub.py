@@ -28,10 +28,13 @@ from redis.commands.core import AsyncScript
 
 from odds.core.events import markets_batch
 from reducers import frames, keys
+from reducers.latency import STAGE_FRAME, frame_age_s
 from store.clients import async_redis_client
 
 log = logging.getLogger(__name__)
 REPORT_INTERVAL_S = 5.0
+# At most one market frame in this interval has its age (source event -> frame) observed.
+FRAME_SAMPLE_S = 0.05
 # A connection's entry under the connection caps lapses after this many keep-alive intervals
 # without a refresh (its process died without closing it).
 CONNECTION_ENTRY_INTERVALS = 3
@@ -112,6 +115,13 @@ class Hub:
         self._attached: Counter[str] = Counter()
         self._connections: dict[str, tuple[str, ...]] = {}
         self.sockets = 0
+        # Websockets closed since the last report, by cause; the sampled ages of market frames.
+        self.closes: Counter[str] = Counter()
+        from odds.core.metrics import LatencySamples
+
+        self.frame_ages = LatencySamples(STAGE_FRAME, interval_s=REPORT_INTERVAL_S)
+        self._frame_sample_due = 0.0
+        self._market_prefix = keys.market_channel_pattern().removesuffix("*").encode()
 
     def _connection(self) -> aioredis.client.PubSub:
         if self._pubsub is None:
@@ -270,17 +280,27 @@ class Hub:
         if self._reporter is None or self._reporter.done():
             self._reporter = asyncio.create_task(self._report(), name="hub-reporter")
 
-    def socket_closed(self) -> None:
+    def socket_closed(self, *, cause: str | None = None) -> None:
+        """Count a websocket gone, and its close's cause (``events.close_cause``) when it had one."""
         self.sockets = max(0, self.sockets - 1)
+        if cause is not None:
+            self.closes[cause] += 1
+
+    def socket_refused(self, *, cause: str) -> None:
+        """Count a websocket closed at connect, before it was counted as open."""
+        self.closes[cause] += 1
 
     async def _report(self) -> None:
         from odds.core.metrics import websockets_report
 
         while True:
+            closes, self.closes = self.closes, Counter()
             try:
-                await asyncio.to_thread(websockets_report, count=self.sockets)
+                await asyncio.to_thread(websockets_report, count=self.sockets, closes=closes)
             except Exception as exc:  # the figure is advisory; the edge must keep running
                 log.warning("websocket count not reported: %s", exc)
+                self.closes.update(closes)
+            await asyncio.to_thread(self.frame_ages.flush)
             await asyncio.sleep(REPORT_INTERVAL_S)
 
     async def _read(self, pubsub: aioredis.client.PubSub) -> None:
@@ -300,6 +320,11 @@ class Hub:
                 continue
             channel: bytes = message["channel"]
             text = message["data"].decode()  # decoded once, shared by every local websocket
+            if channel.startswith(self._market_prefix) and time.monotonic() >= self._frame_sample_due:
+                self._frame_sample_due = time.monotonic() + FRAME_SAMPLE_S
+                age = frame_age_s(text, now_ms=int(time.time() * 1000))
+                if age is not None:
+                    self.frame_ages.observe(age, flush=False)
             listeners = self._listeners.get(channel)
             batched = self._batched.get(channel)
             if batched:

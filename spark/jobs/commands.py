@@ -14,18 +14,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
+from reducers.queries import COMMANDS
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import decode_command
-from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
-from spark.sinks.replicated import Replicated
-from spark.sources import kafka_stream
+from spark.jobs.query import dead_letters_of, start_query
+from spark.sinks.dead_letter import DeadLetters, Rejects
 from store.channels import ChannelStore
 from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.commands")
-QUERY_NAME = "commands"
+QUERY_NAME = COMMANDS.name
 
 
 class CommandBatchProcessor:
@@ -67,14 +66,8 @@ class CommandBatchProcessor:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = CommandBatchProcessor(
-        redis_client=redis_client(redis_url),
-        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.commands()),
+        redis_client=redis_client(redis_url), dead_letters=dead_letters_of(COMMANDS, bootstrap=bootstrap)
     )
-    return (
-        kafka_stream(spark, topic=topics.commands(), bootstrap=bootstrap, starting_offsets="latest")
-        .writeStream.queryName(QUERY_NAME)
-        .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(Replicated(processor, redis_url=redis_url))
-        .trigger(processingTime=config().commands_trigger)
-        .start()
+    return start_query(
+        spark, COMMANDS, process=processor, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint_dir
     )

@@ -14,18 +14,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import keys, topics
-from reducers.liability import liability_deltas
+from reducers.liability import SEEN_TTL_S, liability_deltas
+from reducers.queries import LIABILITY
 from reducers.schemas import InvalidRecord, decode_bet_event
-from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
-from spark.sinks.replicated import Replicated
-from spark.sources import kafka_stream
+from spark.jobs.query import dead_letters_of, start_query
+from spark.sinks.dead_letter import DeadLetters, Rejects
 from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.liability")
-QUERY_NAME = "liability"
-SEEN_TTL_S = 14 * 24 * 3600
+QUERY_NAME = LIABILITY.name
 
 APPLY_ONCE = """
 if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) == false then return 0 end
@@ -97,14 +95,8 @@ class LiabilityProcessor:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = LiabilityProcessor(
-        redis_client=redis_client(redis_url),
-        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.bets()),
+        redis_client=redis_client(redis_url), dead_letters=dead_letters_of(LIABILITY, bootstrap=bootstrap)
     )
-    return (
-        kafka_stream(spark, topic=topics.bets(), bootstrap=bootstrap, starting_offsets="earliest")
-        .writeStream.queryName(QUERY_NAME)
-        .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(Replicated(processor, redis_url=redis_url))
-        .trigger(processingTime=config().liability_trigger)
-        .start()
+    return start_query(
+        spark, LIABILITY, process=processor, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint_dir
     )

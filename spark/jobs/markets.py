@@ -24,18 +24,17 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
 from reducers.markets import TablePlan, plan_table
+from reducers.queries import MARKETS
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_row
-from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
-from spark.sinks.replicated import Replicated
-from spark.sources import kafka_stream
+from spark.jobs.query import dead_letters_of, start_query
+from spark.sinks.dead_letter import DeadLetters, Rejects
 from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 from store.markets import MarketStore
 
 log = logging.getLogger("spark.jobs.markets")
-QUERY_NAME = "markets"
+QUERY_NAME = MARKETS.name
 
 
 class MarketTableProcessor:
@@ -140,14 +139,8 @@ class QueryRefresher(threading.Thread):
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = MarketTableProcessor(
-        redis_client=redis_client(redis_url),
-        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.markets()),
+        redis_client=redis_client(redis_url), dead_letters=dead_letters_of(MARKETS, bootstrap=bootstrap)
     )
-    return (
-        kafka_stream(spark, topic=topics.markets(), bootstrap=bootstrap, starting_offsets="earliest")
-        .writeStream.queryName(QUERY_NAME)
-        .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(Replicated(processor, redis_url=redis_url))
-        .trigger(processingTime=config().markets_trigger)
-        .start()
+    return start_query(
+        spark, MARKETS, process=processor, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint_dir
     )

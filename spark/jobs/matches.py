@@ -20,17 +20,16 @@ from pyspark.sql.streaming import StreamingQuery
 from reducers import keys, topics
 from reducers.frames import MatchMessage
 from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
+from reducers.queries import MATCHES
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
-from spark.config import config
 from spark.faults import failure_of
-from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
-from spark.sinks.replicated import Replicated
-from spark.sources import kafka_stream
+from spark.jobs.query import dead_letters_of, start_query
+from spark.sinks.dead_letter import DeadLetters, Rejects
 from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.matches")
-QUERY_NAME = "matches"
+QUERY_NAME = MATCHES.name
 
 # Stores the state when its sequence is higher than the stored one and publishes it on the
 # event's public channel (ARGV[4]), adding the event to the fan-out journal (KEYS[2]) in the same
@@ -110,14 +109,8 @@ class MatchBatchProcessor:
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = MatchBatchProcessor(
-        redis_client=redis_client(redis_url),
-        dead_letters=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.match_states()),
+        redis_client=redis_client(redis_url), dead_letters=dead_letters_of(MATCHES, bootstrap=bootstrap)
     )
-    return (
-        kafka_stream(spark, topic=topics.match_states(), bootstrap=bootstrap, starting_offsets="earliest")
-        .writeStream.queryName(QUERY_NAME)
-        .option("checkpointLocation", checkpoint_dir)
-        .foreachBatch(Replicated(processor, redis_url=redis_url))
-        .trigger(processingTime=config().matches_trigger)
-        .start()
+    return start_query(
+        spark, MATCHES, process=processor, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint_dir
     )

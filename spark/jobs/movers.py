@@ -25,6 +25,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
 from reducers.movers import best_moves, prices_of, window_movements
+from reducers.queries import MOVERS
 from spark.config import config
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
@@ -32,7 +33,7 @@ from store.clients import redis_client
 from store.markets import MarketStore
 
 log = logging.getLogger("spark.jobs.movers")
-QUERY_NAME = "movers"
+QUERY_NAME = MOVERS.name
 
 _PRICES = T.ArrayType(T.StructType([T.StructField("id", T.LongType()), T.StructField("price", T.StringType())]))
 # A window-topic record (``reducers.movers.encode_partial``).
@@ -140,7 +141,7 @@ def start(
         spark,
         topic=topic or topics.price_windows(),
         bootstrap=bootstrap,
-        starting_offsets="latest",
+        starting_offsets=MOVERS.starting_offsets,
         max_offsets_per_trigger=settings.movers_max_records,
     ).coalesce(settings.movers_tasks)
     return (
@@ -149,6 +150,6 @@ def start(
         .outputMode("update")
         .option("checkpointLocation", checkpoint_dir)
         .foreachBatch(Replicated(MoversSink(redis_client=redis_client(redis_url)), redis_url=redis_url))
-        .trigger(processingTime=settings.movers_trigger)
+        .trigger(processingTime=settings.triggers[MOVERS.name])
         .start()
     )

@@ -36,6 +36,7 @@ from reducers.movers import (
     merge_all,
 )
 from reducers.prices import Conflated, admit, conflate, merge_conflated, unknown_items
+from reducers.queries import PRICES
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, accepted_record_prices, decode_price_update
 from reducers.windows import advance_watermark
 from spark.columns import PerContext
@@ -62,7 +63,7 @@ from store.markets import MarketStore
 
 log = logging.getLogger("spark.jobs.prices")
 
-QUERY_NAME = "prices"
+QUERY_NAME = PRICES.name
 COMPONENT = "reducers"
 # How far the late-record watermark moves before it is stored again.
 WATERMARK_SAVE_STEP_MS = 1000
@@ -464,7 +465,7 @@ def conflated(batch: DataFrame, *, window_ms: int) -> DataFrame:
 
     The oldest record is kept as its bytes, not as its parsed selections: an array of structs
     in the aggregation buffer cost a third more (300-340 ms of a 200,000-record batch against
-    about 200, bench/NOTES.md), and Python reads the selections of the thousand or so it keeps.
+    about 200, bench/results/history.md), and Python reads the selections of the thousand or so it keeps.
 
     Nothing that changes from batch to batch is in the plan (the late-record watermark is not:
     ``late_counts``), so every batch runs the same generated code, compiled once.
@@ -739,7 +740,7 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         writer = writer.option(key, value)
     query = (
         writer.foreachBatch(Replicated(processor, redis_url=redis_url))
-        .trigger(processingTime=config().trigger_interval)
+        .trigger(processingTime=config().triggers[PRICES.name])
         .start()
     )
     # A batch run before this reads its ranges from its frame.

@@ -13,6 +13,7 @@ restarts, last error) is in Redis for /healthz and the lag dashboard.
 from __future__ import annotations
 
 import gc
+import importlib
 import logging
 import signal
 import threading
@@ -26,6 +27,7 @@ import redis
 from pyspark.sql import SparkSession
 
 from reducers import keys, topics
+from reducers.queries import PRICES, QUERIES, ReducerQuery
 from reducers.supervision import (
     Backoff,
     QueryRun,
@@ -37,10 +39,10 @@ from reducers.supervision import (
     run_stopped,
 )
 from spark.config import ConfigError, ReducerConfig, config
-from spark.jobs import commands, liability, markets, matches, movers, prices
 from spark.jobs.applier import QUERY_NAME as APPLIER_NAME
 from spark.jobs.applier import PriceApplier
 from spark.jobs.markets import QueryRefresher
+from spark.metrics import driver_metrics_serve, driver_registry
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
 from spark.session import build_session, jvm_pid, lower_priority, lower_session_priority
@@ -66,20 +68,14 @@ class Supervised(Protocol):
 Starter = Callable[[], Supervised]
 POOL_PROPERTY = "spark.scheduler.pool"
 
+
 # Each query's jobs run in a fair-scheduler pool of its own, named as the query. Under Spark's
 # default (FIFO) a job waits until every task of the jobs submitted before it has a slot, so a
 # price batch of a few records queued behind a movers or liability batch; with pools, a task
 # slot that frees up goes to the pool furthest below its share. Per pool: (weight, min share),
 # the min share being the slots a pool gets before weights count. The punter-facing paths
 # (prices, and the commands that open channels) come first.
-POOLS: dict[str, tuple[int, int]] = {
-    prices.QUERY_NAME: (4, 2),
-    commands.QUERY_NAME: (4, 1),
-    matches.QUERY_NAME: (2, 0),
-    markets.QUERY_NAME: (2, 0),
-    liability.QUERY_NAME: (1, 0),
-    movers.QUERY_NAME: (1, 0),
-}
+POOLS: dict[str, tuple[int, int]] = {query.name: query.pool for query in QUERIES}
 
 
 def scheduler_conf(settings: ReducerConfig) -> dict[str, str]:
@@ -118,22 +114,19 @@ def starters(
 ) -> dict[str, Starter]:
     """Query name → a function that starts that query (again) from its checkpoint."""
 
-    def checkpoint(name: str) -> str:
+    def checkpoint(query: ReducerQuery) -> str:
+        # The price query's checkpoint is per trigger mode: the two plans share no offsets.
+        name = f"{query.checkpoint}-{mode}" if query is PRICES else query.checkpoint
         return str(checkpoint_root / f"{topics.namespace()}-{name}")
 
-    common: dict[str, Any] = {"bootstrap": bootstrap, "redis_url": redis_url}
-    found: dict[str, Starter] = {
-        markets.QUERY_NAME: lambda: markets.start(spark, **common, checkpoint_dir=checkpoint("markets")),
-        commands.QUERY_NAME: lambda: commands.start(spark, **common, checkpoint_dir=checkpoint("commands")),
-        liability.QUERY_NAME: lambda: liability.start(spark, **common, checkpoint_dir=checkpoint("liability")),
-        # Named for its source: the movers once read the price topic, whose offsets a checkpoint
-        # of theirs holds.
-        movers.QUERY_NAME: lambda: movers.start(spark, **common, checkpoint_dir=checkpoint("movers-windows")),
-        matches.QUERY_NAME: lambda: matches.start(spark, **common, checkpoint_dir=checkpoint("matches")),
-        prices.QUERY_NAME: lambda: prices.start(
-            spark, **common, checkpoint_dir=checkpoint(f"prices-{mode}"), mode=mode
-        ),
-    }
+    def starter(query: ReducerQuery) -> Starter:
+        job = importlib.import_module(query.job)
+        extra: dict[str, Any] = {"mode": mode} if query is PRICES else {}
+        return lambda: job.start(
+            spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint(query), **extra
+        )
+
+    found: dict[str, Starter] = {query.name: starter(query) for query in QUERIES}
     if mode == "realtime":
         # The real-time price query's effect, applied from the checked-price topic.
         found[APPLIER_NAME] = lambda: PriceApplier.start(bootstrap=bootstrap, redis_url=redis_url)
@@ -283,12 +276,13 @@ def main() -> None:
     checkpoint_root = settings.checkpoint_dir
     extra = scheduler_conf(settings)
     spark = build_session("sportsbook-reducers", extra=extra)
-    pid = jvm_pid(spark) if mode == "realtime" and settings.realtime_jvm_niceness else None
+    jvm = jvm_pid(spark)
+    pid = jvm if mode == "realtime" and settings.realtime_jvm_niceness else None
     if pid is not None:
         # In real-time mode the JVM's twelve tasks poll Kafka record by record and, with its
         # compilers, took a core at 1,000 prices a second; the applier, which makes the price
         # visible, waited for a core: price topic -> applied 0.12-4.0 s at p50, against
-        # 0.04-0.17 s with the JVM at niceness 10 (bench/NOTES.md, "Where real-time mode's
+        # 0.04-0.17 s with the JVM at niceness 10 (bench/results/history.md, "Where real-time mode's
         # cores go"). Under a saturated machine the stage nearest the punter goes first.
         changed = lower_priority(pid, settings.realtime_jvm_niceness)
         log.info("the JVM's %d threads at niceness %d", changed, settings.realtime_jvm_niceness)
@@ -296,7 +290,7 @@ def main() -> None:
     # session by session (autogroup scheduling) before any thread's niceness counts: the whole
     # session goes below. At the end-to-end load on two cores the web workers were then capped at
     # their session's share: applied -> client at p50 2.1 s (real time) and 0.41 s (micro-batch)
-    # without it, 0.10 and 0.11 s with it (bench/NOTES.md, "The generator's own queue, and the
+    # without it, 0.10 and 0.11 s with it (bench/results/history.md, "The generator's own queue, and the
     # reducers' session below the edge").
     if lower_session_priority(settings.session_niceness):
         log.info("the reducers' session at niceness %d", settings.session_niceness)
@@ -304,7 +298,7 @@ def main() -> None:
     # In real-time mode the price query reports progress only when a real-time batch ends
     # (SPARK_REALTIME_BATCH); the applier commits the price topic's offsets it has applied to the
     # price query's group as it goes, so the lag shown is the whole path's, and current.
-    committed_elsewhere = frozenset({prices.QUERY_NAME}) if mode == "realtime" else frozenset()
+    committed_elsewhere = frozenset({PRICES.name}) if mode == "realtime" else frozenset()
     spark.streams.addListener(
         RedisProgressListener(client, COMPONENT, bootstrap=bootstrap, committed_elsewhere=committed_elsewhere)
     )
@@ -314,6 +308,9 @@ def main() -> None:
         backoff=backoff_from_config(settings),
     )
     supervisor.start()
+    driver_metrics_serve(
+        listen=settings.driver_metrics, registry=driver_registry(runs=lambda: dict(supervisor.runs), jvm_pid=jvm)
+    )
     refresher = QueryRefresher(redis_client=client, interval_s=settings.query_refresh_s)
     refresher.start()
     store_watch = StoreWatch(redis_url=redis_url, bootstrap=bootstrap)

@@ -3,17 +3,23 @@
 Every topic a reducer reads has a dead-letter topic (``reducers.topics.dead_letter_of``). A
 dead letter keeps the record's key and value unchanged and carries three headers: ``reason``
 (a short code), ``detail`` (words) and ``origin`` (``topic/partition/offset``), so an operator
-can find, fix and re-produce it. Each is also counted in Redis by reason for the dashboard.
+can find, fix and replay it. Each is also counted in Redis by reason for the dashboard.
+
+A record an operator replayed (``reducers.dead_letters``) that fails again keeps the replay's
+headers (its first failure, and how many times it was replayed) on its new dead letter, and is
+counted once more in ``dead_letters_again``: it is never re-sent by itself.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import redis
 
 from reducers import keys, topics
+from reducers.dead_letters import COUNTER_AGAIN, ReplayLedger, record_digest
 from store.clients import kafka_producer
 
 log = logging.getLogger("spark.sinks.dead_letter")
@@ -23,7 +29,16 @@ class DeadLetters(Protocol):
     """What a reducer needs of its dead-letter topic (``DeadLetterSink``; an in-memory stand-in
     in the tests that run a reducer without a broker)."""
 
-    def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None: ...
+    def send(
+        self,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        reason: str,
+        detail: str,
+        origin: str,
+        headers: Sequence[tuple[str, bytes]] = (),
+    ) -> None: ...
 
     def flush(self, timeout: float = 30.0) -> None: ...
 
@@ -35,12 +50,26 @@ class DeadLetterSink:
         self._topic = topic
         self._producer = kafka_producer(bootstrap_servers)
 
-    def send(self, *, key: bytes | None, value: bytes | None, reason: str, detail: str, origin: str) -> None:
+    def send(
+        self,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        reason: str,
+        detail: str,
+        origin: str,
+        headers: Sequence[tuple[str, bytes]] = (),
+    ) -> None:
         self._producer.produce(
             self._topic,
             key=key,
             value=value,
-            headers=[("reason", reason.encode()), ("detail", detail[:500].encode()), ("origin", origin.encode())],
+            headers=[
+                ("reason", reason.encode()),
+                ("detail", detail[:500].encode()),
+                ("origin", origin.encode()),
+                *headers,
+            ],
         )
         self._producer.poll(0)
 
@@ -82,19 +111,27 @@ class Rejects:
         if not self._rows:
             return {}
         counts: dict[str, int] = {}
-        for row, reason, detail in self._rows:
+        again: dict[str, int] = {}
+        digests = [record_digest(topic=self._source, key=row["key"], value=row["value"]) for row, _, _ in self._rows]
+        replayed = ReplayLedger(self._redis).headers_of(digests)
+        for (row, reason, detail), digest in zip(self._rows, digests, strict=True):
             counts[reason] = counts.get(reason, 0) + 1
+            if digest in replayed:
+                again[reason] = again.get(reason, 0) + 1
             self._sink.send(
                 key=row["key"],
                 value=row["value"],
                 reason=reason,
                 detail=detail,
                 origin=f"{self._source}/{row['partition']}/{row['offset']}",
+                headers=replayed.get(digest, ()),
             )
         self._sink.flush()
         pipe = self._redis.pipeline(transaction=False)
         for reason, count in counts.items():
             pipe.hincrby(keys.counter("dead_letters"), f"{self._prefix}{reason}", count)
+        for reason, count in again.items():
+            pipe.hincrby(keys.counter(COUNTER_AGAIN), f"{self._prefix}{reason}", count)
         pipe.execute()
         self._rows = []
         return counts

@@ -154,6 +154,29 @@ def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, red
         expect(page.locator("#platform dd").first).to_be_visible()
         _look(page, "lag", size)
 
+        from django.utils import timezone
+
+        from odds.ops.models import Incident
+
+        now = timezone.now()
+        Incident.objects.create(
+            fingerprint=f"a11y-{size}",
+            alertname="ReducerLagOverObjective",
+            severity="page",
+            summary="Reducer query prices is 14 s behind, over its objective",
+            labels={"alertname": "ReducerLagOverObjective", "query": "prices", "severity": "page"},
+            annotations={"runbook": "docs/runbooks.md#reducerlagoverobjective"},
+            starts_at=now,
+            notified_at=now,
+        )
+        page.goto(f"{asgi_server}/ops/oncall")
+        expect(page.locator("#incidents [data-incident]").first).to_be_visible()
+        _look(page, "oncall", size)
+
+        page.goto(f"{asgi_server}/ops/dead-letters?preview=1&source=commands")
+        expect(page.locator("#preview")).to_be_visible()
+        _look(page, "dead-letters-preview", size)
+
         page.goto(f"{asgi_server}/trading/markets/{closed.id}/settlement")
         expect(page.locator("#settle-count")).not_to_have_text("…")
         _look(page, "settlement", size)

@@ -63,6 +63,7 @@ def test_staff_pages_have_the_policy_and_run_without_violations(asgi_server, log
         "/trading/liability",
         "/trading/subscriptions",
         "/ops/lag",
+        "/ops/backups",
         "/admin/",
         "/admin/catalogue/market/",
     ]:

@@ -170,7 +170,7 @@ def test_dead_letters_are_browsed_by_reason_in_the_browser(quiet_stack, browser,
 
     page = _staff_page(browser, url, 390, 844)
     page.goto(f"{url}/ops/lag")
-    page.get_by_role("link", name="Browse the dead letters").click()
+    page.get_by_role("link", name="Browse, replay or discard the dead letters").click()
     rows = page.locator("#dead-letters tbody tr")
     expect(rows).to_have_count(3)
     expect(rows.first).to_have_attribute("data-origin", "c/0/2")

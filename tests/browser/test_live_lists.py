@@ -77,7 +77,6 @@ def test_a_goal_changes_the_score_on_the_home_page_with_no_live_events_request(
             elapsed_s=600 + seq,
             home=home,
             away=0,
-            games_won=[],
             incidents=[],
             now_ms=int(time.time() * 1000),
             rate=1,

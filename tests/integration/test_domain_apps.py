@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 HOMES = {
     "catalogue": ["Sport", "Competition", "Event", "Market", "Selection"],
     "betting": ["Bet", "BetLeg", "Wallet", "LedgerEntry", "DepositLimit"],
-    "ops": ["MetricSample"],
+    "ops": ["MetricSample", "Incident", "DeadLetterAction", "DeadLetterHandled"],
     "odds": ["OutboxMessage"],
 }
 MOVES = [

@@ -30,11 +30,24 @@ def programs(config: configparser.RawConfigParser) -> set[str]:
 
 
 def test_the_single_machine_stack_has_no_cluster_processes(tmp_path):
-    assert programs(rendered(tmp_path)) == {"reducers", "web", "worker", "beat", "feed"}
+    assert programs(rendered(tmp_path, MONITORING="0")) == {"reducers", "web", "worker", "beat", "feed", "backups"}
+
+
+def test_the_monitoring_runs_beside_the_platform_unless_turned_off_and_scrapes_every_web_server(tmp_path):
+    import yaml
+
+    monitoring = {"prometheus", "alertmanager", "redis-exporter", "postgres-exporter", "flower"}
+    config = rendered(tmp_path, CLUSTER="1", WEB_PORT="8100")
+    assert monitoring <= programs(config)
+    assert "eventlistener:processes" in config.sections()
+    scraped = yaml.safe_load((tmp_path / "run" / "monitoring" / "prometheus.yml").read_text())
+    web = next(job for job in scraped["scrape_configs"] if job["job_name"] == "web")
+    assert web["static_configs"][0]["targets"] == ["127.0.0.1:8100", "127.0.0.1:8101"]
+    assert not monitoring & programs(rendered(tmp_path, MONITORING="0"))
 
 
 def test_the_cluster_shape_runs_a_spark_master_two_workers_and_two_web_servers(tmp_path):
-    config = rendered(tmp_path, CLUSTER="1", SPARK_MASTER_PORT="7123", WEB_PORT="8100")
+    config = rendered(tmp_path, CLUSTER="1", SPARK_MASTER_PORT="7123", WEB_PORT="8100", MONITORING="0")
     assert programs(config) == {
         "spark-master",
         "spark-worker-1",
@@ -45,6 +58,7 @@ def test_the_cluster_shape_runs_a_spark_master_two_workers_and_two_web_servers(t
         "worker",
         "beat",
         "feed",
+        "backups",
     }
     master = config.get("program:spark-master", "command").split()
     assert master[1] == "org.apache.spark.deploy.master.Master"

@@ -24,7 +24,6 @@ class Published(FeedRunner):
         self.match_phase = {}
         self.match_elapsed = {}
         self.match_incidents = defaultdict(list)
-        self.games_won = defaultdict(list)
         self.states: list[dict] = []
 
     def produce_match(self, state: MatchStateUpdate) -> None:

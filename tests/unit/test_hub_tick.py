@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 from odds.streaming.consumers import OddsConsumer
 from odds.streaming.hub import Listener, tick_frames
+from odds.streaming.session import Limits, Session
 
 
 class Inbox:
@@ -42,16 +43,16 @@ def test_listeners_with_the_same_moved_markets_share_one_frame_object():
 
 
 def socket(*, idle: bool) -> SimpleNamespace:
-    """The consumer's state deliver_tick works on; ``idle``: nothing queued or being written."""
+    """The consumer's I/O that deliver_tick works on, around a real session; ``idle``: nothing
+    queued or being written."""
     written: list[str] = []
 
     async def base_send(message: dict) -> None:
         written.append(message["text"])
 
+    limits = Limits(frames_per_s=20, image_markets_per_min=2000, markets=500, events=500)
     return SimpleNamespace(
-        ready=None,
-        pending={},
-        merged=0,
+        session=Session(limits=limits, batched=True),
         wake=asyncio.Event(),
         inflight=None,
         last_write=0.0,
@@ -69,8 +70,7 @@ async def test_a_tick_for_an_idle_socket_is_written_at_once_without_waking_its_w
     assert idle.written == [moved[b"px:1"]]
     assert idle.inflight is None, "the write completed: no task"
     assert not idle.wake.is_set()
-    assert idle.ready is None
-    assert not idle.pending
+    assert not idle.session.owes()
 
 
 def test_a_tick_with_replaced_updates_goes_through_the_writer_to_say_so():
@@ -78,19 +78,17 @@ def test_a_tick_with_replaced_updates_goes_through_the_writer_to_say_so():
     moved = {b"px:1": state(1, 3)}
     OddsConsumer.deliver_tick(idle, moved[b"px:1"], (b"px:1",), moved, 2)  # type: ignore[arg-type]
     assert idle.written == []
-    assert idle.ready == (moved[b"px:1"], (b"px:1",), moved)
-    assert idle.merged == 2, "updates the tick replaced are counted and reported by the writer"
     assert idle.wake.is_set()
+    assert idle.session.take(now_ms=1) == [moved[b"px:1"], '{"type":"conflated","merged":2}']
 
 
 def test_ticks_reaching_a_socket_that_is_behind_fold_into_latest_wins_per_market():
     busy = socket(idle=False)
     first = {b"px:1": state(1, 1), b"px:2": state(2, 1)}
     OddsConsumer.deliver_tick(busy, "frame-1", (b"px:1", b"px:2"), first, 0)  # type: ignore[arg-type]
-    assert busy.ready == ("frame-1", (b"px:1", b"px:2"), first)
     second = {b"px:1": state(1, 2)}
     OddsConsumer.deliver_tick(busy, second[b"px:1"], (b"px:1",), second, 0)  # type: ignore[arg-type]
-    assert busy.ready is None
-    assert busy.pending == {b"px:1": state(1, 2), b"px:2": state(2, 1)}
-    assert busy.merged == 1, "the replaced state of market 1 is counted, not dropped silently"
+    assert busy.session.ready is None
+    assert busy.session.latest == {b"px:1": state(1, 2), b"px:2": state(2, 1)}
+    assert busy.session.merged == 1, "the replaced state of market 1 is counted, not dropped silently"
     assert busy.written == []

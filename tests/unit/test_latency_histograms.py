@@ -119,3 +119,12 @@ def test_observing_applied_states_adds_each_stage_in_seconds():
     assert pipe.added[(end_to_end, "0.5")] == 1
     assert pipe.added[(end_to_end, "sum_us")] == 420_000
     assert pipe.added[(histogram_key("source"), "sum_us")] == 3_000
+
+
+def test_a_market_frames_age_is_now_less_its_event_time():
+    from reducers.latency import frame_age_s
+
+    assert frame_age_s('{"type":"market","ts":{"event":1000,"reducer":1010}}', now_ms=1250) == 0.25
+    assert frame_age_s('{"type":"market","ts":{"event":2000}}', now_ms=1000) == 0
+    assert frame_age_s('{"type":"market.status"}', now_ms=1000) is None
+    assert frame_age_s("not json", now_ms=1000) is None

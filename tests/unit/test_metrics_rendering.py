@@ -54,7 +54,10 @@ SNAPSHOT: dict[str, Any] = {
     },
     "latency": {"end_to_end": {"n": 3.0, "p50": 12.0, "p90": 30.0, "p99": 31.0}},
     "websockets": {"host:1": 4, "host:2": 3},
-    "dead_letters": {"bad_json": 2},
+    "dead_letters": {"bad_json": 2, "command_undecodable": 5},
+    "dead_letters_again": {"command_undecodable": 1},
+    "websocket_closes": {"going_away": 40, "too_many_connections": 3},
+    "latency_objectives": {"placement": 0.25, "frame": 1.0},
     "late_records": {"movers": 9},
     "redis_memory_bytes": 1048576,
     "celery_queue_depth": 3,
@@ -124,7 +127,7 @@ def test_rates_batch_duration_and_service_figures():
     assert value("sportsbook_reducer_input_rows_per_second", query="prices") == 120.5
     assert value("sportsbook_reducer_batch_duration_seconds", query="prices") == 0.21
     assert value("sportsbook_websockets", worker="host:1") == 4
-    assert value("sportsbook_dead_letters_total", reason="bad_json") == 2
+    assert value("sportsbook_dead_letters_total", source="prices", reason="bad_json") == 2
     assert value("sportsbook_late_records_total", query="movers") == 9
     assert value("sportsbook_redis_memory_bytes") == 1048576
     assert value("sportsbook_celery_queue_depth") == 3
@@ -188,3 +191,18 @@ def test_snapshot_series_flattens_per_query_figures():
     assert series["websockets"] == 7.0
     assert series["latency.end_to_end.p99"] == 31.0
     assert (series["kafka.brokers"], series["kafka.under_replicated"], series["kafka.offline"]) == (2.0, 22.0, 0.0)
+
+
+def test_dead_letters_are_counted_by_source_topic_and_reason_and_again_after_a_replay():
+    assert value("sportsbook_dead_letters_total", source="commands", reason="command_undecodable") == 5
+    assert value("sportsbook_dead_letters_again_total", source="commands", reason="command_undecodable") == 1
+
+
+def test_websocket_closes_are_counted_by_cause():
+    assert value("sportsbook_websocket_closes_total", cause="too_many_connections") == 3
+    assert value("sportsbook_websocket_closes_total", cause="going_away") == 40
+
+
+def test_each_latency_objective_is_exposed_for_the_alerts_to_compare_against():
+    assert value("sportsbook_latency_objective_seconds", stage="placement") == 0.25
+    assert value("sportsbook_latency_objective_seconds", stage="frame") == 1.0

@@ -5,7 +5,6 @@ closed so its client starts again from a fresh image, rather than hold prices th
 from __future__ import annotations
 
 import asyncio
-import collections
 import time
 from types import SimpleNamespace
 
@@ -15,6 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from odds.core import events
 from odds.streaming import consumers
 from odds.streaming.consumers import OddsConsumer
+from odds.streaming.session import Limits, Reimage, Session
 
 
 class FlakyRedis:
@@ -77,9 +77,9 @@ async def test_markets_not_read_back_close_the_socket_to_start_again(redis_away,
         closed.append(code)
 
     socket = OddsConsumer()
-    socket.watched, socket.channel_frames, socket.wake = {7, 9}, collections.deque(), asyncio.Event()
-    socket.followed = {}
+    socket.session = Session(limits=Limits(frames_per_s=20, image_markets_per_min=2000, markets=500, events=500))
+    socket.session.watched, socket.wake = {7, 9}, asyncio.Event()
     monkeypatch.setattr(socket, "close", close)
-    await socket._reimage()
+    await socket._reimage(Reimage(markets=(7, 9), events=()))
     assert closed == [events.CLOSE_TRY_AGAIN]
-    assert list(socket.channel_frames) == [], "no image of states it could not read"
+    assert list(socket.session.ordered) == [], "no image of states it could not read"

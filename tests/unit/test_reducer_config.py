@@ -49,7 +49,7 @@ def test_settings_are_typed_from_the_environment():
     assert config.max_offsets_per_trigger == 5000
     assert config.async_progress is False
     assert config.query_refresh_s == 2.5
-    assert config.markets_trigger == "250 milliseconds"
+    assert config.triggers["markets"] == "250 milliseconds"
 
 
 def test_every_malformed_setting_is_named_at_once():

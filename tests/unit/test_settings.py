@@ -44,6 +44,7 @@ def test_production_with_every_required_value_starts():
             "REDIS_URL": "redis://redis:6379/0",
             "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
             "METRICS_TOKEN": "t" * 32,
+            "ALERTS_WEBHOOK_TOKEN": "a" * 32,
         }
     )
     assert result.returncode == 0, result.stderr
@@ -67,5 +68,5 @@ def test_lag_objectives_are_read_per_query_and_a_malformed_one_is_named(monkeypa
         monkeypatch.setattr(read, "problems", [])
         # Named when the settings finish loading, together with any other problem.
         objectives("OBJECTIVES_PROBE", "x=1")
-        with pytest.raises(ImproperlyConfigured, match="OBJECTIVES_PROBE must be query=seconds pairs"):
+        with pytest.raises(ImproperlyConfigured, match="OBJECTIVES_PROBE must be name=seconds pairs"):
             check()

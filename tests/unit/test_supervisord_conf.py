@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 TEMPLATE = ROOT / "infra" / "conf" / "supervisord.conf.in"
-PROGRAMS = {"reducers", "web", "worker", "beat", "feed"}
+PROGRAMS = {"reducers", "web", "worker", "beat", "feed", "backups"}
 
 
 def template() -> configparser.RawConfigParser:

@@ -48,8 +48,10 @@ from odds.betting.services.wallet import (
 from odds.catalogue.models import Selection
 from odds.catalogue.selectors.prices import live_states
 from odds.core.connections import redis_shared
+from odds.core.metrics import LatencySamples
 from odds.core.outbox import outbox_enqueue
 from reducers import betting, keys, schemas, topics
+from reducers.latency import STAGE_PLACEMENT
 
 __all__ = [
     "MAX_LEGS",
@@ -148,6 +150,10 @@ def bet_event_enqueue(*, bet: Bet, type: str) -> None:
     outbox_enqueue(topic=topics.bets(), key=event.key(), value=event.encode())
 
 
+# Request to decided, for the placement objective's alert (``sportsbook_latency_seconds``).
+PLACEMENT_LATENCY = LatencySamples(STAGE_PLACEMENT)
+
+
 def bet_place(
     *,
     user: User,
@@ -166,6 +172,7 @@ def bet_place(
     false on a retry. The money part is one statement (``odds.betting.services.placement``).
     """
     bet_request_validate(idempotency_key=idempotency_key, stake=stake, legs=legs, price_policy=price_policy)
+    started = time.perf_counter()
     ids = [leg.selection_id for leg in legs]
     missing = selection_markets.missing(ids)
     if missing:
@@ -184,7 +191,9 @@ def bet_place(
     with connection.cursor() as cursor:
         cursor.execute(PLACE_SQL, params)
         (answer,) = cursor.fetchone()
-    return placement_result(answer)
+    placement = placement_result(answer)
+    PLACEMENT_LATENCY.observe(time.perf_counter() - started)
+    return placement
 
 
 def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = betting.CASH_OUT_POLICY_DEFAULT) -> Bet:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,6 +23,7 @@ from odds.core.kafka import reader_create
 from odds.core.metrics import topic_partitions
 from odds.ops.models import MetricSample
 from reducers import keys, topics
+from reducers.dead_letters import HEADER_REPLAYS, SOURCES
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
 from reducers.schemas import describe_price_record
 from store.clients import PRODUCER_DEFAULTS, redis_client
@@ -194,13 +196,8 @@ def metrics_history(*, range_name: str, now: datetime | None = None, interval_s:
 
 # --- Dead letters ----------------------------------------------------------------------------
 
-DEAD_LETTER_SOURCES: dict[str, Any] = {
-    "prices": topics.prices_dead_letter,
-    "commands": topics.commands_dead_letter,
-    "markets": topics.markets_dead_letter,
-    "bets": topics.bets_dead_letter,
-    "matches": topics.match_states_dead_letter,
-}
+# Source name → its dead-letter topic (``reducers.dead_letters.SOURCES``).
+DEAD_LETTER_SOURCES: dict[str, Callable[[], str]] = {name: source.dead_letter for name, source in SOURCES.items()}
 # Records read from the end of each dead-letter topic per page; the newest are what is browsed.
 DEAD_LETTERS_SCANNED = 500
 DEAD_LETTER_VALUE_CHARS = 2000
@@ -215,7 +212,7 @@ def _text(raw: bytes | None, limit: int = DEAD_LETTER_VALUE_CHARS) -> str:
     return "" if raw is None else _clipped(raw.decode("utf-8", errors="replace"), limit)
 
 
-def _shown(source: str, raw: bytes | None) -> str:
+def dead_letter_shown(source: str, raw: bytes | None) -> str:
     """A dead letter's value for people: a price record (Avro) described by its members or its
     bytes (``describe_price_record``), the others' JSON as text."""
     if source == "prices" and raw is not None:
@@ -258,7 +255,7 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                     headers = {str(k): _text(v if isinstance(v, bytes) else None, 500) for k, v in pairs}
                     records.append(
                         {
-                            "source": wanted[message.topic()],
+                            "source": wanted[str(message.topic())],
                             "topic": message.topic(),
                             "partition": message.partition(),
                             "offset": message.offset(),
@@ -268,7 +265,8 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                             "detail": headers.get("detail", ""),
                             "origin": headers.get("origin", ""),
                             "key": _text(message.key(), 200),
-                            "value": _shown(wanted[message.topic()], message.value()),
+                            "value": dead_letter_shown(wanted[str(message.topic())], message.value()),
+                            "replays": headers.get(HEADER_REPLAYS, ""),
                         }
                     )
                     if tp in left and offset >= left[tp] - 1:
@@ -280,4 +278,20 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
         reasons[record["reason"]] = reasons.get(record["reason"], 0) + 1
     chosen = [r for r in records if reason is None or r["reason"] == reason]
     chosen.sort(key=lambda r: (r["ts"], r["offset"]), reverse=True)
-    return {"records": chosen[:limit], "reasons": dict(sorted(reasons.items())), "scanned": len(records)}
+    chosen = chosen[:limit]
+    handled = _handled_kinds(chosen)
+    for record in chosen:
+        record["handled"] = handled.get((record["topic"], record["partition"], record["offset"]), "")
+    return {"records": chosen, "reasons": dict(sorted(reasons.items())), "scanned": len(records)}
+
+
+def _handled_kinds(records: list[dict[str, Any]]) -> dict[tuple[str, int, int], str]:
+    """Which of the records shown were replayed or discarded (by place: the action's kind)."""
+    from odds.ops.selectors.dead_letters import dead_letters_handled
+
+    found: dict[tuple[str, int, int], str] = {}
+    for topic in {r["topic"] for r in records}:
+        offsets = [(r["partition"], r["offset"]) for r in records if r["topic"] == topic]
+        for (partition, offset), kind in dead_letters_handled(topic=topic, offsets=offsets).items():
+            found[(topic, partition, offset)] = kind
+    return found

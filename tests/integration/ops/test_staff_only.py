@@ -10,7 +10,7 @@ from odds.urls import staff_urlpatterns
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
-ARGS = {"market_id": 999999, "event_id": 999999, "channel_id": "no-such-channel"}
+ARGS = {"market_id": 999999, "event_id": 999999, "channel_id": "no-such-channel", "incident_id": 999999}
 POST_ONLY = {
     "trading-event-create",
     "trading-market-suspend",
@@ -20,6 +20,9 @@ POST_ONLY = {
     "trading-market-settle",
     "trading-api-channel-end",
     "ops-api-latency",
+    "ops-incident-acknowledge",
+    "ops-incident-resolve",
+    "ops-dead-letters-act",
 }
 
 

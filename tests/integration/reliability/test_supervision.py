@@ -180,6 +180,9 @@ def supervised(stack: Stack) -> Iterator[Supervised]:
         SPARK_MASTER="local[2]",
         SPARK_TRIGGER_MODE="microbatch",
         SPARK_CHECKPOINT_DIR=str(stack.var / "checkpoints"),
+        # The platform's processes alone: the monitoring's fixed ports belong to `make up`'s stack.
+        MONITORING="0",
+        SPARK_DRIVER_METRICS="off",
     )
     running = Supervised(stack, env, f"http://127.0.0.1:{port}")
     try:

@@ -34,11 +34,14 @@ STAFF_WRITES = {
     "trading-market-settle",
     "trading-api-channel-end",
     "ops-api-latency",
+    "ops-incident-acknowledge",
+    "ops-incident-resolve",
+    "ops-dead-letters-act",
 }
 
 
 def _staff_url(pattern: URLPattern) -> str:
-    kwargs = {name: 1 if name == "market_id" else CHANNEL for name in pattern.pattern.converters}
+    kwargs = {name: 1 if name in ("market_id", "incident_id") else CHANNEL for name in pattern.pattern.converters}
     return reverse(pattern.name, kwargs=kwargs)
 
 

@@ -22,6 +22,7 @@ PRODUCTION_ENV = {
     "DJANGO_ALLOWED_HOSTS": "sportsbook.example",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://sportsbook.example",
     "METRICS_TOKEN": "metrics-token-from-env",
+    "ALERTS_WEBHOOK_TOKEN": "alerts-token-from-env",
     "EMAIL_HOST_PASSWORD": "mail-password-from-env",
 }
 

@@ -101,7 +101,8 @@ def test_partials_are_merged_across_batches_a_backlog_is_read_a_bounded_batch_at
     from reducers.movers import WindowPartial, encode_partial
     from spark.jobs import movers as movers_job
 
-    capped = dataclasses.replace(movers_job.config(), movers_max_records=4, movers_trigger="2 seconds")
+    settings = movers_job.config()
+    capped = dataclasses.replace(settings, movers_max_records=4, triggers={**settings.triggers, "movers": "2 seconds"})
     monkeypatch.setattr(movers_job, "config", lambda: capped)
     topic, query = movers_on_own_topic(spark, tmp_path, partitions=3)
 

@@ -1,0 +1,311 @@
+"""One websocket's protocol state, as plain data and decisions: what it follows, what it owes its
+client and in which order, and what to do when a frame arrives, the client writes, or the hub's
+Redis subscription comes back. Nothing here reads, writes or waits: the consumer
+(``odds.streaming.consumers``) carries out the actions a decision returns, the pattern of the
+reducers' ``reducers.channels``. Unit-tested without Redis (tests/unit/test_socket_session.py).
+
+The queue's rules (docs/protocol.md):
+
+* market states are latest-wins per market (a slow client gets the newest state of each, and is
+  told how many were replaced with a ``conflated`` frame); so are match states, per event;
+* status changes, channel frames and the punter's news are never conflated: they are queued in
+  order; a channel more than ``CHANNEL_QUEUE_LIMIT`` frames behind has its queue dropped and a
+  resync image asked for (never a silent gap);
+* while a channel is recovered from its log (the hub's subscription came back), its new frames
+  are held, then queued after the missed ones, each sequence once.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from odds.core import events
+from reducers import frames
+
+CHANNEL_QUEUE_LIMIT = 2000
+IMAGE_WINDOW_S = 60.0
+
+
+# --- what the consumer is asked to do ---
+
+
+@dataclass(frozen=True)
+class Detach:
+    """Stop following the channel (it ended): leave its pub-sub channel."""
+
+    name: bytes
+    channel_id: str
+
+
+@dataclass(frozen=True)
+class Resync:
+    """Get the channel a fresh image (the queue behind it was dropped, or its log did not reach)."""
+
+    channel_id: str
+
+
+@dataclass(frozen=True)
+class Recover:
+    """Read back what the channel published while the hub's subscription was away (its log), then
+    call ``Session.recovered``."""
+
+    name: bytes
+    channel_id: str
+    last_seq: int | None
+
+
+@dataclass(frozen=True)
+class Reimage:
+    """Read the stored states of every watched market and followed event again and queue them."""
+
+    markets: tuple[int, ...]
+    events: tuple[int, ...]
+
+
+Action = Detach | Resync | Recover | Reimage
+
+
+@dataclass(frozen=True)
+class Limits:
+    frames_per_s: int
+    image_markets_per_min: int
+    markets: int
+    events: int
+
+
+@dataclass
+class Tick:
+    """The hub's tick frame waiting to be written: the frame, its markets and their states, so a
+    socket that is behind can fold it into the latest-wins queue instead."""
+
+    frame: str
+    channels: tuple[bytes, ...]
+    moved: dict[bytes, str]
+
+
+@dataclass
+class Session:
+    limits: Limits
+    # The punter's own news channel (logged in), never conflated.
+    punter: bytes | None = None
+    watched: set[int] = field(default_factory=set)
+    # Events whose match states the socket follows: their public channel → event id.
+    followed: dict[bytes, int] = field(default_factory=dict)
+    # Subscriber channels attached: pub-sub name → channel id; the newest sequence queued for
+    # each; the frames held back while one is recovered from its log.
+    attached: dict[bytes, str] = field(default_factory=dict)
+    channel_seqs: dict[bytes, int] = field(default_factory=dict)
+    holding: dict[bytes, list[str]] = field(default_factory=dict)
+    # Market frames of a batched socket: one tick's markets in one frame.
+    batched: bool = False
+    # What the client is owed: in-order frames, the newest state per market and per event, the
+    # waiting tick frame, and how many market states were replaced.
+    ordered: collections.deque[str] = field(default_factory=collections.deque)
+    latest: dict[bytes, str] = field(default_factory=dict)
+    latest_matches: dict[bytes, str] = field(default_factory=dict)
+    ready: Tick | None = None
+    merged: int = 0
+    heartbeat_due: bool = False
+    frames_window: tuple[int, int] = (0, 0)  # (second, client frames in it)
+    images: collections.deque[tuple[float, int]] = field(default_factory=collections.deque)
+
+    # --- frames from the hub ---
+
+    def deliver(self, channel: bytes, payload: str) -> list[Action]:
+        """A message on a pub-sub channel this socket wants."""
+        if channel == self.punter:
+            self.ordered.append(payload)
+        elif channel in self.holding:
+            self.holding[channel].append(payload)
+        elif channel in self.followed:
+            self.latest_matches[channel] = payload
+        elif channel in self.attached:
+            return self._channel_frame(channel, payload)
+        elif frames.kind(payload) == "market.status":
+            # Suspensions and reopenings are never conflated away; they precede the market's state.
+            self.ordered.append(payload)
+        else:
+            if channel in self.latest:
+                self.merged += 1
+            self.latest[channel] = payload
+        return []
+
+    def _channel_frame(self, channel: bytes, payload: str) -> list[Action]:
+        channel_id = self.attached[channel]
+        if frames.kind(payload) == "ended":
+            # The channel is gone: the news goes after the frames before it, and the socket stops
+            # following it (a new channel is the client's to create).
+            self.ordered.append(payload)
+            self.forget(channel)
+            return [Detach(channel, channel_id)]
+        if len(self.ordered) >= CHANNEL_QUEUE_LIMIT:
+            # Too slow for the bound: the queue goes and a fresh image comes, flagged as a resync,
+            # so the client knows frames were skipped rather than lost.
+            self.ordered.clear()
+            return [Resync(channel_id)]
+        self.ordered.append(payload)
+        self.channel_seqs[channel] = frames.frame_seq(payload)
+        return []
+
+    def deliver_tick(
+        self, frame: str, channels: tuple[bytes, ...], moved: dict[bytes, str], replaced: int, *, idle: bool
+    ) -> bool:
+        """One tick's frame for a batched socket. True: nothing is owed and nothing is being
+        written, so the consumer writes it now; else it is queued (or folded into the latest-wins
+        queue while an earlier tick is still waiting)."""
+        self.merged += replaced
+        if idle and not self.merged:
+            return True
+        if self.ready is None and not self.latest:
+            self.ready = Tick(frame, channels, moved)
+        else:
+            if self.ready is not None:
+                self.latest.update((c, self.ready.moved[c]) for c in self.ready.channels)
+                self.ready = None
+            for channel in channels:
+                if channel in self.latest:
+                    self.merged += 1
+                self.latest[channel] = moved[channel]
+        return False
+
+    # --- the hub's subscription came back ---
+
+    def hub_reconnected(self) -> list[Action]:
+        """What was published meanwhile never reached this process: each attached channel's new
+        frames are held while its log is read back, and the watched states are read again."""
+        actions: list[Action] = []
+        for name, channel_id in self.attached.items():
+            if name not in self.holding:
+                self.holding[name] = []
+                actions.append(Recover(name, channel_id, self.channel_seqs.get(name)))
+        if self.watched or self.followed:
+            actions.append(Reimage(tuple(sorted(self.watched)), tuple(sorted(self.followed.values()))))
+        return actions
+
+    def recovered(self, name: bytes, *, logged: list[str] | None, ended: str | None) -> list[Action]:
+        """The channel's log as read back (oldest first; None when it could not be read), or why it
+        ended meanwhile: the missed frames and the held ones are queued in sequence order, each
+        once; a log that does not reach back to the frame after the last one queued means a
+        resync image."""
+        held = self.holding.pop(name, [])
+        channel_id = self.attached.get(name)
+        if channel_id is None:
+            return []
+        if ended is not None:
+            # Nothing will come for the channel: the client is told why (``lost`` when Redis came
+            # back without it) and subscribes again.
+            return self.deliver(name, events.ended(channel=channel_id, reason=ended))
+        last = self.channel_seqs.get(name)
+        actions: list[Action] = []
+        complete = logged is not None and (last is None or not logged or frames.frame_seq(logged[0]) <= last + 1)
+        if not complete:
+            actions.append(Resync(channel_id))
+            logged = []
+        newest = last if last is not None else -1
+        for frame in [*(logged or []), *held]:
+            if frames.kind(frame) == "ended":
+                actions.extend(self.deliver(name, frame))
+                continue
+            seq = frames.frame_seq(frame)
+            if seq > newest:
+                self.ordered.append(frame)
+                self.channel_seqs[name] = newest = seq
+        return actions
+
+    # --- what the socket follows ---
+
+    def attach(self, name: bytes, channel_id: str) -> bool:
+        """Follow a channel; True when it is new to this socket."""
+        new = name not in self.attached
+        self.attached[name] = channel_id
+        return new
+
+    def forget(self, name: bytes) -> str | None:
+        """Stop following a channel; its id when it was followed."""
+        self.channel_seqs.pop(name, None)
+        self.holding.pop(name, None)
+        return self.attached.pop(name, None)
+
+    def resumed(self, name: bytes, missed: list[str]) -> None:
+        """Frames sent straight to the client from the channel's log (an attach with ``last_seq``)."""
+        if missed:
+            self.channel_seqs[name] = frames.frame_seq(missed[-1])
+
+    def follow(self, names: Iterable[str], event_ids: Iterable[int]) -> None:
+        self.followed.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))
+
+    def unfollow(self, names: Iterable[str]) -> list[str]:
+        """Stop following events; the names of those that were followed."""
+        gone = [name for name in names if name.encode() in self.followed]
+        for name in gone:
+            self.followed.pop(name.encode(), None)
+            self.latest_matches.pop(name.encode(), None)
+        return gone
+
+    # --- the client's frames and what they may cost ---
+
+    def frame_allowed(self, *, second: int) -> bool:
+        """Count one client frame in the current second; False above the per-second limit."""
+        window, count = self.frames_window
+        count = count + 1 if window == second else 1
+        self.frames_window = (second, count)
+        return count <= self.limits.frames_per_s
+
+    def image_allowed(self, *, markets: int, now: float) -> bool:
+        """Whether images of ``markets`` more markets (or events) fit the per-minute budget; counted
+        when they do."""
+        while self.images and self.images[0][0] <= now - IMAGE_WINDOW_S:
+            self.images.popleft()
+        if sum(n for _, n in self.images) + markets > self.limits.image_markets_per_min:
+            return False
+        self.images.append((now, markets))
+        return True
+
+    def watch_refusal(self, market_ids: Iterable[int], event_names: Iterable[str]) -> tuple[str, str] | None:
+        """The error a ``watch`` gets for going over a socket's limits, None when it fits."""
+        if len(self.watched | set(market_ids)) > self.limits.markets:
+            return "too_many_markets", f"at most {self.limits.markets} markets"
+        if len(self.followed.keys() | {name.encode() for name in event_names}) > self.limits.events:
+            return "too_many_events", f"at most {self.limits.events} events"
+        return None
+
+    # --- the writer ---
+
+    def owes(self) -> bool:
+        """Whether anything waits to be written."""
+        return bool(
+            self.ready is not None
+            or self.latest
+            or self.latest_matches
+            or self.ordered
+            or self.merged
+            or self.heartbeat_due
+        )
+
+    def take(self, *, now_ms: int) -> list[str]:
+        """Everything owed, in the order it goes out: in-order frames (statuses, channel frames,
+        news), the waiting tick frame, the newest match states, the newest market states (one
+        ``markets`` frame for a batched socket), how many states were replaced, a heartbeat."""
+        out = list(self.ordered)
+        self.ordered.clear()
+        if self.ready is not None:
+            out.append(self.ready.frame)
+            self.ready = None
+        out.extend(self.latest_matches.values())
+        self.latest_matches = {}
+        states, self.latest = self.latest, {}
+        if self.batched and len(states) > 1:
+            out.append(events.markets_batch(items=states.values()))
+        else:
+            out.extend(states.values())
+        if self.merged:
+            # Older states replaced before they were sent: say how many, never drop silently.
+            out.append(events.conflated(merged=self.merged))
+            self.merged = 0
+        if self.heartbeat_due:
+            # Only for the client: the channels' sign of life is the hub's keep-alive.
+            out.append(events.heartbeat(ts=now_ms))
+            self.heartbeat_due = False
+        return out

@@ -1,0 +1,149 @@
+"""The reducer queries, declared once: what each reads, where its refused records go, how it
+starts and how often it runs, the fair-scheduler pool it runs in and how far behind it may fall.
+
+The Spark application starts them from this list (``spark.jobs.reducers``), the lag dashboard,
+``/metrics`` and the alert rules name them from it, the dead-letter browser lists their
+dead-letter topics from it, and the supervision records each by its name. Adding a query is its
+decision (a pure module here), its processor (``spark/jobs/<query>.py``) and one entry below
+(docs/architecture.md, "How to add a reducer query").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reducers import topics
+
+
+@dataclass(frozen=True)
+class DeadLetters:
+    """Where a query sets aside the records it refuses: the topic, the name the operator pages
+    give its source, and the prefix of the reasons its reducer counts (``command_undecodable``)."""
+
+    topic: Callable[[], str]
+    label: str
+    counter_prefix: str
+
+
+@dataclass(frozen=True)
+class ReducerQuery:
+    """One reducer query.
+
+    ``source`` names its topic (a function of the namespace), ``dead_letters`` where it sets refused
+    records aside; ``starting_offsets``
+    is where a query without a checkpoint starts (``earliest``: a table or a log it must read
+    whole; ``latest``: commands and windows, whose past means nothing to a new reader);
+    ``trigger`` is its processing-time trigger unless the environment variable ``trigger_env``
+    says otherwise; ``pool`` its fair-scheduler pool's (weight, minimum share), the punter-facing
+    queries first; ``lag_objective_s`` how many seconds behind its source it may fall before the
+    lag dashboard and the alerts call it lagging; ``checkpoint`` its checkpoint's name (the price
+    query's carries the trigger mode).
+    """
+
+    name: str
+    source: Callable[[], str]
+    dead_letters: DeadLetters | None
+    starting_offsets: str
+    trigger_env: str
+    trigger: str
+    pool: tuple[int, int]
+    lag_objective_s: float
+    checkpoint: str
+    job: str
+
+    def __post_init__(self) -> None:
+        if self.starting_offsets not in ("earliest", "latest"):
+            raise ValueError(f"{self.name}: starting offsets are earliest or latest, not {self.starting_offsets!r}")
+
+
+PRICES = ReducerQuery(
+    name="prices",
+    source=topics.prices,
+    dead_letters=DeadLetters(topics.prices_dead_letter, "prices", ""),
+    starting_offsets="earliest",
+    trigger_env="SPARK_TRIGGER_INTERVAL",
+    trigger="0 seconds",
+    pool=(4, 2),
+    lag_objective_s=2,
+    checkpoint="prices",
+    job="spark.jobs.prices",
+)
+COMMANDS = ReducerQuery(
+    name="commands",
+    source=topics.commands,
+    dead_letters=DeadLetters(topics.commands_dead_letter, "commands", "command_"),
+    starting_offsets="latest",
+    trigger_env="SPARK_COMMANDS_TRIGGER",
+    trigger="0 seconds",
+    pool=(4, 1),
+    lag_objective_s=2,
+    checkpoint="commands",
+    job="spark.jobs.commands",
+)
+MATCHES = ReducerQuery(
+    name="matches",
+    source=topics.match_states,
+    dead_letters=DeadLetters(topics.match_states_dead_letter, "matches", "match_"),
+    starting_offsets="earliest",
+    trigger_env="SPARK_MATCHES_TRIGGER",
+    trigger="500 milliseconds",
+    pool=(2, 0),
+    lag_objective_s=5,
+    checkpoint="matches",
+    job="spark.jobs.matches",
+)
+MARKETS = ReducerQuery(
+    name="markets",
+    source=topics.markets,
+    dead_letters=DeadLetters(topics.markets_dead_letter, "markets", "market_"),
+    starting_offsets="earliest",
+    trigger_env="SPARK_MARKETS_TRIGGER",
+    trigger="1 second",
+    pool=(2, 0),
+    lag_objective_s=5,
+    checkpoint="markets",
+    job="spark.jobs.markets",
+)
+LIABILITY = ReducerQuery(
+    name="liability",
+    source=topics.bets,
+    dead_letters=DeadLetters(topics.bets_dead_letter, "bets", "bet_"),
+    starting_offsets="earliest",
+    trigger_env="SPARK_LIABILITY_TRIGGER",
+    trigger="1 second",
+    pool=(1, 0),
+    lag_objective_s=30,
+    checkpoint="liability",
+    job="spark.jobs.liability",
+)
+# Named for its source: the movers once read the price topic, whose offsets a checkpoint of theirs
+# holds. Its refused window partials are the price reducer's own output: no dead-letter topic.
+MOVERS = ReducerQuery(
+    name="movers",
+    source=topics.price_windows,
+    dead_letters=None,
+    starting_offsets="latest",
+    trigger_env="SPARK_MOVERS_TRIGGER",
+    trigger="10 seconds",
+    pool=(1, 0),
+    lag_objective_s=60,
+    checkpoint="movers-windows",
+    job="spark.jobs.movers",
+)
+
+QUERIES: tuple[ReducerQuery, ...] = (PRICES, COMMANDS, MATCHES, MARKETS, LIABILITY, MOVERS)
+BY_NAME = {query.name: query for query in QUERIES}
+# In real-time mode the price query's effect is applied by the applier, which reads the checked
+# prices' topic; its lag is its own.
+PRICE_APPLIER_OBJECTIVE_S = 2
+
+
+def lag_objectives() -> dict[str, float]:
+    """Seconds behind its source each query may fall, the real-time applier's included."""
+    return {topics.PRICE_APPLIER: PRICE_APPLIER_OBJECTIVE_S, **{q.name: q.lag_objective_s for q in QUERIES}}
+
+
+def sources() -> dict[str, str]:
+    """Each query's name → the topic it reads."""
+    return {query.name: query.source() for query in QUERIES}
