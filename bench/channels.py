@@ -43,7 +43,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -1265,12 +1265,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="small and fast, the reducers without Spark")
     parser.add_argument("--only", choices=PARTS, nargs="*", help="parts to run (all)")
     parser.add_argument("--out", type=Path, help="write the figures to this JSON file")
+    parser.add_argument("--channels", type=int, help="slip and bets channels of the live part (the full size's)")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     import django
 
     django.setup()
-    results = bench_channels(quick=args.quick, parts=args.only or PARTS)
+    size = QUICK if args.quick else FULL
+    if args.channels is not None:
+        size = replace(size, channels=args.channels)
+    results = bench_channels(sizes=size, parts=args.only or PARTS)
     body = json.dumps(results, indent=2, default=str)
     if args.out is not None:
         args.out.write_text(body)
