@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -70,11 +71,18 @@ def _log_frames(raw: list[Any]) -> list[str]:
     return sorted((bytes(f).decode() for f in raw), key=frames.frame_seq)
 
 
-def _refusal(exc: ValidationError) -> tuple[str, str]:
+def _refusal(exc: ValidationError, raw: str | bytes) -> tuple[str, str]:
     """The ``error`` frame's code and message for a client message its definition refuses
-    (``reducers.frames.ClientMessage``): the first problem, as docs/protocol.md lists them."""
+    (``reducers.frames.ClientMessage``): the first problem, as docs/protocol.md lists them. The
+    parser reads ``NaN`` and ``Infinity`` as numbers; strict JSON (RFC 8259) has neither, so a
+    refused frame that strict JSON refuses too is ``bad_json``."""
     problem = exc.errors(include_url=False)[0]
     kind, where = problem["type"], problem["loc"]
+    if kind != "json_invalid":
+        try:
+            orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            kind = "json_invalid"
     if kind == "json_invalid":
         return "bad_json", "frame is not valid JSON"
     if not where:
@@ -365,7 +373,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         try:
             message = frames.CLIENT_MESSAGE.validate_json(raw)
         except ValidationError as exc:
-            await self._error(*_refusal(exc))
+            await self._error(*_refusal(exc, raw))
             return
         if message["type"] == "watch":
             if message.get("batch"):
