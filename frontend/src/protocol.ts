@@ -92,6 +92,7 @@ export type ServerFrame =
   | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
   | { type: "ended"; channel: string; reason: string }
   | { type: "bet.decided"; bet: BetDecision }
+  | SessionEnded
   | BetSettled
   | BetLegs
   | MatchMessage
@@ -144,6 +145,13 @@ class QueryChannel {
     readonly query: Query,
     readonly listener: QueryListener,
   ) {}
+}
+
+/** The socket's session ended (docs/protocol.md, `session.ended`); the server closes it next. */
+export interface SessionEnded {
+  type: "session.ended";
+  v: 1;
+  reason: "logged_out" | "password_changed" | "deactivated" | "self_excluded";
 }
 
 /** Legs of an open bet of the punter were decided (docs/protocol.md, `bet.legs`). */
@@ -244,6 +252,9 @@ export interface ClientOptions {
   onSettled?: (message: BetSettled) => void;
   /** Legs of an open bet of the punter were decided (a won leg of an accumulator). */
   onLegs?: (message: BetLegs) => void;
+  /** The punter's session ended (logout elsewhere, a password change, the account closed): the
+   * page is no longer theirs to show as it is. */
+  onSessionEnded?: (reason: SessionEnded["reason"]) => void;
   /** A new match state of an event the page follows or of one of its channels. */
   onMatch?: (match: MatchMessage) => void;
   onError?: (code: string, message: string) => void;
@@ -505,6 +516,9 @@ export class OddsClient {
         break;
       case "bet.settled":
         this.options.onSettled?.(frame);
+        break;
+      case "session.ended":
+        this.options.onSessionEnded?.(frame.reason);
         break;
       case "bet.legs":
         this.options.onLegs?.(frame);

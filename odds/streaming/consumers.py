@@ -33,7 +33,17 @@ from odds.streaming.services.streams import (
     stream_share,
     stream_touch,
 )
-from odds.streaming.session import Action, Detach, Limits, Recover, Reimage, Resync, Session
+from odds.streaming.session import (
+    Action,
+    Detach,
+    EndSession,
+    Limits,
+    Recover,
+    Reimage,
+    Resync,
+    Session,
+    session_digest,
+)
 from reducers import frames, keys
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
@@ -110,6 +120,12 @@ async def _read_back(queue: Callable[[Any], object], *, patience_s: float | None
             await asyncio.sleep(wait)
 
 
+def _session_digest(scope: Any) -> str | None:
+    session = scope.get("session")
+    key = session.session_key if session is not None else None
+    return session_digest(key) if key else None
+
+
 class OddsConsumer(AsyncWebsocketConsumer):
     """The I/O of one websocket: the hub's subscriptions, Redis reads, writes to the client. What
     the socket follows, what it owes its client and what each event means is its ``Session``
@@ -127,6 +143,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
             ),
             # The punter's own news (a held bet decided), on every socket of theirs.
             punter=keys.punter_channel(user.pk).encode() if authenticated else None,
+            # Which of the punter's sessions this socket is, for a session that ends.
+            session_digest=_session_digest(self.scope),
         )
         # A write started by a tick that had to wait for the client (see deliver_tick).
         self.inflight: asyncio.Task[None] | None = None
@@ -243,6 +261,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
                     self._background(self._recover(action))
                 case Reimage():
                     self._background(self._reimage(action))
+                case EndSession():
+                    self._background(self._session_ended(action))
 
     async def _recover(self, action: Recover) -> None:
         # The subscription was sent again on connect; reading the log a moment later means a
@@ -387,6 +407,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def market_channels_remove(self, market_ids: list[int]) -> None:
         await get_hub().remove(self, [keys.market_channel(m) for m in market_ids])
+
+    async def _session_ended(self, action: EndSession) -> None:
+        """The punter's session ended (``odds.streaming.services.sessions``): say why, then close."""
+        self.closed_by = events.close_cause(events.CLOSE_SESSION_ENDED)
+        await self.send(text_data=events.session_ended(reason=action.reason))
+        await self.close(code=events.CLOSE_SESSION_ENDED)
 
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))

@@ -73,6 +73,7 @@ def every_server_frame() -> list[bytes]:
     }
     return [
         legs.to_json(),
+        events.session_ended(reason="logged_out").encode(),
         events.hello(user=None).encode(),
         events.hello(user="alice").encode(),
         events.image(markets=[frames.encode(market).decode()]).encode(),
