@@ -215,4 +215,4 @@ def test_every_client_message_decodes_through_its_definition(raw, decoded):
 def test_a_malformed_client_message_is_refused_with_the_documented_code(raw, code):
     with pytest.raises(ValidationError) as refused:
         frames.CLIENT_MESSAGE.validate_json(raw)
-    assert _refusal(refused.value)[0] == code
+    assert _refusal(refused.value, raw)[0] == code
