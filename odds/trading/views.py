@@ -4,11 +4,13 @@ progress. Staff only: anonymous visitors are sent to the login page, other users
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from decimal import Decimal
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -16,6 +18,8 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from odds.audit.models import AuditEntry
+from odds.audit.selectors.audit import AuditFilters, audit_actors, audit_csv_lines, audit_entries
 from odds.catalogue.models import Competition, Event, Market, Selection
 from odds.catalogue.selectors.catalogue import boards_attach
 from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
@@ -27,7 +31,7 @@ from odds.catalogue.services.markets import (
     market_suspend,
     selection_price_set,
 )
-from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, staff_page
+from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, staff_page
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
@@ -349,3 +353,55 @@ def liability_page(request: HttpRequest) -> HttpResponse:
 @staff_page
 def subscriptions_page(request: HttpRequest) -> HttpResponse:
     return render(request, "odds/trading/subscriptions.html", {"page": "subscriptions"})
+
+
+AUDIT_PAGE_SIZE = 50
+
+
+def _day(raw: str) -> date | None:
+    try:
+        return date.fromisoformat(raw.strip()) if raw.strip() else None
+    except ValueError:
+        return None
+
+
+def _audit_filters(request: HttpRequest) -> AuditFilters:
+    """The audit page's filters from its query string (a value that cannot be read is ignored)."""
+    query = request.GET
+    kind = query.get("kind", "")
+    return AuditFilters(
+        actor=query.get("actor", "")[:150].strip(),
+        kind=kind if kind in AuditEntry.Kind.values else "",
+        object=query.get("object", "")[:100].strip(),
+        since=_day(query.get("since", "")),
+        until=_day(query.get("until", "")),
+    )
+
+
+@staff_page(permission=VIEW_AUDIT)
+def audit_page(request: HttpRequest) -> HttpResponse:
+    filters = _audit_filters(request)
+    page = Paginator(audit_entries(filters=filters), AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(
+        request,
+        "odds/trading/audit.html",
+        {
+            "entries": page,
+            "filters": filters,
+            "actors": audit_actors(),
+            "kinds": AuditEntry.Kind.choices,
+            "query_without_page": params.urlencode(),
+            "page": "audit",
+        },
+    )
+
+
+@staff_page(permission=VIEW_AUDIT)
+def audit_csv(request: HttpRequest) -> StreamingHttpResponse:
+    """The filtered rows as CSV, streamed (however many there are)."""
+    entries = audit_entries(filters=_audit_filters(request)).iterator(chunk_size=500)
+    response = StreamingHttpResponse(audit_csv_lines(entries=entries), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="audit.csv"'
+    return response
