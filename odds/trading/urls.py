@@ -8,6 +8,18 @@ urlpatterns = [
     path("trading/", trading.markets_page, name="trading-markets"),
     path("trading/events", trading.event_create_view, name="trading-event-create"),
     path("trading/event/<int:event_id>/", trading.event_page, name="trading-event"),
+    path("trading/event/<int:event_id>/suspend", trading.event_suspend_view, name="trading-event-suspend"),
+    path("trading/event/<int:event_id>/resume", trading.event_resume_view, name="trading-event-resume"),
+    path(
+        "trading/competitions/<int:competition_id>/suspend",
+        trading.competition_suspend_view,
+        name="trading-competition-suspend",
+    ),
+    path(
+        "trading/competitions/<int:competition_id>/resume",
+        trading.competition_resume_view,
+        name="trading-competition-resume",
+    ),
     path("trading/markets/<int:market_id>/suspend", trading.market_suspend_view, name="trading-market-suspend"),
     path("trading/markets/<int:market_id>/resume", trading.market_resume_view, name="trading-market-resume"),
     path("trading/markets/<int:market_id>/price", trading.selection_price_view, name="trading-market-price"),

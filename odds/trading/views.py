@@ -25,6 +25,10 @@ from odds.catalogue.selectors.catalogue import boards_attach
 from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
+    competition_markets_resume,
+    competition_markets_suspend,
+    event_markets_resume,
+    event_markets_suspend,
     market_result,
     market_resume,
     market_settlement_request,
@@ -199,6 +203,56 @@ def _market_action(request: HttpRequest, market_id: int, action: Callable[[Marke
     (messages.success if ok else messages.error)(request, message)
     back = next_url(request, default=reverse("trading-markets"))
     return redirect(f"{back}#market-{market_id}" if "#" not in back else back)
+
+
+NOTE_MAX_LENGTH = 500
+
+
+def _scope_action(request: HttpRequest, *, moved: list[Market], verb: str, scope: object) -> HttpResponse:
+    """After an event- or competition-wide action: back where the trader came from, with a
+    message naming how many markets moved."""
+    count = len(moved)
+    if count:
+        messages.success(request, f"{verb.capitalize()} {count} market{'s' if count != 1 else ''} of {scope}")
+    else:
+        messages.info(request, f"No market of {scope} could be {verb}")
+    return redirect(next_url(request, default=reverse("trading-markets")))
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def event_suspend_view(request: HttpRequest, event_id: int) -> HttpResponse:
+    event = get_object_or_404(Event.objects.select_related("competition"), id=event_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = event_markets_suspend(event=event, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="suspended", scope=event)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def event_resume_view(request: HttpRequest, event_id: int) -> HttpResponse:
+    event = get_object_or_404(Event.objects.select_related("competition"), id=event_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = event_markets_resume(event=event, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="resumed", scope=event)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def competition_suspend_view(request: HttpRequest, competition_id: int) -> HttpResponse:
+    competition = get_object_or_404(Competition, id=competition_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = competition_markets_suspend(competition=competition, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="suspended", scope=competition)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def competition_resume_view(request: HttpRequest, competition_id: int) -> HttpResponse:
+    competition = get_object_or_404(Competition, id=competition_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = competition_markets_resume(competition=competition, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="resumed", scope=competition)
 
 
 def _selection_id(raw: str, *, what: str) -> int:

@@ -19,12 +19,12 @@ import orjson
 import redis
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from odds.audit.models import AuditEntry
 from odds.audit.services.audit import audit_record
-from odds.catalogue.models import Event, Market, Selection
+from odds.catalogue.models import Competition, Event, Market, Selection
 from odds.catalogue.selectors.prices import live_states
 from odds.core import task_names
 from odds.core.connections import redis_shared
@@ -334,6 +334,67 @@ def market_resume(*, market: Market, by: Actor = None, note: str = "") -> Market
     return _status_move(
         market=market, by=by, start=Market.Status.SUSPENDED, end=Market.Status.OPEN, verb="resumed", note=note
     )
+
+
+def _markets_move(
+    *, markets: Iterable[Market], by: Actor, suspend: bool, scope: Event | Competition, note: str = ""
+) -> list[Market]:
+    """Suspend (or resume) every market of ``markets`` that can move, each one as
+    ``market_suspend`` (``market_resume``) moves it — its own row lock, its own record bound for
+    bets before the commit and produced to the price topic after it, its own audit row — in one
+    transaction with one audit row for the whole ``scope``."""
+    start, end = (
+        (Market.Status.OPEN, Market.Status.SUSPENDED) if suspend else (Market.Status.SUSPENDED, Market.Status.OPEN)
+    )
+    moved = []
+    with transaction.atomic():
+        for market in markets:
+            if market.status != start:
+                continue
+            if suspend:
+                moved.append(market_suspend(market=market, by=by, note=note))
+            else:
+                moved.append(market_resume(market=market, by=by, note=note))
+        if isinstance(scope, Event):
+            kind = AuditEntry.Kind.EVENT_SUSPEND if suspend else AuditEntry.Kind.EVENT_RESUME
+        else:
+            kind = AuditEntry.Kind.COMPETITION_SUSPEND if suspend else AuditEntry.Kind.COMPETITION_RESUME
+        if moved:
+            audit_record(
+                by=by,
+                kind=kind,
+                obj=scope,
+                before={"status": start, "markets": [m.id for m in moved]},
+                after={"status": end, "markets": [m.id for m in moved]},
+                reason=note,
+            )
+    return moved
+
+
+def _tradable(markets: QuerySet[Market]) -> list[Market]:
+    return list(markets.filter(status__in=(Market.Status.OPEN, Market.Status.SUSPENDED)).order_by("id"))
+
+
+def event_markets_suspend(*, event: Event, by: Actor = None, note: str = "") -> list[Market]:
+    """Suspend every open market of an event in one action; returns the markets suspended."""
+    return _markets_move(markets=_tradable(event.markets.all()), by=by, suspend=True, scope=event, note=note)
+
+
+def event_markets_resume(*, event: Event, by: Actor = None, note: str = "") -> list[Market]:
+    """Reopen every suspended market of an event in one action; returns the markets reopened."""
+    return _markets_move(markets=_tradable(event.markets.all()), by=by, suspend=False, scope=event, note=note)
+
+
+def competition_markets_suspend(*, competition: Competition, by: Actor = None, note: str = "") -> list[Market]:
+    """Suspend every open market of every event of a competition in one action."""
+    markets = _tradable(Market.objects.filter(event__competition=competition))
+    return _markets_move(markets=markets, by=by, suspend=True, scope=competition, note=note)
+
+
+def competition_markets_resume(*, competition: Competition, by: Actor = None, note: str = "") -> list[Market]:
+    """Reopen every suspended market of every event of a competition in one action."""
+    markets = _tradable(Market.objects.filter(event__competition=competition))
+    return _markets_move(markets=markets, by=by, suspend=False, scope=competition, note=note)
 
 
 def selection_live_price(*, selection: Selection) -> Decimal:
