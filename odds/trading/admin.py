@@ -19,6 +19,7 @@ from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.selectors.results import market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
+    PriceChangeUnconfirmed,
     market_result,
     market_resume,
     market_settlement_request,
@@ -222,3 +223,6 @@ class SelectionAdmin(AuditedAdmin):
                 selection_price_set(selection=obj, price=Decimal(form.cleaned_data["price"]), by=request.user)
             except MarketStateError as exc:
                 self.message_user(request, str(exc), messages.ERROR)
+            except PriceChangeUnconfirmed as exc:
+                # The admin has no confirmation step: the trading page asks and applies it.
+                self.message_user(request, f"Not applied: {exc.message} on the trading page.", messages.ERROR)

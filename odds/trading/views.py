@@ -25,6 +25,7 @@ from odds.catalogue.selectors.catalogue import boards_attach
 from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
+    PriceChangeUnconfirmed,
     competition_markets_resume,
     competition_markets_suspend,
     event_markets_resume,
@@ -194,6 +195,8 @@ def _market_action(request: HttpRequest, market_id: int, action: Callable[[Marke
         message, ok, status = str(exc), False, 400
     except MarketStateError as exc:
         message, ok, status = str(exc), False, 409
+    except PriceChangeUnconfirmed as exc:
+        return _price_confirm(request, market, exc)
     if _wants_json(request):
         back = next_url(request, default=reverse("trading-markets"))
         row = render_to_string(
@@ -293,15 +296,39 @@ def market_resume_view(request: HttpRequest, market_id: int) -> HttpResponse:
     return _market_action(request, market_id, act)
 
 
+def _price_confirm(request: HttpRequest, market: Market, unconfirmed: PriceChangeUnconfirmed) -> HttpResponse:
+    """The fat-finger question: the script gets it as JSON (``confirm``) and asks beside the field;
+    a plain form gets a page with the change and a button that applies it."""
+    if _wants_json(request):
+        return JsonResponse(
+            {"ok": False, "confirm": True, "message": unconfirmed.message, "price": str(unconfirmed.price)}, status=409
+        )
+    return render(
+        request,
+        "odds/trading/price_confirm.html",
+        {
+            "market": market,
+            "unconfirmed": unconfirmed,
+            "next": next_url(request, default=reverse("trading-event", kwargs={"event_id": market.event_id})),
+            "page": "markets",
+        },
+        status=409,
+    )
+
+
 @staff_page(permission=TRADE_MARKETS)
 @require_POST
 def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    """Set a selection's price; one beyond the fat-finger ratio of the live price is applied only
+    when the post says ``confirm=yes`` (after the trader was asked)."""
+
     def act(market: Market) -> str:
         selection_id = _selection_id(request.POST.get("selection_id", ""), what="the selection")
         price = _price(request.POST.get("price", ""))
         selection = get_object_or_404(Selection, id=selection_id, market=market)
+        confirmed = request.POST.get("confirm") == "yes"
         try:
-            updated = selection_price_set(selection=selection, price=price, by=request.user)
+            updated = selection_price_set(selection=selection, price=price, by=request.user, confirmed=confirmed)
         except ValueError as exc:
             raise InputRefused(PRICE_REFUSED) from exc
         return f"{updated.name} priced at {updated.price}"

@@ -17,6 +17,7 @@ from decimal import Decimal
 
 import orjson
 import redis
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import F, QuerySet
@@ -35,6 +36,7 @@ from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 from reducers.suspensions import Reason
+from reducers.trading import price_change_needs_confirmation, price_change_ratio
 from store.markets import MarketStore
 
 log = logging.getLogger(__name__)
@@ -410,15 +412,44 @@ def selection_live_price(*, selection: Selection) -> Decimal:
     return Decimal(selection.price)
 
 
-def selection_price_set(*, selection: Selection, price: Decimal, by: Actor = None, reason: str = "") -> Selection:
+class PriceChangeUnconfirmed(Exception):
+    """A price override beyond ``PRICE_CHANGE_CONFIRM_RATIO`` of the live price, not confirmed:
+    nothing was changed; ``current`` and ``price`` are for the question put to the trader."""
+
+    def __init__(self, *, selection: Selection, current: Decimal, price: Decimal, ratio: Decimal) -> None:
+        times = price_change_ratio(current=current, new=price).quantize(Decimal("0.1"))
+        super().__init__(
+            f"{selection.name} from {current} to {price} is a change of {times} times (more than {ratio}):"
+            " confirm it to apply it"
+        )
+        self.message = str(self)
+        self.selection = selection
+        self.current = current
+        self.price = price
+
+
+def selection_price_set(
+    *, selection: Selection, price: Decimal, by: Actor = None, reason: str = "", confirmed: bool = False
+) -> Selection:
     """A trader's price override: stored in the catalogue and published through the price topic;
-    a staff member's is audited with the price it replaced (the live one) and ``reason``."""
+    a staff member's is audited with the price it replaced (the live one) and ``reason``. A price
+    beyond ``PRICE_CHANGE_CONFIRM_RATIO`` of the live one raises ``PriceChangeUnconfirmed`` (and
+    changes nothing) unless ``confirmed``."""
     price = parse_price(str(price))
     with transaction.atomic():
         market = _lock(selection.market)
         if market.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):
             raise MarketStateError(f"market {market.id} is {market.status}; its prices can no longer change")
-        replaced = selection_live_price(selection=selection)
+        try:
+            replaced = selection_live_price(selection=selection)
+        except redis.RedisError as exc:
+            raise DecisionNotRecorded(
+                f"market {market.id}: the live price could not be read (the price store refused);"
+                " nothing was changed, try again"
+            ) from exc
+        ratio = settings.PRICE_CHANGE_CONFIRM_RATIO
+        if not confirmed and price_change_needs_confirmation(current=replaced, new=price, ratio=ratio):
+            raise PriceChangeUnconfirmed(selection=selection, current=replaced, price=price, ratio=ratio)
         Selection.objects.filter(id=selection.id).update(price=price)
         _changed(market)
         _decision_bind(market.id, {selection.id: price})
@@ -428,7 +459,7 @@ def selection_price_set(*, selection: Selection, price: Decimal, by: Actor = Non
             obj=selection,
             label=f"{selection.name} — {market}",
             before={"price": replaced},
-            after={"price": price},
+            after={"price": price, **({"confirmed": True} if confirmed else {})},
             reason=reason,
         )
     log.info("selection %s priced at %s by %s", selection.id, price, by)
