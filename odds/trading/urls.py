@@ -38,6 +38,7 @@ urlpatterns = [
     path("trading/markets/<int:market_id>/settlement", trading.settlement_page, name="trading-settlement"),
     path("trading/liability", trading.liability_page, name="trading-liability"),
     path("trading/audit", trading.audit_page, name="trading-audit"),
+    path("trading/bets/<int:bet_id>/void", trading.bet_void_view, name="trading-bet-void"),
     path("trading/audit.csv", trading.audit_csv, name="trading-audit-csv"),
     path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),
 ]

@@ -20,6 +20,8 @@ from django.views.decorators.http import require_POST
 
 from odds.audit.models import AuditEntry
 from odds.audit.selectors.audit import AuditFilters, audit_actors, audit_csv_lines, audit_entries
+from odds.betting.models import Bet
+from odds.betting.services.bets import bet_void
 from odds.catalogue.models import Competition, Event, Market, Selection
 from odds.catalogue.selectors.catalogue import boards_attach
 from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
@@ -36,12 +38,13 @@ from odds.catalogue.services.markets import (
     market_suspend,
     selection_price_set,
 )
-from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, staff_page
+from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, VOID_BETS, staff_page
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
     SEARCH_MAX_LENGTH,
     EventFilters,
+    event_open_bets,
     market_result_impact,
     trading_event,
     trading_events_page,
@@ -138,7 +141,11 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
     boards_attach(events=[event], layout="head")
-    return render(request, "odds/trading/event.html", {"event": event, "page": "markets"})
+    return render(
+        request,
+        "odds/trading/event.html",
+        {"event": event, "open_bets": event_open_bets(event_id=event.id), "page": "markets"},
+    )
 
 
 @staff_page(permission=CREATE_EVENTS)
@@ -486,3 +493,21 @@ def audit_csv(request: HttpRequest) -> StreamingHttpResponse:
     response = StreamingHttpResponse(audit_csv_lines(entries=entries), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="audit.csv"'
     return response
+
+
+@staff_page(permission=VOID_BETS)
+@require_POST
+def bet_void_view(request: HttpRequest, bet_id: int) -> HttpResponse:
+    """Void an open bet with a reason the punter reads in My bets (required)."""
+    bet = get_object_or_404(Bet.objects.select_related("user"), id=bet_id)
+    back = next_url(request, default=reverse("trading-markets"))
+    reason = " ".join(request.POST.get("reason", "").split())
+    if not reason:
+        messages.error(request, f"Bet {bet.id} not voided: give the punter a reason")
+        return redirect(back)
+    voided = bet_void(bet=bet, by=request.user, reason=reason)
+    if voided.status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
+        messages.success(request, f"Voided bet {bet.id}; £{voided.stake} returned to {bet.user.get_username()}")
+    else:
+        messages.error(request, f"Bet {bet.id} is {voided.get_status_display().lower()}; only an open bet is voided")
+    return redirect(back)

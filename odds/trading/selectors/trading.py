@@ -163,3 +163,18 @@ def market_open_bets_count(*, market_ids: list[int]) -> dict[int, int]:
         .annotate(bets=Count("bet_id", distinct=True))
     )
     return {row["market_id"]: row["bets"] for row in rows}
+
+
+OPEN_BETS_SHOWN = 50
+
+
+def event_open_bets(*, event_id: int, limit: int = OPEN_BETS_SHOWN) -> list[Bet]:
+    """The newest open bets with a leg on the event (punter and legs loaded), for the trader to
+    void one if need be."""
+    return list(
+        Bet.objects.filter(status=Bet.Status.ACCEPTED, legs__event_id=event_id)
+        .distinct()
+        .select_related("user")
+        .prefetch_related(Prefetch("legs", queryset=BetLeg.objects.select_related("selection__market")))
+        .order_by("-placed_at", "-id")[:limit]
+    )
