@@ -67,6 +67,10 @@ export function renderTradingMarket(state: MarketState, root: ParentNode = docum
     const text = decimalText(selection.price);
     const old = cell.dataset.live ?? cell.textContent?.trim() ?? "";
     cell.dataset.live = selection.price;
+    // The price now comes from the stream: no longer the catalogue's stand-in.
+    cell.parentElement?.querySelector("[data-price-source]")?.remove();
+    const input = row.querySelector<HTMLInputElement>(`tr[data-selection="${selection.id}"] input[name="price"]`);
+    if (input !== null) input.placeholder = text;
     if (old !== "" && compareDecimal(selection.price, old) !== 0) {
       setText(cell, text);
       flash(cell);

@@ -46,6 +46,7 @@ from odds.trading.selectors.trading import (
     EventFilters,
     event_open_bets,
     market_result_impact,
+    markets_live_attach,
     trading_event,
     trading_events_page,
     trading_filter_choices,
@@ -97,6 +98,7 @@ def _markets(request: HttpRequest, *, form: EventCreateForm | None = None, statu
     params.pop("page", None)
     events = list(page.object_list)
     boards_attach(events=events, layout="row")
+    markets_live_attach(markets=[market for event in events for market in event.markets.all()])
     return render(
         request,
         "odds/trading/markets.html",
@@ -141,6 +143,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
     boards_attach(events=[event], layout="head")
+    markets_live_attach(markets=event.markets.all())
     return render(
         request,
         "odds/trading/event.html",
@@ -206,9 +209,9 @@ def _market_action(request: HttpRequest, market_id: int, action: Callable[[Marke
         return _price_confirm(request, market, exc)
     if _wants_json(request):
         back = next_url(request, default=reverse("trading-markets"))
-        row = render_to_string(
-            "odds/trading/_market.html", {"market": trading_market(market_id=market_id), "next": back}, request=request
-        )
+        shown = trading_market(market_id=market_id)
+        markets_live_attach(markets=[shown])
+        row = render_to_string("odds/trading/_market.html", {"market": shown, "next": back}, request=request)
         return JsonResponse({"ok": ok, "message": message, "row": row}, status=status)
     (messages.success if ok else messages.error)(request, message)
     back = next_url(request, default=reverse("trading-markets"))

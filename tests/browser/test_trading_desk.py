@@ -144,3 +144,17 @@ def test_a_voided_bet_shows_the_trader_reason_in_my_bets(
     )
     axe_check(mine)
     context.close()
+
+
+def test_the_event_page_prices_each_control_at_the_live_price(asgi_server, kafka_topics, redis_client, trader, page):
+    from tests.factories import live_state_write
+
+    market = market_create(prices=("3.35", "3.40", "2.10"))
+    live_state_write(redis_client, market, prices=("2.95", "3.40", "2.30"))
+    home = selections_of(market)[0]
+    page.goto(f"{asgi_server}/trading/event/{market.event_id}/")
+    row = page.locator(f'tr[data-selection="{home.id}"]')
+    expect(row.locator("[data-price]")).to_have_text("2.95")
+    expect(row.locator('input[name="price"]')).to_have_attribute("placeholder", "2.95")
+    expect(row.locator("[data-price-source]")).to_have_count(0)
+    axe_check(page)
