@@ -289,5 +289,5 @@ def websocket_connections(kind: str, who: str) -> str:
 
 def dead_letter_replayed(digest: str) -> str:
     """String: JSON of the replay headers a record was re-sent to its source topic with, by the
-    record's digest (``reducers.dead_letters.ReplayLedger``), kept while its dead letters are."""
+    record's digest (``store.dead_letters.ReplayLedger``), kept while its dead letters are."""
     return f"{namespace()}:dlq:replayed:{digest}"
