@@ -97,6 +97,8 @@ export interface Bet {
   legs: BetLeg[];
   cash_out?: { available: boolean; quote: string | null };
   reject?: { code: string; message: string };
+  /** Why a trader voided the bet, in their words. */
+  void_reason?: string | null;
 }
 
 export type PricePolicy = "none" | "any" | "better";

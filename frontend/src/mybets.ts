@@ -198,6 +198,9 @@ export class MyBetsPage {
     if (bet.reject) {
       card.append(h("p", { class: "bet-reject", text: refusalText(bet.reject.code, bet.reject.message, pageLimits()) }));
     }
+    if (bet.status === "void" && bet.void_reason) {
+      card.append(h("p", { class: "bet-void-reason", text: `Voided by the bookmaker: ${bet.void_reason}. Your stake was returned.` }));
+    }
     if (bet.status === "accepted") {
       const button = h("button", { type: "button", class: "button cash-out", "data-cash-out": bet.id });
       button.addEventListener("click", () => this.askToConfirm(bet.id));

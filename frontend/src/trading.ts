@@ -67,6 +67,10 @@ export function renderTradingMarket(state: MarketState, root: ParentNode = docum
     const text = decimalText(selection.price);
     const old = cell.dataset.live ?? cell.textContent?.trim() ?? "";
     cell.dataset.live = selection.price;
+    // The price now comes from the stream: no longer the catalogue's stand-in.
+    cell.parentElement?.querySelector("[data-price-source]")?.remove();
+    const input = row.querySelector<HTMLInputElement>(`tr[data-selection="${selection.id}"] input[name="price"]`);
+    if (input !== null) input.placeholder = text;
     if (old !== "" && compareDecimal(selection.price, old) !== 0) {
       setText(cell, text);
       flash(cell);
@@ -154,6 +158,27 @@ interface ActionAnswer {
   ok: boolean;
   message: string;
   row?: string;
+  /** A price beyond the fat-finger ratio: applied only once the trader confirms it. */
+  confirm?: boolean;
+  price?: string;
+}
+
+/** The fat-finger question beside the price field: "Apply" sends the same form confirmed. */
+function askToConfirm(form: HTMLFormElement, answer: ActionAnswer): void {
+  messageNear(form, answer.message, false);
+  form.querySelector(".price-confirm")?.remove();
+  const apply = document.createElement("button");
+  apply.type = "button";
+  apply.className = "price-confirm danger";
+  apply.textContent = `Apply ${answer.price ?? ""}`.trim();
+  apply.addEventListener("click", () => {
+    const flag = Object.assign(document.createElement("input"), { type: "hidden", name: "confirm", value: "yes" });
+    form.append(flag);
+    apply.remove();
+    form.requestSubmit();
+  });
+  form.append(apply);
+  apply.focus({ preventScroll: true });
 }
 
 function isAnswer(value: unknown): value is ActionAnswer {
@@ -170,21 +195,28 @@ async function send(form: HTMLFormElement): Promise<void> {
   const row = form.closest<HTMLElement>(".market-row");
   row?.classList.add("busy");
   let answer: ActionAnswer;
+  const body = new FormData(form);
+  // A confirmation counts for the one send it was given to.
+  form.querySelectorAll('input[name="confirm"]').forEach((flag) => flag.remove());
   try {
     const response = await fetch(form.action, {
       method: "POST",
-      body: new FormData(form),
+      body,
       headers: { Accept: "application/json" },
       credentials: "same-origin",
     });
-    const body: unknown = await response.json().catch(() => null);
-    answer = isAnswer(body)
-      ? body
+    const reply: unknown = await response.json().catch(() => null);
+    answer = isAnswer(reply)
+      ? reply
       : { ok: false, message: `The server could not do this (HTTP ${response.status}); try again.` };
   } catch {
     answer = { ok: false, message: "No connection to the server; nothing was changed. Try again." };
   } finally {
     row?.classList.remove("busy");
+  }
+  if (answer.confirm === true) {
+    askToConfirm(form, answer);
+    return;
   }
   if (answer.row !== undefined && row !== null) {
     const key = formKey(form);

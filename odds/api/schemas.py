@@ -380,7 +380,8 @@ class Rejection(Model):
 
 class BetOut(Sparse):
     """A bet as the punter sees it. ``cash_out``: the live offer of an open bet; ``accept_at``: a
-    bet held by the in-play delay (``pending``) is decided then; ``reject``: why it was refused."""
+    bet held by the in-play delay (``pending``) is decided then; ``reject``: why it was refused;
+    ``void_reason``: why a trader voided it."""
 
     id: Id
     idempotency_key: str
@@ -398,6 +399,7 @@ class BetOut(Sparse):
     cash_out: CashOutOffer | None = None
     accept_at: Timestamp | None = None
     reject: Rejection | None = None
+    void_reason: str | None = None
 
     @classmethod
     def of(cls, bet: Bet, *, cash_out: Decimal | None = None, fmt: OddsFormat = OddsFormat.DECIMAL) -> BetOut:
@@ -436,6 +438,8 @@ class BetOut(Sparse):
             body["accept_at"] = timestamp(bet.accept_at)
         if bet.status == Bet.Status.REJECTED:
             body["reject"] = {"code": bet.reject_code, "message": bet.reject_message}
+        if bet.status == Bet.Status.VOID and bet.void_reason:
+            body["void_reason"] = bet.void_reason
         # One validation of the whole tree (cheaper than a model per leg).
         return cls.model_validate(body)
 

@@ -68,8 +68,10 @@ class BetAdmin(ReadOnlyAdmin):
             }
             return TemplateResponse(request, "admin/betting/bet/void.html", context)
         voided = 0
+        reason = request.POST.get("reason", "")
         for bet in bets:
-            if bet_void(bet=bet, by=request.user).status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
+            done = bet_void(bet=bet, by=request.user, reason=reason)
+            if done.status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
                 voided += 1
         self.message_user(request, f"{voided} bet(s) voided.", messages.SUCCESS)
         return None

@@ -30,6 +30,7 @@ ROLES: dict[str, tuple[str, ...]] = {
         "betting.view_wallet",
         "betting.view_ledgerentry",
         "ops.end_channel",
+        "audit.view_auditentry",
     ),
     OPERATORS: (
         "catalogue.view_event",
@@ -37,6 +38,7 @@ ROLES: dict[str, tuple[str, ...]] = {
         "ops.view_metricsample",
         "ops.end_channel",
         "odds.view_outboxmessage",
+        "audit.view_auditentry",
     ),
 }
 

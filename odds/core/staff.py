@@ -19,6 +19,7 @@ RESULT_MARKETS = "catalogue.result_market"
 CREATE_EVENTS = "catalogue.add_event"
 VOID_BETS = "betting.void_bet"
 END_CHANNELS = "ops.end_channel"
+VIEW_AUDIT = "audit.view_auditentry"
 
 
 def staff_page(view: View | None = None, *, permission: str | None = None) -> Any:

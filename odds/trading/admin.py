@@ -14,37 +14,38 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from odds.audit.admin import AuditedAdmin
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.selectors.results import market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
+    PriceChangeUnconfirmed,
     market_result,
     market_resume,
     market_settlement_request,
     market_suspend,
     selection_price_set,
 )
-from odds.core.admin import IdCheckedAdmin
 from odds.core.staff import RESULT_MARKETS, TRADE_MARKETS
 from odds.trading.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
 
 
 @admin.register(Sport)
-class SportAdmin(IdCheckedAdmin):
+class SportAdmin(AuditedAdmin):
     list_display = ("name", "slug", "display_order", "in_play_delay_s")
     list_editable = ("in_play_delay_s",)
     search_fields = ("name",)
 
 
 @admin.register(Competition)
-class CompetitionAdmin(IdCheckedAdmin):
+class CompetitionAdmin(AuditedAdmin):
     list_display = ("name", "sport", "country")
     list_filter = ("sport",)
     search_fields = ("name",)
 
 
 @admin.register(Event)
-class EventAdmin(IdCheckedAdmin):
+class EventAdmin(AuditedAdmin):
     list_display = ("__str__", "competition", "starts_at", "status", "home_score", "away_score", "clock")
     list_filter = ("status", "competition__sport", "competition")
     search_fields = ("home", "away", "competition__name")
@@ -104,7 +105,7 @@ class SettleForm(forms.Form):
 
 
 @admin.register(Market)
-class MarketAdmin(IdCheckedAdmin):
+class MarketAdmin(AuditedAdmin):
     list_display = ("__str__", "kind", "status", "version", "event_status", "starts_at")
     list_filter = ("status", "kind", "event__status", "event__competition__sport")
     search_fields = ("name", "event__home", "event__away", "event__competition__name")
@@ -197,7 +198,7 @@ class MarketAdmin(IdCheckedAdmin):
 
 
 @admin.register(Selection)
-class SelectionAdmin(IdCheckedAdmin):
+class SelectionAdmin(AuditedAdmin):
     list_display = ("name", "market", "price", "status", "result")
     list_filter = ("status", "result", "market__kind", "market__status")
     search_fields = ("name", "market__name", "market__event__home", "market__event__away")
@@ -214,6 +215,7 @@ class SelectionAdmin(IdCheckedAdmin):
             super().save_model(request, obj, form, change)
             return
         if "price" in form.changed_data:
+            # The service audits the override itself (price_set), with the live price it replaced.
             if not request.user.has_perm(TRADE_MARKETS):
                 self.message_user(request, f"Pricing needs the permission {TRADE_MARKETS}.", messages.ERROR)
                 return
@@ -221,3 +223,6 @@ class SelectionAdmin(IdCheckedAdmin):
                 selection_price_set(selection=obj, price=Decimal(form.cleaned_data["price"]), by=request.user)
             except MarketStateError as exc:
                 self.message_user(request, str(exc), messages.ERROR)
+            except PriceChangeUnconfirmed as exc:
+                # The admin has no confirmation step: the trading page asks and applies it.
+                self.message_user(request, f"Not applied: {exc.message} on the trading page.", messages.ERROR)

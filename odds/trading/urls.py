@@ -8,6 +8,18 @@ urlpatterns = [
     path("trading/", trading.markets_page, name="trading-markets"),
     path("trading/events", trading.event_create_view, name="trading-event-create"),
     path("trading/event/<int:event_id>/", trading.event_page, name="trading-event"),
+    path("trading/event/<int:event_id>/suspend", trading.event_suspend_view, name="trading-event-suspend"),
+    path("trading/event/<int:event_id>/resume", trading.event_resume_view, name="trading-event-resume"),
+    path(
+        "trading/competitions/<int:competition_id>/suspend",
+        trading.competition_suspend_view,
+        name="trading-competition-suspend",
+    ),
+    path(
+        "trading/competitions/<int:competition_id>/resume",
+        trading.competition_resume_view,
+        name="trading-competition-resume",
+    ),
     path("trading/markets/<int:market_id>/suspend", trading.market_suspend_view, name="trading-market-suspend"),
     path("trading/markets/<int:market_id>/resume", trading.market_resume_view, name="trading-market-resume"),
     path("trading/markets/<int:market_id>/price", trading.selection_price_view, name="trading-market-price"),
@@ -25,5 +37,8 @@ urlpatterns = [
     ),
     path("trading/markets/<int:market_id>/settlement", trading.settlement_page, name="trading-settlement"),
     path("trading/liability", trading.liability_page, name="trading-liability"),
+    path("trading/audit", trading.audit_page, name="trading-audit"),
+    path("trading/bets/<int:bet_id>/void", trading.bet_void_view, name="trading-bet-void"),
+    path("trading/audit.csv", trading.audit_csv, name="trading-audit-csv"),
     path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),
 ]

@@ -4,11 +4,13 @@ progress. Staff only: anonymous visitors are sent to the login page, other users
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from decimal import Decimal
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -16,24 +18,35 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from odds.audit.models import AuditEntry
+from odds.audit.selectors.audit import AuditFilters, audit_actors, audit_csv_lines, audit_entries
+from odds.betting.models import Bet
+from odds.betting.services.bets import bet_void
 from odds.catalogue.models import Competition, Event, Market, Selection
 from odds.catalogue.selectors.catalogue import boards_attach
 from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
+    PriceChangeUnconfirmed,
+    competition_markets_resume,
+    competition_markets_suspend,
+    event_markets_resume,
+    event_markets_suspend,
     market_result,
     market_resume,
     market_settlement_request,
     market_suspend,
     selection_price_set,
 )
-from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, staff_page
+from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, VOID_BETS, staff_page
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
     SEARCH_MAX_LENGTH,
     EventFilters,
+    event_open_bets,
     market_result_impact,
+    markets_live_attach,
     trading_event,
     trading_events_page,
     trading_filter_choices,
@@ -85,6 +98,7 @@ def _markets(request: HttpRequest, *, form: EventCreateForm | None = None, statu
     params.pop("page", None)
     events = list(page.object_list)
     boards_attach(events=events, layout="row")
+    markets_live_attach(markets=[market for event in events for market in event.markets.all()])
     return render(
         request,
         "odds/trading/markets.html",
@@ -129,7 +143,12 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
     boards_attach(events=[event], layout="head")
-    return render(request, "odds/trading/event.html", {"event": event, "page": "markets"})
+    markets_live_attach(markets=event.markets.all())
+    return render(
+        request,
+        "odds/trading/event.html",
+        {"event": event, "open_bets": event_open_bets(event_id=event.id), "page": "markets"},
+    )
 
 
 @staff_page(permission=CREATE_EVENTS)
@@ -186,15 +205,67 @@ def _market_action(request: HttpRequest, market_id: int, action: Callable[[Marke
         message, ok, status = str(exc), False, 400
     except MarketStateError as exc:
         message, ok, status = str(exc), False, 409
+    except PriceChangeUnconfirmed as exc:
+        return _price_confirm(request, market, exc)
     if _wants_json(request):
         back = next_url(request, default=reverse("trading-markets"))
-        row = render_to_string(
-            "odds/trading/_market.html", {"market": trading_market(market_id=market_id), "next": back}, request=request
-        )
+        shown = trading_market(market_id=market_id)
+        markets_live_attach(markets=[shown])
+        row = render_to_string("odds/trading/_market.html", {"market": shown, "next": back}, request=request)
         return JsonResponse({"ok": ok, "message": message, "row": row}, status=status)
     (messages.success if ok else messages.error)(request, message)
     back = next_url(request, default=reverse("trading-markets"))
     return redirect(f"{back}#market-{market_id}" if "#" not in back else back)
+
+
+NOTE_MAX_LENGTH = 500
+
+
+def _scope_action(request: HttpRequest, *, moved: list[Market], verb: str, scope: object) -> HttpResponse:
+    """After an event- or competition-wide action: back where the trader came from, with a
+    message naming how many markets moved."""
+    count = len(moved)
+    if count:
+        messages.success(request, f"{verb.capitalize()} {count} market{'s' if count != 1 else ''} of {scope}")
+    else:
+        messages.info(request, f"No market of {scope} could be {verb}")
+    return redirect(next_url(request, default=reverse("trading-markets")))
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def event_suspend_view(request: HttpRequest, event_id: int) -> HttpResponse:
+    event = get_object_or_404(Event.objects.select_related("competition"), id=event_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = event_markets_suspend(event=event, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="suspended", scope=event)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def event_resume_view(request: HttpRequest, event_id: int) -> HttpResponse:
+    event = get_object_or_404(Event.objects.select_related("competition"), id=event_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = event_markets_resume(event=event, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="resumed", scope=event)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def competition_suspend_view(request: HttpRequest, competition_id: int) -> HttpResponse:
+    competition = get_object_or_404(Competition, id=competition_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = competition_markets_suspend(competition=competition, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="suspended", scope=competition)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def competition_resume_view(request: HttpRequest, competition_id: int) -> HttpResponse:
+    competition = get_object_or_404(Competition, id=competition_id)
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = competition_markets_resume(competition=competition, by=request.user, note=note)
+    return _scope_action(request, moved=moved, verb="resumed", scope=competition)
 
 
 def _selection_id(raw: str, *, what: str) -> int:
@@ -235,15 +306,39 @@ def market_resume_view(request: HttpRequest, market_id: int) -> HttpResponse:
     return _market_action(request, market_id, act)
 
 
+def _price_confirm(request: HttpRequest, market: Market, unconfirmed: PriceChangeUnconfirmed) -> HttpResponse:
+    """The fat-finger question: the script gets it as JSON (``confirm``) and asks beside the field;
+    a plain form gets a page with the change and a button that applies it."""
+    if _wants_json(request):
+        return JsonResponse(
+            {"ok": False, "confirm": True, "message": unconfirmed.message, "price": str(unconfirmed.price)}, status=409
+        )
+    return render(
+        request,
+        "odds/trading/price_confirm.html",
+        {
+            "market": market,
+            "unconfirmed": unconfirmed,
+            "next": next_url(request, default=reverse("trading-event", kwargs={"event_id": market.event_id})),
+            "page": "markets",
+        },
+        status=409,
+    )
+
+
 @staff_page(permission=TRADE_MARKETS)
 @require_POST
 def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    """Set a selection's price; one beyond the fat-finger ratio of the live price is applied only
+    when the post says ``confirm=yes`` (after the trader was asked)."""
+
     def act(market: Market) -> str:
         selection_id = _selection_id(request.POST.get("selection_id", ""), what="the selection")
         price = _price(request.POST.get("price", ""))
         selection = get_object_or_404(Selection, id=selection_id, market=market)
+        confirmed = request.POST.get("confirm") == "yes"
         try:
-            updated = selection_price_set(selection=selection, price=price, by=request.user)
+            updated = selection_price_set(selection=selection, price=price, by=request.user, confirmed=confirmed)
         except ValueError as exc:
             raise InputRefused(PRICE_REFUSED) from exc
         return f"{updated.name} priced at {updated.price}"
@@ -349,3 +444,73 @@ def liability_page(request: HttpRequest) -> HttpResponse:
 @staff_page
 def subscriptions_page(request: HttpRequest) -> HttpResponse:
     return render(request, "odds/trading/subscriptions.html", {"page": "subscriptions"})
+
+
+AUDIT_PAGE_SIZE = 50
+
+
+def _day(raw: str) -> date | None:
+    try:
+        return date.fromisoformat(raw.strip()) if raw.strip() else None
+    except ValueError:
+        return None
+
+
+def _audit_filters(request: HttpRequest) -> AuditFilters:
+    """The audit page's filters from its query string (a value that cannot be read is ignored)."""
+    query = request.GET
+    kind = query.get("kind", "")
+    return AuditFilters(
+        actor=query.get("actor", "")[:150].strip(),
+        kind=kind if kind in AuditEntry.Kind.values else "",
+        object=query.get("object", "")[:100].strip(),
+        since=_day(query.get("since", "")),
+        until=_day(query.get("until", "")),
+    )
+
+
+@staff_page(permission=VIEW_AUDIT)
+def audit_page(request: HttpRequest) -> HttpResponse:
+    filters = _audit_filters(request)
+    page = Paginator(audit_entries(filters=filters), AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    params = request.GET.copy()
+    params.pop("page", None)
+    return render(
+        request,
+        "odds/trading/audit.html",
+        {
+            "entries": page,
+            "filters": filters,
+            "actors": audit_actors(),
+            "kinds": AuditEntry.Kind.choices,
+            "query_without_page": params.urlencode(),
+            "page": "audit",
+        },
+    )
+
+
+@staff_page(permission=VIEW_AUDIT)
+def audit_csv(request: HttpRequest) -> StreamingHttpResponse:
+    """The filtered rows as CSV, streamed (however many there are)."""
+    entries = audit_entries(filters=_audit_filters(request)).iterator(chunk_size=500)
+    response = StreamingHttpResponse(audit_csv_lines(entries=entries), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="audit.csv"'
+    return response
+
+
+@staff_page(permission=VOID_BETS)
+@require_POST
+def bet_void_view(request: HttpRequest, bet_id: int) -> HttpResponse:
+    """Void an open bet with a reason the punter reads in My bets (required)."""
+    bet = get_object_or_404(Bet.objects.select_related("user"), id=bet_id)
+    back = next_url(request, default=reverse("trading-markets"))
+    reason = " ".join(request.POST.get("reason", "").split())
+    if not reason:
+        messages.error(request, f"Bet {bet.id} not voided: give the punter a reason")
+        return redirect(back)
+    voided = bet_void(bet=bet, by=request.user, reason=reason)
+    if voided.status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
+        messages.success(request, f"Voided bet {bet.id}; £{voided.stake} returned to {bet.user.get_username()}")
+    else:
+        messages.error(request, f"Bet {bet.id} is {voided.get_status_display().lower()}; only an open bet is voided")
+    return redirect(back)

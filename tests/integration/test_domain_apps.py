@@ -19,6 +19,8 @@ HOMES = {
     "ops": ["MetricSample", "Incident", "DeadLetterAction", "DeadLetterHandled"],
     "odds": ["OutboxMessage"],
 }
+# Models made in their app since (their tables carry the app's name, or none: a holder of permissions).
+BORN_THERE = {"betting": ["LegVerdict"], "ops": ["Operations"]}
 MOVES = [
     ("catalogue", "0001_initial"),
     ("betting", "0001_initial"),
@@ -30,7 +32,7 @@ MOVES = [
 @pytest.mark.parametrize(("label", "names"), HOMES.items())
 def test_each_model_lives_in_its_domain_app_and_keeps_its_table(label: str, names: list[str]) -> None:
     config = apps.get_app_config(label)
-    assert sorted(model.__name__ for model in config.get_models()) == sorted(names)
+    assert sorted(model.__name__ for model in config.get_models()) == sorted(names + BORN_THERE.get(label, []))
     for name in names:
         assert config.get_model(name)._meta.db_table == f"odds_{name.lower()}"
 

@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     # Before the admin, whose base and error templates it overrides (favicon, the site's look).
     "odds",
     # The domains, each an app inside the odds package (docs/architecture.md has the map).
+    "odds.audit",
     "odds.catalogue",
     "odds.betting",
     "odds.streaming",

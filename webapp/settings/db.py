@@ -1,3 +1,5 @@
+from decimal import Decimal
+
 from webapp.settings.env import database_from_url, read
 
 DATABASES = {
@@ -30,6 +32,11 @@ BET_RETRY_AFTER_S = 1
 # The reducers give a sign of life at least every 10 s while no price comes (Spark's idle
 # progress), so the default leaves them room.
 LIVE_PRICE_MAX_AGE_S = read.seconds("LIVE_PRICE_MAX_AGE_S", 15)
+# A trader's price more than this many times the live price (or less than it divided by this) is
+# applied only once the trader confirms it: the fat-finger check (3.35 typed as 33.50).
+PRICE_CHANGE_CONFIRM_RATIO = Decimal(str(read.number("PRICE_CHANGE_CONFIRM_RATIO", 3)))
+if PRICE_CHANGE_CONFIRM_RATIO <= 1:
+    raise ValueError("PRICE_CHANGE_CONFIRM_RATIO must be above 1")
 # How long a web process trusts what it read of a user (session hash, active) for placing bets.
 BET_AUTH_CACHE_S = read.whole("BET_AUTH_CACHE_S", 5)
 

@@ -51,6 +51,11 @@ class Bet(models.Model):
     )
     reject_code = models.CharField(max_length=32, blank=True)
     reject_message = models.CharField(max_length=255, blank=True)
+    # A default in the database too: the placement statement (odds/betting/sql) inserts bets
+    # naming only its own columns.
+    void_reason = models.CharField(
+        max_length=255, blank=True, default="", db_default="", help_text="Why a trader voided the bet, for the punter."
+    )
     placed_at = models.DateTimeField(auto_now_add=True, db_index=True)
     accept_at = models.DateTimeField(
         null=True, blank=True, help_text="A bet held by the in-play delay is decided at this time."

@@ -21,6 +21,8 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, transaction
 from django.utils import timezone
 
+from odds.audit.models import AuditEntry
+from odds.audit.services.audit import audit_record
 from odds.betting.models import Bet, LedgerEntry
 from odds.betting.selectors.bets import bet_cash_out_quote
 from odds.betting.services import placement
@@ -213,8 +215,14 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = 
     return bet
 
 
-def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None) -> Bet:
-    """A trader voids an open bet (e.g. a palpable price error): the stake goes back. Idempotent."""
+VOID_REASON_MAX_LENGTH = Bet._meta.get_field("void_reason").max_length or 255
+
+
+def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None, reason: str = "") -> Bet:
+    """A trader voids an open bet (e.g. a palpable price error): the stake goes back, ``reason`` is
+    kept for the punter to read in My bets, and a staff member's void is audited. Idempotent: a bet
+    no longer open is returned as it is."""
+    reason = " ".join(reason.split())[:VOID_REASON_MAX_LENGTH]
     with transaction.atomic():
         wallet = wallet_lock(user=bet.user)
         locked = Bet.objects.select_for_update().get(id=bet.id)
@@ -224,7 +232,17 @@ def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None) -> Bet:
         locked.status = Bet.Status.VOID
         locked.payout = locked.stake
         locked.settled_at = timezone.now()
-        locked.save(update_fields=["status", "payout", "settled_at"])
+        locked.void_reason = reason
+        locked.save(update_fields=["status", "payout", "settled_at", "void_reason"])
+        audit_record(
+            by=by,
+            kind=AuditEntry.Kind.BET_VOID,
+            obj=locked,
+            label=f"bet {locked.id} of {locked.user.get_username()}",
+            before={"status": Bet.Status.ACCEPTED, "stake": locked.stake},
+            after={"status": locked.status, "refunded": locked.stake},
+            reason=reason,
+        )
         bet_event_enqueue(bet=locked, type="voided")
         bet_settled_announce(bet=locked, wallet=wallet)
     log.info("bet %s voided by %s", locked.id, by)

@@ -17,12 +17,15 @@ from decimal import Decimal
 
 import orjson
 import redis
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from odds.catalogue.models import Event, Market, Selection
+from odds.audit.models import AuditEntry
+from odds.audit.services.audit import audit_record
+from odds.catalogue.models import Competition, Event, Market, Selection
 from odds.catalogue.selectors.prices import live_states
 from odds.core import task_names
 from odds.core.connections import redis_shared
@@ -33,6 +36,7 @@ from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 from reducers.suspensions import Reason
+from reducers.trading import price_change_needs_confirmation, price_change_ratio
 from store.markets import MarketStore
 
 log = logging.getLogger(__name__)
@@ -267,10 +271,27 @@ def _decision_bind(market_id: int, overrides: Mapping[int, Decimal] | None = Non
     transaction.on_commit(produce)
 
 
-def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, reason: str = "") -> Market:
+def _status_audit(*, before: Market, after: Market, by: Actor, note: str = "") -> None:
+    """The audit row of a staff member's suspension or resumption of one market."""
+    kind = AuditEntry.Kind.MARKET_SUSPEND if after.status == Market.Status.SUSPENDED else AuditEntry.Kind.MARKET_RESUME
+
+    def status(market: Market) -> dict[str, str]:
+        return {
+            "status": market.status,
+            "suspension_reason": market.suspension_reason,
+            "suspended_by": market.suspended_by,
+        }
+
+    audit_record(by=by, kind=kind, obj=after, before=status(before), after=status(after), reason=note)
+
+
+def _status_move(
+    *, market: Market, by: Actor, start: str, end: str, verb: str, reason: str = "", note: str = ""
+) -> Market:
     """Move ``market`` from ``start`` to ``end`` under its row lock binding before the commit;
     a market already at ``end`` is left as it is (a repeated click or redelivered command), but
-    a suspension set by someone else, or for another reason, becomes this one."""
+    a suspension set by someone else, or for another reason, becomes this one. A staff member's
+    move is audited with ``note`` as its reason."""
     with transaction.atomic():
         locked = _lock(market)
         actor = actor_name(by)
@@ -290,33 +311,157 @@ def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, 
             )
         fresh = _changed(locked, status=end, reason=reason, by=actor)
         _decision_bind(fresh.id)
+        _status_audit(before=locked, after=fresh, by=by, note=note)
     log.info("market %s %s by %s", fresh.id, verb, by)
     return fresh
 
 
-def market_suspend(*, market: Market, by: Actor = None, reason: str = Reason.TRADER) -> Market:
+def market_suspend(*, market: Market, by: Actor = None, reason: str = Reason.TRADER, note: str = "") -> Market:
     """Stop trading an open market (bets on it are rejected until it is resumed), for ``reason``
-    (a trader's by default), recording who did it."""
+    (a trader's by default), recording who did it (and, for a staff member, an audit row with
+    ``note``)."""
     return _status_move(
-        market=market, by=by, start=Market.Status.OPEN, end=Market.Status.SUSPENDED, verb="suspended", reason=reason
+        market=market,
+        by=by,
+        start=Market.Status.OPEN,
+        end=Market.Status.SUSPENDED,
+        verb="suspended",
+        reason=reason,
+        note=note,
     )
 
 
-def market_resume(*, market: Market, by: Actor = None) -> Market:
+def market_resume(*, market: Market, by: Actor = None, note: str = "") -> Market:
     """Reopen a suspended market."""
-    return _status_move(market=market, by=by, start=Market.Status.SUSPENDED, end=Market.Status.OPEN, verb="resumed")
+    return _status_move(
+        market=market, by=by, start=Market.Status.SUSPENDED, end=Market.Status.OPEN, verb="resumed", note=note
+    )
 
 
-def selection_price_set(*, selection: Selection, price: Decimal, by: Actor = None) -> Selection:
-    """A trader's price override: stored in the catalogue and published through the price topic."""
+def _markets_move(
+    *, markets: Iterable[Market], by: Actor, suspend: bool, scope: Event | Competition, note: str = ""
+) -> list[Market]:
+    """Suspend (or resume) every market of ``markets`` that can move, each one as
+    ``market_suspend`` (``market_resume``) moves it — its own row lock, its own record bound for
+    bets before the commit and produced to the price topic after it, its own audit row — in one
+    transaction with one audit row for the whole ``scope``."""
+    start, end = (
+        (Market.Status.OPEN, Market.Status.SUSPENDED) if suspend else (Market.Status.SUSPENDED, Market.Status.OPEN)
+    )
+    moved = []
+    with transaction.atomic():
+        for market in markets:
+            if market.status != start:
+                continue
+            if suspend:
+                moved.append(market_suspend(market=market, by=by, note=note))
+            else:
+                moved.append(market_resume(market=market, by=by, note=note))
+        if isinstance(scope, Event):
+            kind = AuditEntry.Kind.EVENT_SUSPEND if suspend else AuditEntry.Kind.EVENT_RESUME
+        else:
+            kind = AuditEntry.Kind.COMPETITION_SUSPEND if suspend else AuditEntry.Kind.COMPETITION_RESUME
+        if moved:
+            audit_record(
+                by=by,
+                kind=kind,
+                obj=scope,
+                before={"status": start, "markets": [m.id for m in moved]},
+                after={"status": end, "markets": [m.id for m in moved]},
+                reason=note,
+            )
+    return moved
+
+
+def _tradable(markets: QuerySet[Market]) -> list[Market]:
+    return list(markets.filter(status__in=(Market.Status.OPEN, Market.Status.SUSPENDED)).order_by("id"))
+
+
+def event_markets_suspend(*, event: Event, by: Actor = None, note: str = "") -> list[Market]:
+    """Suspend every open market of an event in one action; returns the markets suspended."""
+    return _markets_move(markets=_tradable(event.markets.all()), by=by, suspend=True, scope=event, note=note)
+
+
+def event_markets_resume(*, event: Event, by: Actor = None, note: str = "") -> list[Market]:
+    """Reopen every suspended market of an event in one action; returns the markets reopened."""
+    return _markets_move(markets=_tradable(event.markets.all()), by=by, suspend=False, scope=event, note=note)
+
+
+def competition_markets_suspend(*, competition: Competition, by: Actor = None, note: str = "") -> list[Market]:
+    """Suspend every open market of every event of a competition in one action."""
+    markets = _tradable(Market.objects.filter(event__competition=competition))
+    return _markets_move(markets=markets, by=by, suspend=True, scope=competition, note=note)
+
+
+def competition_markets_resume(*, competition: Competition, by: Actor = None, note: str = "") -> list[Market]:
+    """Reopen every suspended market of every event of a competition in one action."""
+    markets = _tradable(Market.objects.filter(event__competition=competition))
+    return _markets_move(markets=markets, by=by, suspend=False, scope=competition, note=note)
+
+
+def selection_live_price(*, selection: Selection) -> Decimal:
+    """The selection's price as bets are priced now: the live state (or the trader's decision not
+    yet applied), else the catalogue's."""
+    state = live_states(market_ids=[selection.market_id]).get(selection.market_id) or {}
+    for item in state.get("selections", []):
+        if isinstance(item, dict) and item.get("id") == selection.id:
+            try:
+                return parse_price(str(item.get("price")))
+            except ValueError:
+                break
+    return Decimal(selection.price)
+
+
+class PriceChangeUnconfirmed(Exception):
+    """A price override beyond ``PRICE_CHANGE_CONFIRM_RATIO`` of the live price, not confirmed:
+    nothing was changed; ``current`` and ``price`` are for the question put to the trader."""
+
+    def __init__(self, *, selection: Selection, current: Decimal, price: Decimal, ratio: Decimal) -> None:
+        times = price_change_ratio(current=current, new=price).quantize(Decimal("0.1"))
+        super().__init__(
+            f"{selection.name} from {current} to {price} is a change of {times} times (more than {ratio}):"
+            " confirm it to apply it"
+        )
+        self.message = str(self)
+        self.selection = selection
+        self.current = current
+        self.price = price
+
+
+def selection_price_set(
+    *, selection: Selection, price: Decimal, by: Actor = None, reason: str = "", confirmed: bool = False
+) -> Selection:
+    """A trader's price override: stored in the catalogue and published through the price topic;
+    a staff member's is audited with the price it replaced (the live one) and ``reason``. A price
+    beyond ``PRICE_CHANGE_CONFIRM_RATIO`` of the live one raises ``PriceChangeUnconfirmed`` (and
+    changes nothing) unless ``confirmed``."""
     price = parse_price(str(price))
     with transaction.atomic():
         market = _lock(selection.market)
         if market.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):
             raise MarketStateError(f"market {market.id} is {market.status}; its prices can no longer change")
+        try:
+            replaced = selection_live_price(selection=selection)
+        except redis.RedisError as exc:
+            raise DecisionNotRecorded(
+                f"market {market.id}: the live price could not be read (the price store refused);"
+                " nothing was changed, try again"
+            ) from exc
+        ratio = settings.PRICE_CHANGE_CONFIRM_RATIO
+        if not confirmed and price_change_needs_confirmation(current=replaced, new=price, ratio=ratio):
+            raise PriceChangeUnconfirmed(selection=selection, current=replaced, price=price, ratio=ratio)
         Selection.objects.filter(id=selection.id).update(price=price)
         _changed(market)
         _decision_bind(market.id, {selection.id: price})
+        audit_record(
+            by=by,
+            kind=AuditEntry.Kind.PRICE_SET,
+            obj=selection,
+            label=f"{selection.name} — {market}",
+            before={"price": replaced},
+            after={"price": price, **({"confirmed": True} if confirmed else {})},
+            reason=reason,
+        )
     log.info("selection %s priced at %s by %s", selection.id, price, by)
     return Selection.objects.get(id=selection.id)
 
@@ -359,6 +504,18 @@ def market_result(
         fresh = _changed(locked, status=Market.Status.CLOSED)
         if publish:
             _decision_bind(fresh.id)
+        names = {s.id: s.name for s in selections}
+        audit_record(
+            by=by,
+            kind=AuditEntry.Kind.MARKET_RESULT,
+            obj=fresh,
+            before={"status": locked.status},
+            after={
+                "status": fresh.status,
+                "won": sorted(names[i] for i in won),
+                "void": sorted(names[i] for i in void),
+            },
+        )
         transaction.on_commit(lambda: _settlement_enqueue(fresh.id))
     log.info("market %s resulted by %s: winners %s, void %s", fresh.id, by or "system", sorted(won), sorted(void))
     return fresh
@@ -369,7 +526,9 @@ def market_settlement_request(*, market: Market, by: Actor = None) -> None:
     if market.status not in (Market.Status.CLOSED, Market.Status.SETTLED):
         raise MarketStateError(f"market {market.id} is {market.status}; result it first")
     log.info("settlement of market %s requested by %s", market.id, by)
-    _settlement_enqueue(market.id)
+    with transaction.atomic():
+        audit_record(by=by, kind=AuditEntry.Kind.SETTLEMENT_REQUEST, obj=market, after={"status": market.status})
+        transaction.on_commit(lambda: _settlement_enqueue(market.id))
 
 
 def _settlement_enqueue(market_id: int) -> None:

@@ -3,11 +3,13 @@ and what a result would pay out before a trader confirms it."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
+import redis
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
@@ -15,6 +17,10 @@ from django.utils import timezone
 from odds.betting.models import Bet, BetLeg
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.selectors.catalogue import STARTING_SOON
+from odds.catalogue.selectors.prices import LiveStates, live_states
+from reducers.schemas import parse_price
+
+log = logging.getLogger(__name__)
 
 EVENTS_PER_PAGE = 20
 SEARCH_MAX_LENGTH = 100
@@ -163,3 +169,46 @@ def market_open_bets_count(*, market_ids: list[int]) -> dict[int, int]:
         .annotate(bets=Count("bet_id", distinct=True))
     )
     return {row["market_id"]: row["bets"] for row in rows}
+
+
+OPEN_BETS_SHOWN = 50
+
+
+def event_open_bets(*, event_id: int, limit: int = OPEN_BETS_SHOWN) -> list[Bet]:
+    """The newest open bets with a leg on the event (punter and legs loaded), for the trader to
+    void one if need be."""
+    return list(
+        Bet.objects.filter(status=Bet.Status.ACCEPTED, legs__event_id=event_id)
+        .distinct()
+        .select_related("user")
+        .prefetch_related(Prefetch("legs", queryset=BetLeg.objects.select_related("selection__market")))
+        .order_by("-placed_at", "-id")[:limit]
+    )
+
+
+def markets_live_attach(*, markets: Iterable[Market]) -> None:
+    """Give each selection of ``markets`` (selections loaded) its ``live_price``: the price bets
+    are placed at now, read from Redis as placement reads it (the reducers' state, or a trader's
+    decision they have not applied yet), or None when the market has no live state. A Redis that
+    cannot be read leaves every price None."""
+    markets = list(markets)
+    try:
+        states = live_states(market_ids=[m.id for m in markets])
+    except redis.RedisError:
+        log.warning("live prices unavailable for the trading page", exc_info=True)
+        states = LiveStates()
+    for market in markets:
+        state = states.get(market.id) or {}
+        prices = {
+            item["id"]: item.get("price")
+            for item in state.get("selections", [])
+            if isinstance(item, dict) and "id" in item
+        }
+        for selection in market.selections.all():
+            raw = prices.get(selection.id)
+            try:
+                live = parse_price(str(raw)) if raw is not None else None
+            except ValueError:
+                live = None
+            # An attribute for the template, as boards_attach gives events their board.
+            setattr(selection, "live_price", live)  # noqa: B010

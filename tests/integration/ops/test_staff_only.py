@@ -10,10 +10,22 @@ from odds.urls import staff_urlpatterns
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
-ARGS = {"market_id": 999999, "event_id": 999999, "channel_id": "no-such-channel", "incident_id": 999999}
+ARGS = {
+    "market_id": 999999,
+    "event_id": 999999,
+    "competition_id": 999999,
+    "bet_id": 999999,
+    "channel_id": "no-such-channel",
+    "incident_id": 999999,
+}
 POST_ONLY = {
     "trading-event-create",
     "trading-market-suspend",
+    "trading-bet-void",
+    "trading-event-suspend",
+    "trading-event-resume",
+    "trading-competition-suspend",
+    "trading-competition-resume",
     "trading-market-resume",
     "trading-market-price",
     "trading-market-result",

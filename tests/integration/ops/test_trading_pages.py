@@ -213,3 +213,26 @@ def test_a_suspended_market_tells_the_trader_why_who_and_how_long_and_a_long_one
     page = staff_client.get(reverse("trading-markets")).content.decode()
     assert 'class="suspension long"' in page
     assert "<strong>Long:</strong> Goal · by feed · for <span data-duration>25 min</span>" in page
+
+
+def test_event_page_shows_the_live_price_beside_each_control_not_the_catalogue_one(staff_client, redis_client):
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    live_state_write(redis_client, market, prices=("1.75", "3.60", "4.50"))
+    home = market.selections.order_by("display_order")[0]
+    body = staff_client.get(reverse("trading-event", kwargs={"event_id": market.event_id})).content.decode()
+    row = re.search(rf'<tr data-selection="{home.id}">.*?</tr>', body, re.DOTALL)
+    assert row is not None
+    assert re.search(r"<span data-price[^>]*>1\.75</span>", row.group(0))
+    assert 'placeholder="1.75"' in row.group(0)
+    assert "2.10" not in row.group(0)
+
+
+def test_without_a_live_state_the_catalogue_price_stands_in_and_says_so(staff_client, redis_client):
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    home = market.selections.order_by("display_order")[0]
+    body = staff_client.get(reverse("trading-event", kwargs={"event_id": market.event_id})).content.decode()
+    row = re.search(rf'<tr data-selection="{home.id}">.*?</tr>', body, re.DOTALL)
+    assert row is not None
+    assert re.search(
+        r"<span data-price[^>]*>2\.10</span> <span class=\"hint\" data-price-source>catalogue</span>", row.group(0)
+    )
