@@ -48,11 +48,14 @@ from bench import channels, edge
 from bench.common import (
     RESULTS,
     ROOT,
+    cpu_probe_ms,
     in_namespace,
+    log,
     machine,
     markets_define,
     markets_table_write,
     median,
+    median_run,
     namespace,
 )
 from bench.harness import CompilerLoad, Process, python, wait_until
@@ -61,10 +64,6 @@ from odds.core.kafka import producer_create
 from reducers import keys, topics
 from reducers.schemas import PriceUpdate, SelectionPrice
 from store.clients import redis_client
-
-
-def log(message: str) -> None:
-    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", flush=True)
 
 
 def make_updates(count: int, markets: int, *, first: int = 1) -> list[PriceUpdate]:
@@ -552,15 +551,6 @@ def round_order(index: int) -> list[str]:
     return names if index % 2 == 0 else names[::-1]
 
 
-def median_run(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    """The run whose ``key`` is the median of ``runs`` (the lower one of an even count), so the
-    figures reported beside it come from the same run; runs without ``key`` are left out."""
-    measured = sorted((r for r in runs if r.get(key) is not None), key=lambda r: r[key])
-    if not measured:
-        return runs[0] if runs else {}
-    return measured[(len(measured) - 1) // 2]
-
-
 def reducer_rounds(results: dict[str, Any], *, records: int, rounds: int = REDUCER_ROUNDS) -> None:
     """The micro-batch reducers, the bare Spark query and the plain consumer, ``rounds`` times
     each, alternating (``round_order``): each consumer's figures are those of its median run,
@@ -809,21 +799,6 @@ def plot_edge(rows: list[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def cpu_probe_ms() -> float:
-    """Milliseconds this machine takes for a fixed piece of pure-Python work (three million loop
-    steps, the fastest of three), taken between stages: on a shared host the speed of the cores
-    changes from minute to minute, and a ratio of two figures measured minutes apart is only as
-    good as the speed being the same for both."""
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        total = 0
-        for i in range(3_000_000):
-            total += i
-        best = min(best, time.perf_counter() - started)
-    return round(best * 1000, 1)
 
 
 def cpu_probe_line(results: dict[str, Any]) -> list[str]:

@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from bench import run
+from bench.common import median_run
 
 
 def test_every_other_round_runs_the_consumers_in_reverse():
@@ -19,14 +20,14 @@ def test_every_other_round_runs_the_consumers_in_reverse():
 
 def test_the_median_run_is_whole_and_the_lower_of_an_even_count():
     runs = [{"rate": 40, "drain": 1}, {"rate": 20, "drain": 2}, {"rate": 30, "drain": 3}]
-    assert run.median_run(runs, "rate") == {"rate": 30, "drain": 3}
-    assert run.median_run(runs[:2], "rate") == {"rate": 20, "drain": 2}
+    assert median_run(runs, "rate") == {"rate": 30, "drain": 3}
+    assert median_run(runs[:2], "rate") == {"rate": 20, "drain": 2}
 
 
 def test_a_run_without_its_figure_is_not_the_median():
     runs: list[dict[str, Any]] = [{"rate": None, "drain": 9}, {"rate": 50, "drain": 1}]
-    assert run.median_run(runs, "rate") == {"rate": 50, "drain": 1}
-    assert run.median_run([{"rate": None}], "rate") == {"rate": None}
+    assert median_run(runs, "rate") == {"rate": 50, "drain": 1}
+    assert median_run([{"rate": None}], "rate") == {"rate": None}
 
 
 def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: pytest.MonkeyPatch):
