@@ -79,6 +79,15 @@ CEILING_CLIENTS = 16
 # Rates tried for bets_per_s, in order, until one misses the p99 target or loses a bet.
 SEARCH_RATES = (25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1200.0)
 
+TARGETS = [
+    ("bets_db_ceiling_per_s", "Bet placement statement alone (pgbench): the database's ceiling", "bets/s", None),
+    ("bets_db_minimal_per_s", "Bare debit-and-insert statement (pgbench), for comparison", "bets/s", None),
+    ("bets_per_s", "Bets served with p99 <= 50 ms under stream load", "bets/s", None),
+    ("bets_ratio", "Bets served ÷ the database's ceiling, same run", "ratio", ">= 0.25"),
+    ("bet_p50_ms", "Bet placement p50 at 200 bets/s under stream load", "ms", None),
+    ("bet_p99_ms", "Bet placement p99 at 200 bets/s under stream load", "ms", "<= 50"),
+]
+
 
 def log(message: str) -> None:
     print(f"[bench.bets {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

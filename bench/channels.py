@@ -602,7 +602,7 @@ def reducers_for_channels(kind: str) -> Iterator[Pipe]:
 
     if kind == "spark":
         from bench.common import environment
-        from bench.run import reducers_running
+        from bench.reducers import reducers_running
 
         name = "bench-channels-reducers.log"
         # At the machine's own priority: the reducers lower theirs below the web workers'
@@ -905,7 +905,7 @@ def note_commands(pipe: Pipe, batches: dict[int, Any]) -> None:
     """Keep the commands query's progress reports (Spark's: rows and time of each batch) under
     their batch ids; the reducers keep the last 200."""
     if pipe.reducer_log is not None:
-        from bench.run import note_progress
+        from bench.reducers import note_progress
 
         note_progress(pipe.client, batches, "commands")
 
@@ -1150,7 +1150,7 @@ FULL = Sizes(
     channels=CHANNELS,
     followers=FOLLOWERS,
     watchers=FOLLOWERS,
-    # The end-to-end stage's price rate (bench/run.py).
+    # The end-to-end stage's price rate (bench/run.py's e2e arguments).
     rate=1000,
     # At most: the window starts as soon as every channel streams. The commands query applied
     # 10-17 commands a second here under other engineers' load (each command is several Redis

@@ -1,4 +1,4 @@
-"""Shared pieces of the benchmarks: namespaces, processes, percentiles, machine facts."""
+"""Shared pieces of the benchmarks: namespaces, processes, percentiles, machine facts and speed."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import platform
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,10 @@ from store.clients import redis_client
 RESULTS = ROOT / "bench" / "results"
 
 
+def log(message: str) -> None:
+    print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", flush=True)
+
+
 def percentile(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -28,6 +33,15 @@ def percentile(values: list[float], p: float) -> float:
 
 def median(values: list[float]) -> float:
     return percentile(values, 0.5)
+
+
+def median_run(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    """The run whose ``key`` is the median of ``runs`` (the lower one of an even count), so the
+    figures reported beside it come from the same run; runs without ``key`` are left out."""
+    measured = sorted((r for r in runs if r.get(key) is not None), key=lambda r: r[key])
+    if not measured:
+        return runs[0] if runs else {}
+    return measured[(len(measured) - 1) // 2]
 
 
 def machine() -> dict[str, Any]:
@@ -45,6 +59,21 @@ def machine() -> dict[str, Any]:
         "kernel": platform.release(),
         "python": platform.python_version(),
     }
+
+
+def cpu_probe_ms() -> float:
+    """Milliseconds this machine takes for a fixed piece of pure-Python work (three million loop
+    steps, the fastest of three), taken between stages: on a shared host the speed of the cores
+    changes from minute to minute, and a ratio of two figures measured minutes apart is only as
+    good as the speed being the same for both."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for i in range(3_000_000):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
 
 
 def migrate_if_needed() -> None:

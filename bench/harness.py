@@ -100,7 +100,7 @@ class CompilerLoad:
     """How much of a core the JIT compiler threads of the JVMs among ``pids()`` took between
     two readings, from the kernel's per-thread CPU counters (``/proc/<pid>/task/<tid>/stat``).
 
-    A JVM that has just started compiles Spark's code for minutes (``bench.run.E2E_WARMUP_S``).
+    A JVM that has just started compiles Spark's code for minutes (``bench.e2e.E2E_WARMUP_S``).
     A thread that has gone since the last reading is left out of the next.
     """
 

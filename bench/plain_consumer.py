@@ -30,7 +30,7 @@ from store.clients import kafka_consumer, redis_client
 CONSUMER = "plain"
 FETCH = 20_000
 # How long a poll waits for more records before the batch is applied: a backlog drain takes
-# what the broker has; the end-to-end floor (bench/run.py) waits only a few milliseconds.
+# what the broker has; the end-to-end floor (bench/e2e.py) waits only a few milliseconds.
 log = logging.getLogger("bench.plain_consumer")
 
 

@@ -31,6 +31,12 @@ from store.clients import redis_client
 WATCHED_COUNT = 10  # markets suspended and reopened in turn; the feed never touches them
 FEED_MARKETS = 190  # the feed's markets, after the watched ones
 
+TARGETS = [
+    ("suspend_p50_ms", "Trader suspension → punter's websocket, p50", "ms", None),
+    ("suspend_p99_ms", "Trader suspension → punter's websocket, p99", "ms", "<= 250"),
+    ("suspend_max_ms", "Trader suspension → punter's websocket, slowest", "ms", "<= 1,000"),
+]
+
 
 def _feed(producer: Any, rate: float, first: int, stop: threading.Event) -> None:
     """Background prices for markets the client does not watch, at ``rate`` a second."""

@@ -53,6 +53,26 @@ DEMO_UPDATES_PER_MARKET_S = 50 / 422
 # A list view shows at most this many events (odds.catalogue.selectors.catalogue.event_list).
 LIST_EVENTS = 80
 
+TARGETS = [
+    (
+        "origin_requests_per_1000_loads",
+        "Page loads (not logged in) reaching Django, per 1,000 in a burst through the cache",
+        "requests",
+        "<= 10",
+    ),
+    (
+        "views_snapshot_origin_requests_per_1000_loads",
+        "View snapshot loads reaching Django, per 1,000 in a burst through the cache",
+        "requests",
+        "<= 10",
+    ),
+    ("first_price_ms_cached", "A page live: the page through the cache, then watch since it, p50", "ms", None),
+    ("first_price_ms_uncached", "A page live: the page from Django, then a full image, p50", "ms", None),
+    ("views_bytes_cached", "Bytes to a live page, through the cache and since", "bytes", None),
+    ("views_bytes_uncached", "Bytes to a live page, from Django with a full image", "bytes", None),
+    ("views_image_since_share", "Image after a fresh page (watched since it) ÷ a full image, bytes", "ratio", "<= 0.1"),
+]
+
 
 def log(message: str) -> None:
     print(f"[views] {message}", flush=True)

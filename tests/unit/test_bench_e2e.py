@@ -4,19 +4,22 @@ one path running while the others are paused, and the figures are the medians of
 from __future__ import annotations
 
 import contextlib
+import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from bench import run
+from bench import e2e, edge
 from bench.harness import Process
+from bench.reducers import Reducers
 from reducers.schemas import decode_price_update
 
 
 def test_every_round_measures_the_floor_first_then_the_modes_asked_for():
-    assert run.e2e_order(["microbatch", "realtime"]) == ["floor", "microbatch", "realtime"]
-    assert run.e2e_order(["realtime"]) == ["floor", "realtime"]
+    assert e2e.e2e_order(["microbatch", "realtime"]) == ["floor", "microbatch", "realtime"]
+    assert e2e.e2e_order(["realtime"]) == ["floor", "realtime"]
 
 
 def _window(path: str, round_: int, p50: float, p99: float, **extra: Any) -> dict[str, Any]:
@@ -41,13 +44,13 @@ def test_a_paths_figures_are_the_medians_of_its_windows_and_its_stages_those_of_
         _window("floor", 3, 45, 120),
         _window("realtime", 3, 85, 150),
     ]
-    figures = run.e2e_figures("floor", windows)
+    figures = e2e.e2e_figures("floor", windows)
     assert figures["e2e_floor_p50_ms"] == 45
     assert figures["e2e_floor_p99_ms"] == 120
     assert figures["e2e_floor_max_ms"] == 310
     assert figures["e2e_floor_stages"] == {"kafka_to_reducer_p50_ms": 3}
-    assert run.e2e_figures("microbatch", windows) == {}
-    ratios = run.e2e_ratios(windows)
+    assert e2e.e2e_figures("microbatch", windows) == {}
+    ratios = e2e.e2e_ratios(windows)
     # 200 / 120, not the ratio of any one round, nor that of the means.
     assert ratios["e2e_realtime_p99_vs_floor"] == pytest.approx(1.67)
     assert ratios["e2e_realtime_p99_vs_floor_by_round"] == [pytest.approx(1.03), 2.0, pytest.approx(1.25)]
@@ -85,21 +88,21 @@ def _stage(
     processes: dict[str, _Process] = {}
     answers = iter(p99s)
 
-    def reducers(name: str) -> run.Reducers:
+    def reducers(name: str) -> Reducers:
         processes[name] = _Process(name, journal)
-        return run.Reducers(f"ns-{name}", {}, processes[name], None, None)
+        return Reducers(f"ns-{name}", {}, processes[name], None, None)
 
     @contextlib.contextmanager
-    def reducers_running(mode: str, **_: Any) -> Iterator[run.Reducers]:
+    def reducers_running(mode: str, **_: Any) -> Iterator[Reducers]:
         yield reducers(mode)
 
     @contextlib.contextmanager
-    def floor_running() -> Iterator[run.Reducers]:
+    def floor_running() -> Iterator[Reducers]:
         yield reducers("floor")
 
     def edge_run(args: Any) -> dict[str, Any]:
         running = [name for name, process in processes.items() if not process.paused]
-        namespace = run.os.environ["SPORTSBOOK_NAMESPACE"]
+        namespace = os.environ["SPORTSBOOK_NAMESPACE"]
         journal.append(f"measure {','.join(running)} in {namespace}")
         p99 = next(answers)
         return {
@@ -110,12 +113,12 @@ def _stage(
             "server_rss_mib": 90,
         }
 
-    monkeypatch.setattr(run, "reducers_running", reducers_running)
-    monkeypatch.setattr(run, "floor_running", floor_running)
-    monkeypatch.setattr(run, "warm_up_e2e", lambda running, rate: {"seconds": 180, "compiler_cores": [0.05]})
-    monkeypatch.setattr(run.edge, "run", edge_run)
-    monkeypatch.setattr(run, "service_rss_mib", lambda: {"kafka": 1.0})
-    monkeypatch.setattr(run, "log", lambda message: None)
+    monkeypatch.setattr(e2e, "reducers_running", reducers_running)
+    monkeypatch.setattr(e2e, "floor_running", floor_running)
+    monkeypatch.setattr(e2e, "warm_up_e2e", lambda running, rate: {"seconds": 180, "compiler_cores": [0.05]})
+    monkeypatch.setattr(edge, "run", edge_run)
+    monkeypatch.setattr(e2e, "service_rss_mib", lambda: {"kafka": 1.0})
+    monkeypatch.setattr(e2e, "log", lambda message: None)
     return journal, processes
 
 
@@ -124,7 +127,7 @@ def test_each_window_runs_its_path_alone_in_its_namespace_and_every_round_measur
 ):
     journal, processes = _stage(monkeypatch, [300, 250, 200, 100, 240, 210, 120, 260, 150])
 
-    out = run.bench_e2e(clients=1, rate=1000, duration=1, rounds=3)
+    out = e2e.bench_e2e(clients=1, rate=1000, duration=1, rounds=3)
 
     measured = [line for line in journal if line.startswith("measure")]
     assert (
@@ -150,7 +153,7 @@ def test_each_window_runs_its_path_alone_in_its_namespace_and_every_round_measur
 def test_a_window_in_which_no_price_reached_a_client_fails_the_stage(monkeypatch: pytest.MonkeyPatch):
     _stage(monkeypatch, [100.0] * 3, delivered=0)
     with pytest.raises(RuntimeError, match="round 1, floor: no price reached a client"):
-        run.bench_e2e(clients=1, rate=1000, duration=1, rounds=1)
+        e2e.bench_e2e(clients=1, rate=1000, duration=1, rounds=1)
 
 
 def test_a_later_feed_of_the_same_markets_starts_above_every_sequence_of_an_earlier_one(
@@ -179,7 +182,7 @@ def test_a_later_feed_of_the_same_markets_starts_above_every_sequence_of_an_earl
 
     def feed() -> dict[int, list[int]]:
         sent.clear()
-        run.edge.kafka_feed_process("sb", 5, 2000, 0.05, _Out())
+        edge.kafka_feed_process("sb", 5, 2000, 0.05, _Out())
         seqs: dict[int, list[int]] = {}
         for value in sent:
             record = decode_price_update(value)
@@ -187,7 +190,7 @@ def test_a_later_feed_of_the_same_markets_starts_above_every_sequence_of_an_earl
         return seqs
 
     first = feed()
-    run.time.sleep(0.01)
+    time.sleep(0.01)
     second = feed()
     assert first
     assert second

@@ -3,7 +3,7 @@ only from a run that delivered what was offered."""
 
 from __future__ import annotations
 
-from bench.run import edge_best
+from bench.edge import edge_best
 
 
 def _row(rate: float, delivered: int, offered: int, p99: float, errors: int = 0) -> dict:

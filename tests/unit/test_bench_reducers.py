@@ -8,25 +8,26 @@ from typing import Any
 import orjson
 import pytest
 
-from bench import run
+from bench import reducers
+from bench.common import median_run
 
 
 def test_every_other_round_runs_the_consumers_in_reverse():
-    assert run.round_order(0) == ["reducers", "ceiling", "plain"]
-    assert run.round_order(1) == ["plain", "ceiling", "reducers"]
-    assert run.round_order(2) == run.round_order(0)
+    assert reducers.round_order(0) == ["reducers", "ceiling", "plain"]
+    assert reducers.round_order(1) == ["plain", "ceiling", "reducers"]
+    assert reducers.round_order(2) == reducers.round_order(0)
 
 
 def test_the_median_run_is_whole_and_the_lower_of_an_even_count():
     runs = [{"rate": 40, "drain": 1}, {"rate": 20, "drain": 2}, {"rate": 30, "drain": 3}]
-    assert run.median_run(runs, "rate") == {"rate": 30, "drain": 3}
-    assert run.median_run(runs[:2], "rate") == {"rate": 20, "drain": 2}
+    assert median_run(runs, "rate") == {"rate": 30, "drain": 3}
+    assert median_run(runs[:2], "rate") == {"rate": 20, "drain": 2}
 
 
 def test_a_run_without_its_figure_is_not_the_median():
     runs: list[dict[str, Any]] = [{"rate": None, "drain": 9}, {"rate": 50, "drain": 1}]
-    assert run.median_run(runs, "rate") == {"rate": 50, "drain": 1}
-    assert run.median_run([{"rate": None}], "rate") == {"rate": None}
+    assert median_run(runs, "rate") == {"rate": 50, "drain": 1}
+    assert median_run([{"rate": None}], "rate") == {"rate": None}
 
 
 def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: pytest.MonkeyPatch):
@@ -44,14 +45,14 @@ def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: p
 
         return measure
 
-    monkeypatch.setattr(run, "bench_reducers", consumer("reducers", "reducer_microbatch_updates_per_s"))
-    monkeypatch.setattr(run, "bench_reducer_ceiling", consumer("ceiling", "reducer_spark_ceiling_updates_per_s"))
-    monkeypatch.setattr(run, "bench_plain_consumer", consumer("plain", "reducer_plain_consumer_updates_per_s"))
-    monkeypatch.setattr(run, "cpu_probe_ms", lambda: 100.0)
-    monkeypatch.setattr(run, "log", lambda message: None)
+    monkeypatch.setattr(reducers, "bench_reducers", consumer("reducers", "reducer_microbatch_updates_per_s"))
+    monkeypatch.setattr(reducers, "bench_reducer_ceiling", consumer("ceiling", "reducer_spark_ceiling_updates_per_s"))
+    monkeypatch.setattr(reducers, "bench_plain_consumer", consumer("plain", "reducer_plain_consumer_updates_per_s"))
+    monkeypatch.setattr(reducers, "cpu_probe_ms", lambda: 100.0)
+    monkeypatch.setattr(reducers, "log", lambda message: None)
 
     results: dict[str, Any] = {}
-    run.reducer_rounds(results, records=1_000, rounds=3)
+    reducers.reducer_rounds(results, records=1_000, rounds=3)
 
     assert order == ["reducers", "ceiling", "plain", "plain", "ceiling", "reducers", "reducers", "ceiling", "plain"]
     assert results["reducer_microbatch_updates_per_s"] == 40_000
@@ -68,7 +69,7 @@ def test_rounds_keep_every_run_and_take_the_ratios_of_the_medians(monkeypatch: p
         (1, "plain", 35_000),
         (2, "plain", 33_000),
     ]
-    line = run.reducer_rounds_line(results)[0]
+    line = reducers.reducer_rounds_line(results)[0]
     assert "3 rounds" in line
     assert "reducers 40,000, ceiling 60,000, plain 35,000, plain 33,000" in line
 
@@ -98,6 +99,7 @@ def test_the_warm_up_is_settled_once_the_movers_finish_a_batch_with_rows_started
     after = report(3, 5_000, "2026-11-27T21:00:15.000Z")
     prices_after = report(9, 200_000, "2026-11-27T21:00:15.000Z")
 
-    assert not run.movers_ran_since(ProgressLists({"movers": [before, empty_after], "prices": [prices_after]}))(since)
-    assert run.movers_ran_since(ProgressLists({"movers": [after, empty_after, before]}))(since)
-    assert not run.movers_ran_since(ProgressLists({}))(since)
+    ran_since = reducers.movers_ran_since
+    assert not ran_since(ProgressLists({"movers": [before, empty_after], "prices": [prices_after]}))(since)
+    assert ran_since(ProgressLists({"movers": [after, empty_after, before]}))(since)
+    assert not ran_since(ProgressLists({}))(since)

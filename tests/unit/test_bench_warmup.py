@@ -3,11 +3,13 @@ compilers have settled, and never past its most; its real-time batches are the p
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
-from bench import run
+from bench import e2e
+from bench.reducers import reducer_env
 
 
 class _Producer:
@@ -42,15 +44,15 @@ class _Client:
 
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run, "markets_define", lambda *args, **kwargs: None)
+    monkeypatch.setattr(e2e, "markets_define", lambda *args, **kwargs: None)
     # 100,000 prices a second: windows of 20 prices, and no real sleeping.
-    monkeypatch.setattr(run, "WARMUP_WINDOW_S", 0.0002)
-    monkeypatch.setattr(run.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(e2e, "WARMUP_WINDOW_S", 0.0002)
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)
 
 
 def _warm_up(settled: Any, **kwargs: Any) -> tuple[float, int]:
     producer = _Producer()
-    fed = run.warm_up_prices(producer, _Client(), rate=100_000, seconds=0.001, count=10, settled=settled, **kwargs)
+    fed = e2e.warm_up_prices(producer, _Client(), rate=100_000, seconds=0.001, count=10, settled=settled, **kwargs)
     return fed, producer.sent
 
 
@@ -92,8 +94,8 @@ def test_the_feed_never_goes_past_its_most():
 
 
 def test_the_end_to_end_stage_leaves_the_real_time_batch_to_the_product(monkeypatch: pytest.MonkeyPatch):
-    assert "SPARK_REALTIME_BATCH" not in run.reducer_env("ns", "realtime", realtime_batch=None)
-    assert run.reducer_env("ns", "realtime")["SPARK_REALTIME_BATCH"] == "30 seconds"
+    assert "SPARK_REALTIME_BATCH" not in reducer_env("ns", "realtime", realtime_batch=None)
+    assert reducer_env("ns", "realtime")["SPARK_REALTIME_BATCH"] == "30 seconds"
     asked: list[str | None] = []
 
     class _Started(Exception):
@@ -103,11 +105,11 @@ def test_the_end_to_end_stage_leaves_the_real_time_batch_to_the_product(monkeypa
         asked.append(realtime_batch)
         raise _Started
 
-    monkeypatch.setattr(run, "reducers_running", reducers_running)
+    monkeypatch.setattr(e2e, "reducers_running", reducers_running)
     monkeypatch.delenv("SPARK_REALTIME_BATCH", raising=False)
     with pytest.raises(_Started):
-        run.bench_e2e(modes=["realtime"], clients=1, rate=1, duration=1)
+        e2e.bench_e2e(modes=["realtime"], clients=1, rate=1, duration=1)
     monkeypatch.setenv("SPARK_REALTIME_BATCH", "1 minute")
     with pytest.raises(_Started):
-        run.bench_e2e(modes=["realtime"], clients=1, rate=1, duration=1)
+        e2e.bench_e2e(modes=["realtime"], clients=1, rate=1, duration=1)
     assert asked == [None, "1 minute"]
