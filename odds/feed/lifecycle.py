@@ -138,6 +138,16 @@ def lifecycle_step(state: MatchState, *, now: float, speed: float, rng: random.R
     return actions
 
 
+# Bookings in a football match: about this many in 95 minutes.
+CARDS_PER_MATCH = 3.5
+
+
+def card_next_at(*, now: float, speed: float, rng: random.Random) -> float:
+    """When the next booking of a football match falls (wall-clock epoch seconds)."""
+    rules = RULES["football"]
+    return now + rng.expovariate(CARDS_PER_MATCH / rules.duration_s * speed)
+
+
 def shock_for(*, kind: str, side: str, selections: int, size: float) -> list[float]:
     """How a score by ``side`` moves each selection of a market (log-odds, positive = shorter).
 

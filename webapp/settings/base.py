@@ -19,6 +19,7 @@ INSTALLED_APPS = [
     "odds.catalogue",
     "odds.betting",
     "odds.streaming",
+    "odds.game",
     "odds.trading",
     "odds.feed",
     "odds.ops",

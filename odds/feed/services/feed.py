@@ -29,10 +29,17 @@ from odds.catalogue.services.markets import event_update, market_result, markets
 from odds.core.kafka import producer_create
 from odds.core.sequences import sequences_next
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
-from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, market_winners, shock_for
-from odds.feed.matchstate import breaks_passed, match_state_build, phase_at, tennis_score
+from odds.feed.lifecycle import Action, MatchState, Step, card_next_at, lifecycle_step, market_winners, shock_for
+from odds.feed.matchstate import breaks_passed, in_break, match_clock, match_state_build, phase_at, tennis_score
 from reducers import keys, topics
-from reducers.schemas import Incident, MatchStateUpdate, PriceUpdate, SelectionPrice, decode_price_update_json
+from reducers.schemas import (
+    GameEvent,
+    Incident,
+    MatchStateUpdate,
+    PriceUpdate,
+    SelectionPrice,
+    decode_price_update_json,
+)
 from store.clients import redis_client
 
 HEARTBEAT_TTL_S = 60
@@ -183,6 +190,13 @@ class FeedRunner:
         self.match_elapsed: dict[int, float] = {}
         self.match_incidents: dict[int, list[Incident]] = defaultdict(list)
         self.games_won: dict[int, list[str]] = defaultdict(list)
+        # The predictor game's events (``topics.game_events``): per event, the last sequence and
+        # the last clock minute told; cards come from a random stream of their own, so the rest
+        # of a seeded match plays as it did before cards were drawn.
+        self.game_seq: dict[int, int] = {}
+        self.game_minute: dict[int, int] = {}
+        self.card_rng = random.Random(None if seed is None else seed + 1)
+        self.next_card: dict[int, float] = {}
 
     # --- producing ---
 
@@ -285,11 +299,69 @@ class FeedRunner:
             for action in actions:
                 self.lifecycle_steps += 1
                 self._lifecycle_apply(action, match, now=now)
-            self._match_publish(match, actions=actions, now=now)
+            card = self._card(match, now=now)
+            self._match_publish(match, actions=actions, now=now, forced=card)
+            self._game_tick(match, now=now)
+
+    # --- the predictor game's match events ---
+
+    def _game_minute(self, match: MatchState, *, now: float) -> int:
+        clock = match_clock(
+            sport=match.sport, elapsed_s=max(0.0, (now - match.starts_at) * self.speed), at_ms=int(now * 1000), rate=1
+        )
+        return 0 if clock is None or clock.direction != "up" else clock.elapsed_s // 60
+
+    def game_emit(self, match: MatchState, kind: str, *, now: float, side: str = "") -> None:
+        """Produce one of the match's game events (``reducers.schemas.GameEvent``)."""
+        now_ms = int(now * 1000)
+        seq = max(self.game_seq.get(match.event_id, 0) + 1, now_ms)
+        self.game_seq[match.event_id] = seq
+        event = GameEvent(
+            kind=kind,
+            event_id=match.event_id,
+            seq=seq,
+            sport=match.sport,
+            minute=self._game_minute(match, now=now),
+            side=side,
+            score=(match.home, match.away),
+            at=now_ms,
+        )
+        self.produce_game(event)
+
+    def produce_game(self, event: GameEvent) -> None:
+        self.producer.produce(topics.game_events(), key=event.key(), value=event.encode())
+
+    def _game_tick(self, match: MatchState, *, now: float) -> None:
+        """The clock's minute, told when it moved (football: the game's windows run on it)."""
+        if match.status != "in_play" or match.sport != "football":
+            return
+        minute = self._game_minute(match, now=now)
+        if minute > self.game_minute.get(match.event_id, 0):
+            self.game_minute[match.event_id] = minute
+            self.game_emit(match, "minute", now=now)
+
+    def _card(self, match: MatchState, *, now: float) -> bool:
+        """A booking in a football match in play, at random moments of its own; True when one fell."""
+        if match.status != "in_play" or match.sport != "football":
+            return False
+        due = self.next_card.get(match.event_id)
+        if due is None:
+            self.next_card[match.event_id] = card_next_at(now=now, speed=self.speed, rng=self.card_rng)
+            return False
+        if now < due or in_break(sport=match.sport, elapsed_s=(now - match.starts_at) * self.speed):
+            return False
+        self.next_card[match.event_id] = card_next_at(now=now, speed=self.speed, rng=self.card_rng)
+        side = "home" if self.card_rng.random() < 0.5 else "away"
+        elapsed = max(0.0, (now - match.starts_at) * self.speed)
+        phase = phase_at(sport=match.sport, elapsed_s=elapsed)
+        period = 1 if phase is None else phase.period
+        self.match_incidents[match.event_id].append(Incident(kind="card", side=side, period=period, at=int(now * 1000)))
+        self.game_emit(match, "card", now=now, side=side)
+        return True
 
     # --- match state ---
 
-    def _match_publish(self, match: MatchState, *, actions: list[Action], now: float) -> None:
+    def _match_publish(self, match: MatchState, *, actions: list[Action], now: float, forced: bool = False) -> None:
         """Publish the event's match state when something happened or its phase changed. A
         break that began and ended between two looks (a late tick, a fast simulation) is
         published too, as it stood when it began: every clock shows half time."""
@@ -325,7 +397,7 @@ class FeedRunner:
             self._break_begins(match, period=phase.period, now_ms=now_ms)
         for action in actions:
             self.match_incidents[match.event_id].extend(self._incidents_of(action, match, now_ms=now_ms))
-        if not actions and previous == shown:
+        if not actions and previous == shown and not forced:
             return
         self.match_phase[match.event_id] = shown
         self._match_emit(match, elapsed=elapsed, now_ms=now_ms)
@@ -333,6 +405,8 @@ class FeedRunner:
     def _break_begins(self, match: MatchState, *, period: int, now_ms: int) -> None:
         kind = "half_time" if match.sport == "football" else "quarter_end"
         self.match_incidents[match.event_id].append(Incident(kind=kind, side="", period=period, at=now_ms))
+        if kind == "half_time":
+            self.game_emit(match, "half_time", now=now_ms / 1000)
 
     def _match_emit(self, match: MatchState, *, elapsed: float, now_ms: int) -> None:
         seq = max(self.match_seq.get(match.event_id, 0) + 1, now_ms)
@@ -384,6 +458,7 @@ class FeedRunner:
         if action.step is Step.KICK_OFF:
             event_update(event=event, status=Event.Status.IN_PLAY, home_score=0, away_score=0, clock=clock)
             self._suspend(action.event_id)
+            self.game_emit(match, "kick_off", now=now)
         elif action.step is Step.REOPEN:
             event_update(event=event, clock=clock)
             self._reopen(action.event_id)
@@ -391,11 +466,13 @@ class FeedRunner:
             event_update(event=event, home_score=match.home, away_score=match.away, clock=clock)
             self._score(action, match)
             self._suspend(action.event_id)
+            self.game_emit(match, "score", now=now, side=action.side)
         elif action.step is Step.FULL_TIME:
             event_update(
                 event=event, status=Event.Status.FINISHED, home_score=match.home, away_score=match.away, clock="FT"
             )
             self._full_time(action.event_id, match)
+            self.game_emit(match, "full_time", now=now)
 
     # --- trader changes ---
 
