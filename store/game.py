@@ -81,11 +81,12 @@ return {moved, top, players, day_players, changed}
 @dataclass(frozen=True)
 class PunterOutput:
     """One punter changed by a batch, as the game reducer hands it over: the state (encoded,
-    written as it is), what to tell the punter (encoded ``GameNews`` list) and, per event, the
-    event's day and the punter's points on the event's board and the day's."""
+    written as it is; ``None`` when only news changed, an answer refused), what to tell the punter
+    (encoded ``GameNews`` list) and, per event, the event's day and the punter's points on the
+    event's board and the day's."""
 
     user_id: int
-    doc: bytes
+    doc: bytes | None
     news: bytes
     boards: Mapping[int, tuple[str, int, int]]
 
@@ -173,8 +174,9 @@ class GameStore:
             pipe.publish(
                 keys.game_channel(event_id), game_questions_frame(event_id=event_id, questions=changed, batch=batch)
             )
-        for chunk in _chunks(punters):
-            pipe.mset({keys.game_punter(p.user_id): p.doc for p in chunk})
+        states = [p for p in punters if p.doc is not None]
+        for chunk in _chunks(states):
+            pipe.mset({keys.game_punter(p.user_id): p.doc for p in chunk if p.doc is not None})
         for scope, scores in boards.items():
             members = list(scores.items())
             for chunk in _chunks(members):
@@ -204,7 +206,7 @@ class GameStore:
         for punter, raw in zip(punters, found, strict=True):
             if raw is None:
                 continue
-            doc: GamePunter = orjson.loads(punter.doc)
+            doc: GamePunter | None = orjson.loads(punter.doc) if punter.doc is not None else None
             news: list[GameNews] = orjson.loads(punter.news)
             for channel_id, event_id in orjson.loads(raw):
                 mine = [n for n in news if n["event_id"] == event_id]

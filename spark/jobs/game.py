@@ -283,9 +283,13 @@ class GameSink:
             log.info("batch %s: %s", batch_id, counts)
 
 
-def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
+def start(
+    spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str, sink: GameSink | None = None
+) -> StreamingQuery:
+    """Start the game query; ``sink``: the driver's part of each batch (``GameSink`` on the
+    configured Redis and dead-letter topics unless given)."""
     settings = config()
-    sink = GameSink(
+    sink = sink or GameSink(
         redis_client=redis_client(redis_url),
         answers=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_answers()),
         events=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_events()),
