@@ -54,6 +54,7 @@ from urllib.parse import quote
 from bench.common import ROOT, migrate_if_needed, percentile, session_create, sessions_remove
 from bench.edge import client_process, paced_updates, server_command
 from bench.harness import free_port, wait_until
+from reducers.market_kinds import MATCH_RESULT
 from store.clients import redis_client
 
 PUNTER_PREFIX = "bench-punter-"
@@ -336,7 +337,7 @@ def fixture_create(*, punters: int) -> Fixture:
         event = Event.objects.create(
             competition=competition, home=f"Benchmark Home {n}", away=f"Benchmark Away {n}", starts_at=starts_at
         )
-        market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result")
+        market = Market.objects.create(event=event, kind=MATCH_RESULT.key, name="Match result")
         selections = Selection.objects.bulk_create(
             Selection(market=market, name=name, price=Decimal(price), display_order=i)
             for i, (name, price) in enumerate(zip(("Home", "Draw", "Away"), PRICES, strict=True))

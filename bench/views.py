@@ -42,6 +42,7 @@ import requests
 from bench.common import ROOT, median, migrate_if_needed
 from bench.edge import server_start
 from bench.harness import free_port, wait_until
+from reducers.market_kinds import MATCH_RESULT
 from store.clients import redis_client
 
 COMPETITION = "Benchmark Views"
@@ -74,7 +75,7 @@ def _events_create(count: int) -> tuple[int, list[int]]:
         event = Event.objects.create(
             competition=competition, home=f"Views Home {n}", away=f"Views Away {n}", starts_at=starts_at
         )
-        market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result")
+        market = Market.objects.create(event=event, kind=MATCH_RESULT.key, name="Match result")
         Selection.objects.bulk_create(
             Selection(market=market, name=name, price=Decimal(price), display_order=i)
             for i, (name, price) in enumerate(zip(("Home", "Draw", "Away"), PRICES, strict=True))

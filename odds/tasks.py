@@ -115,13 +115,23 @@ def metrics_prune(self: Task) -> None:
     max_retries=5,
 )
 def markets_kickoff_suspend(self: Task) -> None:
-    """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled."""
-    from odds.ops.services.digest import kickoff_overdue_suspend
+    """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled, and
+    the open in-play markets when the feed has stopped beating."""
+    from odds.ops.services.digest import feed_lost_suspend, kickoff_overdue_suspend
 
     try:
         kickoff_overdue_suspend()
+        feed_lost_suspend()
     except (DatabaseError, InterfaceError) as exc:
         raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+
+
+@shared_task(name=task_names.MARKETS_OPENING_PUBLISH, ignore_result=True)
+def markets_opening_publish(market_ids: list[int]) -> None:
+    """A new event's opening books, each once its definition is in the markets table."""
+    from odds.catalogue.services.markets import market_openings_publish
+
+    market_openings_publish(market_ids=market_ids)
 
 
 @shared_task(name=task_names.DIGEST_WEEKLY, ignore_result=True)

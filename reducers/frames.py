@@ -94,6 +94,13 @@ class IncidentState(TypedDict):
     at: int
 
 
+class SuspensionState(TypedDict):
+    """Why an event's markets are suspended (``reducers.schemas.MatchSuspension``)."""
+
+    reason: str
+    since: int
+
+
 class MatchMessage(TypedDict):
     """``match``: an event's match state, in a channel frame's ``matches``."""
 
@@ -108,6 +115,7 @@ class MatchMessage(TypedDict):
     clock: ClockState | None
     incidents: list[IncidentState]
     ts: Timestamps
+    suspension: NotRequired[SuspensionState | None]
 
 
 class ErrorBody(TypedDict):

@@ -61,6 +61,7 @@ def match_message(*, item: ConflatedMatch, reducer_ts: int) -> MatchMessage:
         "clock": None if update.clock is None else update.clock.to_json(),
         "incidents": [incident.to_json() for incident in update.incidents],
         "ts": {"event": update.event_ts, "produce": update.produce_ts, "kafka": item.kafka_ts, "reducer": reducer_ts},
+        "suspension": None if update.suspension is None else update.suspension.to_json(),
     }
 
 

@@ -37,7 +37,8 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from reducers.frames import MAX_WIRE_INT, ClockState, IncidentState, SelectionState
+from reducers.frames import MAX_WIRE_INT, ClockState, IncidentState, SelectionState, SuspensionState
+from reducers.suspensions import REASONS as SUSPENSION_REASON_TABLE
 
 PRICE_SCHEMA_VERSION: Final = 1
 MIN_PRICE = Decimal("1.01")
@@ -855,6 +856,8 @@ INCIDENT_KINDS = (
     "set_won",
     "basket",
     "quarter_end",
+    "red_card",
+    "var_check",
 )
 Sport = Annotated[str, one_of(*MATCH_SPORTS)]
 MatchStatus = Annotated[str, one_of(*MATCH_STATUSES)]
@@ -862,7 +865,12 @@ ClockDirection = Annotated[str, one_of(*CLOCK_DIRECTIONS)]
 IncidentKind = Annotated[str, one_of(*INCIDENT_KINDS)]
 IncidentSide = Annotated[str, one_of(*MATCH_SIDES, "")]
 TENNIS_POINTS = ("0", "15", "30", "40", "AD")
+# A tie-break counts its points: "0" to "99" (past seven it runs until one side leads by two).
+TIEBREAK_POINTS = re.compile(r"^(0|[1-9][0-9]?)$")
 MAX_INCIDENTS = 32
+MAX_PERIODS = 8  # four quarters and overtimes
+SUSPENSION_REASONS = tuple(SUSPENSION_REASON_TABLE)
+SuspensionReasonText = Annotated[str, one_of(*SUSPENSION_REASONS)]
 MATCH_DEAD_LETTER_REASONS = ("empty", "too_large", "bad_json", "bad_version", "bad_field")
 
 
@@ -909,13 +917,28 @@ class Incident:
 
 @with_config(STRICT)
 @dataclass(frozen=True, kw_only=True)
+class MatchSuspension:
+    """Why the event's markets are suspended now (``reducers.suspensions``) and since when (epoch ms)."""
+
+    reason: SuspensionReasonText
+    since: PositiveInt
+
+    def to_json(self) -> SuspensionState:
+        return {"reason": self.reason, "since": self.since}
+
+
+@with_config(STRICT)
+@dataclass(frozen=True, kw_only=True)
 class MatchStateUpdate:
     """A full snapshot of one event's match state at one moment of the source.
 
     ``seq`` increases by one per update of an event at the source. ``score`` is in the sport's
-    own terms: football and basketball ``{"home": n, "away": n}``; tennis ``{"sets": [h, a],
-    "games": [h, a], "points": ["15", "30"], "set_games": [[6, 4], ...]}``. Tennis has no
-    clock (``clock`` is ``None``). ``incidents`` are the newest first, at most ``MAX_INCIDENTS``.
+    own terms: football and basketball ``{"home": n, "away": n}`` and, optionally, ``"periods":
+    [[h, a], ...]`` (each half's or quarter's score); tennis ``{"sets": [h, a], "games": [h, a],
+    "points": ["15", "30"], "set_games": [[6, 4], ...]}`` and, optionally, ``"server": "home"``
+    (a tie-break's points are counts: ``["5", "3"]``). Tennis has no clock (``clock`` is
+    ``None``). ``incidents`` are the newest first, at most ``MAX_INCIDENTS``. ``suspension`` says
+    why the event's markets are suspended now, if the source suspended them (``None`` otherwise).
     """
 
     v: Annotated[int, BeforeValidator(version_is(MATCH_STATE_SCHEMA_VERSION)), Field(validate_default=True)] = field(
@@ -931,6 +954,7 @@ class MatchStateUpdate:
     incidents: Annotated[tuple[Incident, ...], Len(0, MAX_INCIDENTS)] = ()
     event_ts: PositiveInt
     produce_ts: PositiveInt
+    suspension: MatchSuspension | None = None
 
     def __post_init__(self) -> None:
         # The score in the sport's own terms, and what the sport's clock may be: rules across fields.
@@ -969,18 +993,39 @@ def match_score_from_json(*, sport: str, raw: Any) -> dict[str, Any]:
         raise InvalidRecord("bad_field", "score must be an object")
     if sport == "tennis":
         points = raw.get("points")
-        if not isinstance(points, list) or len(points) != 2 or any(p not in TENNIS_POINTS for p in points):
-            raise InvalidRecord("bad_field", f"points must be a pair of {', '.join(TENNIS_POINTS)}")
+        tiebreak = raw.get("games") == [6, 6]
+        if not isinstance(points, list) or len(points) != 2 or not all(_tennis_point(p, tiebreak) for p in points):
+            raise InvalidRecord(
+                "bad_field", f"points must be a pair of {', '.join(TENNIS_POINTS)} (a tie-break's: counts)"
+            )
         set_games = raw.get("set_games", [])
         if not isinstance(set_games, list) or len(set_games) > 5:
             raise InvalidRecord("bad_field", "set_games must be a list of at most 5 pairs")
-        return {
+        score: dict[str, Any] = {
             "sets": _pair(raw.get("sets"), "sets"),
             "games": _pair(raw.get("games"), "games"),
             "points": list(points),
             "set_games": [_pair(s, "set_games") for s in set_games],
         }
-    return {"home": _count(raw.get("home"), "home score"), "away": _count(raw.get("away"), "away score")}
+        server = raw.get("server")
+        if server is not None:
+            if server not in MATCH_SIDES:
+                raise InvalidRecord("bad_field", "server must be home or away")
+            score["server"] = server
+        return score
+    score = {"home": _count(raw.get("home"), "home score"), "away": _count(raw.get("away"), "away score")}
+    periods = raw.get("periods")
+    if periods is not None:
+        if not isinstance(periods, list) or len(periods) > MAX_PERIODS:
+            raise InvalidRecord("bad_field", f"periods must be a list of at most {MAX_PERIODS} pairs")
+        score["periods"] = [_pair(p, "periods") for p in periods]
+    return score
+
+
+def _tennis_point(value: Any, tiebreak: bool) -> bool:
+    if not isinstance(value, str):
+        return False
+    return TIEBREAK_POINTS.match(value) is not None if tiebreak else value in TENNIS_POINTS
 
 
 def _whole_number(problem: ErrorDetails, name: str) -> InvalidRecord:
@@ -1011,6 +1056,9 @@ _MATCH_RULES = Rules(
         ("score",),
         ("event_ts",),
         ("produce_ts",),
+        ("suspension",),
+        ("suspension", "reason"),
+        ("suspension", "since"),
     ),
     explain={
         ("sport",): _says("bad_field", f"sport must be one of {', '.join(MATCH_SPORTS)}"),
@@ -1038,6 +1086,11 @@ _MATCH_RULES = Rules(
         ("score",): _says("bad_field", "score must be an object"),
         ("event_ts",): _must_be_int,
         ("produce_ts",): _must_be_int,
+        ("suspension",): _says("bad_field", "suspension must be an object or null"),
+        ("suspension", "reason"): _says(
+            "bad_field", f"suspension reason must be one of {', '.join(SUSPENSION_REASONS)}"
+        ),
+        ("suspension", "since"): _must_be_int,
     },
 )
 

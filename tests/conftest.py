@@ -85,6 +85,24 @@ def kafka_topics(services) -> Iterator[dict[str, str]]:
         future.result()
 
 
+@pytest.fixture
+def own_namespace(kafka_topics, redis_client, monkeypatch) -> Iterator[str]:
+    """Topics and keys of one test's own, under a namespace of its own: for a test that must not
+    share a topic with the session's running reducers (which would read, dead-letter or count its
+    records too) or with other tests' records (which it would count as its own)."""
+    from odds.core.kafka import admin_client, topics_ensure
+    from reducers.topics import all_topics
+
+    name = f"{os.environ['SPORTSBOOK_NAMESPACE']}o{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
+    topics_ensure()
+    yield name
+    for future in admin_client().delete_topics([t.name for t in all_topics()], operation_timeout=30).values():
+        future.result()
+    for key in redis_client.scan_iter(match=f"{name}:*", count=1000):
+        redis_client.delete(key)
+
+
 @pytest.fixture(scope="session")
 def redis_client(services):
     import redis

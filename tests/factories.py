@@ -10,6 +10,7 @@ from itertools import count
 from django.utils import timezone
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from reducers.market_kinds import MATCH_RESULT
 from reducers.schemas import BetEvent, BetLeg, MarketDefinition, PriceUpdate, SelectionPrice
 
 _ids = count(1)
@@ -22,7 +23,7 @@ def market_create(*, prices: tuple[str, ...] = ("2.10", "3.40", "3.50"), status:
     event = Event.objects.create(
         competition=competition, home=f"Home {n}", away=f"Away {n}", starts_at=timezone.now() + timedelta(hours=1)
     )
-    market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name="Match result", status=status)
+    market = Market.objects.create(event=event, kind=MATCH_RESULT.key, name="Match result", status=status)
     for i, (name, price) in enumerate(zip(("Home", "Draw", "Away"), prices, strict=False)):
         Selection.objects.create(market=market, name=name, price=Decimal(price), display_order=i)
     return market

@@ -4,6 +4,8 @@ import { compareDecimal } from "./decimal";
 import { setText } from "./dom";
 import { formatOdds, type OddsFormat } from "./odds";
 import type { MarketState } from "./protocol";
+import { suspensionText } from "./scoreboard";
+import { matchOf } from "./scores";
 
 const FLASH_MS = 900;
 const timers = new WeakMap<Element, number>();
@@ -70,11 +72,23 @@ export function renderMarket(state: MarketState, fmt: OddsFormat): void {
     }
   }
   for (const box of document.querySelectorAll<HTMLElement>(`[data-market-box="${state.market_id}"]`)) {
+    const was = box.dataset.status;
     box.dataset.status = marketOpen ? "open" : state.status === "open" ? "suspended" : state.status;
     box.dataset.seq = String(state.seq);
-    setText(box.querySelector(".market-status"), STATUS_TEXT[box.dataset.status] ?? box.dataset.status);
+    setText(box.querySelector(".market-status"), statusText(box, was));
   }
   if (turned.length > 0) announce(turned);
+}
+
+/** A market box's status in words: a suspension says why when the event's match state does (a
+ * goal, a VAR check), and keeps the reason the page was served with while it lasts. */
+function statusText(box: HTMLElement, was: string | undefined): string {
+  const status = box.dataset.status ?? "";
+  if (status !== "suspended") return STATUS_TEXT[status] ?? status;
+  const reason = matchOf(Number(box.dataset.event ?? 0))?.suspension?.reason;
+  if (reason) return suspensionText(reason);
+  const shown = box.querySelector(".market-status")?.textContent ?? "";
+  return was === "suspended" && shown ? shown : (STATUS_TEXT.suspended ?? "Suspended");
 }
 
 /** Say which selections were suspended or reopened (not their price ticks): a polite live region. */

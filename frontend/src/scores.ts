@@ -1,10 +1,11 @@
-// Scores and the match clock of the events on the page, in each sport's own terms. Match states
-// arrive over the page's websocket: the events the page shows are followed (``matches``, then each
-// ``match``), and its channels carry those of their markets (``view.match``). Only while the
-// socket is down are they fetched from /live/events, less often the longer it stays down; a
-// running clock ticks here between them.
-import { h, setText } from "./dom";
-import { clockText, scoreParts, type MatchMessage } from "./matchclock";
+// Scores and the match clock of the events on the page, in each sport's own terms. The server
+// renders each scoreboard from the match state the reducers hold; match states then arrive over
+// the page's websocket: the events the page shows are followed (``matches``, then each ``match``),
+// and its channels carry those of their markets (``view.match``). Only while the socket is down
+// are they fetched from /live/events, less often the longer it stays down; a running clock ticks
+// here between them. Every board is drawn by scoreboard.ts (``renderMatch``).
+import type { MatchMessage } from "./matchclock";
+import { renderMatch, renderScore, scoreboardElement } from "./scoreboard";
 
 /** While the stream is down: the first fetch after this long, then each wait doubled, up to the cap. */
 export const FALLBACK_FIRST_MS = 5_000;
@@ -21,9 +22,11 @@ interface EventLive {
 }
 
 const matches = new Map<number, MatchMessage>();
+const listeners: ((eventId: number, status: string) => void)[] = [];
 
-function eventNodes(): HTMLElement[] {
-  return [...document.querySelectorAll<HTMLElement>("[data-event-id]")];
+function eventIds(): number[] {
+  const ids = [...document.querySelectorAll<HTMLElement>("[data-event-id]")].map((n) => Number(n.dataset.eventId));
+  return [...new Set(ids)].filter((id) => id > 0);
 }
 
 function nodesOf(eventId: number): NodeListOf<HTMLElement> {
@@ -31,19 +34,14 @@ function nodesOf(eventId: number): NodeListOf<HTMLElement> {
 }
 
 function render(match: MatchMessage, nowMs: number): void {
-  const score = scoreParts(match);
-  const clock = clockText(match, nowMs);
   for (const node of nodesOf(match.event_id)) {
-    const wasLive = node.dataset.status === "in_play";
+    if (node.dataset.scoreboard !== undefined) {
+      renderMatch(node, match, nowMs);
+      continue;
+    }
+    // The rows and heads holding a board follow its status (the page's styles key on it).
     node.dataset.status = match.status === "break" ? "in_play" : match.status;
     node.dataset.sport = match.sport;
-    if (match.status === "scheduled" && !wasLive) continue;
-    node.hidden = false;
-    setText(node.querySelector("[data-score='home']"), score.home);
-    setText(node.querySelector("[data-score='away']"), score.away);
-    setText(node.querySelector("[data-clock]"), clock);
-    const detail = node.querySelector<HTMLElement>("[data-score-detail]");
-    if (detail !== null) setText(detail, score.detail);
   }
 }
 
@@ -53,39 +51,39 @@ export function matchState(match: MatchMessage): void {
   if (current !== undefined && current.seq >= match.seq) return;
   matches.set(match.event_id, match);
   render(match, Date.now());
+  for (const listener of listeners) listener(match.event_id, match.status);
+}
+
+/** The latest match state of an event, when one is known. */
+export function matchOf(eventId: number): MatchMessage | undefined {
+  return matches.get(eventId);
+}
+
+/** Be told of every event's status as it is learnt, from a match state or the catalogue (the
+ * slip takes out the selections of finished matches). */
+export function onEventStatus(listener: (eventId: number, status: string) => void): void {
+  listeners.push(listener);
 }
 
 function applyLegacy(event: EventLive): void {
   for (const node of nodesOf(event.id)) {
-    const wasLive = node.dataset.status === "in_play";
-    node.dataset.status = event.status;
-    if (event.status !== "in_play" && !wasLive) continue;
-    setText(node.querySelector("[data-score='home']"), String(event.home_score));
-    setText(node.querySelector("[data-score='away']"), String(event.away_score));
-    setText(node.querySelector("[data-clock]"), event.clock);
+    if (node.dataset.scoreboard !== undefined) renderScore(node, event);
+    else node.dataset.status = event.status;
   }
+  for (const listener of listeners) listener(event.id, event.status);
 }
 
-/** The score and clock of an event inside an open bet, shown once its match state is known. */
+/** The one-line scoreboard of an event inside a bet or the slip, shown once its match state is known. */
 export function liveScore(eventId: number): HTMLElement {
-  const node = h(
-    "span",
-    { class: "leg-live num", "data-event-id": eventId, hidden: true },
-    h("span", { "data-score": "home" }),
-    h("span", { "aria-hidden": "true", text: "–" }),
-    h("span", { "data-score": "away" }),
-    " ",
-    h("span", { class: "clock", "data-clock": true }),
-  );
+  const node = scoreboardElement(eventId);
   const known = matches.get(eventId);
-  if (known !== undefined) queueMicrotask(() => render(known, Date.now()));
+  if (known !== undefined) renderMatch(node, known, Date.now());
   return node;
 }
 
 /** The events the page shows (each row, card and scoreboard carries its event id). */
 export function pageEvents(): number[] {
-  const ids = eventNodes().map((n) => Number(n.dataset.eventId));
-  return [...new Set(ids.filter((id) => Number.isInteger(id) && id > 0))];
+  return eventIds();
 }
 
 /** The waits between fallback fetches while the stream stays down: doubling from the first to the cap. */
@@ -100,7 +98,9 @@ async function fetchOnce(): Promise<void> {
   const ids = pageEvents();
   if (ids.length === 0 || document.hidden) return;
   try {
-    const response = await fetch(`/live/events?ids=${ids.join(",")}`, { credentials: "same-origin" });
+    // The events on the page now (the slip and My bets add theirs as they are drawn), at most as
+    // many as the endpoint answers.
+    const response = await fetch(`/live/events?ids=${ids.slice(0, 200).join(",")}`, { credentials: "same-origin" });
     if (!response.ok) return;
     const body = (await response.json()) as { events: EventLive[] };
     for (const event of body.events) {

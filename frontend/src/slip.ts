@@ -83,6 +83,41 @@ export class BetSlip {
     if (this.mode === "accumulator" && !this.accumulatorAllowed()) this.mode = "singles";
   }
 
+  /** Take out every selection of a finished event (or of the given markets, resulted); the legs taken out. */
+  dropFinished(which: { eventId?: number; marketId?: number }): SlipLeg[] {
+    const gone = this.legs.filter(
+      (leg) =>
+        (which.eventId !== undefined && leg.eventId === which.eventId) ||
+        (which.marketId !== undefined && leg.marketId === which.marketId),
+    );
+    if (gone.length > 0) {
+      this.legs = this.legs.filter((leg) => !gone.includes(leg));
+      this.fixMode();
+    }
+    return gone;
+  }
+
+  /**
+   * Put back the legs of a bet the server refused after holding it (its price moved during the
+   * in-play delay): each at the price the punter accepted (``seen``) and, when known, the price now,
+   * so the slip asks for the new price to be accepted. Legs already in the slip stay as they are.
+   */
+  restore(legs: SlipLeg[], mode: SlipMode, accaStake: string, prices: ReadonlyMap<number, string> = new Map()): SlipLeg[] {
+    const back: SlipLeg[] = [];
+    for (const leg of legs) {
+      if (this.has(leg.selectionId) || this.legs.length >= this.limits.maxLegs) continue;
+      const again = { ...leg, price: prices.get(leg.selectionId) ?? leg.price, suspended: false };
+      this.legs.push(again);
+      back.push(again);
+    }
+    if (mode === "accumulator" && back.length === legs.length && this.legs.length === legs.length) {
+      this.mode = "accumulator";
+      this.accaStake = accaStake;
+    }
+    this.fixMode();
+    return back;
+  }
+
   /** After the bets were placed: empty the slip, or only its stakes when the punter keeps the selections. */
   placed(selectionIds: number[]): void {
     if (!this.keepSelections) {

@@ -10,7 +10,8 @@ import { displayOdds, markSelected } from "./prices";
 import type { ChannelFrame, MarketState, OddsClient } from "./protocol";
 import { refusalText } from "./refusals";
 import { LIMITS } from "./rules";
-import { BetSlip, type Move, type NewLeg, type SlipLeg, type SlipLimits } from "./slip";
+import { liveScore, onEventStatus } from "./scores";
+import { BetSlip, type Move, type NewLeg, type SlipLeg, type SlipLimits, type SlipMode } from "./slip";
 import { moneyMoved } from "./wallet";
 
 const SLIP_KEY = "sportsbook.slip";
@@ -34,6 +35,16 @@ interface Receipt {
   names: string[];
 }
 
+/** The slip's legs of a bet the server holds, to put back if it refuses the bet for its price. */
+interface HeldLegs {
+  legs: SlipLeg[];
+  mode: SlipMode;
+  accaStake: string;
+}
+
+// Refusals after the in-play delay that give the selections back to the slip.
+const GIVEN_BACK = new Set(["price_changed"]);
+
 export interface SlipViewOptions {
   client: OddsClient;
   user: string;
@@ -49,6 +60,7 @@ export class SlipView {
   private notice: Notice = null;
   private receipts: Receipt[] = [];
   private readonly held = new HeldBets();
+  private readonly heldLegs = new Map<number, HeldLegs>();
   private ticker: ReturnType<typeof setInterval> | null = null;
   private placing = false;
   private readonly flashes = new Map<number, Move>();
@@ -82,6 +94,9 @@ export class SlipView {
         toggle?.focus();
       }
     });
+    onEventStatus((eventId, status) => {
+      if (status === "finished") this.finished({ eventId }, "has finished");
+    });
     window.addEventListener("storage", (ev) => {
       // Another tab changed the slip: follow it.
       if (ev.key !== SLIP_KEY) return;
@@ -107,8 +122,23 @@ export class SlipView {
     this.refresh();
   }
 
+  /** Selections whose match finished or whose market was resulted leave the slip, saying so. */
+  private finished(which: { eventId?: number; marketId?: number }, what: string): void {
+    const gone = this.slip.dropFinished(which);
+    if (gone.length === 0) return;
+    const events = [...new Set(gone.map((leg) => leg.event))];
+    const names = gone.map((leg) => leg.selection).join(", ");
+    const verb = gone.length === 1 ? "is" : "are";
+    this.notice = { kind: "info", code: "finished", text: `${events.join(", ")} ${what}: ${names} ${verb} no longer in your slip.` };
+    this.changed();
+  }
+
   /** A public market frame (anonymous punters; the page's own prices otherwise). */
   market(state: MarketState): void {
+    if (state.status === "closed" || state.status === "settled") {
+      this.finished({ marketId: state.market_id }, "was resulted");
+      return;
+    }
     if (this.loggedIn) return; // the slip channel is the slip's source
     let touched = false;
     for (const leg of this.slip.legs) {
@@ -320,6 +350,7 @@ export class SlipView {
         remove,
       ),
       h("div", { class: "leg-market", text: `${leg.market} · ${leg.event}` }),
+      liveScore(leg.eventId),
       h("p", { class: "leg-notice", role: "status" }),
     );
     if (this.slip.mode === "singles") {
@@ -551,6 +582,10 @@ export class SlipView {
       try {
         const { bet } = await this.send(request.body);
         this.held.hold(bet);
+        if (bet.status === "pending") {
+          const legs = request.legs.flatMap((id) => this.slip.legs.filter((leg) => leg.selectionId === id)).map((leg) => ({ ...leg }));
+          this.heldLegs.set(bet.id, { legs, mode: this.slip.mode, accaStake: this.slip.accaStake });
+        }
         placed.push({ bet, names: request.legs.map((id) => this.slip.leg(id)?.selection ?? "") });
         this.slip.placed(request.legs);
       } catch (error) {
@@ -575,10 +610,36 @@ export class SlipView {
   /** A held bet was decided (a bet.decided frame, or looked up when the frame did not come). */
   decided(decision: BetDecision): void {
     this.held.decided(decision.id);
+    const legs = this.heldLegs.get(decision.id);
+    this.heldLegs.delete(decision.id);
+    if (legs !== undefined && decision.status === "rejected" && GIVEN_BACK.has(decision.reject?.code ?? "")) {
+      this.giveBack(legs);
+    }
     const receipt = this.receipts.find((r) => r.bet.id === decision.id);
-    if (receipt === undefined || receipt.bet.status !== "pending") return;
+    if (receipt === undefined || receipt.bet.status !== "pending") {
+      if (legs !== undefined) this.render();
+      return;
+    }
     receipt.bet = withDecision(receipt.bet, decision);
     this.render();
+  }
+
+  /** The selections of a bet refused for its price go back in the slip at the price the punter
+   * took, with the price now beside it to accept (from the page, then the stream). */
+  private giveBack(held: HeldLegs): void {
+    const prices = new Map<number, string>();
+    for (const leg of held.legs) {
+      const price = document.querySelector<HTMLElement>(`.price[data-selection="${leg.selectionId}"]`)?.dataset.price;
+      if (price) prices.set(leg.selectionId, price);
+    }
+    const back = this.slip.restore(held.legs, held.mode, held.accaStake, prices);
+    if (back.length === 0) return;
+    this.notice = {
+      kind: "info",
+      code: "price_changed",
+      text: "The price moved while your bet was held, so it was not placed. Your selections are back in the slip: accept the new price to place it again.",
+    };
+    this.changed();
   }
 
   /** Tick the countdowns every second until every held bet is decided. */

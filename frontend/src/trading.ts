@@ -7,8 +7,30 @@ import { compareDecimal } from "./decimal";
 import { setText } from "./dom";
 import { decimalText } from "./odds";
 import { type ConnectionStatus, type MarketState, OddsClient } from "./protocol";
+import { matchOf, matchState, startScores } from "./scores";
 
 const FLASH_MS = 1200;
+const TICK_MS = 1000;
+// The trader's word for each suspension reason (reducers/suspensions.py, REASONS[].label).
+const REASON_LABEL: Record<string, string> = {
+  kick_off: "Kick-off",
+  goal: "Goal",
+  red_card: "Red card",
+  var: "VAR check",
+  break_of_serve: "Break of serve",
+  trader: "Trader",
+  feed_lost: "Feed lost",
+};
+const LONG_SUSPENSION_S = 600;
+
+/** How long, in the trading pages' words: 45 s, 3 min, 1 h 20 min (reducers.suspensions.duration_text). */
+export function durationText(seconds: number): string {
+  const whole = Math.max(0, Math.floor(seconds));
+  if (whole < 60) return `${whole} s`;
+  const minutes = Math.floor(whole / 60);
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
 
 /** The market ids listed by the page's live region(s). */
 export function tradingMarkets(root: ParentNode = document): number[] {
@@ -60,6 +82,47 @@ export function renderTradingMarket(state: MarketState, root: ParentNode = docum
     flash(badge);
   }
   row.dataset.live = status;
+  suspensionNote(row, status);
+}
+
+/** A suspended market says why, who did it and for how long; the note goes when it reopens. A
+ * suspension the stream brings is named from the event's match state when the feed set it. */
+function suspensionNote(row: HTMLElement, status: string): void {
+  const note = row.querySelector<HTMLElement>("[data-suspension]");
+  if (status !== "suspended") {
+    note?.remove();
+    return;
+  }
+  if (note !== null) return;
+  const eventId = Number(row.closest<HTMLElement>("[data-event]")?.dataset.event ?? 0);
+  const reason = matchOf(eventId)?.suspension ?? null;
+  const since = reason?.since ?? Date.now();
+  const label = reason ? `${REASON_LABEL[reason.reason] ?? reason.reason} · by feed` : "Suspended";
+  const fresh = document.createElement("span");
+  fresh.className = "suspension";
+  fresh.dataset.suspension = "";
+  fresh.dataset.since = new Date(since).toISOString();
+  fresh.dataset.longAfter = String(LONG_SUSPENSION_S);
+  const duration = document.createElement("span");
+  duration.dataset.duration = "";
+  duration.textContent = durationText((Date.now() - since) / 1000);
+  fresh.append(`${label} · for `, duration);
+  row.querySelector("[data-market-status]")?.after(" ", fresh);
+}
+
+/** Advance every suspension's duration, and flag it once it is long. */
+function tickSuspensions(now: number): void {
+  for (const note of document.querySelectorAll<HTMLElement>("[data-suspension][data-since]")) {
+    const since = Date.parse(note.dataset.since ?? "");
+    if (Number.isNaN(since)) continue;
+    const seconds = (now - since) / 1000;
+    setText(note.querySelector("[data-duration]"), durationText(seconds));
+    const long = seconds >= Number(note.dataset.longAfter ?? LONG_SUSPENSION_S);
+    if (long && !note.classList.contains("long")) {
+      note.classList.add("long");
+      note.prepend(Object.assign(document.createElement("strong"), { textContent: "Long:" }), " ");
+    }
+  }
 }
 
 function messageNear(form: HTMLFormElement, text: string, ok: boolean): void {
@@ -155,6 +218,8 @@ function boot(): void {
     event.preventDefault();
     void send(form);
   });
+  startScores();
+  window.setInterval(() => tickSuspensions(Date.now()), TICK_MS);
   const markets = tradingMarkets();
   if (markets.length === 0) return;
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
@@ -163,6 +228,7 @@ function boot(): void {
     markets,
     onMarket: (state) => renderTradingMarket(state),
     onStatus: connection,
+    onMatch: matchState,
     control: { begin: async (channel, resync, since) => void (await api.begin(channel, resync, since)) },
   });
   window.addEventListener("offline", () => client.stop());

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { clockSeconds, clockText, scoreParts, type MatchMessage } from "../src/matchclock";
+import { clockSeconds, clockText, type MatchMessage } from "../src/matchclock";
+import { boardOf } from "../src/scoreboard";
 
 const AT = 1_700_000_000_000;
 
@@ -65,10 +66,15 @@ describe("match clock", () => {
       clock: null,
     });
     expect(clockText(match, AT + 60_000)).toBe("Set 2");
-    expect(scoreParts(match)).toEqual({ home: "1", away: "0", detail: "Games 3-2, points 15-40" });
+    const board = boardOf({ eventId: 1, sport: "tennis", home: "A", away: "B", match, nowMs: AT });
+    expect(board.columns).toEqual(["Sets", "Games", "Points"]);
+    expect([board.home.cells, board.away.cells]).toEqual([["1", "3", "15"], ["0", "2", "40"]]);
   });
 
-  it("shows FT when finished", () => {
-    expect(clockText(football({ status: "finished" }), AT)).toBe("FT");
+  it("says finished in the sport's own word, with no clock", () => {
+    const done = (sport: string) =>
+      boardOf({ eventId: 1, sport, home: "A", away: "B", match: football({ sport, status: "finished" }), nowMs: AT });
+    expect(clockText(football({ status: "finished" }), AT)).toBe("");
+    expect(["football", "basketball", "tennis"].map((sport) => done(sport).done)).toEqual(["FT", "Final", "Finished"]);
   });
 });

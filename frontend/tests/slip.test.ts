@@ -273,3 +273,49 @@ describe("keeping the selections after placing", () => {
     expect(BetSlip.fromJSON(JSON.parse(JSON.stringify(slip)), LIMITS).keepSelections).toBe(true);
   });
 });
+
+describe("the slip knows the match", () => {
+  it("takes out the selections of a finished event and says which", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10", 7));
+    slip.toggle(leg(2, "1.85", 8));
+    const gone = slip.dropFinished({ eventId: 7 });
+    expect(gone.map((l) => l.selectionId)).toEqual([1]);
+    expect(slip.legs.map((l) => l.selectionId)).toEqual([2]);
+    expect(slip.mode).toBe("singles");
+  });
+
+  it("takes out the selections of a resulted market", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10", 7, 70));
+    expect(slip.dropFinished({ marketId: 70 }).length).toBe(1);
+    expect(slip.legs).toEqual([]);
+  });
+
+  it("puts back a refused bet's selections with the new price to accept", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    slip.legs[0]!.stake = "5";
+    const placed = slip.legs.map((l) => ({ ...l }));
+    slip.placed([1]);
+    expect(slip.legs).toEqual([]);
+    const back = slip.restore(placed, "singles", "", new Map([[1, "1.90"]]));
+    expect(back.length).toBe(1);
+    expect(slip.legs[0]).toMatchObject({ selectionId: 1, price: "1.90", seen: "2.10", stake: "5" });
+    expect(slip.changedLegs().length).toBe(1);
+    expect(slip.blockers().map((b) => b.code)).toContain("price_changed");
+    slip.acceptChanges();
+    expect(slip.blockers()).toEqual([]);
+  });
+
+  it("puts back a refused accumulator as an accumulator with its stake", () => {
+    const slip = new BetSlip(LIMITS);
+    slip.toggle(leg(1, "2.10"));
+    slip.toggle(leg(2, "1.85"));
+    slip.accaStake = "4";
+    const placed = slip.legs.map((l) => ({ ...l }));
+    slip.placed([1, 2]);
+    slip.restore(placed, "accumulator", "4");
+    expect([slip.mode, slip.accaStake, slip.legs.length]).toEqual(["accumulator", "4", 2]);
+  });
+});

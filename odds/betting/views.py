@@ -18,9 +18,8 @@ from django.utils import timezone
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
-from odds.betting.models import LedgerEntry
 from odds.betting.selectors.bets import wallet_for_user
-from odds.betting.selectors.wallet import deposit_limits_view, ledger_page, wallet_break_running
+from odds.betting.selectors.wallet import STATEMENT_KINDS, deposit_limits_view, ledger_page, wallet_break_running
 from odds.betting.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break, cooling_off_text
 from odds.catalogue.selectors.catalogue import sport_nav
 
@@ -53,7 +52,7 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
     wallet = wallet_for_user(user=user)
     problems: list[str] = []
     kind = request.GET.get("kind", "")
-    if kind and kind not in LedgerEntry.Kind.values:
+    if kind and kind not in STATEMENT_KINDS:
         problems.append("That kind of entry does not exist; all kinds are shown.")
         kind = ""
     since = _day(request.GET.get("from", ""), "from", problems)
@@ -70,7 +69,7 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
         "active_wallet": True,
         "wallet": wallet,
         "page": page,
-        "kinds": LedgerEntry.Kind.choices,
+        "kinds": [(kind.value, kind.label) for kind in STATEMENT_KINDS],
         "kind": kind,
         "since": since.isoformat() if since else "",
         "until": until.isoformat() if until else "",

@@ -7,6 +7,8 @@ from decimal import Decimal
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from reducers import market_kinds, suspensions
+
 # Seconds a bet on an in-play event is held before it is accepted, unless its sport says otherwise:
 # long enough that a punter watching a faster picture than the trader cannot beat a goal.
 IN_PLAY_DELAY_DEFAULT_S = 5
@@ -76,13 +78,6 @@ class Event(models.Model):
 
 
 class Market(models.Model):
-    class Kind(models.TextChoices):
-        MATCH_RESULT = "match_result", "Match result (1X2)"
-        OVER_UNDER = "over_under", "Total goals over/under"
-        BOTH_TEAMS_TO_SCORE = "btts", "Both teams to score"
-        HANDICAP = "handicap", "Handicap"
-        MATCH_WINNER = "match_winner", "Match winner"
-
     class Status(models.TextChoices):
         OPEN = "open"
         SUSPENDED = "suspended"
@@ -90,7 +85,8 @@ class Market(models.Model):
         SETTLED = "settled"
 
     event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="markets")
-    kind = models.CharField(max_length=32, choices=Kind.choices)
+    # The kinds are declared once, in reducers/market_kinds.py.
+    kind = models.CharField(max_length=32, choices=market_kinds.CHOICES)
     name = models.CharField(max_length=128)
     line = models.DecimalField(max_digits=6, decimal_places=2, null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
@@ -98,6 +94,10 @@ class Market(models.Model):
     suspended_at = models.DateTimeField(
         null=True, blank=True, help_text="When the market was last suspended (bets held by the in-play delay check it)."
     )
+    # Why the market is suspended now and who or what did it (the reasons: reducers/suspensions.py);
+    # blank while it trades.
+    suspension_reason = models.CharField(max_length=16, choices=suspensions.CHOICES, blank=True)
+    suspended_by = models.CharField(max_length=150, blank=True)
     display_order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

@@ -25,6 +25,7 @@ METRICS_PRUNE = "odds.tasks.metrics_prune"
 MARKETS_KICKOFF_SUSPEND = "odds.tasks.markets_kickoff_suspend"
 DIGEST_WEEKLY = "odds.tasks.digest_weekly"
 DIGEST_EMAIL = "odds.tasks.digest_email"
+MARKETS_OPENING_PUBLISH = "odds.tasks.markets_opening_publish"
 
 
 def registered(name: str) -> Task:

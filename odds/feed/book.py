@@ -47,16 +47,19 @@ def overround(prices: list[Decimal]) -> Decimal:
 
 
 def prices_from_probabilities(probabilities: list[float], margin: float) -> list[Decimal]:
-    """Fair probabilities (summing to 1) → ladder prices carrying the given margin (e.g. 0.06).
+    """Fair probabilities → ladder prices carrying the given margin (e.g. 0.06).
 
-    A favourite so short that its price would fall below 1.01 is floored there; the margin it
-    can no longer carry is laid on the other selections (the outsiders shorten), as a book does
-    when a match is all but decided, so the overround stays where it was set.
+    The probabilities sum to the number of selections that win together (1 in most markets, 2
+    in double chance), and the book's overround is that number times ``1 + margin``. A favourite
+    so short that its price would fall below 1.01 is floored there; the margin it can no longer
+    carry is laid on the other selections (the outsiders shorten), as a book does when a match
+    is all but decided, so the overround stays where it was set.
     """
     ceiling = 1 / float(MIN_PRICE)
+    winning = max(1, round(sum(probabilities)))
     implied = [min(max(p, 1e-4) * (1 + margin), ceiling) for p in probabilities]
     free = [i for i, x in enumerate(implied) if x < ceiling]
-    deficit = (1 + margin) - sum(implied)
+    deficit = winning * (1 + margin) - sum(implied)
     if deficit > 0 and free:
         spread = sum(implied[i] for i in free)
         for i in free:
@@ -64,11 +67,12 @@ def prices_from_probabilities(probabilities: list[float], margin: float) -> list
     return [to_ladder(Decimal(1) / Decimal(repr(x))) for x in implied]
 
 
-def probabilities_from_prices(prices: list[Decimal]) -> list[float]:
-    """Implied probabilities with the margin taken out proportionally."""
+def probabilities_from_prices(prices: list[Decimal], *, winning: int = 1) -> list[float]:
+    """Implied probabilities with the margin taken out proportionally; they sum to ``winning``,
+    the number of selections that win together (``MarketKind.winning``)."""
     implied = [1 / float(p) for p in prices]
     total = sum(implied)
-    return [x / total for x in implied]
+    return [winning * x / total for x in implied]
 
 
 class RandomWalk:

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from odds.catalogue.selectors.results import market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
     market_result,
@@ -81,22 +82,23 @@ def _impact_totals(impacts: list[ResultImpact]) -> dict[str, Any]:
 
 
 class SettleForm(forms.Form):
-    """One choice per market: the winning selection, or void."""
-
-    VOID = "void"
+    """One choice per market: its result as its kind is entered (the winning selection, or the
+    match's outcome for a kind whose selections win together), or void."""
 
     def __init__(self, *args: Any, markets: list[Market], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.markets = markets
+        self.entries = {market.id: market_result_choices(market=market) for market in markets}
         for market in markets:
-            choices = [(str(s.id), s.name) for s in market.selections.all()] + [(self.VOID, "Void (refund all)")]
+            choices = [(entry.key, entry.label) for entry in self.entries[market.id]]
             self.fields[f"winner_{market.id}"] = forms.ChoiceField(label=str(market), choices=choices)
 
     def results(self) -> list[tuple[Market, list[int] | None]]:
         chosen = []
         for market in self.markets:
             value = self.cleaned_data[f"winner_{market.id}"]
-            chosen.append((market, None if value == self.VOID else [int(value)]))
+            entry = next(e for e in self.entries[market.id] if e.key == value)
+            chosen.append((market, entry.winners))
         return chosen
 
 
@@ -156,8 +158,7 @@ class MarketAdmin(IdCheckedAdmin):
                 self._settle(request, form)
                 return None
             impacts = [
-                (market_result_impact(market=market, winner_id=None if winners is None else winners[0]), market)
-                for market, winners in form.results()
+                (market_result_impact(market=market, winners=winners), market) for market, winners in form.results()
             ]
         context = {
             **self.admin_site.each_context(request),

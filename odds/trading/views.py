@@ -17,6 +17,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from odds.catalogue.models import Competition, Event, Market, Selection
+from odds.catalogue.selectors.catalogue import boards_attach
+from odds.catalogue.selectors.results import market_entered_by_outcome, market_result_choices
 from odds.catalogue.services.markets import (
     MarketStateError,
     market_result,
@@ -38,8 +40,13 @@ from odds.trading.selectors.trading import (
     trading_market,
     trading_market_query,
 )
-from odds.trading.services.operations import TEMPLATE_SPORTS, event_create
+from odds.trading.services.operations import event_create
+from reducers.market_kinds import SPORTS, offered_kinds
 from reducers.schemas import MAX_PRICE, MIN_PRICE
+
+# The sports a trader's new event may be of, and the markets each opens with (reducers/market_kinds.py).
+TEMPLATE_SPORTS = {slug: sport.name for slug, sport in SPORTS.items()}
+TEMPLATE_MARKETS = {sport.name: offered_kinds(slug) for slug, sport in SPORTS.items()}
 
 PRICE_REFUSED = (
     f"not a valid price: enter odds from {MIN_PRICE} to {MAX_PRICE:f} with at most two decimals, such as 2.50"
@@ -76,17 +83,20 @@ def _markets(request: HttpRequest, *, form: EventCreateForm | None = None, statu
     page = trading_events_page(filters=filters, page_number=id_from_text(text=request.GET.get("page", "")) or 1)
     params = request.GET.copy()
     params.pop("page", None)
+    events = list(page.object_list)
+    boards_attach(events=events, layout="row")
     return render(
         request,
         "odds/trading/markets.html",
         {
-            "events": page.object_list,
+            "events": events,
             "events_page": page,
             "filters": filters,
             "choices": trading_filter_choices(),
             "statuses": list(MARKET_STATUS_FILTERS),
             "query_without_page": params.urlencode(),
             "sports": TEMPLATE_SPORTS,
+            "templates": TEMPLATE_MARKETS,
             "page": "markets",
             "form": form,
         },
@@ -118,6 +128,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
         event = trading_event(event_id=event_id)
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
+    boards_attach(events=[event], layout="head")
     return render(request, "odds/trading/event.html", {"event": event, "page": "markets"})
 
 
@@ -240,19 +251,26 @@ def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
     return _market_action(request, market_id, act)
 
 
-def _winner(market: Market, raw: str) -> int | None:
-    """The winning selection's id, or None for "void"; a value that is not a selection of this
-    market is refused (not an id) or not found (another market's selection)."""
+def _winners(market: Market, raw: str) -> list[int] | None:
+    """The winning selections' ids, or None for "void". A market resulted by the match outcome
+    takes ``home``, ``draw`` or ``away``; any other takes its winning selection's id, and a value
+    that is not a selection of this market is refused (not an id) or not found (another market's
+    selection)."""
     if raw == "void":
         return None
+    if market_entered_by_outcome(market=market):
+        entry = next((c for c in market_result_choices(market=market) if c.key == raw), None)
+        if entry is None:
+            raise InputRefused(f"the result must be one of the match's outcomes, not {raw[:40]!r}")
+        return entry.winners
     winner_id = _selection_id(raw, what="the winner")
-    return get_object_or_404(Selection, id=winner_id, market=market).id
+    return [get_object_or_404(Selection, id=winner_id, market=market).id]
 
 
 def _confirm(request: HttpRequest, market: Market, *, action: str, winner: str) -> HttpResponse:
     """The confirmation step of a result or a settlement: the bets it settles and what they pay."""
-    winner_id = _winner(market, winner) if action == "result" else None
-    impact = market_result_impact(market=market, winner_id=winner_id)
+    winners = _winners(market, winner) if action == "result" else None
+    impact = market_result_impact(market=market, winners=winners)
     return render(
         request,
         "odds/trading/confirm.html",
@@ -290,10 +308,10 @@ def market_result_view(request: HttpRequest, market_id: int) -> HttpResponse:
     market = get_object_or_404(trading_market_query(), id=market_id)
     winner = request.POST.get("winner", "")
     try:
-        winner_id = _winner(market, winner)
+        winners = _winners(market, winner)
         if request.POST.get("confirm") != "yes":
             return _confirm(request, market, action="result", winner=winner)
-        market_result(market=market, winners=None if winner_id is None else [winner_id], by=request.user)
+        market_result(market=market, winners=winners, by=request.user)
     except InputRefused as exc:
         return _refused(request, str(exc))
     except MarketStateError as exc:

@@ -29,6 +29,7 @@ from odds.api.snapshots import public_cache_control
 from odds.catalogue.models import Competition, Event
 from odds.catalogue.selectors.catalogue import (
     STARTING_SOON,
+    boards_attach,
     competition_get,
     event_detail,
     event_groups,
@@ -83,6 +84,7 @@ def _listing(
     upcoming = [e for e in events if e.status != Event.Status.IN_PLAY]
     # ``headline_markets``: prefetched by event_list.
     held = live_overlay(markets=[market for event in events for market in getattr(event, "headline_markets", [])])
+    boards_attach(events=events, layout="row")
     fragment = request.GET.get("fragment") == LISTING_FRAGMENT
     return _page(
         request,
@@ -165,6 +167,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
     except Event.DoesNotExist as exc:
         raise Http404("no such event") from exc
     held = live_overlay(markets=list(event.markets.all()))
+    boards_attach(events=[event], layout="head")
     context = {"event": event, "active_sport": event.competition.sport.slug, "held": held}
     return _page(request, "odds/event.html", context)
 

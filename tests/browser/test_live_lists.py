@@ -41,7 +41,7 @@ def test_a_visitor_on_in_play_sees_an_event_kick_off_and_later_finish(
     page.on("request", lambda request: fetched.append(request.url) if "fragment=listing" in request.url else None)
 
     page.goto(f"{asgi_server}/in-play/")
-    row = page.locator(f'#listing [data-event-id="{market.event_id}"]')
+    row = page.locator(f'#listing .event-row[data-event-id="{market.event_id}"]')
     expect(page.locator("#listing .empty")).to_have_text("Nothing is in play right now.")
     channel = shared_channel_id(QuerySpec(in_play=True, headline=True))
     wait_for(lambda: redis_client.exists(keys.channel_meta(channel)), timeout=60, what="the page's shared channel")
@@ -66,7 +66,7 @@ def test_a_goal_changes_the_score_on_the_home_page_with_no_live_events_request(
     page.on("request", lambda request: polled.append(request) if "/live/events" in request.url else None)
 
     page.goto(f"{asgi_server}/")
-    score = page.locator(f'#listing [data-event-id="{market.event_id}"] [data-score="home"]')
+    score = page.locator(f'#listing .event-row[data-event-id="{market.event_id}"] [data-score="home"]')
     expect(score).to_have_text("0")
     for seq, home in ((1, 0), (2, 1)):
         state = match_state_build(
@@ -77,7 +77,6 @@ def test_a_goal_changes_the_score_on_the_home_page_with_no_live_events_request(
             elapsed_s=600 + seq,
             home=home,
             away=0,
-            games_won=[],
             incidents=[],
             now_ms=int(time.time() * 1000),
             rate=1,

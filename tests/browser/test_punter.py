@@ -261,7 +261,7 @@ def test_start_times_are_shown_in_the_punters_time_zone(asgi_server, browser: Br
     page = context.new_page()
     try:
         page.goto(f"{asgi_server}/event/{market.event_id}/")
-        expect(page.locator(".event-status time")).to_have_text("Sunday 2 June, 04:45")
+        expect(page.locator(".event-head [data-scoreboard] time")).to_have_text("Sunday 2 June, 04:45")
     finally:
         context.close()
 

@@ -311,3 +311,46 @@ def test_an_in_play_bet_shows_pending_then_its_rejection_and_the_stake_back(
     expect(receipt).to_contain_text("The market was suspended, so the bet was not accepted. Your stake is back")
     expect(page.locator("#wallet-balance")).to_have_text("£100.00")
     axe_check(page)
+
+
+def test_an_in_play_bet_refused_for_its_price_keeps_its_selection_with_the_new_price_to_accept(
+    asgi_server, price_query, publish, login, redis_client, page: Page
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from odds.betting.services.bet_delay import bets_delay_resolve
+    from odds.catalogue.models import Event, Sport
+
+    market = market_create(prices=("2.50", "3.20", "2.90"))
+    Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)
+    Sport.objects.filter(competitions__events=market.event_id).update(in_play_delay_s=3)
+    selection = first_selection(market)
+    login(user_create(balance="100.00"))
+    open_event(page, asgi_server, market)
+    stream_live(page, publish, market, ("2.50", "3.20", "2.90"))
+
+    page.locator(f'.price[data-selection="{selection.id}"]').click()
+    page.get_by_label("Stake £").fill("5")
+    page.locator("#slip-place").click()
+    expect(page.locator(".receipt")).to_contain_text("Bet pending")
+    expect(page.locator(".slip-leg")).to_have_count(0)
+    # The price shortens during the in-play delay: the held bet is refused for it.
+    stream_live(page, publish, market, ("2.20", "3.40", "3.10"))
+    bet = Bet.objects.get(legs__market=market)
+    assert bet.accept_at is not None
+    time.sleep(max(0.0, (bet.accept_at - timezone.now() + timedelta(milliseconds=50)).total_seconds()))
+    assert bets_delay_resolve().rejected == 1
+
+    leg = slip_leg(page, selection.id)
+    expect(leg).to_have_count(1, timeout=15_000)
+    expect(leg.locator(".leg-price")).to_have_text("2.20")
+    expect(leg.locator(".leg-notice")).to_have_text("Price changed from 2.50 to 2.20")
+    expect(page.get_by_label("Stake £")).to_have_value("5")
+    place = page.locator("#slip-place")
+    expect(place).to_have_text("Accept price changes")
+    expect(page.locator(".slip-alert")).to_contain_text("Your selections are back in the slip")
+    axe_check(page)
+    place.click()
+    expect(place).to_have_text("Place bet £5.00")

@@ -24,7 +24,6 @@ class Published(FeedRunner):
         self.match_phase = {}
         self.match_elapsed = {}
         self.match_incidents = defaultdict(list)
-        self.games_won = defaultdict(list)
         self.game_seq = {}
         self.states: list[dict] = []
         self.game_events: list[GameEvent] = []

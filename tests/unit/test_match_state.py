@@ -1,9 +1,17 @@
 import orjson
 import pytest
 
-from odds.feed.matchstate import breaks_passed, in_break, match_clock, match_state_build, tennis_score
+from odds.feed.matchstate import (
+    breaks_passed,
+    in_break,
+    match_clock,
+    match_state_build,
+    tennis_from_score,
+    tennis_score,
+)
+from odds.feed.pricing.tennis import TennisLive, point_played
 from reducers.matchstate import ConflatedMatch, conflate_matches, match_apply
-from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
+from reducers.schemas import InvalidRecord, MatchStateUpdate, MatchSuspension, decode_match_state
 
 NOW = 1_700_000_000_000
 
@@ -17,7 +25,6 @@ def football(*, event_id: int = 7, seq: int = 1, elapsed_s: float = 600, home: i
         elapsed_s=elapsed_s,
         home=home,
         away=away,
-        games_won=[],
         incidents=[],
         now_ms=NOW,
         rate=1,
@@ -65,32 +72,87 @@ def test_basketball_quarters_count_down_from_twelve_minutes():
     assert between.elapsed_s == 720
 
 
-def test_tennis_has_sets_and_games_and_no_clock():
-    games = ["home"] * 6 + ["away", "home", "away"]
+def tennis_after(winners: list[str]) -> TennisLive:
+    live = TennisLive()
+    for winner in winners:
+        live = point_played(live, "home" if winner == "home" else "away").live
+    return live
+
+
+def test_tennis_has_sets_games_points_and_the_server_and_no_clock():
+    # Home takes the first set 6-0, each breaks the other in the second, and the home player,
+    # serving the third game, trails 15-30.
+    live = tennis_after(["home"] * 24 + ["away"] * 4 + ["home"] * 4 + ["away", "away", "home"])
     state = match_state_build(
         event_id=3,
         seq=1,
         sport="tennis",
         status="in_play",
         elapsed_s=1800,
-        home=0,
+        home=1,
         away=0,
-        games_won=games,
+        tennis=live,
         incidents=[],
         now_ms=NOW,
         rate=1,
     )
     assert state.clock is None
-    assert state.score["sets"] == [1, 0]
-    assert state.score["games"] == [1, 2]
-    assert state.score["set_games"] == [[6, 0]]
+    assert state.score == {
+        "sets": [1, 0],
+        "games": [1, 1],
+        "points": ["15", "30"],
+        "set_games": [[6, 0]],
+        "server": "home",
+    }
     assert state.period == 2
 
 
-def test_tennis_set_at_six_all_goes_to_seven():
-    score = tennis_score(["home", "away"] * 6 + ["away"])
-    assert score["sets"] == [0, 1]
-    assert score["set_games"] == [[6, 7]]
+def test_tennis_set_at_six_all_goes_to_a_tiebreak_counted_in_points_then_to_seven():
+    games = (["home"] * 4 + ["away"] * 4) * 6  # each holds serve to six-all
+    live = tennis_after([*games, "home", "home", "away"])
+    assert live.games == (6, 6)
+    assert tennis_score(live)["points"] == ["2", "1"]
+    done = tennis_after(games + ["away"] * 7)
+    assert tennis_score(done)["set_games"] == [[6, 7]]
+    assert tennis_score(done)["sets"] == [0, 1]
+
+
+def test_deuce_and_advantage_are_named_as_the_umpire_calls_them():
+    deuce = ["home", "away"] * 3
+    assert tennis_score(tennis_after(deuce))["points"] == ["40", "40"]
+    assert tennis_score(tennis_after([*deuce, "away"]))["points"] == ["40", "AD"]
+
+
+def test_a_tennis_score_read_back_from_its_match_state_is_the_same_match():
+    live = tennis_after(["home"] * 24 + ["away"] * 4 + ["home", "away", "home", "away", "home", "away", "away"])
+    assert tennis_from_score(tennis_score(live)) == live
+
+
+def test_basketball_carries_its_quarters_scores():
+    state = match_state_build(
+        event_id=4,
+        seq=1,
+        sport="basketball",
+        status="in_play",
+        elapsed_s=20 * 60,
+        home=40,
+        away=38,
+        periods=[[25, 20], [15, 18]],
+        incidents=[],
+        now_ms=NOW,
+        rate=1,
+    )
+    assert state.score == {"home": 40, "away": 38, "periods": [[25, 20], [15, 18]]}
+    assert decode_match_state(state.encode()) == state
+
+
+def test_a_suspension_travels_with_the_match_state_while_in_play():
+    suspension = MatchSuspension(reason="goal", since=NOW - 5_000)
+    state = football(home=1).__class__(**{**football(home=1).__dict__, "suspension": suspension})
+    assert decode_match_state(state.encode()).suspension == suspension
+    message = match_apply(stored_seq=None, item=ConflatedMatch(state, 1, NOW), reducer_ts=NOW)
+    assert message is not None
+    assert message["suspension"] == {"reason": "goal", "since": NOW - 5_000}
 
 
 def test_match_state_round_trips_through_its_record():

@@ -21,9 +21,15 @@ from store.channels import ChannelStore
 from tests.factories import definition_build, raw_price_update
 from tests.fakes import FakeDeadLetters, fake_store_client
 
-NOW = int(time.time() * 1000)
+NOW = int(time.time() * 1000)  # set again as each test starts (the suite may run long after import)
 IN_PLAY = QuerySpec(in_play=True, headline=True)
 SOON = QuerySpec(starting_within_minutes=60, headline=True)
+
+
+@pytest.fixture(autouse=True)
+def _now() -> None:
+    global NOW
+    NOW = int(time.time() * 1000)
 
 
 @pytest.fixture

@@ -255,7 +255,7 @@ NO_VERSION = object()
             "match",
             {"sport": "tennis", "score": {"sets": [1, 0], "games": [2, 1], "points": ["15", "50"]}},
             "bad_field",
-            "points must be a pair of 0, 15, 30, 40, AD",
+            "points must be a pair of 0, 15, 30, 40, AD (a tie-break's: counts)",
         ),
         (
             "match",

@@ -7,12 +7,16 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from odds.betting.models import DepositLimit, LedgerEntry, Wallet
 
 LEDGER_PAGE_SIZE = 25
+# What a punter's statement shows: entries that move money in or out of the wallet. A lost
+# bet's stake passing from the bets held to the house changes nothing the punter holds.
+WALLET_SIDE = Q(credit=LedgerEntry.Account.WALLET) | Q(debit=LedgerEntry.Account.WALLET)
+STATEMENT_KINDS = tuple(kind for kind in LedgerEntry.Kind if kind is not LedgerEntry.Kind.STAKE_RELEASE)
 
 
 def ledger_entries(
@@ -23,9 +27,10 @@ def ledger_entries(
     until: date | None = None,
     zone: tzinfo | None = None,
 ) -> QuerySet[LedgerEntry]:
-    """Every entry of the wallet, newest first; ``kind`` and the days ``since``..``until``
-    (inclusive, in the punter's time ``zone``, else the site's) narrow it."""
-    entries = LedgerEntry.objects.filter(wallet=wallet).select_related("bet").order_by("-id")
+    """Every entry of the wallet's statement (those that change its balance), newest first;
+    ``kind`` and the days ``since``..``until`` (inclusive, in the punter's time ``zone``, else
+    the site's) narrow it."""
+    entries = LedgerEntry.objects.filter(WALLET_SIDE, wallet=wallet).select_related("bet").order_by("-id")
     if kind:
         entries = entries.filter(kind=kind)
     zone = zone or timezone.get_current_timezone()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -12,6 +13,7 @@ from django.db.models import Case, Count, IntegerField, Prefetch, Q, QuerySet, V
 from django.utils import timezone
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from odds.catalogue.scoreboard import Layout, board_of
 from odds.core.connections import redis_shared
 from reducers import keys
 
@@ -157,7 +159,7 @@ def event_scores(*, event_ids: list[int]) -> list[dict[str, Any]]:
     if not rows:
         return rows
     try:
-        states = _match_states([row["id"] for row in rows])
+        states = match_states([row["id"] for row in rows])
     except redis.RedisError:
         states = [None] * len(rows)
     for row, state in zip(rows, states, strict=True):
@@ -165,11 +167,40 @@ def event_scores(*, event_ids: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
-def _match_states(event_ids: list[int]) -> list[dict[str, Any] | None]:
+def match_states(event_ids: list[int]) -> list[dict[str, Any] | None]:
+    """Each event's latest match state as the reducers keep it (the ``match`` message its
+    channels get), ``None`` where there is none; raises ``redis.RedisError`` when Redis fails."""
+    if not event_ids:
+        return []
     pipe = redis_shared().pipeline(transaction=False)
     for event_id in event_ids:
         pipe.hget(keys.match_state(event_id), "state")
     return [None if raw is None else orjson.loads(raw) for raw in pipe.execute()]
+
+
+def boards_attach(*, events: list[Event], layout: Layout) -> None:
+    """Give each event its scoreboard (``event.board``, odds.catalogue.scoreboard) as it stands
+    now: from the match state the reducers hold, else from the event's own status and score. The
+    events must have their competition's sport loaded."""
+    ids = [event.id for event in events]
+    try:
+        states = match_states(ids)
+    except redis.RedisError:
+        states = [None] * len(ids)
+    now_ms = int(time.time() * 1000)
+    for event, state in zip(events, states, strict=True):
+        event.board = board_of(  # type: ignore[attr-defined]  # in memory only: the page renders it
+            event_id=event.id,
+            sport=event.competition.sport.slug,
+            home=event.home,
+            away=event.away,
+            match=state,
+            now_ms=now_ms,
+            layout=layout,
+            status=event.status,
+            home_score=event.home_score,
+            away_score=event.away_score,
+        )
 
 
 def competition_get(*, competition_id: int, sport_slug: str) -> Competition:

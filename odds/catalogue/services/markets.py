@@ -30,6 +30,8 @@ from odds.core.sequences import sequences_next
 from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
+from reducers.suspensions import Reason
+from store.markets import MarketStore
 
 log = logging.getLogger(__name__)
 
@@ -94,16 +96,29 @@ def market_definition_enqueue(*, market: Market) -> Market:
     return market
 
 
-def _changed(market: Market, **fields: object) -> Market:
+def _changed(market: Market, *, reason: str = "", by: str = "", **fields: object) -> Market:
     """Apply ``fields`` to a locked market, bump its version and queue its definition.
 
-    A suspension is stamped (``suspended_at``): a bet held by the in-play delay is rejected when
-    its market was suspended at any time during the delay, even if it reopened since.
+    A suspension is stamped (``suspended_at``) with its ``reason`` and who set it (``by``): a bet
+    held by the in-play delay is rejected when its market was suspended at any time during the
+    delay, even if it reopened since. Leaving the suspension clears the reason.
     """
-    if fields.get("status") == Market.Status.SUSPENDED:
-        fields["suspended_at"] = timezone.now()
+    status = fields.get("status")
+    if status == Market.Status.SUSPENDED:
+        fields.update(suspended_at=timezone.now(), suspension_reason=reason, suspended_by=by[:150])
+    elif status is not None:
+        fields.update(suspension_reason="", suspended_by="")
     Market.objects.filter(id=market.id).update(version=F("version") + 1, **fields)
     return market_definition_enqueue(market=market)
+
+
+def actor_name(by: Actor | str) -> str:
+    """Who made a change, as the catalogue keeps it: a user's name, or the process's own."""
+    if isinstance(by, str):
+        return by
+    if by is None or not by.is_authenticated:
+        return "system"
+    return by.get_username()
 
 
 def _lock(market: Market) -> Market:
@@ -176,6 +191,42 @@ def market_prices_publish(*, market_id: int, overrides: Mapping[int, Decimal] | 
     return update
 
 
+def markets_defined(*, market_ids: list[int]) -> list[int]:
+    """The markets the reducers' markets table holds (a price of any other goes to the dead
+    letters as ``unknown_market`` until its definition arrives)."""
+    statuses = MarketStore(redis_shared()).table_statuses(market_ids)
+    return [market_id for market_id, status in zip(market_ids, statuses, strict=True) if status is not None]
+
+
+# How long an opening book waits for its market's definition to reach the markets table (the
+# outbox relays it within a second or so, the markets query writes it on its next trigger).
+OPENING_WAIT_S = 15.0
+OPENING_POLL_S = 0.25
+
+
+def market_openings_publish(*, market_ids: list[int], wait_s: float = OPENING_WAIT_S) -> list[int]:
+    """Publish new markets' opening books once the markets table holds their definitions, so
+    that none of them is refused as a price of an unknown market. A market still undefined after
+    ``wait_s`` is published anyway (the reducers keep its price until the definition comes);
+    returns those."""
+    waiting = list(market_ids)
+    deadline = time.monotonic() + wait_s
+    while waiting:
+        ready = set(markets_defined(market_ids=waiting))
+        for market_id in [m for m in waiting if m in ready]:
+            market_prices_publish(market_id=market_id)
+        waiting = [m for m in waiting if m not in ready]
+        if not waiting or time.monotonic() >= deadline:
+            break
+        time.sleep(OPENING_POLL_S)
+    for market_id in waiting:
+        log.warning(
+            "market %s not in the markets table after %.0f s: its opening book goes out anyway", market_id, wait_s
+        )
+        market_prices_publish(market_id=market_id)
+    return waiting
+
+
 def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | None = None) -> None:
     def publish() -> None:
         try:
@@ -188,27 +239,39 @@ def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | Non
     transaction.on_commit(publish)
 
 
-def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str) -> Market:
+def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, reason: str = "") -> Market:
     """Move ``market`` from ``start`` to ``end`` under its row lock and publish it after commit;
-    a market already at ``end`` is left as it is (a repeated click or redelivered command)."""
+    a market already at ``end`` is left as it is (a repeated click or redelivered command), but
+    a suspension set by someone else, or for another reason, becomes this one."""
     with transaction.atomic():
         locked = _lock(market)
+        actor = actor_name(by)
         if locked.status == end:
-            return _market_fresh(locked.id)
-        if locked.status != start:
+            # Suspending a market the feed holds suspended makes the suspension the trader's:
+            # the feed lifts only its own.
+            taken_over = end == Market.Status.SUSPENDED and (locked.suspension_reason, locked.suspended_by) != (
+                reason,
+                actor,
+            )
+            if not taken_over:
+                return _market_fresh(locked.id)
+        elif locked.status != start:
             article = "an" if start[0] in "aeiou" else "a"
             raise MarketStateError(
                 f"market {locked.id} is {locked.status}; only {article} {start} market can be {verb}"
             )
-        fresh = _changed(locked, status=end)
+        fresh = _changed(locked, status=end, reason=reason, by=actor)
         _publish_after_commit(fresh.id)
     log.info("market %s %s by %s", fresh.id, verb, by)
     return fresh
 
 
-def market_suspend(*, market: Market, by: Actor = None) -> Market:
-    """Stop trading an open market (bets on it are rejected until it is resumed)."""
-    return _status_move(market=market, by=by, start=Market.Status.OPEN, end=Market.Status.SUSPENDED, verb="suspended")
+def market_suspend(*, market: Market, by: Actor = None, reason: str = Reason.TRADER) -> Market:
+    """Stop trading an open market (bets on it are rejected until it is resumed), for ``reason``
+    (a trader's by default), recording who did it."""
+    return _status_move(
+        market=market, by=by, start=Market.Status.OPEN, end=Market.Status.SUSPENDED, verb="suspended", reason=reason
+    )
 
 
 def market_resume(*, market: Market, by: Actor = None) -> Market:
@@ -295,22 +358,29 @@ def market_settled_mark(*, market_id: int) -> Market:
 
 
 def markets_status_set(
-    *, market_ids: Iterable[int], status: str, only_from: Iterable[str], publish: bool = True
+    *,
+    market_ids: Iterable[int],
+    status: str,
+    only_from: Iterable[str],
+    publish: bool = True,
+    reason: str = "",
+    by: str = "",
+    only_by: Iterable[str] | None = None,
 ) -> list[Market]:
-    """Move the markets that are in one of ``only_from`` to ``status`` (kick-off, a goal, reopening).
+    """Move the markets that are in one of ``only_from`` to ``status`` (kick-off, a goal, reopening),
+    a suspension with its ``reason`` and setter ``by``; ``only_by`` moves only the markets whose
+    suspension one of those set (the feed reopens its own suspensions, never a trader's).
 
     ``publish=False`` leaves the price topic to the caller: the feed publishes these changes
     itself, with its own prices.
     """
     changed = []
     with transaction.atomic():
-        markets = list(
-            Market.objects.select_for_update()
-            .filter(id__in=list(market_ids), status__in=list(only_from))
-            .order_by("id")
-        )
-        for market in markets:
-            changed.append(_changed(market, status=status))
+        markets = Market.objects.select_for_update().filter(id__in=list(market_ids), status__in=list(only_from))
+        if only_by is not None:
+            markets = markets.filter(suspended_by__in=list(only_by))
+        for market in markets.order_by("id"):
+            changed.append(_changed(market, status=status, reason=reason, by=by))
             if publish:
                 _publish_after_commit(market.id)
     return changed

@@ -17,6 +17,11 @@ from odds.betting.services.wallet import wallet_deposit
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.services.markets import market_definition_enqueue
 from odds.feed.book import prices_from_probabilities
+from odds.feed.pricing import EventPricer, Params, fair_total_line
+from odds.feed.pricing.basketball import BasketballRates
+from odds.feed.pricing.football import FootballRates
+from odds.feed.pricing.tennis import ServeChances
+from reducers.market_kinds import LineRule, MarketSpec, Offer, event_markets
 
 FOOTBALL = {
     "Premier League": [
@@ -146,58 +151,38 @@ def _book(rng: random.Random, probabilities: list[float]) -> list[Decimal]:
     return prices_from_probabilities(probabilities, rng.uniform(0.04, 0.08))
 
 
-def _football_markets(
-    event: Event, rng: random.Random
-) -> list[tuple[str, str, Decimal | None, list[str], list[float]]]:
-    home_strength = rng.uniform(0.25, 0.65)
-    draw = rng.uniform(0.2, 0.3)
-    away = max(0.08, 1 - home_strength - draw)
-    total = home_strength + draw + away
-    over = rng.uniform(0.4, 0.65)
-    btts = rng.uniform(0.4, 0.65)
-    line = Decimal(rng.choice(["-1.5", "-0.5", "0.5", "1.5"]))
-    cover = rng.uniform(0.4, 0.6)
-    return [
-        (
-            Market.Kind.MATCH_RESULT,
-            "Match result",
-            None,
-            [event.home, "Draw", event.away],
-            [home_strength / total, draw / total, away / total],
-        ),
-        (
-            Market.Kind.OVER_UNDER,
-            "Total goals over/under 2.5",
-            Decimal("2.5"),
-            ["Over 2.5", "Under 2.5"],
-            [over, 1 - over],
-        ),
-        (Market.Kind.BOTH_TEAMS_TO_SCORE, "Both teams to score", None, ["Yes", "No"], [btts, 1 - btts]),
-        (
-            Market.Kind.HANDICAP,
-            f"Handicap {event.home} {line:+}",
-            line,
-            [f"{event.home} {line:+}", f"{event.away} {-line:+}"],
-            [cover, 1 - cover],
-        ),
-    ]
+# Points a basketball game of the competition averages, both sides together.
+BASKETBALL_TOTALS = {"NBA": 226.0, "EuroLeague": 162.0}
+# A point on serve at each tour's finals (men win more of their service points).
+SERVE_AVERAGES = {"ATP Finals": 0.64, "WTA Finals": 0.57}
 
 
-def _two_way_markets(
-    event: Event, rng: random.Random, total_line: str
-) -> list[tuple[str, str, Decimal | None, list[str], list[float]]]:
-    p = rng.uniform(0.2, 0.8)
-    over = rng.uniform(0.42, 0.58)
-    return [
-        (Market.Kind.MATCH_WINNER, "Match winner", None, [event.home, event.away], [p, 1 - p]),
-        (
-            Market.Kind.OVER_UNDER,
-            f"Total over/under {total_line}",
-            Decimal(total_line),
-            [f"Over {total_line}", f"Under {total_line}"],
-            [over, 1 - over],
-        ),
-    ]
+def demo_params(*, sport: str, competition: str, rng: random.Random) -> Params:
+    """A pairing's strengths for its sport's model: how the demo's books differ match by match."""
+    if sport == "football":
+        return FootballRates(rng.uniform(0.8, 2.2), rng.uniform(0.6, 1.8))
+    if sport == "tennis":
+        serve, edge = SERVE_AVERAGES.get(competition, 0.62), rng.uniform(-0.07, 0.07)
+        return ServeChances(serve + edge / 2, serve - edge / 2)
+    total = BASKETBALL_TOTALS.get(competition, 218.0)
+    return BasketballRates(margin=rng.uniform(-8.0, 10.0), total=rng.gauss(total, 5.0))
+
+
+def demo_markets(
+    *, event: Event, sport: str, competition: str, rng: random.Random
+) -> list[tuple[MarketSpec, list[float]]]:
+    """The event's markets (every kind its sport offers, reducers/market_kinds.py) and their
+    fair chances from the sport's model: totals at the offered line nearest an even chance,
+    handicaps at a line picked at random."""
+    pricer = EventPricer(sport=sport, params=demo_params(sport=sport, competition=competition, rng=rng))
+
+    def line_of(offer: Offer) -> Decimal | None:
+        if offer.kind.line_rule is LineRule.TOTAL:
+            return fair_total_line(pricer=pricer, lines=offer.lines)
+        return rng.choice(offer.lines) if offer.lines else None
+
+    specs = event_markets(sport=sport, home=event.home, away=event.away, line_of=line_of)
+    return [(spec, list(pricer.fair(spec.kind, spec.line))) for spec in specs]
 
 
 def demo_users_create() -> list[str]:
@@ -265,22 +250,17 @@ def demo_catalogue_create(
             if created:
                 created_events += 1
                 if starts_at <= now:
+                    # Under way already: the feed plays it from its kick-off up to now when it starts.
                     event.status = Event.Status.IN_PLAY
-                    event.home_score = rng.randint(0, 2)
-                    event.away_score = rng.randint(0, 2)
-                    event.clock = f"{int((now - starts_at).total_seconds() // 60)}'"
                     event.save()
-                if sport.slug == "football":
-                    specs = _football_markets(event, rng)
-                elif sport.slug == "tennis":
-                    specs = _two_way_markets(event, rng, "22.5")
-                else:
-                    specs = _two_way_markets(event, rng, rng.choice(["212.5", "218.5", "224.5", "168.5"]))
-                for order, (kind, mname, line, names, probs) in enumerate(specs):
-                    market = Market.objects.create(event=event, kind=kind, name=mname, line=line, display_order=order)
+                specs = demo_markets(event=event, sport=sport.slug, competition=competition.name, rng=rng)
+                for order, (spec, chances) in enumerate(specs):
+                    market = Market.objects.create(
+                        event=event, kind=spec.kind.key, name=spec.name, line=spec.line, display_order=order
+                    )
                     Selection.objects.bulk_create(
                         Selection(market=market, name=sname, price=price, display_order=i)
-                        for i, (sname, price) in enumerate(zip(names, _book(rng, probs), strict=True))
+                        for i, (sname, price) in enumerate(zip(spec.selections, _book(rng, chances), strict=True))
                     )
                     market_definition_enqueue(market=market)
         if progress is not None:

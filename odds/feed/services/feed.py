@@ -1,16 +1,20 @@
-"""The feed simulator: moves open markets' books, plays matches through their lifecycle, and
-produces price updates to Kafka.
+"""The feed simulator: plays matches through their lifecycle, prices every market from its sport's
+in-play model, and produces price updates and match states to Kafka.
 
-Prices are the feed's own (a random walk per market, never written to the database); lifecycle
-changes (kick-off, scores, full time) are written to the catalogue through the market services,
-which bump versions and queue market definitions, and the feed announces them on the price topic
-with its current prices. Trader changes made meanwhile (suspend, resume, a price override) are
-picked up from the catalogue every second: the feed never reopens a market a trader suspended,
-and a trader's price becomes the new starting point of the walk.
+Prices are the feed's own (never written to the database): each event has a model
+(``odds.feed.pricing``) calibrated to its catalogue book, whose fair chances move with the score
+and the time left; each market adds a little noise and the trader's adjustments on top, and the
+book's margin. Lifecycle changes (kick-off, suspensions with their reason, reopening, full time
+and results) are written to the catalogue through the market services, which bump versions and
+queue market definitions, and the feed announces them on the price topic with its current prices.
+Trader changes made meanwhile (suspend, resume, a price override) are picked up from the
+catalogue every second: the feed reopens only the suspensions it set, and a trader's price stays
+as an adjustment of the model's.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
@@ -19,32 +23,57 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
+import redis
 from confluent_kafka import Producer
 from django.conf import settings
 
 from odds.catalogue.models import Event, Market, Selection
-from odds.catalogue.services.markets import event_update, market_result, markets_status_set
+from odds.catalogue.selectors.catalogue import match_states
+from odds.catalogue.services.markets import event_update, market_result, markets_defined, markets_status_set
 from odds.core.kafka import producer_create
 from odds.core.sequences import sequences_next
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
-from odds.feed.lifecycle import Action, MatchState, Step, card_next_at, lifecycle_step, market_winners, shock_for
-from odds.feed.matchstate import breaks_passed, in_break, match_clock, match_state_build, phase_at, tennis_score
+from odds.feed.lifecycle import Action, MatchState, Step, card_next_at, lifecycle_step, params_of
+from odds.feed.matchstate import (
+    breaks_passed,
+    in_break,
+    match_clock,
+    match_state_build,
+    phase_at,
+    remaining_share,
+    tennis_from_score,
+)
+from odds.feed.pricing import MODELLED, Book, EventPricer, calibrate, drift
 from reducers import keys, topics
+from reducers.market_kinds import MarketKind, kind_of
 from reducers.schemas import (
     GameEvent,
     Incident,
     MatchStateUpdate,
+    MatchSuspension,
     PriceUpdate,
     SelectionPrice,
     decode_price_update_json,
 )
+from reducers.suspensions import BY_FEED, FEED_SETTERS, Reason
 from store.clients import redis_client
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0
+# How often the feed looks for events created since it started (a trader's new event).
+ADOPT_INTERVAL_S = 10.0
 TRADING = (Market.Status.OPEN, Market.Status.SUSPENDED)
+# A market's noise in log-odds: each step keeps NOISE_KEEP of it and adds a normal NOISE_STEP.
+NOISE_KEEP = 0.8
+NOISE_STEP = 0.02
+# Before a match, its strengths drift (books move as money comes in): every ``PRE_MATCH_DRIFT_S``
+# or so, by this much. Each drift reprices the event's markets, so not every second.
+PRE_MATCH_DRIFT = 0.02
+PRE_MATCH_DRIFT_S = 20.0
+# In play, time alone moves the book: it is repriced when this share of the playing time has gone.
+REPRICE_SHARE = 0.01
 
 __all__ = ["FeedRunner", "replay", "sequences_next"]
 
@@ -57,32 +86,70 @@ class Writer(Protocol):
 
 @dataclass
 class SimulatedMarket:
+    """One market as the feed prices it. A market of a kind the registry knows, in an event with
+    a model, is priced from the model's fair chances with ``bias`` (a trader's adjustment, in
+    log-odds) and ``noise`` on top; any other follows ``walk``, a random walk from its book."""
+
     market_id: int
     selection_ids: list[int]
     walk: RandomWalk
     margin: float
     event_id: int = 0
-    kind: str = ""
+    kind: MarketKind | None = None
     line: Decimal | None = None
     status: str = Market.Status.OPEN
     version: int = 1
     catalogue_prices: dict[int, Decimal] = field(default_factory=dict)
     prices: list[Decimal] = field(default_factory=list)
+    bias: list[float] = field(default_factory=list)
+    noise: list[float] = field(default_factory=list)
 
-    def rebase(self, overrides: dict[int, Decimal]) -> None:
-        """Restart the walk from the current book with a trader's prices put in."""
+    @property
+    def winning(self) -> int:
+        return self.kind.winning if self.kind is not None else 1
+
+    def priced_by(self, pricer: EventPricer | None) -> bool:
+        return pricer is not None and self.kind is not None and self.kind.size == len(self.selection_ids)
+
+    def book(self, pricer: EventPricer | None, *, rng: random.Random, step: bool) -> list[Decimal]:
+        """The market's prices now; ``step`` moves its noise (or walk) first."""
+        if pricer is None or self.kind is None or not self.priced_by(pricer):
+            chances = self.walk.step() if step else self.walk.probabilities()
+            return prices_from_probabilities(chances, self.margin)
+        fair = pricer.fair(self.kind, self.line)
+        if not self.bias:
+            self.bias = [0.0] * len(fair)
+        if not self.noise:
+            self.noise = [0.0] * len(fair)
+        if step:
+            self.noise = [NOISE_KEEP * n + rng.gauss(0.0, NOISE_STEP) for n in self.noise]
+        weights = [max(p, 1e-6) * math.exp(b + n) for p, b, n in zip(fair, self.bias, self.noise, strict=True)]
+        total = sum(weights)
+        chances = [min(0.9995, self.winning * w / total) for w in weights]
+        return prices_from_probabilities(chances, self.margin)
+
+    def rebase(self, overrides: dict[int, Decimal], pricer: EventPricer | None) -> None:
+        """A trader's prices put in: the book as it now stands becomes the market's, kept from
+        then on as an adjustment of the model's chances."""
         current = self.prices or [self.catalogue_prices[i] for i in self.selection_ids]
         book = [overrides.get(i, p) for i, p in zip(self.selection_ids, current, strict=True)]
-        self.walk = RandomWalk(probabilities_from_prices(book), rng=self.walk.rng)
+        wanted = probabilities_from_prices(book, winning=self.winning)
+        if pricer is not None and self.kind is not None and self.priced_by(pricer):
+            fair = pricer.fair(self.kind, self.line)
+            self.bias = [math.log(max(w, 1e-6)) - math.log(max(p, 1e-6)) for w, p in zip(wanted, fair, strict=True)]
+            self.noise = [0.0] * len(fair)
+        else:
+            self.walk = RandomWalk(wanted, rng=self.walk.rng)
         self.prices = book
 
 
-def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
-    """Trading markets of upcoming and in-play events, whole events at a time, soonest first,
-    with their catalogue prices as the walk's starting point."""
+def markets_load(*, limit: int, rng: random.Random, known_events: set[int] | None = None) -> list[SimulatedMarket]:
+    """Trading markets of upcoming and in-play events (other than ``known_events``), whole
+    events at a time, soonest first, with their catalogue prices as the starting point."""
     simulated: list[SimulatedMarket] = []
     queryset = (
         Market.objects.filter(status__in=TRADING, event__status__in=[Event.Status.SCHEDULED, Event.Status.IN_PLAY])
+        .exclude(event_id__in=list(known_events or ()))
         .prefetch_related("selections")
         .order_by("event__starts_at", "event_id", "id")
     )
@@ -95,6 +162,7 @@ def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
         if len(selections) < 2:
             continue
         prices = [s.price for s in selections]
+        kind = kind_of(market.kind)
         simulated.append(
             SimulatedMarket(
                 market_id=market.id,
@@ -102,7 +170,7 @@ def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
                 walk=RandomWalk(probabilities_from_prices(prices), rng=rng),
                 margin=rng.uniform(0.04, 0.08),
                 event_id=market.event_id,
-                kind=market.kind,
+                kind=kind,
                 line=market.line,
                 status=market.status,
                 version=market.version,
@@ -113,15 +181,15 @@ def markets_load(*, limit: int, rng: random.Random) -> list[SimulatedMarket]:
     return simulated
 
 
-def update_build(market: SimulatedMarket, *, seq: int, now_ms: int, status: str = "open") -> PriceUpdate:
-    """Step the market's walk and snapshot its book."""
-    market.prices = prices_from_probabilities(market.walk.step(), market.margin)
-    return _snapshot(market, seq=seq, now_ms=now_ms, status=status)
+def update_build(
+    market: SimulatedMarket, *, seq: int, now_ms: int, pricer: EventPricer | None, rng: random.Random
+) -> PriceUpdate:
+    """Move the market's book one step and snapshot it."""
+    market.prices = market.book(pricer, rng=rng, step=True)
+    return _snapshot(market, seq=seq, now_ms=now_ms, status="open")
 
 
 def _snapshot(market: SimulatedMarket, *, seq: int, now_ms: int, status: str) -> PriceUpdate:
-    if not market.prices:
-        market.prices = prices_from_probabilities(market.walk.probabilities(), market.margin)
     return PriceUpdate(
         market_id=market.market_id,
         seq=seq,
@@ -132,24 +200,69 @@ def _snapshot(market: SimulatedMarket, *, seq: int, now_ms: int, status: str) ->
     )
 
 
-def matches_load(*, event_ids: set[int], rng: random.Random) -> dict[int, MatchState]:
-    matches = {}
-    for event in Event.objects.filter(id__in=event_ids).select_related("competition__sport"):
-        matches[event.id] = MatchState(
-            event_id=event.id,
-            sport=event.competition.sport.slug,
-            starts_at=event.starts_at.timestamp(),
-            status="in_play" if event.status == Event.Status.IN_PLAY else "scheduled",
-            home=event.home_score,
-            away=event.away_score,
-            home_strength=rng.uniform(0.35, 0.65),
-        )
-    return matches
+def _books(markets: list[SimulatedMarket]) -> dict[str, Book]:
+    """An event's catalogue books by kind, as fair chances (the first market of each kind)."""
+    books: dict[str, Book] = {}
+    for market in markets:
+        if market.kind is None or market.kind.key in books or market.kind.size != len(market.selection_ids):
+            continue
+        prices = [market.catalogue_prices[i] for i in market.selection_ids]
+        books[market.kind.key] = (market.line, probabilities_from_prices(prices, winning=market.kind.winning))
+    return books
 
 
-def match_state_sets(games_won: list[str]) -> int:
-    """Sets completed after these games."""
-    return sum(tennis_score(games_won)["sets"])
+@dataclass
+class Resumed:
+    """What the match state the reducers hold says of a match under way."""
+
+    seq: int
+    incidents: list[Incident]
+
+
+def matches_load(
+    *, by_event: dict[int, list[SimulatedMarket]], rng: random.Random, stored: dict[int, dict[str, Any]]
+) -> tuple[dict[int, MatchState], dict[int, Resumed]]:
+    """The simulator's matches, each with its model's parameters from its own book. A match
+    under way resumes from the match state the reducers hold (``stored``), else from the
+    catalogue's score; one in play with neither is played from its kick-off up to now."""
+    matches: dict[int, MatchState] = {}
+    resumed: dict[int, Resumed] = {}
+    for event in Event.objects.filter(id__in=list(by_event)).select_related("competition__sport"):
+        sport = event.competition.sport.slug
+        params = calibrate(sport=sport, books=_books(by_event[event.id]))
+        state = MatchState(event_id=event.id, sport=sport, starts_at=event.starts_at.timestamp(), params=params)
+        message = stored.get(event.id)
+        if event.status == Event.Status.IN_PLAY and message is not None and message.get("status") != "finished":
+            _resume(state, message)
+            resumed[event.id] = Resumed(
+                seq=int(message["seq"]),
+                incidents=[_incident(raw) for raw in reversed(message.get("incidents") or [])],
+            )
+        elif event.status == Event.Status.IN_PLAY and (event.home_score or event.away_score):
+            state.status = "in_play"
+            state.home, state.away = event.home_score, event.away_score
+            if sport == "tennis":
+                state.tennis = tennis_from_score({"sets": [state.home, state.away]})
+        matches[event.id] = state
+    return matches, resumed
+
+
+def _resume(state: MatchState, message: dict[str, Any]) -> None:
+    score = message.get("score") or {}
+    state.status = "in_play"
+    if state.sport == "tennis":
+        state.tennis = tennis_from_score(score)
+        state.home, state.away = state.tennis.sets
+        return
+    state.home, state.away = int(score.get("home", 0)), int(score.get("away", 0))
+    state.periods = [list(p) for p in score.get("periods") or []]
+    for raw in message.get("incidents") or []:
+        if raw.get("kind") == "red_card" and raw.get("side") in ("home", "away"):
+            state.red_cards[0 if raw["side"] == "home" else 1] += 1
+
+
+def _incident(raw: dict[str, Any]) -> Incident:
+    return Incident(kind=raw["kind"], side=raw.get("side", ""), period=int(raw.get("period", 0)), at=int(raw["at"]))
 
 
 class FeedRunner:
@@ -170,33 +283,85 @@ class FeedRunner:
         self.lifecycle = lifecycle
         self.rng = random.Random(seed)
         self.redis = redis_client(settings.REDIS_URL)
+        # A beat before loading: the watch for a stopped feed leaves a starting one alone.
+        self._beat()
         self.producer: Producer = producer_create()
         self.record = record
-        self.markets = markets_load(limit=markets, rng=self.rng)
-        self.by_id = {m.market_id: m for m in self.markets}
+        self.market_limit = markets
+        self.markets: list[SimulatedMarket] = []
+        self.by_id: dict[int, SimulatedMarket] = {}
         self.by_event: dict[int, list[SimulatedMarket]] = defaultdict(list)
-        for market in self.markets:
-            self.by_event[market.event_id].append(market)
-        self.matches = matches_load(event_ids=set(self.by_event), rng=self.rng) if lifecycle else {}
-        # Markets the feed itself suspended (kick-off, a score): the only ones it may reopen.
-        self.feed_suspended: set[int] = set()
+        self.matches: dict[int, MatchState] = {}
+        self.pricers: dict[int, EventPricer] = {}
+        self.priced_share: dict[int, float] = {}
+        self.next_drift: dict[int, float] = {}
         self.sent = 0
         self.lifecycle_steps = 0
-        # Per event: the last match-state sequence, the phase it showed, its incidents and, for
-        # tennis, who won each game.
+        # Per event: the last match-state sequence, the phase it showed, the match time (seconds)
+        # of the last look at it, and its incidents, oldest first.
         self.match_seq: dict[int, int] = {}
         self.match_phase: dict[int, tuple[int, bool] | None] = {}
-        # Per event: the match time (seconds) of the last look at it.
         self.match_elapsed: dict[int, float] = {}
         self.match_incidents: dict[int, list[Incident]] = defaultdict(list)
-        self.games_won: dict[int, list[str]] = defaultdict(list)
         # The predictor game's events (``topics.game_events``): per event, the last sequence and
-        # the last clock minute told; cards come from a random stream of their own, so the rest
-        # of a seeded match plays as it did before cards were drawn.
+        # the last clock minute told; bookings come from a random stream of their own, so the
+        # rest of a seeded match plays as it did without them.
         self.game_seq: dict[int, int] = {}
         self.game_minute: dict[int, int] = {}
         self.card_rng = random.Random(None if seed is None else seed + 1)
         self.next_card: dict[int, float] = {}
+        self._adopt(markets_load(limit=markets, rng=self.rng))
+        if lifecycle:
+            self._reopen_left_suspended()
+
+    def _adopt(self, markets: list[SimulatedMarket]) -> None:
+        """Take on markets (whole events): their matches resumed as the reducers hold them, each
+        event's model calibrated to its book, their prices from it."""
+        for market in markets:
+            self.markets.append(market)
+            self.by_id[market.market_id] = market
+            self.by_event[market.event_id].append(market)
+        events = {market.event_id: self.by_event[market.event_id] for market in markets}
+        matches, resumed = matches_load(by_event=events, rng=self.rng, stored=self._stored_states(sorted(events)))
+        now = time.time()
+        for event_id, match in matches.items():
+            self.matches[event_id] = match
+            if match.sport in MODELLED:
+                live = match.live(now=now, speed=self.speed)
+                self.pricers[event_id] = EventPricer(sport=match.sport, params=params_of(match), live=live)
+                self.priced_share[event_id] = 1.0
+                self.next_drift[event_id] = now + self.rng.uniform(0, PRE_MATCH_DRIFT_S)
+        for event_id, r in resumed.items():
+            self.match_seq[event_id] = r.seq
+            self.match_incidents[event_id] = r.incidents
+        for market in markets:
+            market.prices = market.book(self.pricers.get(market.event_id), rng=self.rng, step=False)
+
+    def adopt_new(self) -> int:
+        """Events created since the feed started (a trader's new event), once the markets table
+        holds their markets' definitions (a price ahead of its definition is a dead letter):
+        priced, played and resulted like the rest. Returns how many markets it took on."""
+        room = self.market_limit - len(self.markets)
+        if room <= 0:
+            return 0
+        fresh = markets_load(limit=room, rng=self.rng, known_events=set(self.by_event))
+        if not fresh:
+            return 0
+        defined = set(markets_defined(market_ids=[m.market_id for m in fresh]))
+        undefined_events = {m.event_id for m in fresh if m.market_id not in defined}
+        ready = [m for m in fresh if m.event_id not in undefined_events]
+        self._adopt(ready)
+        return len(ready)
+
+    def _beat(self) -> None:
+        self.redis.set(keys.heartbeat("feed"), int(time.time()), ex=HEARTBEAT_TTL_S)
+
+    def _stored_states(self, ids: list[int]) -> dict[int, dict[str, Any]]:
+        try:
+            found = match_states(ids)
+        except redis.RedisError:
+            return {}
+        return {event_id: state for event_id, state in zip(ids, found, strict=True) if state is not None}
 
     # --- producing ---
 
@@ -207,7 +372,7 @@ class FeedRunner:
         self.sent += 1
 
     def _announce(self, markets: list[SimulatedMarket], *, status: str) -> None:
-        """Publish the markets' current books with a new status (no walk step)."""
+        """Publish the markets' current books with a new status (no noise step)."""
         if not markets:
             return
         seqs = sequences_next(self.redis, [m.market_id for m in markets])
@@ -223,7 +388,8 @@ class FeedRunner:
         seqs = sequences_next(self.redis, [m.market_id for m in chosen])
         now_ms = int(time.time() * 1000)
         for market, seq in zip(chosen, seqs, strict=True):
-            self.produce(update_build(market, seq=seq, now_ms=now_ms))
+            pricer = self.pricers.get(market.event_id)
+            self.produce(update_build(market, seq=seq, now_ms=now_ms, pricer=pricer, rng=self.rng))
 
     # --- lifecycle ---
 
@@ -234,55 +400,65 @@ class FeedRunner:
                 simulated.version = market.version
                 simulated.status = market.status
 
-    def _suspend(self, event_id: int) -> None:
+    def _suspend(self, event_id: int, reason: Reason) -> None:
         markets = [m for m in self.by_event[event_id] if m.status == Market.Status.OPEN]
-        ids = [m.market_id for m in markets]
         self._versions_note(
             markets_status_set(
-                market_ids=ids, status=Market.Status.SUSPENDED, only_from=[Market.Status.OPEN], publish=False
+                market_ids=[m.market_id for m in markets],
+                status=Market.Status.SUSPENDED,
+                only_from=[Market.Status.OPEN],
+                publish=False,
+                reason=reason,
+                by=BY_FEED,
             )
         )
-        self.feed_suspended.update(ids)
         self._announce([m for m in markets if m.status == Market.Status.SUSPENDED], status="suspended")
 
     def _reopen(self, event_id: int) -> None:
-        markets = [m for m in self.by_event[event_id] if m.market_id in self.feed_suspended]
-        ids = [m.market_id for m in markets]
+        """Reopen the event's markets the feed (or its watch) suspended; a trader's stay."""
+        markets = [m for m in self.by_event[event_id] if m.status == Market.Status.SUSPENDED]
         self._versions_note(
             markets_status_set(
-                market_ids=ids, status=Market.Status.OPEN, only_from=[Market.Status.SUSPENDED], publish=False
+                market_ids=[m.market_id for m in markets],
+                status=Market.Status.OPEN,
+                only_from=[Market.Status.SUSPENDED],
+                publish=False,
+                only_by=FEED_SETTERS,
             )
         )
-        self.feed_suspended.difference_update(ids)
         self._announce([m for m in markets if m.status == Market.Status.OPEN], status="open")
 
-    def _score(self, action: Action, match: MatchState) -> None:
-        for market in self.by_event[action.event_id]:
-            size = match.rules().shock
-            for index, move in enumerate(
-                shock_for(kind=market.kind, side=action.side, selections=len(market.selection_ids), size=size)
-            ):
-                if move:
-                    market.walk.shock(index, move)
-            market.prices = prices_from_probabilities(market.walk.probabilities(), market.margin)
+    def _reopen_left_suspended(self) -> None:
+        """Markets a previous run (or the watch of a lost feed) left suspended, in matches with no
+        incident under way now, are reopened at once: nobody else would."""
+        for event_id, match in self.matches.items():
+            if match.suspended_until is None and match.status != "finished":
+                self._reopen(event_id)
+
+    def _reprice(self, match: MatchState, *, now: float, force: bool) -> bool:
+        """Bring the event's model up to the match; returns whether it moved."""
+        pricer = self.pricers.get(match.event_id)
+        if pricer is None:
+            return False
+        share = 1.0 if match.status == "scheduled" else 0.0
+        if match.status == "in_play" and match.sport != "tennis":
+            share = remaining_share(sport=match.sport, elapsed_s=match.elapsed(now=now, speed=self.speed))
+        if not force and abs(self.priced_share.get(match.event_id, 1.0) - share) < REPRICE_SHARE:
+            return False
+        self.priced_share[match.event_id] = share
+        pricer.update(params=params_of(match), live=match.live(now=now, speed=self.speed))
+        for market in self.by_event[match.event_id]:
+            market.prices = market.book(pricer, rng=self.rng, step=False)
+        return True
 
     def _full_time(self, event_id: int, match: MatchState) -> None:
         # Every trading market of the event is resulted, including ones this run does not move.
+        outcome = match.outcome()
         for market in Market.objects.filter(event_id=event_id, status__in=TRADING).prefetch_related("selections"):
             selections = sorted(market.selections.all(), key=lambda s: (s.display_order, s.id))
             simulated = self.by_id.get(market.id)
-            tie_break = 0
-            if simulated is not None:
-                probabilities = simulated.walk.probabilities()
-                tie_break = probabilities.index(max(probabilities))
-            winners = market_winners(
-                kind=market.kind,
-                line=market.line,
-                selections=len(selections),
-                home=match.home,
-                away=match.away,
-                tie_break=tie_break,
-            )
+            kind = kind_of(market.kind)
+            winners = None if kind is None else kind.winners(outcome, line=market.line, selections=len(selections))
             resulted = market_result(
                 market=market,
                 winners=None if winners is None else [selections[i].id for i in winners],
@@ -291,23 +467,29 @@ class FeedRunner:
             self._versions_note([resulted])
             if simulated is not None:
                 self._announce([simulated], status="closed")
-            self.feed_suspended.discard(market.id)
 
     def tick_lifecycle(self, now: float) -> None:
         for match in self.matches.values():
+            if (
+                match.status == "scheduled"
+                and match.event_id in self.pricers
+                and now >= self.next_drift[match.event_id]
+            ):
+                match.params = drift(params_of(match), rng=self.rng, scale=PRE_MATCH_DRIFT)
+                self.pricers[match.event_id].update(params=match.params)
+                self.next_drift[match.event_id] = now + self.rng.uniform(0.5, 1.5) * PRE_MATCH_DRIFT_S
             actions = lifecycle_step(match, now=now, speed=self.speed, rng=self.rng)
-            for action in actions:
-                self.lifecycle_steps += 1
-                self._lifecycle_apply(action, match, now=now)
-            card = self._card(match, now=now)
-            self._match_publish(match, actions=actions, now=now, forced=card)
-            self._game_tick(match, now=now)
+            self.lifecycle_steps += len(actions)
+            self._lifecycle_apply(match, actions, now=now)
+            booked = self._booking(match, now=now)
+            self._match_publish(match, actions=actions, now=now, forced=booked)
+            self._game_tell(match, actions, now=now)
 
     # --- the predictor game's match events ---
 
     def _game_minute(self, match: MatchState, *, now: float) -> int:
         clock = match_clock(
-            sport=match.sport, elapsed_s=max(0.0, (now - match.starts_at) * self.speed), at_ms=int(now * 1000), rate=1
+            sport=match.sport, elapsed_s=match.elapsed(now=now, speed=self.speed), at_ms=int(now * 1000), rate=1
         )
         return 0 if clock is None or clock.direction != "up" else clock.elapsed_s // 60
 
@@ -331,8 +513,20 @@ class FeedRunner:
     def produce_game(self, event: GameEvent) -> None:
         self.producer.produce(topics.game_events(), key=event.key(), value=event.encode())
 
-    def _game_tick(self, match: MatchState, *, now: float) -> None:
-        """The clock's minute, told when it moved (football: the game's windows run on it)."""
+    def _game_tell(self, match: MatchState, actions: list[Action], *, now: float) -> None:
+        """What the game reads of a look at the match: the kick-off, each goal, basket or tennis
+        game won, each red card, full time and (football: the questions' windows run on it) the
+        clock's minute when it moved."""
+        for action in actions:
+            side = action.side if action.side in ("home", "away") else ""
+            if action.step is Step.KICK_OFF:
+                self.game_emit(match, "kick_off", now=action.at)
+            elif side and (action.step is Step.SCORE or (action.step is Step.POINT and action.game)):
+                self.game_emit(match, "score", now=action.at, side=side)
+            elif action.step is Step.CARD and side:
+                self.game_emit(match, "card", now=action.at, side=side)
+            elif action.step is Step.FULL_TIME:
+                self.game_emit(match, "full_time", now=action.at)
         if match.status != "in_play" or match.sport != "football":
             return
         minute = self._game_minute(match, now=now)
@@ -340,24 +534,54 @@ class FeedRunner:
             self.game_minute[match.event_id] = minute
             self.game_emit(match, "minute", now=now)
 
-    def _card(self, match: MatchState, *, now: float) -> bool:
-        """A booking in a football match in play, at random moments of its own; True when one fell."""
+    def _booking(self, match: MatchState, *, now: float) -> bool:
+        """A booking in a football match in play, at random moments of its own; True when one
+        fell (an incident on the match state and a card for the game)."""
         if match.status != "in_play" or match.sport != "football":
             return False
         due = self.next_card.get(match.event_id)
         if due is None:
             self.next_card[match.event_id] = card_next_at(now=now, speed=self.speed, rng=self.card_rng)
             return False
-        if now < due or in_break(sport=match.sport, elapsed_s=(now - match.starts_at) * self.speed):
+        elapsed = match.elapsed(now=now, speed=self.speed)
+        if now < due or in_break(sport=match.sport, elapsed_s=elapsed):
             return False
         self.next_card[match.event_id] = card_next_at(now=now, speed=self.speed, rng=self.card_rng)
         side = "home" if self.card_rng.random() < 0.5 else "away"
-        elapsed = max(0.0, (now - match.starts_at) * self.speed)
         phase = phase_at(sport=match.sport, elapsed_s=elapsed)
         period = 1 if phase is None else phase.period
         self.match_incidents[match.event_id].append(Incident(kind="card", side=side, period=period, at=int(now * 1000)))
         self.game_emit(match, "card", now=now, side=side)
         return True
+
+    def _lifecycle_apply(self, match: MatchState, actions: list[Action], *, now: float) -> None:
+        scored = any(a.step in (Step.SCORE, Step.POINT, Step.CARD) for a in actions)
+        moved = self._reprice(match, now=now, force=scored or any(a.step is Step.KICK_OFF for a in actions))
+        event = Event(id=match.event_id)
+        clock = match.clock(now=now, speed=self.speed)
+        for action in actions:
+            if action.step is Step.KICK_OFF:
+                event_update(event=event, status=Event.Status.IN_PLAY, home_score=0, away_score=0, clock=clock)
+                self._suspend(match.event_id, Reason.KICK_OFF)
+            elif action.step is Step.REOPEN:
+                self._reopen(match.event_id)
+            elif action.step is Step.FULL_TIME:
+                event_update(
+                    event=event,
+                    status=Event.Status.FINISHED,
+                    home_score=match.home,
+                    away_score=match.away,
+                    clock=clock,
+                )
+                self._full_time(match.event_id, match)
+                return
+            elif action.reason is not None:
+                self._suspend(match.event_id, action.reason)
+        if scored:
+            event_update(event=event, home_score=match.home, away_score=match.away, clock=clock)
+        if moved and match.status == "in_play":
+            # The book jumps with the match: every open market's new prices at once.
+            self._announce([m for m in self.by_event[match.event_id] if m.status == Market.Status.OPEN], status="open")
 
     # --- match state ---
 
@@ -368,7 +592,7 @@ class FeedRunner:
         if match.status == "scheduled":
             return
         now_ms = int(now * 1000)
-        elapsed = max(0.0, (now - match.starts_at) * self.speed)
+        elapsed = match.elapsed(now=now, speed=self.speed)
         looked = self.match_elapsed.get(match.event_id)
         self.match_elapsed[match.event_id] = elapsed
         start = phase_at(sport=match.sport, elapsed_s=0.0)
@@ -382,35 +606,44 @@ class FeedRunner:
             kick_off = [a for a in actions if a.step is Step.KICK_OFF]
             actions = [a for a in actions if a.step is not Step.KICK_OFF]
             for action in kick_off:
-                self.match_incidents[match.event_id].extend(self._incidents_of(action, match, now_ms=now_ms))
+                self.match_incidents[match.event_id].extend(self._incidents_of(action, match))
             self.match_phase[match.event_id] = None if start is None else (start.period, start.playing)
-            self._match_emit(match, elapsed=0.0, now_ms=now_ms)
+            self._match_emit(match, elapsed=0.0, now_ms=int(kick_off[0].at * 1000), score=(0, 0))
             looked = 0.0
         if looked is not None and match.status == "in_play":
             for passed in breaks_passed(sport=match.sport, from_s=looked, to_s=elapsed):
-                self._break_begins(match, period=passed.period, now_ms=now_ms)
+                self._break_begins(match, period=passed.period, start_s=passed.start_s)
                 self._match_emit(match, elapsed=float(passed.start_s), now_ms=now_ms)
         phase = phase_at(sport=match.sport, elapsed_s=elapsed)
         shown = None if phase is None else (phase.period, phase.playing)
         previous = self.match_phase.get(match.event_id, ())
         if previous not in ((), shown) and phase is not None and not phase.playing:
-            self._break_begins(match, period=phase.period, now_ms=now_ms)
+            self._break_begins(match, period=phase.period, start_s=phase.start_s)
         for action in actions:
-            self.match_incidents[match.event_id].extend(self._incidents_of(action, match, now_ms=now_ms))
+            self.match_incidents[match.event_id].extend(self._incidents_of(action, match))
         if not actions and previous == shown and not forced:
             return
         self.match_phase[match.event_id] = shown
         self._match_emit(match, elapsed=elapsed, now_ms=now_ms)
 
-    def _break_begins(self, match: MatchState, *, period: int, now_ms: int) -> None:
+    def _break_begins(self, match: MatchState, *, period: int, start_s: int) -> None:
         kind = "half_time" if match.sport == "football" else "quarter_end"
-        self.match_incidents[match.event_id].append(Incident(kind=kind, side="", period=period, at=now_ms))
+        at_ms = int((match.starts_at + start_s / self.speed) * 1000)
+        self.match_incidents[match.event_id].append(Incident(kind=kind, side="", period=period, at=at_ms))
         if kind == "half_time":
-            self.game_emit(match, "half_time", now=now_ms / 1000)
+            self.game_emit(match, "half_time", now=at_ms / 1000)
 
-    def _match_emit(self, match: MatchState, *, elapsed: float, now_ms: int) -> None:
+    def _match_emit(
+        self, match: MatchState, *, elapsed: float, now_ms: int, score: tuple[int, int] | None = None
+    ) -> None:
         seq = max(self.match_seq.get(match.event_id, 0) + 1, now_ms)
         self.match_seq[match.event_id] = seq
+        # Oldest first by when they happened (a late look learns of several at once).
+        self.match_incidents[match.event_id].sort(key=lambda incident: incident.at)
+        home, away = score if score is not None else (match.home, match.away)
+        suspension = None
+        if match.suspension is not None and match.suspended_since is not None:
+            suspension = MatchSuspension(reason=match.suspension, since=int(match.suspended_since * 1000))
         self.produce_match(
             match_state_build(
                 event_id=match.event_id,
@@ -418,61 +651,49 @@ class FeedRunner:
                 sport=match.sport,
                 status=match.status,
                 elapsed_s=elapsed,
-                home=match.home,
-                away=match.away,
-                games_won=self.games_won[match.event_id],
+                home=home,
+                away=away,
                 incidents=self.match_incidents[match.event_id],
                 now_ms=now_ms,
                 rate=max(1, round(self.speed)),
+                tennis=match.tennis if match.sport == "tennis" else None,
+                periods=match.periods if score is None else None,
+                suspension=suspension,
             )
         )
 
-    def _incidents_of(self, action: Action, match: MatchState, *, now_ms: int) -> list[Incident]:
-        elapsed = max(0.0, (now_ms / 1000 - match.starts_at) * self.speed)
-        phase = phase_at(sport=match.sport, elapsed_s=elapsed)
+    def _incidents_of(self, action: Action, match: MatchState) -> list[Incident]:
+        at_ms = max(1, int(action.at * 1000))
+        phase = phase_at(sport=match.sport, elapsed_s=match.elapsed(now=action.at, speed=self.speed))
         period = 1 if phase is None else phase.period
         if action.step is Step.KICK_OFF:
-            return [Incident(kind="kick_off", side="", period=1, at=now_ms)]
+            return [Incident(kind="kick_off", side="", period=1, at=at_ms)]
         if action.step is Step.FULL_TIME:
-            return [Incident(kind="full_time", side="", period=period, at=now_ms)]
+            if match.sport == "tennis":
+                period = max(1, len(match.tennis.set_games))
+            return [Incident(kind="full_time", side="", period=period, at=at_ms)]
+        side = action.side if action.side in ("home", "away") else ""
+        if action.step is Step.CARD:
+            return [Incident(kind="red_card", side=side, period=period, at=at_ms)]
+        if action.step is Step.POINT:
+            if not action.game:
+                return []
+            set_number = len(match.tennis.set_games) + (0 if action.set else 1)
+            won = [Incident(kind="game_won", side=side, period=max(1, set_number), at=at_ms)]
+            if action.set:
+                won.append(Incident(kind="set_won", side=side, period=max(1, set_number), at=at_ms))
+            return won
         if action.step is not Step.SCORE:
             return []
-        if match.sport == "tennis":
-            games = self.games_won[match.event_id]
-            before = match_state_sets(games)
-            games.append(action.side)
-            set_number = before + 1
-            won = [Incident(kind="game_won", side=action.side, period=set_number, at=now_ms)]
-            if match_state_sets(games) > before:
-                won.append(Incident(kind="set_won", side=action.side, period=set_number, at=now_ms))
-            return won
-        kind = "goal" if match.sport == "football" else "basket"
-        return [Incident(kind=kind, side=action.side, period=period, at=now_ms)]
+        if match.sport != "football":
+            return [Incident(kind="basket", side=side, period=period, at=at_ms)]
+        goal = [Incident(kind="goal", side=side, period=period, at=at_ms)]
+        if action.reason is Reason.VAR:
+            goal.append(Incident(kind="var_check", side=side, period=period, at=at_ms))
+        return goal
 
     def produce_match(self, state: MatchStateUpdate) -> None:
         self.producer.produce(topics.match_states(), key=state.key(), value=state.encode())
-
-    def _lifecycle_apply(self, action: Action, match: MatchState, *, now: float) -> None:
-        event = Event(id=action.event_id)
-        clock = match.clock(now=now, speed=self.speed)
-        if action.step is Step.KICK_OFF:
-            event_update(event=event, status=Event.Status.IN_PLAY, home_score=0, away_score=0, clock=clock)
-            self._suspend(action.event_id)
-            self.game_emit(match, "kick_off", now=now)
-        elif action.step is Step.REOPEN:
-            event_update(event=event, clock=clock)
-            self._reopen(action.event_id)
-        elif action.step is Step.SCORE:
-            event_update(event=event, home_score=match.home, away_score=match.away, clock=clock)
-            self._score(action, match)
-            self._suspend(action.event_id)
-            self.game_emit(match, "score", now=now, side=action.side)
-        elif action.step is Step.FULL_TIME:
-            event_update(
-                event=event, status=Event.Status.FINISHED, home_score=match.home, away_score=match.away, clock="FT"
-            )
-            self._full_time(action.event_id, match)
-            self.game_emit(match, "full_time", now=now)
 
     # --- trader changes ---
 
@@ -485,10 +706,7 @@ class FeedRunner:
             if version == simulated.version:
                 continue
             simulated.version = version
-            if status != simulated.status:
-                simulated.status = status
-                if status != Market.Status.SUSPENDED:
-                    self.feed_suspended.discard(market_id)
+            simulated.status = status
             changed.append(simulated)
         if not changed:
             return
@@ -503,7 +721,7 @@ class FeedRunner:
             overrides = {i: p for i, p in fresh.items() if simulated.catalogue_prices.get(i) != p}
             simulated.catalogue_prices = fresh
             if overrides:
-                simulated.rebase(overrides)
+                simulated.rebase(overrides, self.pricers.get(simulated.event_id))
         self.markets = [m for m in self.markets if m.status in TRADING]
 
     # --- the loop ---
@@ -512,7 +730,7 @@ class FeedRunner:
         if not self.markets:
             raise RuntimeError("no open markets to simulate: run `manage.py seed_demo` first")
         tick = 0.01
-        started = last_report = last_sync = time.monotonic()
+        started = last_report = last_sync = last_adopt = time.monotonic()
         budget = 0.0
         last_sent = 0
         while duration is None or time.monotonic() - started < duration:
@@ -523,6 +741,9 @@ class FeedRunner:
             self.tick_prices(count)
             self.producer.poll(0)
             now = time.monotonic()
+            if now - last_adopt >= ADOPT_INTERVAL_S:
+                self.adopt_new()
+                last_adopt = now
             if now - last_sync >= self.lifecycle_interval:
                 self.sync_catalogue()
                 if self.lifecycle:
@@ -536,7 +757,7 @@ class FeedRunner:
                     f"{in_play} in play, {self.lifecycle_steps} lifecycle steps   "
                 )
                 out.flush()
-                self.redis.set(keys.heartbeat("feed"), int(time.time()), ex=HEARTBEAT_TTL_S)
+                self._beat()
                 last_report, last_sent = now, self.sent
             time.sleep(max(0.0, tick - (time.monotonic() - loop_start)))
         remaining = self.producer.flush(30)

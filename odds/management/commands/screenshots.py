@@ -27,9 +27,12 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("in-play", PUNTER, "in-play", ()),
     ("starting-soon", None, "starting-soon", ()),
     ("event", PUNTER, "event", ("EVENT",)),
+    ("event-tennis", PUNTER, "event", ("EVENT:tennis",)),
+    ("event-basketball", PUNTER, "event", ("EVENT:basketball",)),
     ("my-bets", PUNTER, "my-bets", ()),
     ("wallet", PUNTER, "wallet", ()),
     ("trading", TRADER, "trading-markets", ()),
+    ("trading-event", TRADER, "trading-event", ("EVENT",)),
     ("liability", TRADER, "trading-liability", ()),
     ("subscriptions", TRADER, "trading-subscriptions", ()),
     ("lag", TRADER, "ops-lag", ()),
@@ -40,13 +43,31 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
 ]
 
 
-def _event_id() -> int:
+def _event_id(sport: str = "football") -> int:
+    """An event in play of ``sport`` well into its match (the latest to start more than 20
+    minutes ago), else any in play, else the next."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     from odds.catalogue.models import Event
 
-    event = Event.objects.filter(status=Event.Status.IN_PLAY).first() or Event.objects.order_by("starts_at").first()
+    in_play = Event.objects.filter(status=Event.Status.IN_PLAY).order_by("-starts_at")
+    under_way = in_play.filter(starts_at__lte=timezone.now() - timedelta(minutes=20))
+    in_play = under_way if under_way.filter(competition__sport__slug=sport).exists() else in_play
+    event = in_play.filter(competition__sport__slug=sport).first() or in_play.first()
+    event = event or Event.objects.order_by("starts_at").first()
     if event is None:
         raise CommandError("no events: seed the demo first (make up)")
     return event.pk
+
+
+def _argument(value: Any) -> Any:
+    """A page's argument: ``EVENT`` (or ``EVENT:<sport>``) is an event in play."""
+    if isinstance(value, str) and value.startswith("EVENT"):
+        _, _, sport = value.partition(":")
+        return _event_id(sport or "football")
+    return value
 
 
 class Command(BaseCommand):
@@ -65,18 +86,19 @@ class Command(BaseCommand):
         base, out = options["url"].rstrip("/"), Path(options["out"])
         out.mkdir(parents=True, exist_ok=True)
         sessions = {name: self._session(name) for name in (PUNTER, TRADER)}
-        event = _event_id()
+        # The pages' addresses before the browser starts (its event loop forbids database reads).
+        shots: list[tuple[str, str | None, str]] = []
+        for name, who, url_name, url_args in PAGES:
+            if options["pages"] and name not in options["pages"]:
+                continue
+            try:
+                shots.append((name, who, reverse(url_name, args=[_argument(a) for a in url_args])))
+            except NoReverseMatch:
+                self.stdout.write(f"{name}: no such page here, skipped")
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=["--no-sandbox"])
             try:
-                for name, who, url_name, url_args in PAGES:
-                    if options["pages"] and name not in options["pages"]:
-                        continue
-                    try:
-                        path = reverse(url_name, args=[event if a == "EVENT" else a for a in url_args])
-                    except NoReverseMatch:
-                        self.stdout.write(f"{name}: no such page here, skipped")
-                        continue
+                for name, who, path in shots:
                     for size, viewport in SIZES.items():
                         context = browser.new_context(viewport=viewport)  # type: ignore[arg-type]
                         if who is not None:

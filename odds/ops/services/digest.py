@@ -1,8 +1,10 @@
-"""Weekly digest email to punters with open bets, and the kick-off safety net."""
+"""Weekly digest email to punters with open bets, and the feed's safety nets: markets of a match
+no feed took in play, and in-play markets of a feed that stopped."""
 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -16,7 +18,9 @@ from django.utils import timezone
 from odds.betting.models import Bet, BetLeg
 from odds.catalogue.models import Event, Market
 from odds.catalogue.services.markets import markets_status_set
+from odds.core.connections import redis_shared
 from reducers import keys
+from reducers.suspensions import BY_FEED_WATCH, Reason
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,40 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
     return True
 
 
+# The feed beats every second; this long without a beat, its in-play prices are stale. The beat
+# lives 60 s, so a feed gone for longer is no longer seen here; its markets stay suspended until
+# it comes back and lifts the suspension.
+FEED_LOST_AFTER_S = 20
+
+
+def feed_lost_suspend(*, now_s: float | None = None) -> list[int]:
+    """Suspend the open markets of events in play when the feed that prices them has stopped
+    beating (reason ``feed_lost``, by ``feed watch``): no stale in-play price stays open. A
+    feed that never ran leaves no beat and nothing is done. Returns the market ids."""
+    raw = redis_shared().get(keys.heartbeat("feed"))
+    if raw is None:
+        return []
+    age = (now_s if now_s is not None else time.time()) - float(raw)
+    if age < FEED_LOST_AFTER_S:
+        return []
+    market_ids = list(
+        Market.objects.filter(event__status=Event.Status.IN_PLAY, status=Market.Status.OPEN).values_list(
+            "id", flat=True
+        )
+    )
+    if not market_ids:
+        return []
+    changed = markets_status_set(
+        market_ids=market_ids,
+        status=Market.Status.SUSPENDED,
+        only_from=[Market.Status.OPEN],
+        reason=Reason.FEED_LOST,
+        by=BY_FEED_WATCH,
+    )
+    log.warning("the feed's last beat was %.0f s ago: suspended %d in-play markets", age, len(changed))
+    return [m.id for m in changed]
+
+
 def kickoff_overdue_suspend(*, now: datetime | None = None) -> list[int]:
     """Suspend the open markets of events past kick-off (plus a grace the feed normally uses to
     take them in play) that are still scheduled: no pre-match price is left open once the match
@@ -92,8 +130,13 @@ def kickoff_overdue_suspend(*, now: datetime | None = None) -> list[int]:
     if not market_ids:
         return []
     with transaction.atomic():
+        # The feed takes a match in play at its kick-off; one still waiting has no live feed.
         changed = markets_status_set(
-            market_ids=market_ids, status=Market.Status.SUSPENDED, only_from=[Market.Status.OPEN]
+            market_ids=market_ids,
+            status=Market.Status.SUSPENDED,
+            only_from=[Market.Status.OPEN],
+            reason=Reason.FEED_LOST,
+            by=BY_FEED_WATCH,
         )
     log.info("suspended %d markets of events past kick-off", len(changed))
     return [m.id for m in changed]

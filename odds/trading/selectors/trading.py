@@ -3,6 +3,7 @@ and what a result would pay out before a trader confirms it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -121,18 +122,19 @@ class ResultImpact:
     before_start: bool = False
 
 
-def market_result_impact(*, market: Market, winner_id: int | None, now: datetime | None = None) -> ResultImpact:
-    """The open bets a result would settle and what they would pay: ``winner_id`` wins and the
+def market_result_impact(*, market: Market, winners: Iterable[int] | None, now: datetime | None = None) -> ResultImpact:
+    """The open bets a result would settle and what they would pay: ``winners`` win and the
     others lose; ``None`` voids the market (stakes back). For a market already resulted, the
-    result stored on its selections is used and ``winner_id`` is ignored."""
+    result stored on its selections is used and ``winners`` is ignored."""
     now = now or timezone.now()
     selections = list(market.selections.all())
     if market.status in (Market.Status.CLOSED, Market.Status.SETTLED):
         outcome = {s.id: s.result for s in selections}
-    elif winner_id is None:
+    elif winners is None:
         outcome = {s.id: Selection.Result.VOID for s in selections}
     else:
-        outcome = {s.id: (Selection.Result.WON if s.id == winner_id else Selection.Result.LOST) for s in selections}
+        won = set(winners)
+        outcome = {s.id: (Selection.Result.WON if s.id in won else Selection.Result.LOST) for s in selections}
     impact = ResultImpact(
         market_id=market.id,
         winners=[s.name for s in selections if outcome[s.id] == Selection.Result.WON],

@@ -9,53 +9,33 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 
 from django.db import transaction
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
-from odds.catalogue.services.markets import Actor, market_definition_enqueue, market_prices_publish
+from odds.catalogue.services.markets import Actor, market_definition_enqueue
+from odds.core import task_names
+from odds.core.task_names import enqueue
 from odds.feed.book import prices_from_probabilities
+from odds.feed.pricing import default_params, opening_chances
 from odds.streaming.services import streams
+from reducers.market_kinds import SPORTS, MarketSpec, event_markets
 
 log = logging.getLogger(__name__)
 
 TEMPLATE_MARGIN = 0.06
 
 
-@dataclass(frozen=True)
-class MarketTemplate:
-    kind: str
-    name: str
-    line: Decimal | None
-    selections: tuple[str, ...]
-    probabilities: tuple[float, ...]
-
-
-def market_templates(*, sport: str, home: str, away: str) -> list[MarketTemplate]:
-    """The markets a new event opens with: 1X2, over/under 2.5 and both teams to score for
-    football; match winner for tennis and basketball. Fair probabilities are a neutral start;
-    traders and the feed move them from there."""
-    if sport == "football":
-        return [
-            MarketTemplate(Market.Kind.MATCH_RESULT, "Match result", None, (home, "Draw", away), (0.42, 0.28, 0.30)),
-            MarketTemplate(
-                Market.Kind.OVER_UNDER,
-                "Total goals over/under 2.5",
-                Decimal("2.5"),
-                ("Over 2.5", "Under 2.5"),
-                (0.52, 0.48),
-            ),
-            MarketTemplate(Market.Kind.BOTH_TEAMS_TO_SCORE, "Both teams to score", None, ("Yes", "No"), (0.5, 0.5)),
-        ]
-    if sport in ("tennis", "basketball"):
-        return [MarketTemplate(Market.Kind.MATCH_WINNER, "Match winner", None, (home, away), (0.5, 0.5))]
-    raise ValueError(f"no market templates for sport {sport!r}")
-
-
-TEMPLATE_SPORTS = {"football": "Football", "tennis": "Tennis", "basketball": "Basketball"}
+def market_templates(*, sport: str, home: str, away: str) -> list[tuple[MarketSpec, list[float]]]:
+    """The markets a new event opens with (the kinds its sport offers, each at its first line)
+    and their fair chances from the sport's model at neutral strengths: a neutral start that
+    traders and the feed move from there."""
+    params = default_params(sport)
+    return [
+        (spec, opening_chances(sport=sport, params=params, kind=spec.kind, line=spec.line))
+        for spec in event_markets(sport=sport, home=home, away=away)
+    ]
 
 
 def event_create(
@@ -68,10 +48,10 @@ def event_create(
     by: Actor = None,
     rng: random.Random | None = None,
 ) -> Event:
-    """Create an event with its template markets priced by the book maths; every market's
-    definition is queued for the markets topic and its opening book produced to the price topic
-    after commit, as any feed update."""
-    if sport not in TEMPLATE_SPORTS:
+    """Create an event with its template markets priced by its sport's model; every market's
+    definition is queued for the markets topic, and its opening book produced to the price topic
+    by a task once the markets table holds the definition (no price of an unknown market)."""
+    if sport not in SPORTS:
         raise ValueError(f"no market templates for sport {sport!r}")
     home, away, competition = home.strip(), away.strip(), competition.strip()
     if not home or not away or home == away:
@@ -80,30 +60,25 @@ def event_create(
         raise ValueError("name the competition")
     rng = rng or random.Random()
     with transaction.atomic():
-        sport_row, _ = Sport.objects.get_or_create(slug=sport, defaults={"name": TEMPLATE_SPORTS[sport]})
+        sport_row, _ = Sport.objects.get_or_create(slug=sport, defaults={"name": SPORTS[sport].name})
         comp, _ = Competition.objects.get_or_create(sport=sport_row, name=competition)
         event = Event.objects.create(competition=comp, home=home, away=away, starts_at=starts_at)
         market_ids = []
-        for order, template in enumerate(market_templates(sport=sport, home=home, away=away)):
+        for order, (spec, chances) in enumerate(market_templates(sport=sport, home=home, away=away)):
             market = Market.objects.create(
-                event=event, kind=template.kind, name=template.name, line=template.line, display_order=order
+                event=event, kind=spec.kind.key, name=spec.name, line=spec.line, display_order=order
             )
-            prices = prices_from_probabilities(list(template.probabilities), rng.uniform(0.05, TEMPLATE_MARGIN + 0.01))
+            prices = prices_from_probabilities(chances, rng.uniform(0.05, TEMPLATE_MARGIN + 0.01))
             Selection.objects.bulk_create(
                 Selection(market=market, name=name, price=price, display_order=i)
-                for i, (name, price) in enumerate(zip(template.selections, prices, strict=True))
+                for i, (name, price) in enumerate(zip(spec.selections, prices, strict=True))
             )
             market_definition_enqueue(market=market)
             market_ids.append(market.id)
 
-        def publish() -> None:
-            for market_id in market_ids:
-                try:
-                    market_prices_publish(market_id=market_id)
-                except Exception:
-                    log.exception("publishing the opening book of market %s failed", market_id)
-
-        transaction.on_commit(publish)
+        # The opening books go out once the markets table holds the definitions (a price
+        # ahead of its definition would be a dead letter), from a task, not this request.
+        transaction.on_commit(lambda: enqueue(task_names.MARKETS_OPENING_PUBLISH, market_ids))
     log.info("event %s created by %s with markets %s", event.id, by, market_ids)
     return event
 

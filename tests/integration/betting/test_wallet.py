@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
 from odds.betting.services.bets import BetInvalid, CashOutRejected, LegRequest, bet_cash_out, bet_place
+from odds.betting.services.settlement import bet_settle
 from odds.betting.services.wallet import (
     Break,
     PaymentRefused,
@@ -20,6 +21,7 @@ from odds.betting.services.wallet import (
     wallet_payment_deposit,
     wallet_withdraw,
 )
+from odds.catalogue.services.markets import market_result
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, bet_body, error_of, first_selection, selections_of
 from tests.integration.betting.test_placement_endpoint import post, session_of
@@ -232,6 +234,20 @@ def test_the_wallet_page_lists_and_filters_the_ledger(api, punter, market):
     assert "No entries match these filters" in future
     bad = api.get("/wallet/?from=yesterday").content.decode()
     assert "is not a date" in bad
+
+
+def test_the_statement_shows_what_moved_the_punters_money_and_no_book_internal_rows(api, punter, market):
+    selections = selections_of(market)
+    bet = bet_accepted(punter, selections[0])
+    market_result(market=market, winners=[selections[1].id])
+    bet_settle(bet_id=bet.id)
+    assert LedgerEntry.objects.filter(bet=bet, kind=LedgerEntry.Kind.STAKE_RELEASE).exists()
+    text = api.get("/wallet/").content.decode()
+    rows = text.split("<tbody>")[1].split("</tbody>")[0]
+    assert "Stake held" in rows
+    assert "Stake to house" not in rows
+    assert "£0.00</td>" not in rows
+    assert 'value="stake_release"' not in text
 
 
 # --- the placement endpoint uvicorn serves ----------------------------------------------------

@@ -138,7 +138,7 @@ def test_replayed_dead_letters_reach_their_source_topic_with_their_key_and_first
 
 
 def test_a_replayed_record_failing_again_is_dead_lettered_again_counted_and_stops_at_the_limit(
-    staff_client, kafka_topics, redis_client, marker
+    staff_client, own_namespace, redis_client, marker
 ):
     processor = CommandBatchProcessor(
         redis_client=redis_client,

@@ -73,7 +73,43 @@ def test_kickoff_task_suspends_open_markets_of_events_past_kick_off(services, re
     late.refresh_from_db()
     upcoming.refresh_from_db()
     assert late.status == Market.Status.SUSPENDED
+    assert (late.suspension_reason, late.suspended_by) == ("feed_lost", "feed watch")
     assert upcoming.status == Market.Status.OPEN
+
+
+def test_in_play_markets_are_suspended_when_the_feed_stops_beating_and_the_feed_lifts_it(services, redis_client):
+    import time
+
+    from odds.feed.services.feed import FeedRunner
+    from reducers import keys
+
+    playing = market_create()
+    Event.objects.filter(id=playing.event_id).update(status=Event.Status.IN_PLAY, starts_at=timezone.now())
+    upcoming = market_create()
+    redis_client.set(keys.heartbeat("feed"), int(time.time()) - 5, ex=60)
+    markets_kickoff_suspend.delay()
+    playing.refresh_from_db()
+    assert playing.status == Market.Status.OPEN  # a beat 5 s old: the feed is alive
+    redis_client.set(keys.heartbeat("feed"), int(time.time()) - 45, ex=60)
+    markets_kickoff_suspend.delay()
+    playing.refresh_from_db()
+    upcoming.refresh_from_db()
+    assert (playing.status, playing.suspension_reason, playing.suspended_by) == ("suspended", "feed_lost", "feed watch")
+    assert upcoming.status == Market.Status.OPEN
+    FeedRunner(rate=1, markets=10, seed=1, record=None, speed=1)
+    playing.refresh_from_db()
+    assert (playing.status, playing.suspension_reason) == ("open", "")
+
+
+def test_no_market_is_suspended_for_a_feed_that_never_ran(services, redis_client):
+    from reducers import keys
+
+    playing = market_create()
+    Event.objects.filter(id=playing.event_id).update(status=Event.Status.IN_PLAY, starts_at=timezone.now())
+    redis_client.delete(keys.heartbeat("feed"))
+    markets_kickoff_suspend.delay()
+    playing.refresh_from_db()
+    assert playing.status == Market.Status.OPEN
 
 
 def _place(user, market, redis_client):

@@ -10,32 +10,64 @@ from django.urls import reverse
 from odds.betting.models import Bet
 from odds.betting.services.bets import LegRequest, bet_place
 from odds.catalogue.models import Event, Market
+from reducers.market_kinds import KINDS, SPORTS
 from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
-def test_football_event_is_created_with_its_three_template_markets(staff_client, kafka_topics, redis_client):
+def test_football_event_is_created_with_the_markets_its_sport_offers(staff_client, kafka_topics, redis_client):
     response = staff_client.post(
         reverse("trading-event-create"),
         {"sport": "football", "competition": "Cup", "home": "Reds", "away": "Blues", "starts_at": "2030-01-01T15:00"},
     )
     assert response.status_code == 302
     event = Event.objects.get(home="Reds", away="Blues")
-    kinds = sorted(event.markets.values_list("kind", flat=True))
-    assert kinds == ["btts", "match_result", "over_under"]
+    kinds = list(event.markets.order_by("display_order").values_list("kind", flat=True))
+    assert kinds == [offer.kind.key for offer in SPORTS["football"].offers]
+    assert kinds == ["match_result", "over_under", "btts", "double_chance", "handicap"]
     for market in event.markets.all():
         prices = [s.price for s in market.selections.all()]
         assert all(p >= Decimal("1.01") for p in prices)
-        assert Decimal("1.0") < sum(1 / p for p in prices) < Decimal("1.15")
+        # Double chance's selections win two at a time: its book is twice a one-winner book.
+        assert Decimal("1.0") < sum(1 / p for p in prices) / KINDS[market.kind].winning < Decimal("1.15")
 
 
-def test_tennis_event_gets_a_match_winner_market(staff_client, kafka_topics, redis_client):
+def test_tennis_event_gets_a_match_winner_and_a_total_games_market(staff_client, kafka_topics, redis_client):
     staff_client.post(
         reverse("trading-event-create"),
         {"sport": "tennis", "competition": "Open", "home": "A", "away": "B", "starts_at": "2030-01-01T15:00"},
     )
-    assert list(Event.objects.get(home="A", away="B").markets.values_list("kind", flat=True)) == ["match_winner"]
+    markets = Event.objects.get(home="A", away="B").markets.order_by("display_order")
+    assert list(markets.values_list("kind", "name")) == [
+        ("match_winner", "Match winner"),
+        ("over_under", "Total games over/under 22.5"),
+    ]
+
+
+def test_a_double_chance_market_is_resulted_by_the_match_outcome_and_two_selections_win(
+    staff_client, kafka_topics, redis_client, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(
+            reverse("trading-event-create"),
+            {
+                "sport": "football",
+                "competition": "Cup",
+                "home": "Reds",
+                "away": "Blues",
+                "starts_at": "2030-01-01T15:00",
+            },
+        )
+    market = Event.objects.get(home="Reds", away="Blues").markets.get(kind="double_chance")
+    page = staff_client.get(reverse("trading-event", kwargs={"event_id": market.event_id})).content.decode()
+    assert '<option value="draw">Draw</option>' in page
+    with django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(
+            reverse("trading-market-result", kwargs={"market_id": market.id}), {"winner": "draw", "confirm": "yes"}
+        )
+    results = dict(market.selections.values_list("name", "result"))
+    assert results == {"Reds or draw": "won", "Draw or Blues": "won", "Reds or Blues": "lost"}
 
 
 def test_suspend_button_suspends_the_market(staff_client, kafka_topics, redis_client):

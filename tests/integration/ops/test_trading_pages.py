@@ -3,6 +3,7 @@ and the confirmation step of results and settlements."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 
@@ -20,6 +21,7 @@ from odds.trading.selectors.trading import (
     trading_events_page,
     trading_events_query,
 )
+from reducers.market_kinds import MATCH_WINNER
 from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -31,7 +33,7 @@ def _event(*, home: str, away: str, competition: str = "Premier", sport: str = "
     starts_at = fields.pop("starts_at", timezone.now() + timedelta(days=1))
     event = Event.objects.create(competition=comp, home=home, away=away, starts_at=starts_at, **fields)
     market = Market.objects.create(
-        event=event, kind=Market.Kind.MATCH_WINNER, name="Winner", status=fields.get("market_status", "open")
+        event=event, kind=MATCH_WINNER.key, name="Winner", status=fields.get("market_status", "open")
     )
     Selection.objects.create(market=market, name=home, price=Decimal("1.90"))
     Selection.objects.create(market=market, name=away, price=Decimal("1.90"))
@@ -148,11 +150,11 @@ def test_result_impact_counts_open_bets_and_their_payout(services, kafka_topics,
     live_state_write(redis_client, market, prices=("2.10", "3.40", "3.50"))
     _bets_on(market, stakes=("5.00", "10.00"))
     home, draw = market.selections.order_by("display_order")[:2]
-    wins = market_result_impact(market=market, winner_id=home.id)
+    wins = market_result_impact(market=market, winners=[home.id])
     assert (wins.bets, wins.stake, wins.payout) == (2, Decimal("15.00"), Decimal("31.50"))
-    loses = market_result_impact(market=market, winner_id=draw.id)
+    loses = market_result_impact(market=market, winners=[draw.id])
     assert (loses.bets, loses.payout) == (2, Decimal("0"))
-    void = market_result_impact(market=market, winner_id=None)
+    void = market_result_impact(market=market, winners=None)
     assert (void.void, void.payout) == (True, Decimal("15.00"))
     assert market_open_bets_count(market_ids=[market.id]) == {market.id: 2}
 
@@ -194,3 +196,20 @@ def test_an_unknown_staff_page_is_the_styled_404(staff_client, settings):
 def test_every_base_template_links_the_favicon(staff_client):
     for url in (reverse("home"), reverse("trading-markets"), "/admin/"):
         assert "odds/favicon" in staff_client.get(url).content.decode(), url
+
+
+def test_a_suspended_market_tells_the_trader_why_who_and_how_long_and_a_long_one_is_flagged(staff_client):
+    from odds.catalogue.services.markets import markets_status_set
+
+    event = _event(home="Arsenal", away="Chelsea")
+    market = event.markets.get()
+    markets_status_set(
+        market_ids=[market.id], status="suspended", only_from=["open"], publish=False, reason="goal", by="feed"
+    )
+    page = staff_client.get(reverse("trading-event", kwargs={"event_id": event.id})).content.decode()
+    assert re.search(r"Goal · by feed · for <span data-duration>\d+ s</span>", page)
+    assert "Long:" not in page
+    Market.objects.filter(id=market.id).update(suspended_at=timezone.now() - timedelta(minutes=25))
+    page = staff_client.get(reverse("trading-markets")).content.decode()
+    assert 'class="suspension long"' in page
+    assert "<strong>Long:</strong> Goal · by feed · for <span data-duration>25 min</span>" in page

@@ -187,7 +187,8 @@ def test_a_second_run_sends_and_dead_letters_nothing_again(started, redis_client
     assert len(dead) == 1
 
 
-def test_liability_waits_for_the_reducer_and_says_what_to_do(started, redis_client):
+def test_liability_waits_for_the_reducer_and_says_what_to_do(own_namespace, started, redis_client):
+    # A namespace of its own: the session's liability reducer, when it runs, would read the record.
     bet_accepted(user_create(), selections_of(market_create())[0])
     outbox_relay()  # a record the reducer has not read: nothing committed it
 

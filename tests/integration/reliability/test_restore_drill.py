@@ -32,7 +32,9 @@ BETS_BEFORE, BETS_AFTER = 24, 6
 
 
 @pytest.fixture
-def drill(kafka_topics, redis_client) -> Iterator[OwnPostgres]:
+def drill(own_namespace) -> Iterator[OwnPostgres]:
+    # Topics of its own: ``after_restore`` counts every bet of the bets topic the restored
+    # database lacks, and other tests place bets on the session's topic too.
     with own_postgres() as cluster:
         yield cluster
 

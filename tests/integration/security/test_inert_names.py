@@ -11,6 +11,7 @@ import pytest
 from django.utils import timezone
 
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
+from reducers.market_kinds import MATCH_RESULT
 from tests.integration.security.conftest import logged_in
 
 pytestmark = [pytest.mark.integration]
@@ -25,7 +26,7 @@ def hostile_market() -> Market:
     event = Event.objects.create(
         competition=competition, home=SCRIPT, away=IMAGE, starts_at=timezone.now() + timedelta(hours=1)
     )
-    market = Market.objects.create(event=event, kind=Market.Kind.MATCH_RESULT, name=SCRIPT, status="open")
+    market = Market.objects.create(event=event, kind=MATCH_RESULT.key, name=SCRIPT, status="open")
     for i, name in enumerate((SCRIPT, "Draw", IMAGE)):
         Selection.objects.create(market=market, name=name, price=Decimal("2.50"), display_order=i)
     return market

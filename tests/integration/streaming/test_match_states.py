@@ -25,7 +25,6 @@ def match(producer, event_id: int, seq: int, *, home: int, away: int) -> None:
         elapsed_s=600 + seq,
         home=home,
         away=away,
-        games_won=[],
         incidents=goals,
         now_ms=now_ms(),
         rate=1,
