@@ -55,6 +55,7 @@ def test_a_football_match_is_told_to_the_game_from_kick_off_to_full_time():
     assert kinds.count("half_time") == 1
     assert [e.side for e in feed.game_events if e.kind == "score"] == goals
     minutes = [e.minute for e in feed.game_events if e.kind == "minute"]
-    assert minutes == sorted(set(minutes)) and minutes[-1] >= 90
+    assert minutes == sorted(set(minutes))
+    assert minutes[-1] >= 90
     seqs = [e.seq for e in feed.game_events]
     assert seqs == sorted(set(seqs))
