@@ -97,7 +97,8 @@ bench-quick: deps
 
 .PHONY: soak
 soak: deps
-	@DURATION=$(or $(DURATION),600) CLIENTS=$(or $(CLIENTS),1000) RATE=$(or $(RATE),1000) $(BIN)/soak.sh
+	@DURATION=$(or $(DURATION),600) CLIENTS=$(or $(CLIENTS),1000) RATE=$(or $(RATE),1000) \
+		CHANNEL_SHARE=$(or $(CHANNEL_SHARE),0.25) $(BIN)/soak.sh
 
 backup:
 	@$(BIN)/backup.sh full

@@ -49,9 +49,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote
 
-from bench.common import ROOT, migrate_if_needed, percentile, session_create, sessions_remove
+from bench.common import ROOT, database_url, migrate_if_needed, percentile, session_create, sessions_remove
 from bench.edge import client_process, paced_updates, server_command
 from bench.harness import free_port, wait_until
 from reducers.market_kinds import MATCH_RESULT
@@ -257,15 +256,6 @@ def _django_setup() -> None:
 
     if not apps.ready:
         django.setup()
-
-
-def _database_url() -> str:
-    """The database this process uses, for the server (a test session's database included)."""
-    from django.db import connection
-
-    db = connection.settings_dict
-    credentials = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
-    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @contextlib.contextmanager
@@ -549,7 +539,7 @@ def _server_start(port: int, namespace: str) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "SPORTSBOOK_NAMESPACE": namespace,
-        "DATABASE_URL": _database_url(),
+        "DATABASE_URL": database_url(),
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the test session; the server runs as in production

@@ -59,6 +59,18 @@ def migrate_if_needed() -> None:
         call_command("migrate", interactive=False, verbosity=0)
 
 
+def database_url() -> str:
+    """The database this process uses, as a URL for a server it starts (a test session's
+    database included)."""
+    from urllib.parse import quote
+
+    from django.db import connection
+
+    db = connection.settings_dict
+    credentials = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
+    return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
 def session_create(*, user: Any, expiry_s: int = 3600) -> str:
     """A logged-in session of ``user`` in the site's session store, as a login would leave it;
     its key is the session cookie's value. It lapses after ``expiry_s`` if nobody removes it."""
@@ -85,6 +97,21 @@ def sessions_remove(session_keys: list[str]) -> None:
     store_class = import_module(settings.SESSION_ENGINE).SessionStore
     for key in session_keys:
         store_class(session_key=key).delete()
+
+
+@contextlib.contextmanager
+def environment(**values: str) -> Iterator[None]:
+    """These environment variables set meanwhile (for the processes started), restored afterwards."""
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextlib.contextmanager

@@ -9,6 +9,9 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   footprint resident memory of every component during the end-to-end run
   suspend   a trader's suspension from the price topic to a punter's websocket (bench/suspend.py)
   bets      bet placement latency at a steady rate under stream load (bench/bets.py)
+  channels  subscriber channels and shared query channels at scale: the fan-out per batch at 1k,
+            5k and 10k channels, the query stage, and 10,000 channels held by k6 clients against
+            a plain watch in the same run (bench/channels.py)
   up        `make up` to a healthy /healthz
 
 Writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
@@ -41,7 +44,7 @@ django.setup()
 import orjson
 from django.conf import settings
 
-from bench import edge
+from bench import channels, edge
 from bench.common import (
     RESULTS,
     ROOT,
@@ -766,6 +769,7 @@ TARGETS = [
     ("stack_rss_gib", "Whole stack resident memory", "GiB", "<= 6"),
     ("up_to_healthy_s", "`make up` to healthy", "s", None),
 ]
+TARGETS += channels.TARGETS
 
 
 def versus(value: Any, target: str | None) -> str:
@@ -778,8 +782,10 @@ def versus(value: Any, target: str | None) -> str:
         return "met" if value >= bound else f"missed: {value / bound:.0%} of target"
     if op == ">":
         return "met" if value > bound else f"missed: {value / bound:.0%} of target"
+    if op == "<":
+        return "met" if value < bound else f"missed: {value / bound:.1f} times the bound"
     if op != "<=":
-        raise ValueError(f"a target is >=, > or <= a bound, got {target!r}")
+        raise ValueError(f"a target is >=, >, < or <= a bound, got {target!r}")
     return "met" if value <= bound else f"missed: {value / bound:.1f} times the bound"
 
 
@@ -910,6 +916,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
                 )
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
+    lines += channels.markdown_lines(results)
     # The current profile of each stage; the history of runs stays in bench/results/history.md.
     profiles = ROOT / "bench" / "PROFILES.md"
     if profiles.exists():
@@ -1251,11 +1258,11 @@ def main(argv: list[str] | None = None) -> None:
         "--merge", action="store_true", help="keep the last full run's figures for the stages not run (with --only)"
     )
     parser.add_argument(
-        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge views suspend bets up)"
+        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge views suspend bets channels up)"
     )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "up"])
+    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "up"])
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -1367,6 +1374,10 @@ def main(argv: list[str] | None = None) -> None:
             else bench_bets()
         )
         lap("bets")
+    if "channels" in stages:
+        log("channels: the fan-out at 1k, 5k and 10k channels, the query stage, and channels held by k6 clients")
+        results.update(channels.bench_channels(quick=quick))
+        lap("channels")
     if "up" in stages and not quick:
         log("make up → healthy")
         results.update(bench_up())

@@ -287,4 +287,6 @@ def context_markets(spec: SubscriptionSpec, *, held: set[int], changed: Iterable
     view sums over every market it holds; a markets view needs only what changed."""
     if spec.view == "markets":
         return set()
-    return held - set(changed)
+    # Not ``held - set(changed)``: a backlog's batch changes every market, and copying them into
+    # a set for each channel it reaches cost a fifth of its fan-out.
+    return held.difference(changed)

@@ -127,6 +127,13 @@ def fanout_journal(query: str) -> str:
     return f"{namespace()}:fanout:{query}"
 
 
+def fanout_routed(token: str) -> str:
+    """Set, for one fan-out's routes round trip: the channels already answered with their spec
+    and states, so that a channel met again in a later script call of the same batch is answered
+    once; deleted at the end of that round trip (and expires if the round trip is cut short)."""
+    return f"{namespace()}:routed:{token}"
+
+
 def market_channels(market_id: int) -> str:
     """Set: channel ids receiving the market (the market → channels map)."""
     return f"{namespace()}:sub:mkt:{market_id}"

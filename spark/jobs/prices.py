@@ -129,6 +129,9 @@ class PriceBatchProcessor:
         self._saved_watermark: int | None = None
         # Milliseconds the last SQL-path batch spent in Spark (parse, check, aggregate, collect).
         self.last_sql_ms: int | None = None
+        # Milliseconds the last batch's fan-out to the subscriber channels took (both round trips
+        # and the frames built between them).
+        self.last_fanout_ms = 0
         # How the last batch's records were read: "sql", "spark" (a job collecting them) or
         # "kafka" (the driver's range reader).
         self.last_read: str | None = None
@@ -186,7 +189,9 @@ class PriceBatchProcessor:
     ) -> dict[str, int]:
         with self._journal.batch() as journal:
             applied = self._sink.apply(items, table_statuses=statuses, journal=journal)
+            fanning = time.perf_counter()
             frames = self._channels.fan_out(applied, journal=journal)
+            self.last_fanout_ms = round((time.perf_counter() - fanning) * 1000)
         return {
             "records": records,
             "rejected": rejected,
@@ -417,6 +422,7 @@ class PriceBatchProcessor:
         stats["size_ms"] = round((sized - started) * 1000)
         if self.last_sql_ms is not None:
             stats["sql_ms"] = self.last_sql_ms
+        stats["fanout_ms"] = self.last_fanout_ms
         stats["ms"] = round((time.perf_counter() - started) * 1000)
         if stats["records"]:
             log.info("batch %s (read by %s): %s", batch_id, self.last_read, stats)

@@ -19,7 +19,7 @@ from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
-from store.channels import ChannelStore
+from store.channels import ROUTE_MARKETS, ChannelStore
 from tests.factories import market_ids_define, raw_price_update
 from tests.fakes import FakeDeadLetters, fake_store_client
 
@@ -247,3 +247,32 @@ def test_the_stored_match_state_is_what_a_journal_sends_again(store):
     assert ChannelStore(store).fan_out_journaled(keys.fanout_journal("matches"), of="matches") == 1
     assert logged(store, "s" * 24)[-1]["matches"][0]["score"] == {"home": 2, "away": 1}
     assert not store.exists(keys.fanout_journal("matches"))
+
+
+def test_a_slip_sums_each_held_market_at_its_newest_state_from_batch_to_batch(store):
+    market_ids_define(store, 1, 2)
+    prices = PriceBatchProcessor(redis_client=store, dead_letters=FakeDeadLetters())
+    prices.process_rows(price_rows((1, 1, ("2.00", "3.00")), (2, 1, ("1.50", "2.50"))))
+    open_channel(store, "s" * 24, SLIP)
+    prices.process_rows(price_rows((1, 2, ("3.00", "3.00"))))  # market 2's state read and kept
+    assert logged(store, "s" * 24)[-1]["slip"]["combined_odds"] == "7.50"  # 3.00 x 2.50
+
+    prices.process_rows(price_rows((2, 2, ("1.50", "4.00"))))
+    prices.process_rows(price_rows((1, 3, ("2.00", "3.00"))))  # market 2 held at its new state
+
+    assert logged(store, "s" * 24)[-1]["slip"]["combined_odds"] == "8.00"  # 2.00 x 4.00
+
+
+def test_a_channel_holding_markets_of_several_script_calls_gets_one_frame_and_no_routing_set_is_left(store):
+    far = 1 + ROUTE_MARKETS  # in the batch's second script call
+    market_ids_define(store, 1, far)
+    legs = [{"selection_id": 1, "market_id": 1}, {"selection_id": 1, "market_id": far}]
+    open_channel(store, "s" * 24, {"view": "slip", "slip": legs})
+    images = len(logged(store, "s" * 24))
+
+    sent = ChannelStore(store).fan_out({1: market_state(1, seq=3), far: market_state(far, seq=3)})
+
+    frames = logged(store, "s" * 24)[images:]
+    assert sent == 1
+    assert [[m["market_id"] for m in f["markets"]] for f in frames] == [[1, far]]
+    assert not store.keys(keys.fanout_routed("*"))

@@ -139,3 +139,30 @@ def test_prices_never_reach_a_shared_channel(store):
         [{"key": update.key(), "value": update.encode(), "partition": 0, "offset": 0, "kafka_ts": NOW}]
     )
     assert [f["type"] for f in logged(store, live)] == ["view.query"]
+
+
+def test_after_its_first_look_the_refresher_reads_only_the_markets_that_crossed_a_windows_edge(store):
+    define(
+        store,
+        market(1, starts_in_min=30),
+        market(2, starts_in_min=90),
+        replace(market(3, starts_in_min=50), headline=False),  # inside the window throughout, never matching
+    )
+    soon = share(store, SOON)
+    refresher = ChannelStore(store)
+    read: list[set[int]] = []
+    definitions = refresher.markets.definitions
+
+    def reading(market_ids):
+        read.append(set(market_ids))
+        return definitions(market_ids)
+
+    refresher.markets.definitions = reading  # type: ignore[method-assign]
+    assert refresher.refresh_windows(now_ms=NOW) == {}  # the first look: the whole window
+
+    changes = refresher.refresh_windows(now_ms=NOW + 45 * 60_000)  # 2 comes within the hour, 1 starts
+
+    assert (set(changes[soon].added), set(changes[soon].removed)) == ({2}, {1})
+    assert read == [{3}, {1, 2}]
+    assert refresher.refresh_windows(now_ms=NOW + 46 * 60_000) == {}
+    assert read[-1] == set()
