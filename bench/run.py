@@ -12,6 +12,8 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   channels  subscriber channels and shared query channels at scale: the fan-out per batch at 1k,
             5k and 10k channels, the query stage, and 10,000 channels held by k6 clients against
             a plain watch in the same run (bench/channels.py)
+  game      the predictor game: answers into the Spark game query's state, a goal settling every
+            punter at once, the reducers' memory with the state held (bench/game.py)
   up        `make up` to a healthy /healthz
 
 Writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
@@ -44,7 +46,7 @@ django.setup()
 import orjson
 from django.conf import settings
 
-from bench import channels, edge
+from bench import channels, edge, game
 from bench.common import (
     RESULTS,
     ROOT,
@@ -532,6 +534,13 @@ def reducer_ratios(results: dict[str, Any]) -> None:
     results["reducer_microbatch_vs_plain"] = round(ours / plain, 2) if ours and plain else None
 
 
+def game_ratio(results: dict[str, Any]) -> None:
+    """The game's answers into state against the micro-batch reducers' price updates, same run."""
+    answers = results.get("game_answers_per_s")
+    updates = results.get("reducer_microbatch_updates_per_s")
+    results["game_answers_vs_reducers"] = round(answers / updates, 2) if answers and updates else None
+
+
 # The consumers of the micro-batch reducers stage and the key of each one's figure.
 REDUCER_CONSUMERS = {
     "reducers": "reducer_microbatch_updates_per_s",
@@ -770,6 +779,7 @@ TARGETS = [
     ("up_to_healthy_s", "`make up` to healthy", "s", None),
 ]
 TARGETS += channels.TARGETS
+TARGETS += game.TARGETS
 
 
 def versus(value: Any, target: str | None) -> str:
@@ -917,6 +927,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
     lines += channels.markdown_lines(results)
+    lines += game.markdown_lines(results)
     # The current profile of each stage; the history of runs stays in bench/results/history.md.
     profiles = ROOT / "bench" / "PROFILES.md"
     if profiles.exists():
@@ -1258,11 +1269,14 @@ def main(argv: list[str] | None = None) -> None:
         "--merge", action="store_true", help="keep the last full run's figures for the stages not run (with --only)"
     )
     parser.add_argument(
-        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge views suspend bets channels up)"
+        "--only",
+        nargs="*",
+        default=None,
+        help="stages to run (feed reducers e2e edge views suspend bets channels game up)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "up"])
+    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "game", "up"])
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -1378,6 +1392,11 @@ def main(argv: list[str] | None = None) -> None:
         log("channels: the fan-out at 1k, 5k and 10k channels, the query stage, and channels held by k6 clients")
         results.update(channels.bench_channels(quick=quick))
         lap("channels")
+    if "game" in stages:
+        log("game: punters answer the open questions of live matches, a goal in each settles them all")
+        results.update(game.bench_game(quick=quick))
+        game_ratio(results)
+        lap("game")
     if "up" in stages and not quick:
         log("make up → healthy")
         results.update(bench_up())
