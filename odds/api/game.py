@@ -64,7 +64,7 @@ def game_answers(request: HttpRequest, body: s.GameAnswerIn) -> HttpResponse | S
     url_name="game-event",
     **answers({200: (s.GameState, "The game (no questions before the game has any).")}, access="public"),
 )
-def game_event(request: HttpRequest, event_id: s.Id) -> s.GameState:
+def game_event(request: HttpRequest, event_id: s.PathId) -> s.GameState:
     return s.GameState.model_validate(game_state(event_id=event_id))
 
 
@@ -74,7 +74,7 @@ def game_event(request: HttpRequest, event_id: s.Id) -> s.GameState:
     url_name="game-leaderboard",
     **answers({200: (s.GameBoard, "The top 50, and the punter's place when logged in.")}, access="public"),
 )
-def game_board(request: HttpRequest, event: s.Id | None = None, day: s.GameDay | None = None) -> s.GameBoard:
+def game_board(request: HttpRequest, event: s.PathId | None = None, day: s.GameDay | None = None) -> s.GameBoard:
     user_id = request.user.pk if request.user.is_authenticated else None
     board = game_leaderboard(event_id=event, day=day, user_id=user_id)
     me = s.GameMe(rank=board.rank, points=board.points) if user_id is not None else None
@@ -100,7 +100,7 @@ def game_board(request: HttpRequest, event: s.Id | None = None, day: s.GameDay |
     ),
 )
 def game_void(
-    request: HttpRequest, question_id: s.Id, body: s.GameVoidIn
+    request: HttpRequest, question_id: s.PathId, body: s.GameVoidIn
 ) -> HttpResponse | Status[s.GameVoidRequested]:
     try:
         game_question_void(event_id=body.event_id, question_id=question_id, reason=body.reason)

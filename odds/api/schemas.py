@@ -147,6 +147,8 @@ Money = Annotated[
 DecimalOut = Annotated[Decimal, Strict(), WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
 DecimalText = Annotated[str, WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
 Id = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
+# An id in a path or a query string, which arrive as text.
+PathId = Annotated[int, Field(ge=1, le=MAX_ID)]
 Count = Annotated[int, Field(ge=0)]
 Timestamp = Annotated[int, Field(description="epoch milliseconds")]
 Text = Annotated[str, Strict()]

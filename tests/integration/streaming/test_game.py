@@ -163,6 +163,12 @@ async def test_a_punters_answer_is_settled_by_the_goal_and_the_punter_and_a_visi
     assert top["top"][0]["name"] == "predictor"
     user = django_user_model.objects.get(username="predictor")
     assert redis_client.zscore(keys.game_board(f"ev:{event_id}"), str(user.pk)) == 10
+    board = client.get(f"/api/game/leaderboard?event={event_id}")
+    assert board.status_code == 200, board.content
+    assert (board.json()["top"][0]["name"], board.json()["me"]) == ("predictor", {"rank": 1, "points": 10})
+    public = Client().get(f"/api/game/events/{event_id}")
+    assert public.status_code == 200, public.content
+    assert next(q for q in public.json()["questions"] if q["id"] == goal["id"])["status"] == "settled"
     await socket.disconnect()
     await watcher.disconnect()
 
@@ -236,3 +242,55 @@ def test_bad_answers_and_bad_events_go_to_their_dead_letter_topics_with_the_reas
     event_letter = dead_letter_of(bad_event, source=topics.game_events())
     assert dict(event_letter.headers())["reason"] == b"bad_field"
     assert dict(event_letter.headers())["origin"].startswith(topics.game_events().encode())
+
+
+async def test_a_trader_voids_an_open_question_and_the_punters_answer_scores_nothing(
+    django_user_model, game_running, producer, redis_client
+):
+    from django.test import Client as StaffClient
+
+    from tests.factories import market_create, user_create
+
+    market = market_create()
+    event_id = market.event_id
+    match = Match(producer, event_id)
+    match("kick_off")
+    goal = open_question(redis_client, event_id, game.NEXT_GOAL)
+    client = logged_in(django_user_model, "voided")
+    user = django_user_model.objects.get(username="voided")
+    socket, _ = await punter_channel(client, event_id)
+    await frame_of(socket, lambda f: f["type"] == "game.image")
+    body = {"event_id": event_id, "question_id": goal["id"], "choice": "home"}
+    assert client.post("/api/game/answers", body, content_type="application/json").status_code == 202
+    await frame_of(socket, lambda f: f["type"] == "game.delta" and f.get("news"))
+
+    trader = StaffClient()
+    trader.force_login(user_create(balance="0", staff=True))
+    voided = trader.post(
+        f"/trading/api/game/questions/{goal['id']}/void",
+        {"event_id": event_id, "reason": "the feed missed a goal"},
+        content_type="application/json",
+    )
+    assert voided.status_code == 202, voided.content
+    news = await frame_of(socket, lambda f: any(n["kind"] == "settled" for n in f.get("news", [])))
+    assert [(n["result"], n["points"]) for n in news["news"]] == [("void", 0)]
+    question = GameStore(redis_client).question(goal["id"], event_id=event_id)
+    assert question is not None
+    assert (question["status"], question["void_reason"]) == ("void", "the feed missed a goal")
+    # A goal afterwards settles nothing of the voided question's.
+    match("score", minute=8, side="home")
+    wait_for(
+        lambda: any(
+            q["kind"] == game.NEXT_GOAL and q["status"] == "open" and q["id"] != goal["id"]
+            for q in GameStore(redis_client).questions(event_id)
+        ),
+        what="the next next-goal question",
+    )
+    assert redis_client.zscore(keys.game_board(f"ev:{event_id}"), str(user.pk)) == 0
+    again = trader.post(
+        f"/trading/api/game/questions/{goal['id']}/void",
+        {"event_id": event_id, "reason": "twice"},
+        content_type="application/json",
+    )
+    assert (again.status_code, again.json()["error"]["code"]) == (409, "question_decided")
+    await socket.disconnect()
