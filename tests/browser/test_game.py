@@ -9,9 +9,10 @@ from playwright.sync_api import Page, expect
 
 from odds.catalogue.models import Event
 from reducers import game, keys
+from store.game import GameStore
 from tests.browser.axe import axe_check
 from tests.conftest import wait_for
-from tests.factories import market_create
+from tests.factories import market_create, user_create
 from tests.integration.streaming.test_game import Match, game_running, open_question  # noqa: F401  # the fixture
 from tests.integration.streaming.test_streams import logged_in
 
@@ -88,3 +89,51 @@ def test_a_visitor_sees_the_questions_and_the_leaderboard_and_is_asked_to_log_in
     for at in range(3):
         expect(options.nth(at)).to_be_disabled()
     axe_check(page)
+
+
+def test_the_leaderboard_page_follows_the_match_and_a_trader_voids_a_question_on_the_staff_page(
+    asgi_server,
+    producer,
+    redis_client,
+    django_user_model,
+    login,
+    page: Page,
+):
+    market = market_create()
+    event_id = market.event_id
+    Event.objects.filter(id=event_id).update(status=Event.Status.IN_PLAY)
+    match = Match(producer, event_id)
+    match("kick_off")
+    goal = open_question(redis_client, event_id, game.NEXT_GOAL)
+    card = open_question(redis_client, event_id, game.CARD)
+    client = logged_in(django_user_model, "leader")
+    body = {"event_id": event_id, "question_id": goal["id"], "choice": "home"}
+    assert client.post("/api/game/answers", body, content_type="application/json").status_code == 202
+    board = keys.game_board(f"ev:{event_id}")
+    wait_for(lambda: redis_client.zcard(board) == 1, what="the answer counted")
+
+    login(django_user_model.objects.get(username="leader"))
+    page.goto(f"{asgi_server}/game/leaderboard/?event={event_id}")
+    rows = page.locator("[data-leaderboard] tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_text("1leader0")
+    match("score", minute=4, side="home")
+    # The page reads the board again every few seconds.
+    expect(rows.first).to_have_text("1leader10", timeout=30_000)
+    expect(page.locator("[data-leaderboard-me]")).to_have_text("You are #1 with 10 points.")
+    axe_check(page)
+
+    login(user_create(balance="0", staff=True))
+    page.goto(f"{asgi_server}/trading/game/")
+    row = page.locator(f'tr[data-question="{card["id"]}"]')
+    expect(row).to_be_visible()
+    axe_check(page)
+    row.get_by_label(f'Reason for voiding "{card["title"]}"').fill("the feed lost the match")
+    row.get_by_role("button", name="Void").click()
+    expect(page.locator(".flash")).to_contain_text(f"Question {card['id']} voided")
+    wait_for(
+        lambda: (q := GameStore(redis_client).question(card["id"], event_id=event_id)) and q["status"] == "void",
+        what="the card question voided",
+    )
+    page.reload()
+    expect(page.locator(f'tr[data-question="{card["id"]}"]')).to_have_count(0)
