@@ -3,6 +3,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 BIN := infra/bin
+# `make up` is the development stack: demo data (punters, a trader, an operator, the demo catalogue)
+# and the login page's demo accounts. `SPORTSBOOK_DEMO=0 make up` (or in .env) leaves them out.
+export SPORTSBOOK_DEMO ?= 1
 
 .PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs backup restore targets
 
@@ -38,7 +41,7 @@ migrate: services
 	@$(PY) manage.py migrate --no-input -v0
 
 seed: migrate
-	@$(PY) manage.py seed_demo --quiet
+	@if [ "$(SPORTSBOOK_DEMO)" = 1 ]; then $(PY) manage.py seed_demo --quiet; fi
 
 up: topics seed
 	@$(PY) manage.py collectstatic --no-input -v0
@@ -51,7 +54,7 @@ up: topics seed
 	@echo "Health          http://127.0.0.1:8000/healthz"
 	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching the public pages and /api/views/, as a CDN would)"
 	@$(BIN)/monitoring.sh addresses
-	@echo "Demo punters    alice, bob, carol   trader (staff): trader   password: sportsbook-demo"
+	@echo "Demo punters    alice, bob, carol   staff: trader, operator   password: sportsbook-demo"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
 down:

@@ -407,7 +407,7 @@ def _span(ids: list[int], what: str) -> tuple[int, int]:
 # random punter and selection, at any price ("any" policy), stake 1.00.
 CEILING_SCRIPT = """\\set uid random({users[0]}, {users[1]})
 \\set sel random({selections[0]}, {selections[1]})
-SELECT sb_bet_place(:uid, gen_random_uuid()::text, 'pgbench', 'any', 1.00,
+SELECT sb_bet_place(:uid, gen_random_uuid()::text, 'pgbench', 'any', '{{-1,0,1}}'::integer[], 1.00,
     ('[{{"selection_id": ' || :sel || ', "price_seen": "2.00", "price": null, "unavailable": ""}}]')::jsonb,
     250000, '{topic}');
 """
@@ -686,11 +686,14 @@ def bench_bets(
     (``stream``), the server's CPU and the machine's load over the measured window.
     """
     _django_setup()
+    from django.conf import settings
+
     from bench.common import namespace as fresh_namespace
-    from odds.betting.services.bets import PLACE_LIMIT, PLACE_WINDOW_S
+
+    limit, window_s = settings.BET_PLACE_LIMIT, settings.BET_PLACE_WINDOW_S
 
     # Enough punters that none reaches the per-punter limit at the highest rate tried.
-    punters = max(punters, math.ceil(max((rate, *search)) * PLACE_WINDOW_S / (PLACE_LIMIT * LIMIT_SHARE)))
+    punters = max(punters, math.ceil(max((rate, *search)) * window_s / (limit * LIMIT_SHARE)))
     markets_per_client = min(20, universe)
     if universe < EVENTS:
         raise ValueError(f"the stream's universe must hold the {EVENTS} benchmark markets")

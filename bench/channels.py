@@ -1020,9 +1020,8 @@ def run_live(
     from django.conf import settings
 
     from bench.edge import port_wait
-    from odds.streaming.services.streams import SUBSCRIBE_LIMIT_PER_MINUTE
 
-    most = channels_per_client_most(settings, subscribe_per_minute=SUBSCRIBE_LIMIT_PER_MINUTE)
+    most = channels_per_client_most(settings, subscribe_per_minute=settings.STREAM_SUBSCRIBE_LIMIT)
     if per_client > most:
         raise ValueError(f"a client may hold at most {most} channels under the product's limits")
     plan = live_plan(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from celery import Task, shared_task
+from celery import shared_task
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError
 
@@ -26,24 +26,29 @@ def worker_heartbeat() -> None:
     redis_client(settings.REDIS_URL).set(keys.heartbeat("celery"), int(time.time()), ex=120)
 
 
+# Retried by Celery itself: a database error (deadlock, lost connection) runs the task again after
+# ``retry_backoff * 2**retries`` seconds, at most ``retry_backoff_max``, without jitter.
+DATABASE_ERRORS = (DatabaseError, InterfaceError)
+
+
 @shared_task(
     name=task_names.MARKET_SETTLE,
-    bind=True,
     ignore_result=True,
     acks_late=True,
     reject_on_worker_lost=True,
+    autoretry_for=DATABASE_ERRORS,
+    retry_backoff=1,
+    retry_backoff_max=60,
+    retry_jitter=False,
     max_retries=10,
 )
-def market_settle(self: Task, market_id: int) -> None:
+def market_settle(market_id: int) -> None:
     """Settle the bets of a resulted market. Safe to run any number of times.
 
     Acknowledged only after it ran, so a worker lost mid-way hands the market to another worker;
-    database errors (deadlock, lost connection) are retried with a growing delay.
+    database errors are retried with a growing delay (1, 2, 4 … 60 s).
     """
-    try:
-        summary = market_bets_settle(market_id=market_id)
-    except (DatabaseError, InterfaceError) as exc:
-        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
+    summary = market_bets_settle(market_id=market_id)
     log.info("market %s settlement: %s", market_id, summary)
 
 
@@ -59,8 +64,13 @@ def outbox_relay() -> None:
 def bets_delay_resolve() -> None:
     """Run by beat every second: decide the bets held by the in-play delay whose time has come."""
     summary = bet_delay.bets_delay_resolve()
-    if summary.accepted or summary.rejected:
-        log.info("held bets decided: %d accepted, %d rejected", summary.accepted, summary.rejected)
+    if summary.accepted or summary.rejected or summary.failed:
+        log.info(
+            "held bets decided: %d accepted, %d rejected, %d not decidable now",
+            summary.accepted,
+            summary.rejected,
+            summary.failed,
+        )
 
 
 @shared_task(name=task_names.SETTLEMENT_SWEEP, ignore_result=True)
@@ -93,37 +103,43 @@ def metrics_sample() -> None:
     metrics_sample_record()
 
 
-@shared_task(name=task_names.METRICS_PRUNE, bind=True, ignore_result=True, acks_late=True, max_retries=3)
-def metrics_prune(self: Task) -> None:
-    """Run by beat hourly: delete samples older than the retention."""
+@shared_task(
+    name=task_names.METRICS_PRUNE,
+    ignore_result=True,
+    acks_late=True,
+    autoretry_for=DATABASE_ERRORS,
+    default_retry_delay=60,
+    max_retries=3,
+)
+def metrics_prune() -> None:
+    """Run by beat hourly: delete samples older than the retention (a database error: again
+    after a minute)."""
     from odds.ops.services.metrics_history import metrics_prune as prune
 
-    try:
-        deleted = prune()
-    except (DatabaseError, InterfaceError) as exc:
-        raise self.retry(exc=exc, countdown=60) from exc
+    deleted = prune()
     if deleted:
         log.info("pruned %d metric samples", deleted)
 
 
 @shared_task(
     name=task_names.MARKETS_KICKOFF_SUSPEND,
-    bind=True,
     ignore_result=True,
     acks_late=True,
     reject_on_worker_lost=True,
+    autoretry_for=DATABASE_ERRORS,
+    retry_backoff=1,
+    retry_backoff_max=30,
+    retry_jitter=False,
     max_retries=5,
 )
-def markets_kickoff_suspend(self: Task) -> None:
+def markets_kickoff_suspend() -> None:
     """Run by beat every 15 s: suspend open markets of events past kick-off still scheduled, and
-    the open in-play markets when the feed has stopped beating."""
+    the open in-play markets when the feed has stopped beating (a database error: again after
+    1, 2, 4 … 30 s)."""
     from odds.ops.services.digest import feed_lost_suspend, kickoff_overdue_suspend
 
-    try:
-        kickoff_overdue_suspend()
-        feed_lost_suspend()
-    except (DatabaseError, InterfaceError) as exc:
-        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+    kickoff_overdue_suspend()
+    feed_lost_suspend()
 
 
 @shared_task(name=task_names.MARKETS_OPENING_PUBLISH, ignore_result=True)
@@ -145,17 +161,18 @@ def digest_weekly() -> None:
 
 @shared_task(
     name=task_names.DIGEST_EMAIL,
-    bind=True,
     ignore_result=True,
     acks_late=True,
     reject_on_worker_lost=True,
+    autoretry_for=(*DATABASE_ERRORS, OSError),
+    retry_backoff=30,
+    retry_backoff_max=600,
+    retry_jitter=False,
     max_retries=5,
 )
-def digest_email(self: Task, user_id: int) -> None:
-    """Email one user their open bets; sent at most once per user and ISO week."""
+def digest_email(user_id: int) -> None:
+    """Email one user their open bets; sent at most once per user and ISO week (a database or
+    mail error: again after 30, 60, 120 … 600 s)."""
     from odds.ops.services.digest import digest_send
 
-    try:
-        digest_send(user_id=user_id)
-    except (DatabaseError, InterfaceError, OSError) as exc:
-        raise self.retry(exc=exc, countdown=min(600, 30 * 2**self.request.retries)) from exc
+    digest_send(user_id=user_id)

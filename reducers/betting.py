@@ -8,7 +8,8 @@ bound raises ``BetMathsError`` rather than being rounded anywhere else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from decimal import (
     MAX_EMAX,
     MIN_EMIN,
@@ -23,6 +24,7 @@ from decimal import (
     Overflow,
     localcontext,
 )
+from typing import Any
 
 from reducers.rules import MAX_LEGS, ODDS_PLACES, PENNY, SLIP_VIEW_MAX_STAKE
 from reducers.schemas import MAX_PRICE
@@ -129,19 +131,165 @@ LEG_RESULTS = (UNDECIDED, "won", "lost", "void")
 VOID_PRICE = Decimal("1.00")
 
 
-def price_acceptable(*, seen: Decimal, current: Decimal, policy: str) -> bool:
-    """Whether a leg may be accepted at ``current`` when the punter saw ``seen``.
+# The moves of the price (the sign of current - seen) each policy accepts: ``none`` only the
+# price seen, ``better`` that or a higher one (a higher decimal price pays the punter more),
+# ``any`` every change. Placement passes the policy's moves to ``sb_bet_place`` as they are here.
+PRICE_POLICY_MOVES: dict[str, tuple[int, ...]] = {"none": (0,), "any": (-1, 0, 1), "better": (0, 1)}
 
-    ``none`` accepts only the price seen, ``any`` accepts every change, ``better`` accepts the
-    price seen or a higher one (a higher decimal price pays the punter more).
+
+def price_moves(policy: str) -> tuple[int, ...]:
+    """The price moves ``policy`` accepts (see ``PRICE_POLICY_MOVES``)."""
+    try:
+        return PRICE_POLICY_MOVES[policy]
+    except KeyError:
+        raise ValueError(f"unknown price policy {policy!r}; expected one of {', '.join(PRICE_POLICIES)}") from None
+
+
+def price_acceptable(*, seen: Decimal, current: Decimal, policy: str) -> bool:
+    """Whether a leg may be accepted at ``current`` when the punter saw ``seen`` (``PRICE_POLICY_MOVES``)."""
+    return (current > seen) - (current < seen) in price_moves(policy)
+
+
+# --- whether a leg can be backed now ---
+
+# The statuses the catalogue gives events, markets and selections (odds.catalogue.models), as
+# the verdict reads them; any other market or selection status is not open for bets.
+EVENT_STATUSES = ("scheduled", "in_play", "finished", "cancelled")
+MARKET_STATUSES = ("open", "suspended", "closed", "settled")
+SELECTION_STATUSES = ("active", "suspended", "removed")
+# Why a leg cannot be backed: the bet's reject code and the message shown with it.
+LEG_REFUSALS: dict[str, str] = {
+    "market_suspended": "the market is suspended",
+    "market_closed": "the market is closed",
+    "selection_unavailable": "the selection is no longer available",
+}
+# What the live state (the reducers' or a trader's newer decision) says against a leg: one of
+# the refusals, or that it is older than a bet may be priced at (``LIVE_STALE``).
+LIVE_STALE = "prices_stale"
+LIVE_REASONS = ("", *LEG_REFUSALS, LIVE_STALE)
+STALE_MESSAGE = "the market is suspended while its live prices are not current"
+
+
+@dataclass(frozen=True)
+class LegVerdict:
+    """Whether a leg can be backed now: ``code`` is empty when it can, else the reject code."""
+
+    code: str = ""
+    message: str = ""
+
+    @property
+    def backable(self) -> bool:
+        return not self.code
+
+
+BACKABLE = LegVerdict()
+
+
+def leg_verdict(*, event_status: str, market_status: str, selection_status: str, live: str = "") -> LegVerdict:
+    """Whether a leg can be backed, from the catalogue's statuses (the newest trader and lifecycle
+    decisions: they come first) and the live state's reason (``LIVE_REASONS``).
+
+    The one rule: placement (``sb_bet_place`` reads it from the table ``leg_verdicts_sync`` fills
+    from this function), the in-play delay, cash-out quotes and the reducers' views all use it.
+    A stale live state treats the market as suspended.
     """
-    if policy == "none":
-        return current == seen
-    if policy == "any":
-        return True
-    if policy == "better":
-        return current >= seen
-    raise ValueError(f"unknown price policy {policy!r}; expected one of {', '.join(PRICE_POLICIES)}")
+    if event_status in ("finished", "cancelled"):
+        code = "market_closed"
+    elif market_status == "suspended":
+        code = "market_suspended"
+    elif market_status != "open":
+        code = "market_closed"
+    elif selection_status != "active":
+        code = "selection_unavailable"
+    elif live == LIVE_STALE:
+        return LegVerdict("market_suspended", STALE_MESSAGE)
+    elif live:
+        code = live
+    else:
+        return BACKABLE
+    return LegVerdict(code, LEG_REFUSALS[code])
+
+
+def leg_verdicts() -> list[tuple[str, str, str, str, LegVerdict]]:
+    """The verdict of every combination of catalogue statuses and live reason, as the database's
+    copy of the rule holds them (``event, market, selection, live, verdict``)."""
+    return [
+        (
+            event,
+            market,
+            selection,
+            live,
+            leg_verdict(event_status=event, market_status=market, selection_status=selection, live=live),
+        )
+        for event in EVENT_STATUSES
+        for market in MARKET_STATUSES
+        for selection in SELECTION_STATUSES
+        for live in LIVE_REASONS
+    ]
+
+
+@dataclass(frozen=True)
+class LiveLeg:
+    """What a market's live state says of one of its selections: its price (None when the state
+    does not list it or lists no usable price), its status there, and the live reason
+    (``LIVE_REASONS``) against backing it."""
+
+    price: Decimal | None
+    reason: str
+    selection_status: str | None = None
+    market_status: str = ""
+
+
+NO_LIVE_STATE = LiveLeg(price=None, reason="")
+
+
+def live_state_fresh(*, state: Mapping[str, Any], pipe_seen_ms: int, now_ms: int, max_age_ms: int) -> bool:
+    """Whether a live state may still price a bet: it was applied (or decided by a trader) within
+    ``max_age_ms``, or the price pipe has given a sign of life since (``pipe_seen_ms``: it would
+    have applied a newer price). A state with no time of its own counts as old."""
+    ts = state.get("ts")
+    own = 0
+    if isinstance(ts, Mapping):
+        for name in ("reducer", "decided"):
+            value = ts.get(name)
+            if isinstance(value, int) and value > own:
+                own = value
+    return now_ms - max(own, pipe_seen_ms) <= max_age_ms
+
+
+def live_leg(state: Mapping[str, Any] | None, selection_id: int, *, fresh: bool = True) -> LiveLeg:
+    """The live state's word on one selection (``NO_LIVE_STATE`` without a state): its price and
+    the reason it cannot be backed, by ``leg_verdict`` over the live statuses."""
+    if state is None:
+        return NO_LIVE_STATE
+    found = _live_selection(state, selection_id)
+    market_status = str(state.get("status", "open"))
+    tradable = state.get("tradable", market_status == "open")
+    verdict = leg_verdict(
+        event_status="scheduled",
+        market_status=market_status if tradable else "suspended",
+        selection_status=found[1] if found is not None else "active",
+    )
+    reason = verdict.code if not verdict.backable else ("" if fresh else LIVE_STALE)
+    return LiveLeg(
+        price=found[0] if found is not None else None,
+        reason=reason,
+        selection_status=found[1] if found is not None else None,
+        market_status=market_status,
+    )
+
+
+def _live_selection(state: Mapping[str, Any], selection_id: int) -> tuple[Decimal, str] | None:
+    for item in state.get("selections", ()):
+        if isinstance(item, Mapping) and item.get("id") == selection_id:
+            try:
+                price = Decimal(str(item["price"]))
+            except (KeyError, InvalidOperation):
+                return None
+            if not price.is_finite():
+                return None
+            return price, str(item.get("status", "active"))
+    return None
 
 
 def cash_out_acceptable(*, seen: Decimal, current: Decimal, policy: str) -> bool:

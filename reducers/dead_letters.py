@@ -8,7 +8,7 @@ from it.
 A replay re-sends a dead letter's key and value to its source topic with headers naming its
 first failure (``replay_headers``): where it first failed, why, and how many times it has been
 replayed. Should it fail again, the reducer dead-letters it again with the same headers and the
-count one higher (``ReplayLedger``, read by ``Rejects.flush``); a dead letter replayed
+count one higher (``store.dead_letters.ReplayLedger``, read by ``Rejects.flush``); a dead letter replayed
 ``MAX_REPLAYS`` times can only be discarded, so nothing ever loops.
 """
 
@@ -16,12 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
-
-from reducers import keys
 from reducers.queries import QUERIES
 
 
@@ -140,33 +137,3 @@ def record_digest(*, topic: str, key: bytes | None, value: bytes | None) -> str:
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
     return digest.hexdigest()
-
-
-class ReplayLedger:
-    """Replayed records, each by its digest, with the headers it was replayed with: the owner of
-    ``keys.dead_letter_replayed``. Marked before the records are produced, so the reducer that
-    fails on one again always finds its first failure."""
-
-    def __init__(self, client: Any) -> None:
-        self._redis = client
-
-    def mark(self, records: Mapping[str, Sequence[tuple[str, bytes]]]) -> None:
-        """Remember each digest's replay headers for ``LEDGER_TTL_S``."""
-        if not records:
-            return
-        pipe = self._redis.pipeline(transaction=False)
-        for digest, headers in records.items():
-            body = {name: value.decode() for name, value in headers}
-            pipe.set(keys.dead_letter_replayed(digest), orjson.dumps(body), ex=LEDGER_TTL_S)
-        pipe.execute()
-
-    def headers_of(self, digests: Iterable[str]) -> dict[str, list[tuple[str, bytes]]]:
-        """The replay headers of each digest that was replayed (the others are left out)."""
-        wanted = list(dict.fromkeys(digests))
-        if not wanted:
-            return {}
-        found: dict[str, list[tuple[str, bytes]]] = {}
-        for digest, raw in zip(wanted, self._redis.mget([keys.dead_letter_replayed(d) for d in wanted]), strict=True):
-            if raw:
-                found[digest] = [(name, str(value).encode()) for name, value in orjson.loads(raw).items()]
-        return found

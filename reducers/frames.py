@@ -324,6 +324,30 @@ class BetLegsFrame(TypedDict):
     bet: LegsDecidedBet
 
 
+# Why a punter's sessions end (their sockets are closed and their channels ended).
+SessionEndReason = Literal["logged_out", "password_changed", "deactivated", "self_excluded"]
+
+
+class SessionEndedFrame(TypedDict):
+    """The last frame of a socket whose session ended (logout, a password change, the account
+    deactivated or self-excluded); the server then closes it (``CLOSE_SESSION_ENDED``)."""
+
+    type: Literal["session.ended"]
+    v: int
+    reason: SessionEndReason
+
+
+class SessionCloseMessage(TypedDict):
+    """On the punter's pub-sub channel only, never sent to a client: every socket of the punter
+    whose session is ``session`` (a digest of its key; ``None``: every session) sends
+    ``session.ended`` with ``reason`` and closes."""
+
+    type: Literal["session.close"]
+    v: int
+    reason: SessionEndReason
+    session: str | None
+
+
 # --- the predictor game (docs/protocol.md, "The predictor game") ---
 
 
@@ -458,7 +482,8 @@ class GameViewFrame(GameViewBody):
 
 
 ServerFrame = Annotated[
-    HelloFrame
+    SessionEndedFrame
+    | HelloFrame
     | ImageFrame
     | MarketFrame
     | MarketsFrame

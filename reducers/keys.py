@@ -208,12 +208,19 @@ def watermark(query: str) -> str:
 
 def channel_owner(channel_id: str) -> str:
     """String ``<user id>:<session key>``: who may attach a websocket to the channel (set by the API)."""
-    return f"{namespace()}:chowner:{channel_id}"
+    return f"{channel_owner_prefix()}{channel_id}"
 
 
-def rate_limit(scope: str, who: str, window: int) -> str:
-    """Counter of one caller's requests in one fixed window."""
-    return f"{namespace()}:rl:{scope}:{who}:{window}"
+def channel_owner_prefix() -> str:
+    """What every ``channel_owner`` key starts with (the script that admits a channel under the caps)."""
+    return f"{namespace()}:chowner:"
+
+
+def rate_limits() -> str:
+    """Prefix of every rate-limit counter (``odds.core.ratelimits``, the ``limits`` library's Redis
+    storage): ``<prefix>:<limit>/<caller>/<amount>/<window>/second``, a counter with an expiry
+    per limit, caller and fixed window (the window starts with the caller's first hit)."""
+    return f"{namespace()}:rl"
 
 
 def lag_window(query: str) -> str:
@@ -253,12 +260,6 @@ def reducer_seen() -> str:
     return f"{namespace()}:reducers:seen"
 
 
-def login_failures(scope: str, who: str) -> str:
-    """Counter with an expiry: failed logins for one username (hashed) or one client address,
-    within the throttling window that began with the first of them."""
-    return f"{namespace()}:loginfail:{scope}:{who}"
-
-
 def channel_ended(channel_id: str) -> str:
     """Hash with an expiry: ``owner`` (``<user id>:<session key>``) and ``reason`` of an ended channel,
     so its owner's next attach is told why it ended instead of meeting silence."""
@@ -288,7 +289,7 @@ def websocket_connections(kind: str, who: str) -> str:
 
 def dead_letter_replayed(digest: str) -> str:
     """String: JSON of the replay headers a record was re-sent to its source topic with, by the
-    record's digest (``reducers.dead_letters.ReplayLedger``), kept while its dead letters are."""
+    record's digest (``store.dead_letters.ReplayLedger``), kept while its dead letters are."""
     return f"{namespace()}:dlq:replayed:{digest}"
 
 

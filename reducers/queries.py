@@ -163,6 +163,9 @@ BY_NAME = {query.name: query for query in QUERIES}
 # In real-time mode the price query's effect is applied by the applier, which reads the checked
 # prices' topic; its lag is its own.
 PRICE_APPLIER_OBJECTIVE_S = 2
+# The queries that apply prices to the store: a sign of life from either (``keys.reducer_seen``)
+# means the live prices are current (a bet or a cash-out may use them, odds.catalogue.selectors.prices).
+PRICE_QUERIES = (PRICES.name, topics.PRICE_APPLIER)
 
 
 def lag_objectives() -> dict[str, float]:

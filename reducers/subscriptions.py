@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Annotated, Any, Final, NamedTuple
+from typing import Annotated, Any, Final, NamedTuple, get_args
 
 import orjson
 from annotated_types import Len
@@ -52,7 +52,9 @@ MAX_CHANNEL_MARKETS = 500
 # Why a channel ended, told to its attached websockets in the ``ended`` frame. ``lost``: the
 # store no longer has it (Redis came back empty); the client subscribes again.
 LOST = "lost"
-END_REASONS = ("unsubscribed", "expired", "ended_by_staff", LOST)
+# A punter's session ended (logout, password change, deactivation, self-exclusion): its channels end.
+SESSION_END_REASONS: tuple[str, ...] = get_args(frames.SessionEndReason)
+END_REASONS = ("unsubscribed", "expired", "ended_by_staff", LOST, *SESSION_END_REASONS)
 # How long the owner of an ended channel is told so when attaching to it.
 ENDED_CHANNEL_KEEP_S = 3600
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from reducers import frames
-from reducers.betting import BetMathsError, cash_out_offer, combined_odds, potential_return
+from reducers.betting import BetMathsError, cash_out_offer, combined_odds, live_leg, potential_return
 from reducers.frames import (
     BetCashOut,
     ErrorBody,
@@ -63,8 +63,9 @@ def _selection(states: Mapping[int, Mapping[str, Any]], market_id: int, selectio
 
 
 def _leg_open(states: Mapping[int, Mapping[str, Any]], market_id: int, selection: Mapping[str, Any] | None) -> bool:
+    """Whether the live state lets the leg be backed, by the rule placement uses (``leg_verdict``)."""
     state = states.get(market_id)
-    return bool(state and state.get("tradable") and selection and selection.get("status") == "active")
+    return state is not None and selection is not None and live_leg(state, selection["id"]).reason == ""
 
 
 def slip_summary(spec: SubscriptionSpec, states: Mapping[int, Mapping[str, Any]]) -> SlipSummary:

@@ -26,6 +26,10 @@ os.environ.setdefault("KAFKA_PRICES_PARTITIONS", "4")
 # test starts serve no metrics there (a test that wants them sets its own ports).
 os.environ.setdefault("SPARK_DRIVER_METRICS", "off")
 os.environ.setdefault("KAFKA_JMX_LISTEN", "")
+# Live states the tests write by hand stay usable for bets as long as a slow test takes (on a
+# shared machine a browser test may take longer than the 15 s a production price lives without
+# a sign of life from the pipe); the tests of that age set their own (betting/test_live_price_age.py).
+os.environ.setdefault("LIVE_PRICE_MAX_AGE_S", "600")
 
 
 # Every test carries the marker of its group (its folder, or a benchmark's file name), so a

@@ -127,8 +127,13 @@ def user_create(*, balance: str = "100.00", staff: bool = False):
     return user
 
 
-def live_state_write(redis_client, market: Market, *, prices: tuple[str, ...], status: str = "open", seq: int = 1):
-    """Write a market's live state into Redis the way the price reducer stores it."""
+def live_state_write(
+    redis_client, market: Market, *, prices: tuple[str, ...], status: str = "open", seq: int = 1, age_s: float = 0
+):
+    """Write a market's live state into Redis the way the price reducer stores it, applied
+    ``age_s`` seconds ago."""
+    import time
+
     import orjson
 
     from reducers import keys
@@ -142,6 +147,7 @@ def live_state_write(redis_client, market: Market, *, prices: tuple[str, ...], s
         "status": status,
         "tradable": status == "open",
         "selections": [{"id": s.id, "price": p, "status": "active"} for s, p in zip(selections, prices, strict=True)],
+        "ts": {"reducer": int((time.time() - age_s) * 1000)},
     }
     redis_client.hset(keys.market_state(market.id), mapping={"seq": seq, "state": orjson.dumps(state)})
 

@@ -1,4 +1,5 @@
-"""Content-Security-Policy on every HTML response.
+"""The site's own middleware: the Content-Security-Policy of every HTML response, and the login
+throttle in front of every login form.
 
 The policy is ``CONTENT_SECURITY_POLICY`` (settings): scripts, styles and connections from this
 site only, no framing, no plugins. A browser's ``'self'`` in ``connect-src`` does not reliably
@@ -13,6 +14,11 @@ from collections.abc import Callable
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+
+from odds.core.auth import LOGIN_THROTTLED_URLS, LoginThrottleUnavailable, login_attempt
+from odds.core.clients import client_ip
+from odds.views.pages import LOGIN_UNAVAILABLE_RETRY_S, login_refused
 
 HEADER = "Content-Security-Policy"
 
@@ -40,3 +46,30 @@ class ContentSecurityPolicyMiddleware:
         if response.get("Content-Type", "").startswith("text/html") and HEADER not in response:
             response[HEADER] = content_security_policy(request)
         return response
+
+
+class LoginThrottleMiddleware:
+    """The one login throttle (``odds.core.auth``) in front of every login form: a POST to one
+    is counted before any view checks its password; over the limit it is answered 429 with
+    ``Retry-After`` here, and 503 when the attempt cannot be counted."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self._paths: frozenset[str] | None = None
+
+    def paths(self) -> frozenset[str]:
+        if self._paths is None:
+            self._paths = frozenset(reverse(name) for name in LOGIN_THROTTLED_URLS)
+        return self._paths
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method != "POST" or request.path_info not in self.paths():
+            return self.get_response(request)
+        username = str(request.POST.get("username", ""))
+        try:
+            throttled = login_attempt(username=username, ip=client_ip(request))
+        except LoginThrottleUnavailable:
+            return login_refused(request, username=username, retry_after_s=LOGIN_UNAVAILABLE_RETRY_S, unavailable=True)
+        if throttled is not None:
+            return login_refused(request, username=username, retry_after_s=throttled.retry_after_s)
+        return self.get_response(request)

@@ -4,7 +4,8 @@ uvicorn with ``WEB_WORKERS`` worker processes on ``WEB_HOST``:``WEB_PORT``, the 
 protocol, the lifespan protocol (each worker fills its bet pool before it takes requests, see
 ``PlacementEndpoint.lifespan``), no access log, and the server's own websocket message limit
 set to ``settings.WS_MAX_FRAME_BYTES``: a larger frame is refused by the server (close 1009)
-before it is read in full, so it never reaches the application.
+before it is read in full, so it never reaches the application. ``X-Forwarded-For`` is read only
+from ``TRUSTED_PROXIES`` (none by default).
 
 uvicorn's master restarts a worker that dies; the process supervisor (supervisord) restarts the
 master. A worker ends when its master dies, so a restarted master finds the port free.
@@ -63,6 +64,10 @@ def main() -> None:
         ws_max_size=settings.WS_MAX_FRAME_BYTES,
         lifespan="on",
         access_log=False,
+        # X-Forwarded-For is believed only from these proxies (and then its rightmost address no
+        # trusted proxy added is the client's): a direct client cannot choose its address.
+        proxy_headers=True,
+        forwarded_allow_ips=settings.TRUSTED_PROXIES,
     )
 
 

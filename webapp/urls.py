@@ -8,3 +8,4 @@ urlpatterns = [
 
 handler403 = "odds.views.errors.forbidden"
 handler404 = "odds.views.errors.not_found"
+handler500 = "odds.views.errors.server_error"

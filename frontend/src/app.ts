@@ -133,6 +133,9 @@ function boot(): void {
       moneyMoved();
     },
     onLegs: () => betsChanged(),
+    // Logged out in another tab, a password changed, the account closed: the page shows who is
+    // logged in now (the socket closes and connects again as that visitor).
+    onSessionEnded: () => window.location.reload(),
     control: { begin: async (channel, resync, since) => void (await api.begin(channel, resync, since)) },
   });
   slip = new SlipView({ client, user, loginUrl: body.loginUrl ?? "/login/", format });

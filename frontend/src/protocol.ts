@@ -93,6 +93,7 @@ export type ServerFrame =
   | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
   | { type: "ended"; channel: string; reason: string }
   | { type: "bet.decided"; bet: BetDecision }
+  | SessionEnded
   | BetSettled
   | BetLegs
   | MatchMessage
@@ -153,6 +154,13 @@ class QueryChannel {
     readonly query: Query,
     readonly listener: QueryListener,
   ) {}
+}
+
+/** The socket's session ended (docs/protocol.md, `session.ended`); the server closes it next. */
+export interface SessionEnded {
+  type: "session.ended";
+  v: 1;
+  reason: "logged_out" | "password_changed" | "deactivated" | "self_excluded";
 }
 
 /** Legs of an open bet of the punter were decided (docs/protocol.md, `bet.legs`). */
@@ -257,6 +265,9 @@ export interface ClientOptions {
   onSettled?: (message: BetSettled) => void;
   /** Legs of an open bet of the punter were decided (a won leg of an accumulator). */
   onLegs?: (message: BetLegs) => void;
+  /** The punter's session ended (logout elsewhere, a password change, the account closed): the
+   * page is no longer theirs to show as it is. */
+  onSessionEnded?: (reason: SessionEnded["reason"]) => void;
   /** A new match state of an event the page follows or of one of its channels. */
   onMatch?: (match: MatchMessage) => void;
   /** A public frame of a game the page follows (``game.state``, ``game.questions``, ``game.top``). */
@@ -536,6 +547,9 @@ export class OddsClient {
         break;
       case "bet.settled":
         this.options.onSettled?.(frame);
+        break;
+      case "session.ended":
+        this.options.onSessionEnded?.(frame.reason);
         break;
       case "bet.legs":
         this.options.onLegs?.(frame);

@@ -592,3 +592,28 @@ describe("followed events", () => {
     expect(h.socket().sentOf("unwatch")).toEqual([{ type: "unwatch", markets: [], events: [9] }]);
   });
 });
+
+describe("sessions that end", () => {
+  it("tells the page why its session ended", () => {
+    const ended: string[] = [];
+    const sockets: FakeSocket[] = [];
+    const client = new OddsClient({
+      url: "ws://test",
+      markets: [],
+      connect: () => {
+        const s = new FakeSocket();
+        sockets.push(s);
+        return s;
+      },
+      onMarket: () => undefined,
+      onStatus: () => undefined,
+      onSessionEnded: (reason) => ended.push(reason),
+      schedule: () => undefined,
+      now: () => 0,
+    });
+    client.start();
+    sockets[0]!.open();
+    sockets[0]!.receive({ type: "session.ended", v: 1, reason: "logged_out" });
+    expect(ended).toEqual(["logged_out"]);
+  });
+});

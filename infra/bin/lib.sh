@@ -15,6 +15,10 @@ if [ -f "$ROOT/.env" ]; then
   set +a
 fi
 
+# The loopback address `make up`'s nginx reaches the site from, and the only proxy whose
+# X-Forwarded-For the site believes (a direct client on 127.0.0.1 cannot choose its address).
+PROXY_BIND="${PROXY_BIND-127.0.0.2}"
+export TRUSTED_PROXIES="${TRUSTED_PROXIES-$PROXY_BIND}"
 KAFKA_BOOTSTRAP_SERVERS="${KAFKA_BOOTSTRAP_SERVERS:-127.0.0.1:9092}"
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 DATABASE_URL="${DATABASE_URL:-postgres://sportsbook:sportsbook@127.0.0.1:5432/sportsbook}"

@@ -11,6 +11,9 @@ if [ "${CLUSTER:-}" = 1 ]; then
   PROXY_UPSTREAM="${PROXY_UPSTREAM:-127.0.0.1:${WEB_PORT:-8000},127.0.0.1:$((${WEB_PORT:-8000} + 1))}"
 fi
 PROXY_UPSTREAM="${PROXY_UPSTREAM:-127.0.0.1:8000}"
+# The address nginx connects to the site from (lib.sh: 127.0.0.2 by default; empty: the system's
+# choice, for upstreams on other hosts, which then trust this host's address).
+if [ -n "$PROXY_BIND" ]; then BIND="proxy_bind $PROXY_BIND;"; else BIND=""; fi
 DATA="$VAR/nginx"
 read -r HOST PORT <<<"$(host_port "$PROXY_LISTEN")"
 
@@ -23,7 +26,7 @@ start)
   fi
   mkdir -p "$DATA/cache" "$DATA/tmp"
   sed -e "s|@USER@|$(id -un) $(id -gn)|g" -e "s|@RUN@|$RUN|g" -e "s|@LOG@|$LOG|g" -e "s|@DATA@|$DATA|g" \
-    -e "s|@UPSTREAM@|${PROXY_UPSTREAM//,/; server }|g" -e "s|@LISTEN@|$PROXY_LISTEN|g" \
+    -e "s|@UPSTREAM@|${PROXY_UPSTREAM//,/; server }|g" -e "s|@LISTEN@|$PROXY_LISTEN|g" -e "s|@BIND@|$BIND|g" \
     "$ROOT/infra/conf/nginx.conf.in" >"$DATA/nginx.conf"
   /usr/sbin/nginx -t -q -c "$DATA/nginx.conf" -p "$DATA" 2>>"$LOG/nginx-error.log" || {
     tail -5 "$LOG/nginx-error.log" >&2

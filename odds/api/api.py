@@ -27,7 +27,7 @@ from ninja.operation import Operation
 
 from odds.api import game, ops, schemas, snapshots, streams, views
 from odds.api.http import ANSWERED, JsonParser, JsonRenderer, answer_exception, answers, method_not_allowed
-from odds.core.health import health_report
+from odds.core.health import health_public
 
 View = Callable[..., HttpResponseBase]
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
@@ -114,13 +114,14 @@ def openapi_json(request: HttpRequest) -> HttpResponse:
     return HttpResponse(schemas.dumps(openapi_description()), content_type="application/json")
 
 
-# /healthz: public, and never cached (each answer is a fresh check).
+# /healthz: public liveness, never cached by a client; the checks behind it run at most every
+# HEALTH_PUBLIC_CACHE_S per process. What each found is /healthz/detail's (odds/ops/views.py).
 health = Router(tags=["meta"])
 
 
 @health.get(
     "healthz",
-    summary="Health of every component",
+    summary="Whether every component is healthy",
     url_name="healthz",
     **answers(
         {
@@ -131,7 +132,7 @@ health = Router(tags=["meta"])
     ),
 )
 def healthz(request: HttpRequest) -> Status[dict[str, Any]]:
-    report = health_report()
+    report = health_public()
     return Status(200 if report["ok"] else 503, report)
 
 

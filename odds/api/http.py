@@ -27,6 +27,7 @@ from ninja.renderers import BaseRenderer
 from ninja.security import APIKeyCookie
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
+from redis import RedisError
 
 from odds.api import schemas
 from odds.api.schemas import ApiError, dumps
@@ -34,16 +35,24 @@ from odds.core.text import MAX_INT, MIN_INT, id_from_text
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
+# Seconds a client waits before trying again when Redis refused or could not be reached.
+STATE_RETRY_AFTER_S = 5
 
 
 def error_response(error: ApiError) -> HttpResponse:
+    """The error as JSON; one that says when to try again (``retry_after_s``) says it in
+    ``Retry-After`` too."""
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.field:
         body["field"] = error.field
     body.update(error.extra)
     payload: dict[str, Any] = {"v": 1, "error": body}
     payload.update(error.attachments)
-    return json_response(payload, status=error.status)
+    response = json_response(payload, status=error.status)
+    retry_after = error.extra.get("retry_after_s")
+    if isinstance(retry_after, int):
+        response["Retry-After"] = str(retry_after)
+    return response
 
 
 def json_response(payload: dict[str, Any], *, status: int = 200) -> HttpResponse:
@@ -321,6 +330,15 @@ def database_unavailable(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def state_unavailable(request: HttpRequest) -> HttpResponse:
+    """Redis refused a write (at its memory limit: it evicts nothing) or cannot be reached:
+    nothing the request would have counted or written was."""
+    log.warning("Redis refused or unreachable during %s %s", request.method, request.path, exc_info=True)
+    response = error_response(ApiError(503, "state_unavailable", "the service cannot store state; try again"))
+    response["Retry-After"] = str(STATE_RETRY_AFTER_S)
+    return response
+
+
 def answer_exception(request: HttpRequest, exc: Exception) -> HttpResponse:
     """Every exception an endpoint, its session check or its body validation raises that the
     API answers (anything else is a server error)."""
@@ -341,6 +359,8 @@ def answer_exception(request: HttpRequest, exc: Exception) -> HttpResponse:
         return error_response(ApiError(400, "bad_json", SEND_JSON))
     if isinstance(exc, OperationalError | InterfaceError):
         return database_unavailable(request)
+    if isinstance(exc, RedisError):
+        return state_unavailable(request)
     raise exc
 
 
@@ -352,6 +372,7 @@ ANSWERED: tuple[type[Exception], ...] = (
     RawPostDataException,
     OperationalError,
     InterfaceError,
+    RedisError,
 )
 
 

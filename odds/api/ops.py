@@ -15,6 +15,7 @@ from odds.api.http import Session, answers
 from odds.api.schemas import ApiError
 from odds.catalogue.models import Market
 from odds.core.metrics import browser_latency_record, latency_watch_markets, metrics_snapshot
+from odds.core.staff import END_CHANNELS
 from odds.ops.selectors.incidents import alerts_now
 from odds.ops.selectors.ops import channels_active, liability_top, market_settlement_progress, metrics_history
 from odds.streaming.services.streams import StreamError
@@ -106,6 +107,8 @@ def trading_channels(request: HttpRequest) -> s.ChannelsOut:
     ),
 )
 def trading_channel_end(request: HttpRequest, channel_id: s.ChannelId) -> Status[s.ChannelEnded]:
+    if not request.user.has_perm(END_CHANNELS):
+        raise ApiError(403, "staff_only", f"ending a channel needs the permission {END_CHANNELS}")
     try:
         ended = channel_end(channel_id=channel_id, by=request.user)
     except StreamError as exc:

@@ -10,9 +10,14 @@ request a peak is made of without any of that, and with the same rules and the s
 - CSRF and ``Origin`` are checked by Django's own ``CsrfViewMiddleware`` (``csrf_check``), the
   body parsed by the API's own ``json_parse`` and validated by the same model the Django route
   declares (``BetPlaceRequest``), its errors answered by the same mapping;
-- the rate limit, the live state of the legs' markets and any newer trader decision are read in
-  one Redis round trip; the bet is placed by one statement (``odds.betting.services.placement``) on a
-  per-process asyncio pool;
+- every attempt is counted against the punter's rate limit first, as soon as the session names
+  the punter: before the body is read and before any database work, so a punter over the limit
+  never holds a connection of the pool;
+- the bet is placed by the one placement service (``odds.betting.services.placement.bet_place``,
+  which the Django view runs too) on a per-process asyncio pool; the live state of the legs'
+  markets and any newer trader decision are read in one Redis round trip;
+- Redis refusing the count (at its memory limit) or unreachable is ``503 state_unavailable`` with
+  ``Retry-After``;
 - when the pool is saturated (``BET_POOL_MAX_WAITING`` requests already wait) or no connection
   frees up within ``BET_POOL_TIMEOUT_MS``, the answer is at once ``503 overloaded`` with
   ``Retry-After``, and nothing was recorded;
@@ -30,6 +35,7 @@ import io
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -47,23 +53,15 @@ from django.middleware.security import SecurityMiddleware
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
 from django.utils.crypto import constant_time_compare
 from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
+from redis import RedisError
 
 from odds.api.http import body_read, csrf_check, error_response
 from odds.api.schemas import ApiError, BetPlaceRequest
 from odds.api.views import bet_invalid_error, placement_response, rate_limited_error
-from odds.betting.services.bets import BetRateLimited, bet_rate_window
-from odds.betting.services.placement import (
-    PLACE_SQL,
-    SELECTION_MARKETS_SQL,
-    BetInvalid,
-    bet_request_validate,
-    placement_params,
-    placement_result,
-    selection_markets,
-)
-from odds.catalogue.selectors.prices import live_states_parse, live_states_read
+from odds.betting.services.bets import BetRateLimited, bet_attempt_count_async
+from odds.betting.services.placement import PLACE_SQL, SELECTION_MARKETS_SQL, BetInvalid, bet_place
+from odds.catalogue.selectors.prices import LiveStates, live_states_parse, live_states_read
 from odds.streaming.hub import get_hub
-from reducers import topics
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +132,43 @@ class _Sessions:
         self.known[session_key] = (time.monotonic() + settings.BET_AUTH_CACHE_S, user_id, session_hash)
 
 
+@dataclass(frozen=True)
+class _SessionRead:
+    user_id: int
+    session_hash: str
+
+
+class _PoolIO:
+    """The placement's I/O on the endpoint's asyncio pool and the process's Redis client; the
+    live prices' round trip also confirms that a session read earlier still exists."""
+
+    def __init__(self, endpoint: PlacementEndpoint, *, confirm_session: str | None) -> None:
+        self.endpoint = endpoint
+        self.confirm_session = confirm_session
+
+    async def selection_markets(self, selection_ids: list[int]) -> list[tuple[int, int]]:
+        async with self.endpoint.connection() as conn:
+            return list(await (await conn.execute(SELECTION_MARKETS_SQL, [selection_ids])).fetchall())
+
+    async def live_states(self, market_ids: list[int]) -> LiveStates:
+        pipe = get_hub().client().pipeline(transaction=False)
+        if self.confirm_session is not None:
+            pipe.exists(self.endpoint.session_cache_key(self.confirm_session))
+        live_states_read(pipe, market_ids)
+        replies = await pipe.execute()
+        if self.confirm_session is not None:
+            if not replies[0]:
+                raise _Fallback  # logged out meanwhile: Django answers (401)
+            replies = replies[1:]
+        return live_states_parse(market_ids, replies)
+
+    async def place(self, params: tuple[Any, ...]) -> str:
+        async with self.endpoint.connection() as conn:
+            row = await (await conn.execute(PLACE_SQL, params)).fetchone()
+        assert row is not None  # a SELECT of a function answers one row
+        return str(row[0])
+
+
 class PlacementEndpoint:
     """ASGI middleware: ``POST /api/bets`` here, everything else to ``app``."""
 
@@ -187,8 +222,18 @@ class PlacementEndpoint:
             session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
             user_id = self.known_user(session_key)
             confirm = user_id is not None
+            session = None
             if user_id is None:
-                user_id = await self.user_id(request)
+                session = await self.session_read(request)
+                user_id = session.user_id
+            # Every attempt is counted first, before the body is read or the pool is asked for a
+            # connection: a punter over the limit never holds one.
+            try:
+                await bet_attempt_count_async(user_id=user_id, client=get_hub().client())
+            except BetRateLimited as exc:
+                raise rate_limited_error(exc) from exc
+            if session is not None:
+                await self.session_verify(session_key, session)
             # The endpoint is not CSRF-exempt: the check runs as for every API write.
             csrf_check(request)
             return await self.bet(user_id, body, confirm_session=session_key if confirm else None)
@@ -199,6 +244,9 @@ class PlacementEndpoint:
             return _unavailable(
                 ApiError(503, "database_unavailable", "the service is temporarily unavailable; try again")
             )
+        except RedisError:
+            log.warning("Redis refused or unreachable while placing a bet", exc_info=True)
+            return _unavailable(ApiError(503, "state_unavailable", "the service cannot store state; try again"))
 
     def session_cache_key(self, session_key: str) -> str:
         return self.session_cache.make_key(SESSION_CACHE_PREFIX + session_key)
@@ -214,8 +262,8 @@ class PlacementEndpoint:
             return None
         return user_id
 
-    async def user_id(self, request: ASGIRequest) -> int:
-        """The logged-in user of the request's session, or ``_Fallback``."""
+    async def session_read(self, request: ASGIRequest) -> _SessionRead:
+        """The request's session as Redis holds it (no database work), or ``_Fallback``."""
         session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
         if not session_key:
             raise _Fallback
@@ -231,73 +279,38 @@ class PlacementEndpoint:
             raise _Fallback from exc
         if backend not in settings.AUTHENTICATION_BACKENDS:
             raise _Fallback
-        known = self.users.cached(user_id)
+        return _SessionRead(user_id=user_id, session_hash=session_hash)
+
+    async def session_verify(self, session_key: str, session: _SessionRead) -> None:
+        """The session's user still has this session hash and is active (read from PostgreSQL
+        at most every ``BET_AUTH_CACHE_S``), or ``_Fallback``."""
+        known = self.users.cached(session.user_id)
         if known is None:
             async with self.connection() as conn:
                 row = await (
-                    await conn.execute("SELECT password, is_active FROM auth_user WHERE id = %s", [user_id])
+                    await conn.execute("SELECT password, is_active FROM auth_user WHERE id = %s", [session.user_id])
                 ).fetchone()
             if row is None:
                 raise _Fallback
-            known = self.users.learn(user_id, row[0], row[1])
+            known = self.users.learn(session.user_id, row[0], row[1])
         expected, active = known
-        if not active or not constant_time_compare(session_hash, expected):
+        if not active or not constant_time_compare(session.session_hash, expected):
             raise _Fallback
-        self.sessions.learn(session_key, user_id, session_hash)
-        return user_id
+        self.sessions.learn(session_key, session.user_id, session.session_hash)
 
     async def bet(self, user_id: int, body: bytes, *, confirm_session: str | None) -> HttpResponse:
-        """Place the bet; ``confirm_session``: a session key to confirm in the same Redis round trip."""
+        """Place the bet (``odds.betting.services.placement.bet_place``); ``confirm_session``: a
+        session key to confirm in the same Redis round trip as the live prices."""
         request = body_read(BetPlaceRequest, body)
-        legs = request.legs()
         try:
-            bet_request_validate(
+            placement = await bet_place(
+                user_id=user_id,
                 idempotency_key=request.idempotency_key,
                 stake=request.stake,
-                legs=legs,
+                legs=request.legs(),
                 price_policy=request.price_policy,
+                io=_PoolIO(self, confirm_session=confirm_session),
             )
-        except BetInvalid as exc:
-            raise bet_invalid_error(exc) from exc
-        ids = [leg.selection_id for leg in legs]
-        missing = selection_markets.missing(ids)
-        if missing:
-            async with self.connection() as conn:
-                rows = await (await conn.execute(SELECTION_MARKETS_SQL, [missing])).fetchall()
-            selection_markets.learn(rows)
-        markets = selection_markets.of(ids)
-        market_ids = sorted(set(markets.values()))
-        now = time.time()
-        window = bet_rate_window(user_id=user_id, now=now)
-        pipe = get_hub().client().pipeline(transaction=False)
-        if confirm_session is not None:
-            pipe.exists(self.session_cache_key(confirm_session))
-        window.count(pipe)
-        live_states_read(pipe, market_ids)
-        replies = await pipe.execute()
-        if confirm_session is not None:
-            if not replies[0]:
-                raise _Fallback  # logged out meanwhile: Django answers (401)
-            replies = replies[1:]
-        try:
-            window.check(int(replies[0]), now=now)
-        except BetRateLimited as exc:
-            raise rate_limited_error(exc) from exc
-        params = placement_params(
-            user_id=user_id,
-            idempotency_key=request.idempotency_key,
-            stake=request.stake,
-            legs=legs,
-            price_policy=request.price_policy,
-            markets=markets,
-            states=live_states_parse(market_ids, replies[2:]),
-            topic=topics.bets(),
-        )
-        async with self.connection() as conn:
-            row = await (await conn.execute(PLACE_SQL, params)).fetchone()
-        assert row is not None  # a SELECT of a function answers one row
-        try:
-            placement = placement_result(row[0])
         except BetInvalid as exc:
             raise bet_invalid_error(exc) from exc
         return placement_response(placement)

@@ -299,9 +299,11 @@ BodyRefused = refusal("BodyRefused", *BODY_ERRORS)
 QueryRefused = refusal("QueryRefused", "invalid")
 TooLarge = refusal("TooLarge", "body_too_large")
 NotFound = refusal("NotFound", "not_found")
-DatabaseUnavailable = refusal("DatabaseUnavailable", "database_unavailable")
+DatabaseUnavailable = refusal("DatabaseUnavailable", "database_unavailable", "state_unavailable")
 CommandUnavailable = refusal("CommandUnavailable", "database_unavailable", "command_not_sent", "state_unavailable")
-PlacementUnavailable = refusal("PlacementUnavailable", "database_unavailable", "overloaded", retry_after_s=RetryAfter)
+PlacementUnavailable = refusal(
+    "PlacementUnavailable", "database_unavailable", "state_unavailable", "overloaded", retry_after_s=RetryAfter
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -620,6 +622,7 @@ class BreakOut(Answer):
 PaymentError = refusal("PaymentError", *BODY_ERRORS, "too_low", "too_high")
 DepositError = refusal("DepositError", *BODY_ERRORS, "too_low", "too_high", "over_deposit_limit")
 WithdrawalError = refusal("WithdrawalError", *BODY_ERRORS, "too_low", "too_high", "insufficient_funds")
+PaymentConflict = refusal("PaymentConflict", "request_id_reused")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1000,13 +1003,13 @@ class ViewSnapshot(Model):
     events: list[EventView]
 
 
-class ComponentHealth(Sparse):
+class ComponentHealth(Model):
     ok: bool
-    latency_ms: int | float
-    error: str | None = None
 
 
 class Health(Model):
+    """Whether each component is healthy; why not is for operators (``/healthz/detail``)."""
+
     ok: bool
     failing: list[Check]
     components: dict[Check, ComponentHealth]

@@ -20,9 +20,9 @@ from odds.betting.services.bets import (
     BetRateLimited,
     CashOutRejected,
     Placement,
+    bet_attempt_count,
     bet_cash_out,
     bet_place,
-    bet_rate_check,
 )
 from odds.betting.services.wallet import (
     PaymentRefused,
@@ -42,9 +42,10 @@ def _user(request: HttpRequest) -> User:
 
 
 def _placement_rate(request: HttpRequest) -> None:
-    """Every attempt counts, valid or not: checked before the body is read."""
+    """Every attempt counts, valid or not: counted before the body is read or the database is
+    asked anything (a Redis that cannot count it: 503 ``state_unavailable``)."""
     try:
-        bet_rate_check(user_id=_user(request).pk)
+        bet_attempt_count(user_id=_user(request).pk)
     except BetRateLimited as exc:
         raise rate_limited_error(exc) from exc
 
@@ -99,9 +100,10 @@ EXCLUDED = (
             429: (s.RateLimited, "Above the placement rate limit; nothing was recorded."),
             503: (
                 s.PlacementUnavailable,
-                "The database cannot be reached (`database_unavailable`), or this web process's placement pool is"
-                " saturated (`overloaded`, answered at once); nothing was recorded: send the same request (same"
-                " key) again after `Retry-After` seconds.",
+                "The database cannot be reached (`database_unavailable`), Redis cannot count the attempt or read"
+                " the prices (`state_unavailable`: at its memory limit, or unreachable), or this web process's"
+                " placement pool is saturated (`overloaded`, answered at once); nothing was recorded: send the same"
+                " request (same key) again after `Retry-After` seconds.",
                 ("Retry-After",),
             ),
         },
@@ -194,7 +196,7 @@ def wallet(request: HttpRequest) -> s.WalletOut:
 
 
 def payment_refused_error(exc: PaymentRefused) -> ApiError:
-    status = 403 if exc.code == "excluded" else 400
+    status = {"excluded": 403, "request_id_reused": 409}.get(exc.code, 400)
     return ApiError(status, exc.code, exc.message, field=exc.field)
 
 
@@ -216,8 +218,9 @@ def _payment(request: HttpRequest, body: s.PaymentRequest, *, deposit: bool) -> 
 PAYMENT_EXAMPLES = {"pounds": {"v": 1, "amount": "20.00", "request_id": "5f2c0e9a"}}
 PAID = {
     201: (s.PaymentOut, "Paid: the ledger entry and the balance after it."),
-    200: (s.PaymentOut, "A repeat of a request already paid: its entry, nothing paid again."),
+    200: (s.PaymentOut, "A repeat of a request already paid (same amount): its entry, nothing paid again."),
 }
+REUSED = (s.PaymentConflict, "The request id was already used for a payment of another amount; nothing was paid.")
 
 
 @router.post(
@@ -229,6 +232,7 @@ PAID = {
         {
             400: (s.DepositError, "The amount or request id is not acceptable; nothing was paid."),
             403: EXCLUDED,
+            409: REUSED,
         },
         access="write",
         body=True,
@@ -245,7 +249,10 @@ def wallet_deposits(request: HttpRequest, body: s.PaymentRequest) -> Status[s.Pa
     url_name="wallet-withdrawals",
     **answers(
         PAID,
-        {400: (s.WithdrawalError, "The amount or request id is not acceptable; nothing was paid.")},
+        {
+            400: (s.WithdrawalError, "The amount or request id is not acceptable; nothing was paid."),
+            409: REUSED,
+        },
         access="write",
         body=True,
         examples=PAYMENT_EXAMPLES,

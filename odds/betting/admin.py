@@ -17,6 +17,7 @@ from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
 from odds.betting.selectors.bets import wallets_with_ledger_balance
 from odds.betting.services.bets import bet_void
 from odds.core.admin import ReadOnlyAdmin
+from odds.core.staff import VOID_BETS
 
 
 class BetLegInline(admin.TabularInline):
@@ -47,7 +48,10 @@ class BetAdmin(ReadOnlyAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Bet | None = None) -> list[str]:
         return [field.name for field in Bet._meta.fields]
 
-    @admin.action(description="Void selected bets (refund the stake)")
+    def has_void_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm(VOID_BETS))
+
+    @admin.action(description="Void selected bets (refund the stake)", permissions=["void"])
     def void(self, request: HttpRequest, queryset: QuerySet[Bet]) -> HttpResponse | None:
         """Lists the bets and the stakes to refund first; voids only once that is confirmed."""
         bets = list(queryset.select_related("user").order_by("id"))

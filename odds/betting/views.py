@@ -22,16 +22,26 @@ from odds.betting.selectors.bets import wallet_for_user
 from odds.betting.selectors.wallet import STATEMENT_KINDS, deposit_limits_view, ledger_page, wallet_break_running
 from odds.betting.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break, cooling_off_text
 from odds.catalogue.selectors.catalogue import sport_nav
+from odds.core.pages import private_page
+
+# The days a ledger filter may name: the ledger's days and far beyond, never so far that a day's
+# start in the punter's time zone (or the day after the last) is outside what dates can hold.
+FIRST_DAY = date(1970, 1, 1)
+LAST_DAY = date(9998, 12, 31)
 
 
 def _day(raw: str, name: str, problems: list[str]) -> date | None:
     if not raw:
         return None
     try:
-        return date.fromisoformat(raw)
+        day = date.fromisoformat(raw)
     except ValueError:
         problems.append(f"The {name} date is not a date such as 2026-11-22; it was left out.")
         return None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        problems.append(f"The {name} date must be between {FIRST_DAY} and {LAST_DAY}; it was left out.")
+        return None
+    return day
 
 
 def _zone(raw: str) -> ZoneInfo | None:
@@ -47,6 +57,7 @@ def _zone(raw: str) -> ZoneInfo | None:
 @require_GET
 @login_required
 @ensure_csrf_cookie
+@private_page
 def wallet_page(request: HttpRequest) -> HttpResponse:
     user = cast(User, request.user)
     wallet = wallet_for_user(user=user)

@@ -103,6 +103,11 @@ class Market(models.Model):
     class Meta:
         db_table = "odds_market"
         ordering = ["event", "display_order", "id"]
+        # Beyond the model's own: what a trader does to a market (odds.core.staff, odds.core.roles).
+        permissions = [
+            ("trade_market", "Can suspend, resume and price markets"),
+            ("result_market", "Can result and settle markets"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event} — {self.name}"

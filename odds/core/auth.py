@@ -1,24 +1,30 @@
-"""Failed-login throttling: per username and per client address, counted in Redis.
+"""The login throttle of every login form (the site's and the admin's; ``LOGIN_THROTTLED_URLS``).
 
-After ``LOGIN_FAILURES_PER_USERNAME`` failures for one username, or ``LOGIN_FAILURES_PER_IP``
-from one address, within ``LOGIN_FAILURE_WINDOW_S`` of the first, logins for it are refused
-without checking a password until the window has passed. A successful login clears the
-username's counter (not the address's: one address trying many usernames stays limited).
+An attempt is counted before its password is checked, atomically (``odds.core.ratelimits``), so
+concurrent attempts cannot all slip under the limit: at most ``LOGIN_FAILURES_PER_USERNAME`` for
+one username from one address, and ``LOGIN_FAILURES_PER_IP`` failures from one address, within
+``LOGIN_FAILURE_WINDOW_S`` of the first. Above either, the form answers 429 with ``Retry-After``
+without checking a password. The username is counted as Django reads it (NFKC, then case-folded),
+so another spelling of the same name is the same count. A stranger's failures count against
+their own address: they cannot lock the account's owner out from elsewhere. A successful login
+clears the username's count from its address and takes its own attempt back from the address's
+failures. Redis refusing the count (at its memory limit) or unreachable refuses the login
+(``LoginThrottleUnavailable``) rather than letting attempts through uncounted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import unicodedata
 from dataclasses import dataclass
 
-import redis
-from django.conf import settings
-
-from odds.core.connections import redis_shared
-from reducers import keys
+from odds.core.ratelimits import LOGIN_ACCOUNT, LOGIN_ADDRESS, RateStoreError, rate_clear, rate_hit, rate_refund
 
 log = logging.getLogger(__name__)
+
+# The URL names of every login form; each POST to one is throttled (webapp.middleware).
+LOGIN_THROTTLED_URLS = ("login", "admin:login")
 
 
 @dataclass(frozen=True)
@@ -29,57 +35,48 @@ class LoginThrottled:
     retry_after_s: int
 
 
-def _username_key(username: str) -> str:
-    # Hashed: a username is any text the client sends (colons, very long), not a key segment.
-    digest = hashlib.sha256(username.casefold().encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return keys.login_failures("user", digest)
+class LoginThrottleUnavailable(Exception):
+    """The attempt could not be counted (Redis refused or is unreachable): no password is checked."""
 
 
-def _ip_key(ip: str) -> str:
-    return keys.login_failures("ip", ip[:64] or "unknown")
+def username_normalised(username: str) -> str:
+    """The username as the login form reads it (NFKC), case-folded: one count per account."""
+    return unicodedata.normalize("NFKC", username).casefold()
 
 
-def login_throttle_check(*, username: str, ip: str) -> LoginThrottled | None:
-    """Whether a login for ``username`` from ``ip`` is refused now, and for how long.
+def _account(username: str, ip: str) -> str:
+    # Hashed: a username is any text the client sends (slashes, very long), not a key segment.
+    text = f"{username_normalised(username)}\0{_address(ip)}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
-    Redis unreachable: logins are not throttled (logged), rather than all refused."""
-    checks = (
-        (_username_key(username), settings.LOGIN_FAILURES_PER_USERNAME, "username"),
-        (_ip_key(ip), settings.LOGIN_FAILURES_PER_IP, "ip"),
-    )
+
+def _address(ip: str) -> str:
+    return ip[:64] or "unknown"
+
+
+def login_attempt(*, username: str, ip: str) -> LoginThrottled | None:
+    """Count one login attempt before its password is checked; the refusal (and for how long)
+    when the username from this address or the address is over its limit, else None.
+
+    Raises ``LoginThrottleUnavailable`` when the attempt cannot be counted."""
     try:
-        pipe = redis_shared().pipeline(transaction=False)
-        for key, _, _ in checks:
-            pipe.get(key)
-            pipe.ttl(key)
-        replies = pipe.execute()
-    except redis.RedisError:
-        log.warning("login throttling skipped: Redis unavailable", exc_info=True)
-        return None
-    for index, (_, limit, scope) in enumerate(checks):
-        count, ttl = replies[2 * index], replies[2 * index + 1]
-        if count is not None and int(count) >= limit:
-            return LoginThrottled(scope=scope, retry_after_s=max(1, int(ttl)))
+        address = rate_hit(limit=LOGIN_ADDRESS, subject=_address(ip))
+        if not address.allowed:
+            return LoginThrottled(scope="ip", retry_after_s=address.retry_after_s)
+        account = rate_hit(limit=LOGIN_ACCOUNT, subject=_account(username, ip))
+    except RateStoreError as exc:
+        log.warning("login refused: its attempt cannot be counted (Redis)", exc_info=True)
+        raise LoginThrottleUnavailable from exc
+    if not account.allowed:
+        return LoginThrottled(scope="username", retry_after_s=account.retry_after_s)
     return None
 
 
-def login_failure_record(*, username: str, ip: str) -> None:
-    """Count one failed login against the username and the address; the window starts with the
-    first failure (the counter's expiry is set when it has none, never extended: Redis 7)."""
-    window = settings.LOGIN_FAILURE_WINDOW_S
+def login_success(*, username: str, ip: str) -> None:
+    """A successful login clears the username's attempts from its address and takes its own
+    attempt back from the address's failures."""
     try:
-        pipe = redis_shared().pipeline(transaction=False)
-        for key in (_username_key(username), _ip_key(ip)):
-            pipe.incr(key)
-            pipe.expire(key, window, nx=True)
-        pipe.execute()
-    except redis.RedisError:
-        log.warning("failed login not counted: Redis unavailable", exc_info=True)
-
-
-def login_success_record(*, username: str) -> None:
-    """A successful login clears the username's failures."""
-    try:
-        redis_shared().delete(_username_key(username))
-    except redis.RedisError:
-        log.warning("login failures not cleared: Redis unavailable", exc_info=True)
+        rate_clear(limit=LOGIN_ACCOUNT, subject=_account(username, ip))
+        rate_refund(limit=LOGIN_ADDRESS, subject=_address(ip))
+    except RateStoreError:
+        log.warning("login attempts not cleared: Redis unavailable", exc_info=True)

@@ -1,4 +1,5 @@
-"""Run a coroutine at once, as far as it goes without waiting, and only then make it a task.
+"""Run a coroutine at once, as far as it goes without waiting, and only then make it a task (or,
+for a coroutine that never waits, to its end with no event loop at all: ``run_to_end``).
 
 A websocket write through an ASGI server is a coroutine that nearly always completes without
 suspending (the bytes go to the transport; it waits only when the client's buffer is full). Run
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, TypeVar, cast
+
+T = TypeVar("T")
 
 
 async def _finish(coro: Coroutine[Any, Any, Any], waiting: Any) -> None:
@@ -43,3 +46,15 @@ def run_eagerly(coro: Coroutine[Any, Any, Any]) -> asyncio.Task[None] | None:
     except StopIteration:
         return None
     return asyncio.get_running_loop().create_task(_finish(coro, waiting))
+
+
+def run_to_end(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to its end now, in the calling thread and with no event loop: for a
+    coroutine whose every wait completes at once because its I/O is synchronous underneath (one
+    asynchronous service run from synchronous code). Raises ``RuntimeError`` if it suspends."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return cast(T, done.value)
+    coro.close()
+    raise RuntimeError(f"{coro!r} waited on the event loop; it cannot run synchronously")

@@ -21,6 +21,10 @@ CLOSE_TOO_MANY_CONNECTIONS = 4429
 # The server could not read back what the socket missed while Redis was away (standard 1013,
 # "try again later"): the client connects again and starts from a fresh image.
 CLOSE_TRY_AGAIN = 1013
+# The socket's session ended (logout, password change, deactivation, self-exclusion): after a
+# ``session.ended`` frame saying why. The client connects again as whoever it is now.
+CLOSE_SESSION_ENDED = 4401
+
 # A websocket close's cause, by its code, as ``sportsbook_websocket_closes_total`` counts it.
 CLOSE_CAUSES: dict[int, str] = {
     1000: "normal",
@@ -32,6 +36,7 @@ CLOSE_CAUSES: dict[int, str] = {
     1012: "restart",
     CLOSE_TRY_AGAIN: "try_again",
     CLOSE_TOO_MANY_CONNECTIONS: "too_many_connections",
+    CLOSE_SESSION_ENDED: "session_ended",
 }
 
 
@@ -72,6 +77,10 @@ def ended(*, channel: str, reason: str) -> str:
     """The channel ended (``reason``: unsubscribed, expired, ended_by_staff); same bytes as the
     reducers publish when they remove it."""
     return ended_frame(channel_id=channel, reason=reason).decode()
+
+
+def session_ended(*, reason: frames.SessionEndReason) -> str:
+    return frames.encode_text({"type": "session.ended", "v": PROTOCOL_VERSION, "reason": reason})
 
 
 def heartbeat(*, ts: int) -> str:

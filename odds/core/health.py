@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -108,7 +109,9 @@ CHECKS: dict[str, Callable[[], dict[str, Any]]] = {
 
 
 def health_report() -> dict[str, Any]:
-    """One entry per component; ``ok`` overall only when every component is healthy."""
+    """One entry per component with what its check found (errors, ages, sizes, latencies); ``ok``
+    overall only when every component is healthy. For operators (``/healthz/detail``): a fresh
+    check every time."""
     components: dict[str, Any] = {}
     for name, check in CHECKS.items():
         started = time.perf_counter()
@@ -120,3 +123,25 @@ def health_report() -> dict[str, Any]:
         components[name] = result
     failing = [name for name, r in components.items() if not r["ok"]]
     return {"ok": not failing, "failing": failing, "components": components}
+
+
+_public: tuple[float, dict[str, Any]] | None = None
+_public_lock = threading.Lock()
+
+
+def health_public() -> dict[str, Any]:
+    """What anyone may know (``/healthz``): whether each component is healthy, nothing of why.
+    Checked at most once every ``HEALTH_PUBLIC_CACHE_S`` per process, however many ask: a flood
+    of requests does not become a flood of checks against Kafka, Redis and PostgreSQL."""
+    global _public
+    with _public_lock:
+        now = time.monotonic()
+        if _public is None or now - _public[0] >= settings.HEALTH_PUBLIC_CACHE_S:
+            report = health_report()
+            public = {
+                "ok": report["ok"],
+                "failing": report["failing"],
+                "components": {name: {"ok": result["ok"]} for name, result in report["components"].items()},
+            }
+            _public = (now, public)
+        return _public[1]

@@ -1,29 +1,12 @@
-"""Deposit limits, time-outs and self-exclusion; withdrawals in the ledger."""
+"""Deposit limits, time-outs and self-exclusion; withdrawals in the ledger.
 
-import importlib
+``sb_bet_place`` refuses a bet while the punter's time-out or self-exclusion runs (its second
+version, odds/betting/sql/sb_bet_place.v2.sql)."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
-# ``sb_bet_place`` of 0005, refusing a bet while the punter's time-out or self-exclusion runs. The
-# check reads the wallet row the function locks first anyway: no extra round trip per bet.
-_PREVIOUS = importlib.import_module("odds.migrations.0005_bet_place_function").BET_PLACE
-# After the idempotency key's lookup (a retry of a bet placed before the break still answers it),
-# before the legs are read.
-_BEFORE_LEGS = "\n    FOR v_leg IN\n"
-_EXCLUDED = """
-    SELECT excluded_until, exclusion INTO v_excluded_until, v_exclusion FROM odds_wallet WHERE id = v_wallet_id;
-    IF v_excluded_until IS NOT NULL AND v_excluded_until > v_now THEN
-        RETURN jsonb_build_object(
-            'outcome', 'excluded', 'exclusion', v_exclusion,
-            'until', (extract(epoch FROM v_excluded_until) * 1000000)::bigint
-        );
-    END IF;
-"""
-assert _PREVIOUS.count(_BEFORE_LEGS) == 1
-BET_PLACE = _PREVIOUS.replace(_BEFORE_LEGS, _EXCLUDED + _BEFORE_LEGS).replace(
-    "    v_balance numeric;\n", "    v_balance numeric;\n    v_excluded_until timestamptz;\n    v_exclusion text;\n", 1
-)
+from odds.betting.sql import sql_file
 
 
 class Migration(migrations.Migration):
@@ -90,5 +73,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunSQL([BET_PLACE], reverse_sql=[_PREVIOUS]),
+        migrations.RunSQL([sql_file("sb_bet_place.v2.sql")], reverse_sql=[sql_file("sb_bet_place.v1.sql")]),
     ]

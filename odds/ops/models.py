@@ -113,3 +113,15 @@ class DeadLetterHandled(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic}/{self.partition}/{self.offset}"
+
+
+class Operations(models.Model):
+    """No table: the permissions of the operators' actions that change no model of their own."""
+
+    class Meta:
+        managed = False
+        default_permissions = ()
+        permissions = [("end_channel", "Can end a punter's subscriber channel")]
+
+    def __str__(self) -> str:
+        return "operations"

@@ -7,6 +7,7 @@ from odds.ops.views import (
     backups_page,
     dead_letters_act,
     dead_letters_page,
+    healthz_detail,
     incident_acknowledge_view,
     incident_resolve_view,
     lag_page,
@@ -23,8 +24,10 @@ staff_urlpatterns = [
     path("ops/backups", backups_page, name="ops-backups"),
     path("ops/dead-letters/act", dead_letters_act, name="ops-dead-letters-act"),
 ]
-# Token or loopback, not a staff session: Prometheus scrapes /metrics, Alertmanager posts alerts.
+# Token or loopback, not a staff session: Prometheus scrapes /metrics, Alertmanager posts alerts,
+# monitoring reads the health detail (a staff session may too).
 scrape_urlpatterns = [
     path("metrics", metrics, name="metrics"),
     path("ops/alerts/webhook", alerts_webhook, name="ops-alerts-webhook"),
+    path("healthz/detail", healthz_detail, name="healthz-detail"),
 ]

@@ -1,6 +1,6 @@
 """Operator pages and endpoints: the lag dashboard (/ops/lag), the on-call page (/ops/oncall),
-the dead letters (/ops/dead-letters), Prometheus metrics (/metrics) and Alertmanager's webhook
-(/ops/alerts/webhook).
+the dead letters (/ops/dead-letters), Prometheus metrics (/metrics), Alertmanager's webhook
+(/ops/alerts/webhook) and the health detail (/healthz/detail).
 
 Their routes are ``odds/ops/urls.py``.
 """
@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import ValidationError
 
+from odds.core.health import health_report
 from odds.core.metrics_prometheus import metrics_exposition
 from odds.core.staff import staff_page
 from odds.ops.models import Incident
@@ -319,3 +320,16 @@ def alerts_webhook(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"error": "invalid_notification", "message": f"{where}: {first['msg']}"}, status=400)
     outcome = incidents_record(notification=notification)
     return JsonResponse({"opened": outcome.opened, "updated": outcome.updated, "resolved": outcome.resolved})
+
+
+@never_cache
+@require_GET
+def healthz_detail(request: HttpRequest) -> HttpResponse:
+    """``/healthz`` with what each check found (errors, heartbeat ages, sizes, latencies), checked
+    afresh: for staff, and for monitoring with ``METRICS_TOKEN`` (as ``/metrics``)."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        refused = _refused(request, token=metrics_token(), setting="METRICS_TOKEN", realm="health")
+        if refused is not None:
+            return refused
+    report = health_report()
+    return JsonResponse(report, status=200 if report["ok"] else 503)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
@@ -33,7 +34,17 @@ from odds.streaming.services.streams import (
     stream_share,
     stream_touch,
 )
-from odds.streaming.session import Action, Detach, Limits, Recover, Reimage, Resync, Session
+from odds.streaming.session import (
+    Action,
+    Detach,
+    EndSession,
+    Limits,
+    Recover,
+    Reimage,
+    Resync,
+    Session,
+    session_digest,
+)
 from reducers import frames, keys
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
@@ -62,11 +73,18 @@ def _log_frames(raw: list[Any]) -> list[str]:
     return sorted((bytes(f).decode() for f in raw), key=frames.frame_seq)
 
 
-def _refusal(exc: ValidationError) -> tuple[str, str]:
+def _refusal(exc: ValidationError, raw: str | bytes) -> tuple[str, str]:
     """The ``error`` frame's code and message for a client message its definition refuses
-    (``reducers.frames.ClientMessage``): the first problem, as docs/protocol.md lists them."""
+    (``reducers.frames.ClientMessage``): the first problem, as docs/protocol.md lists them. The
+    parser reads ``NaN`` and ``Infinity`` as numbers; strict JSON (RFC 8259) has neither, so a
+    refused frame that strict JSON refuses too is ``bad_json``."""
     problem = exc.errors(include_url=False)[0]
     kind, where = problem["type"], problem["loc"]
+    if kind != "json_invalid":
+        try:
+            orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            kind = "json_invalid"
     if kind == "json_invalid":
         return "bad_json", "frame is not valid JSON"
     if not where:
@@ -104,6 +122,12 @@ async def _read_back(queue: Callable[[Any], object], *, patience_s: float | None
             await asyncio.sleep(wait)
 
 
+def _session_digest(scope: Any) -> str | None:
+    session = scope.get("session")
+    key = session.session_key if session is not None else None
+    return session_digest(key) if key else None
+
+
 class OddsConsumer(AsyncWebsocketConsumer):
     """The I/O of one websocket: the hub's subscriptions, Redis reads, writes to the client. What
     the socket follows, what it owes its client and what each event means is its ``Session``
@@ -121,6 +145,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
             ),
             # The punter's own news (a held bet decided), on every socket of theirs.
             punter=keys.punter_channel(user.pk).encode() if authenticated else None,
+            # Which of the punter's sessions this socket is, for a session that ends.
+            session_digest=_session_digest(self.scope),
         )
         # A write started by a tick that had to wait for the client (see deliver_tick).
         self.inflight: asyncio.Task[None] | None = None
@@ -238,6 +264,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
                     self._background(self._recover(action))
                 case Reimage():
                     self._background(self._reimage(action))
+                case EndSession():
+                    self._background(self._session_ended(action))
 
     async def _recover(self, action: Recover) -> None:
         # The subscription was sent again on connect; reading the log a moment later means a
@@ -350,7 +378,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         try:
             message = frames.CLIENT_MESSAGE.validate_json(raw)
         except ValidationError as exc:
-            await self._error(*_refusal(exc))
+            await self._error(*_refusal(exc, raw))
             return
         if message["type"] == "watch":
             if message.get("batch"):
@@ -386,6 +414,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def market_channels_remove(self, market_ids: list[int]) -> None:
         await get_hub().remove(self, [keys.market_channel(m) for m in market_ids])
+
+    async def _session_ended(self, action: EndSession) -> None:
+        """The punter's session ended (``odds.streaming.services.sessions``): say why, then close."""
+        self.closed_by = events.close_cause(events.CLOSE_SESSION_ENDED)
+        await self.send(text_data=events.session_ended(reason=action.reason))
+        await self.close(code=events.CLOSE_SESSION_ENDED)
 
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))

@@ -20,8 +20,11 @@ The queue's rules (docs/protocol.md):
 from __future__ import annotations
 
 import collections
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import orjson
 
 from odds.core import events
 from reducers import frames
@@ -68,7 +71,32 @@ class Reimage:
     games: tuple[int, ...] = ()
 
 
-Action = Detach | Resync | Recover | Reimage
+@dataclass(frozen=True)
+class EndSession:
+    """The socket's session ended (logout, password change, deactivation, self-exclusion): send
+    ``session.ended`` with the reason, then close (``CLOSE_SESSION_ENDED``)."""
+
+    reason: frames.SessionEndReason
+
+
+Action = Detach | Resync | Recover | Reimage | EndSession
+
+
+def session_digest(session_key: str) -> str:
+    """How a ``session.close`` message names a session: the key itself never goes on pub-sub."""
+    return hashlib.sha256(session_key.encode()).hexdigest()[:32]
+
+
+def session_close_reason(message: str | bytes, *, digest: str | None) -> frames.SessionEndReason | None:
+    """The reason a socket of the session named by ``digest`` must close, when ``message`` (on the
+    punter's channel) is a ``session.close`` for it (or for every session); None otherwise."""
+    if frames.kind(message) != "session.close":
+        return None
+    close: frames.SessionCloseMessage = orjson.loads(message)
+    named = close.get("session")
+    if named is not None and named != digest:
+        return None
+    return close["reason"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +122,8 @@ class Session:
     limits: Limits
     # The punter's own news channel (logged in), never conflated.
     punter: bytes | None = None
+    # This socket's browser session (``session_digest`` of its key), for a session that ends.
+    session_digest: str | None = None
     watched: set[int] = field(default_factory=set)
     # Events whose match states the socket follows: their public channel → event id.
     followed: dict[bytes, int] = field(default_factory=dict)
@@ -122,6 +152,9 @@ class Session:
     def deliver(self, channel: bytes, payload: str) -> list[Action]:
         """A message on a pub-sub channel this socket wants."""
         if channel == self.punter:
+            if frames.kind(payload) == "session.close":
+                reason = session_close_reason(payload, digest=self.session_digest)
+                return [EndSession(reason)] if reason is not None else []
             self.ordered.append(payload)
         elif channel in self.holding:
             self.holding[channel].append(payload)

@@ -25,6 +25,7 @@ from odds.catalogue.services.markets import (
     selection_price_set,
 )
 from odds.core.admin import IdCheckedAdmin
+from odds.core.staff import RESULT_MARKETS, TRADE_MARKETS
 from odds.trading.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
 
 
@@ -138,15 +139,21 @@ class MarketAdmin(IdCheckedAdmin):
     def starts_at(self, market: Market) -> Any:
         return market.event.starts_at
 
-    @admin.action(description="Suspend selected markets")
+    def has_trade_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm(TRADE_MARKETS))
+
+    def has_result_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm(RESULT_MARKETS))
+
+    @admin.action(description="Suspend selected markets", permissions=["trade"])
     def suspend(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
         _each_market(self, request, queryset, market_suspend, "suspended")
 
-    @admin.action(description="Resume selected markets")
+    @admin.action(description="Resume selected markets", permissions=["trade"])
     def resume(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
         _each_market(self, request, queryset, market_resume, "resumed")
 
-    @admin.action(description="Settle selected markets (choose the results)")
+    @admin.action(description="Settle selected markets (choose the results)", permissions=["result"])
     def settle(self, request: HttpRequest, queryset: QuerySet[Market]) -> HttpResponse | None:
         """Three steps: choose each market's result, see what it does to the open bets (how many,
         their stakes, the payout, a warning for events not started), then confirm."""
@@ -184,7 +191,7 @@ class MarketAdmin(IdCheckedAdmin):
         if settled:
             self.message_user(request, f"{settled} market(s) resulted; their bets are being settled.", messages.SUCCESS)
 
-    @admin.action(description="Run settlement again for resulted markets")
+    @admin.action(description="Run settlement again for resulted markets", permissions=["result"])
     def settle_again(self, request: HttpRequest, queryset: QuerySet[Market]) -> None:
         _each_market(self, request, queryset, market_settlement_request, "queued for settlement")
 
@@ -207,6 +214,9 @@ class SelectionAdmin(IdCheckedAdmin):
             super().save_model(request, obj, form, change)
             return
         if "price" in form.changed_data:
+            if not request.user.has_perm(TRADE_MARKETS):
+                self.message_user(request, f"Pricing needs the permission {TRADE_MARKETS}.", messages.ERROR)
+                return
             try:
                 selection_price_set(selection=obj, price=Decimal(form.cleaned_data["price"]), by=request.user)
             except MarketStateError as exc:

@@ -27,7 +27,7 @@ from odds.catalogue.services.markets import (
     market_suspend,
     selection_price_set,
 )
-from odds.core.staff import staff_page
+from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, staff_page
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
@@ -132,7 +132,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
     return render(request, "odds/trading/event.html", {"event": event, "page": "markets"})
 
 
-@staff_page
+@staff_page(permission=CREATE_EVENTS)
 @require_POST
 def event_create_view(request: HttpRequest) -> HttpResponse:
     form = EventCreateForm(request.POST)
@@ -215,7 +215,7 @@ def _price(raw: str) -> Decimal:
     return price
 
 
-@staff_page
+@staff_page(permission=TRADE_MARKETS)
 @require_POST
 def market_suspend_view(request: HttpRequest, market_id: int) -> HttpResponse:
     def act(market: Market) -> str:
@@ -225,7 +225,7 @@ def market_suspend_view(request: HttpRequest, market_id: int) -> HttpResponse:
     return _market_action(request, market_id, act)
 
 
-@staff_page
+@staff_page(permission=TRADE_MARKETS)
 @require_POST
 def market_resume_view(request: HttpRequest, market_id: int) -> HttpResponse:
     def act(market: Market) -> str:
@@ -235,7 +235,7 @@ def market_resume_view(request: HttpRequest, market_id: int) -> HttpResponse:
     return _market_action(request, market_id, act)
 
 
-@staff_page
+@staff_page(permission=TRADE_MARKETS)
 @require_POST
 def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
     def act(market: Market) -> str:
@@ -285,7 +285,7 @@ def _confirm(request: HttpRequest, market: Market, *, action: str, winner: str) 
     )
 
 
-@staff_page
+@staff_page(permission=RESULT_MARKETS)
 def market_result_confirm_view(request: HttpRequest, market_id: int) -> HttpResponse:
     market = get_object_or_404(trading_market_query(), id=market_id)
     try:
@@ -294,13 +294,13 @@ def market_result_confirm_view(request: HttpRequest, market_id: int) -> HttpResp
         return _refused(request, str(exc))
 
 
-@staff_page
+@staff_page(permission=RESULT_MARKETS)
 def market_settle_confirm_view(request: HttpRequest, market_id: int) -> HttpResponse:
     market = get_object_or_404(trading_market_query(), id=market_id)
     return _confirm(request, market, action="settle", winner="")
 
 
-@staff_page
+@staff_page(permission=RESULT_MARKETS)
 @require_POST
 def market_result_view(request: HttpRequest, market_id: int) -> HttpResponse:
     """Result a market once the trader has seen and confirmed its impact (``confirm=yes``); a
@@ -321,7 +321,7 @@ def market_result_view(request: HttpRequest, market_id: int) -> HttpResponse:
     return redirect("trading-settlement", market_id=market.id)
 
 
-@staff_page
+@staff_page(permission=RESULT_MARKETS)
 @require_POST
 def market_settle_view(request: HttpRequest, market_id: int) -> HttpResponse:
     market = get_object_or_404(trading_market_query(), id=market_id)

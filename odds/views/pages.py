@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
@@ -37,7 +38,7 @@ from odds.catalogue.selectors.catalogue import (
     event_scores,
     sport_nav,
 )
-from odds.core.auth import login_failure_record, login_success_record, login_throttle_check
+from odds.core.pages import private_page
 from odds.streaming.selectors.snapshots import live_overlay
 from reducers.subscriptions import QuerySpec
 
@@ -174,6 +175,7 @@ def event_page(request: HttpRequest, event_id: int) -> HttpResponse:
 
 @login_required
 @ensure_csrf_cookie
+@private_page
 def my_bets(request: HttpRequest) -> HttpResponse:
     return _page(request, "odds/my_bets.html", {"active_my_bets": True})
 
@@ -191,35 +193,40 @@ def events_live(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _client_ip(request: HttpRequest) -> str:
-    # uvicorn puts the address a trusted local proxy forwarded (X-Forwarded-For) here.
-    return str(request.META.get("REMOTE_ADDR") or "")
+# Seconds a login refused because its attempt could not be counted (Redis) asks the client to wait.
+LOGIN_UNAVAILABLE_RETRY_S = 5
 
 
 class LoginView(auth_views.LoginView):
-    """Django's login page with failed-login throttling (``odds.core.auth``): while a
-    username or an address is over its limit the form answers 429 without checking a password.
-    ``next`` is followed only to a path of this site (Django's own check)."""
+    """Django's login page. Every POST to it has been counted by the login throttle
+    (``webapp.middleware.LoginThrottleMiddleware``) before the password is checked; ``next`` is
+    followed only to a path of this site (Django's own check)."""
 
     template_name = "odds/login.html"
 
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        username = str(request.POST.get("username", ""))
-        throttled = login_throttle_check(username=username, ip=_client_ip(request))
-        if throttled is None:
-            return super().post(request, *args, **kwargs)
-        # An unbound form: validating a bound one would check the password.
-        form = AuthenticationForm(request, initial={"username": username[:150]})
-        minutes = -(-throttled.retry_after_s // 60)
-        context = self.get_context_data(form=form, throttled_minutes=minutes)
-        response = self.render_to_response(context, status=429)
-        response["Retry-After"] = str(throttled.retry_after_s)
-        return response
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        # The demo accounts are listed only where they exist: a development stack with demo data.
+        return {**super().get_context_data(**kwargs), "demo_accounts": settings.DEMO}
 
-    def form_invalid(self, form: AuthenticationForm) -> HttpResponse:
-        login_failure_record(username=str(form.data.get("username", "")), ip=_client_ip(self.request))
-        return super().form_invalid(form)
 
-    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
-        login_success_record(username=str(form.data.get("username", "")))
-        return super().form_valid(form)
+def login_refused(
+    request: HttpRequest, *, username: str, retry_after_s: int, unavailable: bool = False
+) -> HttpResponse:
+    """The login page refusing an attempt without checking its password: 429 over the throttle's
+    limit, 503 when the attempt could not be counted; ``Retry-After`` either way. The admin's
+    login form gets the same page, which brings its staff back to the admin."""
+    # An unbound form: validating a bound one would check the password.
+    form = AuthenticationForm(request, initial={"username": username[:150]})
+    next_url = str(request.POST.get("next") or request.GET.get("next") or "")
+    if not next_url and request.path_info.startswith("/admin/"):
+        next_url = "/admin/"
+    context = {
+        "form": form,
+        "next": next_url,
+        "throttled_minutes": 0 if unavailable else -(-retry_after_s // 60),
+        "login_unavailable": unavailable,
+        "demo_accounts": settings.DEMO,
+    }
+    response = render(request, "odds/login.html", context, status=503 if unavailable else 429)
+    response["Retry-After"] = str(retry_after_s)
+    return response

@@ -19,8 +19,9 @@ from typing import Any, Protocol
 import redis
 
 from reducers import keys, topics
-from reducers.dead_letters import COUNTER_AGAIN, ReplayLedger, record_digest
+from reducers.dead_letters import COUNTER_AGAIN, record_digest
 from store.clients import kafka_producer
+from store.dead_letters import ReplayLedger
 
 log = logging.getLogger("spark.sinks.dead_letter")
 

@@ -6,6 +6,7 @@ web servers behind nginx."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shutil
 import subprocess
@@ -19,6 +20,12 @@ from spark.config import load
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 REQUIRED = {"kafka", "postgres", "redis", "web", "worker", "beat", "feed", "reducer"}
+SECRETS = ("DJANGO_SECRET_KEY", "METRICS_TOKEN", "ALERTS_WEBHOOK_TOKEN", "POSTGRES_PASSWORD")
+
+
+def secrets_set() -> dict[str, str]:
+    """The environment with every secret the compose files require (they have no defaults)."""
+    return {**os.environ, **{name: f"random-{name.lower()}-for-the-test" for name in SECRETS}}
 
 
 def compose_command() -> list[str] | None:
@@ -33,10 +40,12 @@ def compose_command() -> list[str] | None:
 def test_compose_file_parses_and_has_every_service():
     command = compose_command()
     assert command is not None
-    check = subprocess.run([*command, "config", "-q"], cwd=ROOT, capture_output=True, text=True, check=False)
+    check = subprocess.run(
+        [*command, "config", "-q"], cwd=ROOT, capture_output=True, text=True, check=False, env=secrets_set()
+    )
     assert check.returncode == 0, check.stderr
     services = subprocess.run(
-        [*command, "config", "--services"], cwd=ROOT, capture_output=True, text=True, check=True
+        [*command, "config", "--services"], cwd=ROOT, capture_output=True, text=True, check=True, env=secrets_set()
     ).stdout.split()
     assert set(services) >= REQUIRED
 
@@ -193,7 +202,9 @@ def test_cluster_shape_parses_over_the_single_machine_file_as_these_tests_read_i
     command = compose_command()
     assert command is not None
     files = [arg for name in CLUSTER_FILES for arg in ("-f", name)]
-    check = subprocess.run([*command, *files, "config"], cwd=ROOT, capture_output=True, text=True, check=False)
+    check = subprocess.run(
+        [*command, *files, "config"], cwd=ROOT, capture_output=True, text=True, check=False, env=secrets_set()
+    )
     assert check.returncode == 0, check.stderr
     rendered = yaml.safe_load(check.stdout)["services"]
     services = cluster_services()
@@ -391,3 +402,48 @@ def test_every_member_of_a_replicated_service_has_its_healthcheck():
     members = {name for name, service in services.items() if service.get("image") in checked_images}
     assert len(members) >= len(brokers(services)) + len(redis_data_nodes(services)) + len(sentinels(services))
     assert {name for name in members if "healthcheck" not in services[name]} == set()
+
+
+@pytest.mark.parametrize("name", ["docker-compose.yml", "docker-compose.cluster.yml"])
+def test_secrets_come_from_the_environment_with_no_default(name):
+    text = (ROOT / name).read_text()
+    assert "change-me" not in text
+    for secret in SECRETS:
+        uses = re.findall(r"\$\{" + secret + r"(:?[?-][^}]*)?\}", text)
+        # ${NAME:?message}: compose refuses to start without it, and has no value of its own.
+        assert uses, secret
+        assert all(use.startswith(":?") for use in uses), (secret, uses)
+
+
+def test_the_init_job_seeds_demo_data_only_with_the_development_flag():
+    init = compose_services()["init"]
+    assert init["command"][:2] == ["sh", "-c"]
+    script = init["command"][2]
+    before, _, after = script.partition("seed_demo")
+    assert after, "the init job can still seed demo data when asked"
+    # The last step before it is the flag's test (compose passes $$ on as $ to the shell).
+    assert before.rsplit("&&", 1)[-1].strip().startswith('if [ "$$SPORTSBOOK_DEMO" = 1 ]; then'), script
+    assert compose_services()["web"]["environment"]["SPORTSBOOK_DEMO"] == "${SPORTSBOOK_DEMO:-0}"
+
+
+def test_the_cluster_web_servers_trust_forwarded_addresses_only_from_the_proxy():
+    services = cluster_services()
+    proxy_address = services["proxy"]["networks"]["default"]["ipv4_address"]
+    for name, web in web_servers(services).items():
+        assert web["environment"]["TRUSTED_PROXIES"] == proxy_address, name
+    assert services["proxy"]["environment"]["PROXY_BIND"] == ""
+    override = yaml.safe_load((ROOT / "docker-compose.cluster.yml").read_text())
+    subnet = override["networks"]["default"]["ipam"]["config"][0]["subnet"]
+    import ipaddress
+
+    assert ipaddress.ip_address(proxy_address) in ipaddress.ip_network(subnet)
+
+
+@pytest.mark.skipif(compose_command() is None, reason="neither `docker compose` nor `docker-compose` is installed")
+def test_compose_refuses_to_start_without_its_secrets():
+    command = compose_command()
+    assert command is not None
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    check = subprocess.run([*command, "config", "-q"], cwd=ROOT, capture_output=True, text=True, check=False, env=env)
+    assert check.returncode != 0
+    assert any(name in check.stderr for name in SECRETS), check.stderr

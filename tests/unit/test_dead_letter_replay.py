@@ -16,7 +16,6 @@ from reducers.dead_letters import (
     MAX_REPLAYS,
     SOURCES,
     FirstFailure,
-    ReplayLedger,
     first_failure,
     record_digest,
     replay_headers,
@@ -24,6 +23,7 @@ from reducers.dead_letters import (
     source_of_reason,
 )
 from spark.sinks.dead_letter import Rejects
+from store.dead_letters import ReplayLedger
 from tests.fakes import FakeDeadLetters, fake_store_client
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -99,6 +99,7 @@ def every_server_frame() -> list[bytes]:
     }
     return [
         legs.to_json(),
+        events.session_ended(reason="logged_out").encode(),
         events.hello(user=None).encode(),
         events.hello(user="alice").encode(),
         events.image(markets=[frames.encode(market).decode()]).encode(),
@@ -268,4 +269,4 @@ def test_every_client_message_decodes_through_its_definition(raw, decoded):
 def test_a_malformed_client_message_is_refused_with_the_documented_code(raw, code):
     with pytest.raises(ValidationError) as refused:
         frames.CLIENT_MESSAGE.validate_json(raw)
-    assert _refusal(refused.value)[0] == code
+    assert _refusal(refused.value, raw)[0] == code

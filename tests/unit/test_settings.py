@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -39,12 +40,12 @@ def test_production_with_every_required_value_starts():
     result = run_check(
         {
             "SPORTSBOOK_ENV": "production",
-            "DJANGO_SECRET_KEY": "x" * 50,
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
             "DATABASE_URL": "postgres://u:p@db:5432/sportsbook",
             "REDIS_URL": "redis://redis:6379/0",
             "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
-            "METRICS_TOKEN": "t" * 32,
-            "ALERTS_WEBHOOK_TOKEN": "a" * 32,
+            "METRICS_TOKEN": secrets.token_urlsafe(32),
+            "ALERTS_WEBHOOK_TOKEN": secrets.token_urlsafe(32),
         }
     )
     assert result.returncode == 0, result.stderr

@@ -2,12 +2,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webapp.settings.env import PRODUCTION, read
+from webapp.settings.env import PRODUCTION, read, secret
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-SECRET_KEY = read.text("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me", production_default=False)
-DEBUG = read.flag("DJANGO_DEBUG", not PRODUCTION)
+SECRET_KEY = secret("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
+# Django's debug pages (the technical 404 listing every route, the technical 500) only when a
+# developer asks for them; never in production.
+DEBUG = read.flag("DJANGO_DEBUG", False)
+if DEBUG and PRODUCTION:
+    read.problems.append("DJANGO_DEBUG must be off when SPORTSBOOK_ENV=production")
+# Demo data (seed_demo: punters, a trader and an operator with the published demo password, the
+# demo catalogue) and the login page's list of demo accounts: only with this development flag.
+DEMO = read.flag("SPORTSBOOK_DEMO", False)
+if DEMO and PRODUCTION:
+    read.problems.append(
+        "SPORTSBOOK_DEMO must be off when SPORTSBOOK_ENV=production: demo users have a published password"
+    )
 ALLOWED_HOSTS = read.names("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = read.names("DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
 
@@ -41,6 +52,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # Every login form's POST is counted before its password is checked (odds/core/auth.py).
+    "webapp.middleware.LoginThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -79,7 +92,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-WHITENOISE_USE_FINDERS = read.flag("WHITENOISE_USE_FINDERS", DEBUG)
+WHITENOISE_USE_FINDERS = read.flag("WHITENOISE_USE_FINDERS", not PRODUCTION)
 
 # The web server (webapp/serve.py, `make up`): where it listens and how many worker processes.
 WEB_HOST = read.text("WEB_HOST", "127.0.0.1")

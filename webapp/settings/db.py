@@ -25,6 +25,11 @@ BET_POOL_TIMEOUT_MS = read.whole("BET_POOL_TIMEOUT_MS", 250)
 # At start-up a web process waits this long for its pool to fill before it takes requests.
 BET_POOL_WARM_S = read.whole("BET_POOL_WARM_S", 10)
 BET_RETRY_AFTER_S = 1
+# A live price older than this (applied, or decided by a trader, this long ago, with no sign of
+# life from the price pipe since) prices no bet and no cash-out: its market counts as suspended.
+# The reducers give a sign of life at least every 10 s while no price comes (Spark's idle
+# progress), so the default leaves them room.
+LIVE_PRICE_MAX_AGE_S = read.seconds("LIVE_PRICE_MAX_AGE_S", 15)
 # How long a web process trusts what it read of a user (session hash, active) for placing bets.
 BET_AUTH_CACHE_S = read.whole("BET_AUTH_CACHE_S", 5)
 

@@ -2,7 +2,7 @@
 objectives the lag dashboard and /metrics judge each reducer query by."""
 
 from reducers.queries import lag_objectives
-from webapp.settings.env import PRODUCTION, read
+from webapp.settings.env import PRODUCTION, read, secret
 
 
 def objectives(name: str, default: str) -> dict[str, float]:
@@ -25,14 +25,16 @@ def objectives(name: str, default: str) -> dict[str, float]:
 
 # Production: always required, and /metrics answers no one without it (a local reverse proxy
 # makes every client look like loopback). Development: unset means loopback clients only.
-METRICS_TOKEN = read.text("METRICS_TOKEN", "", production_default=False)
+METRICS_TOKEN = secret("METRICS_TOKEN", "")
 METRICS_TOKEN_REQUIRED = PRODUCTION
 # Alertmanager's notifications to /ops/alerts/webhook: the same rule (its bearer token, or
 # loopback only in development).
-ALERTS_WEBHOOK_TOKEN = read.text("ALERTS_WEBHOOK_TOKEN", "", production_default=False)
+ALERTS_WEBHOOK_TOKEN = secret("ALERTS_WEBHOOK_TOKEN", "")
 # The Prometheus the lag dashboard asks for the alerts firing and pending now (empty: none);
 # `make up` runs one on PROMETHEUS_LISTEN.
 PROMETHEUS_URL = read.text("PROMETHEUS_URL", "http://" + read.text("PROMETHEUS_LISTEN", "127.0.0.1:9090"))
+# /healthz runs its checks at most this often per process (its answer is kept that long).
+HEALTH_PUBLIC_CACHE_S = read.seconds("HEALTH_PUBLIC_CACHE_S", 2)
 OPS_SAMPLE_INTERVAL_S = read.whole("OPS_SAMPLE_INTERVAL_S", 5)
 OPS_METRICS_RETENTION_HOURS = read.number("OPS_METRICS_RETENTION_HOURS", 168)
 OPS_LAG_WINDOW_SAMPLES = read.whole("OPS_LAG_WINDOW_SAMPLES", 8)

@@ -8,9 +8,16 @@ from webapp.settings.env import read
 JSON_NUMBER_MAX_CHARS = 64
 JSON_NUMBER_MAX_EXPONENT = 64
 
-# Failed logins: after this many failures within the window for one username (or from one
-# client address), the login form answers 429 without checking the password until the window
-# has passed since the first failure counted.
+# Rate limits (odds/core/ratelimits.py): bet placement attempts per punter, stream
+# subscriptions per punter; fixed windows counted in Redis.
+BET_PLACE_LIMIT = read.whole("BET_PLACE_LIMIT", 20)
+BET_PLACE_WINDOW_S = read.whole("BET_PLACE_WINDOW_S", 10)
+STREAM_SUBSCRIBE_LIMIT = read.whole("STREAM_SUBSCRIBE_LIMIT", 30)
+STREAM_SUBSCRIBE_WINDOW_S = read.whole("STREAM_SUBSCRIBE_WINDOW_S", 60)
+
+# Logins (every login form, odds/core/auth.py): attempts for one username from one address, and
+# failures from one address, within the window that starts with the first; above either the
+# form answers 429 without checking the password until the window has passed.
 LOGIN_FAILURES_PER_USERNAME = read.whole("LOGIN_FAILURES_PER_USERNAME", 5)
 LOGIN_FAILURES_PER_IP = read.whole("LOGIN_FAILURES_PER_IP", 20)
 LOGIN_FAILURE_WINDOW_S = read.whole("LOGIN_FAILURE_WINDOW_S", 900)
@@ -28,3 +35,9 @@ CONTENT_SECURITY_POLICY = {
     "base-uri": ["'self'"],
     "form-action": ["'self'"],
 }
+
+# The reverse proxies whose X-Forwarded-For the ASGI server believes (addresses or networks,
+# comma-separated; webapp/serve.py). None by default: a client's address is the peer's. `make up`
+# trusts its nginx, which reaches the site from its own loopback address (PROXY_BIND, 127.0.0.2);
+# the cluster compose file trusts its proxy's fixed address.
+TRUSTED_PROXIES = read.names("TRUSTED_PROXIES", "")

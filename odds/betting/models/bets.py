@@ -60,6 +60,7 @@ class Bet(models.Model):
     class Meta:
         db_table = "odds_bet"
         ordering = ["-placed_at", "-id"]
+        permissions = [("void_bet", "Can void bets (the stake goes back)")]
         constraints = [
             models.UniqueConstraint(fields=["user", "idempotency_key"], name="bet_idempotency_key_per_user"),
             models.CheckConstraint(condition=models.Q(stake__gt=0), name="bet_stake_positive"),

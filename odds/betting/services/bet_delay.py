@@ -4,9 +4,10 @@ A bet on an in-play event is placed ``pending`` with its stake held (``sb_bet_pl
 ``accept_at`` of placement plus the delay of its sport. At ``accept_at`` it is accepted at the
 prices the punter took only if, for every leg, the market was not suspended at any time during
 the delay (``Market.suspended_at``), the selection can be backed now (the live state, a trader's
-newer decision and the catalogue, as for placement), and the price has not moved against the
-punter's policy. Otherwise it is rejected with the reason and its stake goes back to the wallet
-through the ledger. Either way the punter's websockets hear of it at once (``bet.decided``).
+newer decision and the catalogue, by placement's own rule, ``reducers.betting.leg_verdict``), and
+the price has not moved against the punter's policy. Otherwise it is rejected with the reason and
+its stake goes back to the wallet through the ledger. Either way the punter's websockets hear of
+it at once (``bet.decided``).
 """
 
 from __future__ import annotations
@@ -33,17 +34,13 @@ Kind = LedgerEntry.Kind
 
 # Bets decided per run of the resolver (it runs every second and again at once when it is full).
 DECIDE_BATCH = 500
-UNAVAILABLE_MESSAGES = {
-    "market_suspended": "the market is suspended",
-    "market_closed": "the market is closed",
-    "selection_unavailable": "the selection is no longer available",
-}
 
 
 @dataclass
 class DelaySummary:
     accepted: int = 0
     rejected: int = 0
+    failed: int = 0
 
 
 def bets_due(*, now: datetime | None = None, limit: int = DECIDE_BATCH) -> list[int]:
@@ -66,7 +63,8 @@ def _verdict(bet: Bet, legs: list[BetLeg]) -> tuple[str, str]:
     for leg in legs:
         quote = quotes[leg.selection_id]
         if not quote.available:
-            return quote.unavailable, UNAVAILABLE_MESSAGES.get(quote.unavailable, "the selection cannot be backed now")
+            # The verdict placement gives (reducers.betting.leg_verdict), in its words.
+            return quote.unavailable, quote.message
     for leg in legs:
         current = quotes[leg.selection_id].price
         if not betting.price_acceptable(seen=leg.price, current=current, policy=bet.price_policy):
@@ -124,10 +122,17 @@ def bet_decided_announce(bet: Bet) -> None:
 
 
 def bets_delay_resolve(*, now: datetime | None = None) -> DelaySummary:
-    """Decide every held bet whose delay has passed (in batches of ``DECIDE_BATCH``)."""
+    """Decide every held bet whose delay has passed (in batches of ``DECIDE_BATCH``). A bet that
+    cannot be decided (its decision raised) is logged, counted in ``failed`` and left held for
+    the next run; it never keeps the bets after it waiting."""
     summary = DelaySummary()
     for bet_id in bets_due(now=now):
-        decided = bet_delay_decide(bet_id=bet_id)
+        try:
+            decided = bet_delay_decide(bet_id=bet_id)
+        except Exception:
+            log.exception("held bet %s could not be decided; it stays held for the next run", bet_id)
+            summary.failed += 1
+            continue
         if decided is None:
             continue
         if decided.status == Bet.Status.ACCEPTED:

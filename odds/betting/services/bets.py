@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
+import redis.asyncio as aioredis
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import connection, transaction
 from django.utils import timezone
 
 from odds.betting.models import Bet, LedgerEntry
 from odds.betting.selectors.bets import bet_cash_out_quote
+from odds.betting.services import placement
 from odds.betting.services.announce import bet_settled_announce
 from odds.betting.services.placement import (
     MAX_LEGS,
@@ -32,10 +34,6 @@ from odds.betting.services.placement import (
     BetInvalid,
     LegRequest,
     Placement,
-    bet_request_validate,
-    placement_params,
-    placement_result,
-    selection_markets,
 )
 from odds.betting.services.wallet import (
     PaymentRefused,
@@ -46,11 +44,12 @@ from odds.betting.services.wallet import (
     wallet_lock,
 )
 from odds.catalogue.models import Selection
-from odds.catalogue.selectors.prices import live_states
-from odds.core.connections import redis_shared
+from odds.catalogue.selectors.prices import LiveStates, live_states
+from odds.core.eager import run_to_end
 from odds.core.metrics import LatencySamples
 from odds.core.outbox import outbox_enqueue
-from reducers import betting, keys, schemas, topics
+from odds.core.ratelimits import BETS, rate_hit, rate_hit_async
+from reducers import betting, schemas, topics
 from reducers.latency import STAGE_PLACEMENT
 
 __all__ = [
@@ -69,51 +68,29 @@ log = logging.getLogger(__name__)
 Account = LedgerEntry.Account
 Kind = LedgerEntry.Kind
 
-# Placement attempts per punter per fixed window; far above what a person clicks, low enough
-# that a script hammering the wallet lock is turned away before it reaches the database.
-PLACE_LIMIT = 20
-PLACE_WINDOW_S = 10
-
 
 class BetRateLimited(Exception):
     """Too many placement attempts by one punter in the current window; nothing was recorded."""
 
     def __init__(self, *, retry_after_s: int) -> None:
-        super().__init__(f"at most {PLACE_LIMIT} bets every {PLACE_WINDOW_S} seconds")
+        super().__init__(f"at most {settings.BET_PLACE_LIMIT} bets every {settings.BET_PLACE_WINDOW_S} seconds")
         self.message = str(self)
         self.retry_after_s = retry_after_s
 
 
-@dataclass(frozen=True)
-class RateWindow:
-    """The current fixed window of one punter's placement attempts: its Redis counter and when it ends."""
-
-    key: str
-    ends_at: float
-
-    def count(self, pipe: Any) -> None:
-        """Queue on ``pipe`` (sync or asyncio) the attempt's count; its reply is the count so far."""
-        pipe.incr(self.key)
-        pipe.expire(self.key, PLACE_WINDOW_S * 2)
-
-    def check(self, count: int, *, now: float) -> None:
-        """Raise ``BetRateLimited`` when ``count`` attempts are above ``PLACE_LIMIT``."""
-        if count > PLACE_LIMIT:
-            raise BetRateLimited(retry_after_s=max(1, int(self.ends_at - now) + 1))
+def bet_attempt_count(*, user_id: int) -> None:
+    """Count one placement attempt, valid or not, before any other work on it; raise
+    ``BetRateLimited`` above the punter's limit, ``redis.RedisError`` when it cannot be counted."""
+    decision = rate_hit(limit=BETS, subject=str(user_id))
+    if not decision.allowed:
+        raise BetRateLimited(retry_after_s=decision.retry_after_s)
 
 
-def bet_rate_window(*, user_id: int, now: float) -> RateWindow:
-    window = int(now // PLACE_WINDOW_S)
-    return RateWindow(key=keys.rate_limit("bets", str(user_id), window), ends_at=(window + 1) * PLACE_WINDOW_S)
-
-
-def bet_rate_check(*, user_id: int) -> None:
-    """Count one placement attempt; raise ``BetRateLimited`` above ``PLACE_LIMIT`` in the window."""
-    now = time.time()
-    window = bet_rate_window(user_id=user_id, now=now)
-    pipe = redis_shared().pipeline(transaction=False)
-    window.count(pipe)
-    window.check(int(pipe.execute()[0]), now=now)
+async def bet_attempt_count_async(*, user_id: int, client: aioredis.Redis) -> None:
+    """``bet_attempt_count`` on the event loop, through ``client``."""
+    decision = await rate_hit_async(limit=BETS, subject=str(user_id), client=client)
+    if not decision.allowed:
+        raise BetRateLimited(retry_after_s=decision.retry_after_s)
 
 
 class CashOutRejected(Exception):
@@ -154,6 +131,24 @@ def bet_event_enqueue(*, bet: Bet, type: str) -> None:
 PLACEMENT_LATENCY = LatencySamples(STAGE_PLACEMENT)
 
 
+class DjangoPlacementIO:
+    """The placement's I/O on Django's connection (inside the caller's transaction, if any) and
+    the process's Redis pool. Each call is synchronous underneath: the service runs to its end
+    without an event loop (``run_to_end``)."""
+
+    async def selection_markets(self, selection_ids: list[int]) -> Iterable[tuple[int, int]]:
+        return list(Selection.objects.filter(id__in=selection_ids).values_list("id", "market_id"))
+
+    async def live_states(self, market_ids: list[int]) -> LiveStates:
+        return live_states(market_ids=market_ids)
+
+    async def place(self, params: tuple[Any, ...]) -> str:
+        with connection.cursor() as cursor:
+            cursor.execute(PLACE_SQL, params)
+            (answer,) = cursor.fetchone()
+        return str(answer)
+
+
 def bet_place(
     *,
     user: User,
@@ -162,38 +157,21 @@ def bet_place(
     legs: Sequence[LegRequest],
     price_policy: str = Bet.PricePolicy.NONE,
 ) -> Placement:
-    """Place a single (one leg) or an accumulator (several legs, one per event).
-
-    Raises ``BetInvalid`` for a malformed request (nothing is recorded). Otherwise returns the
-    bet: ``accepted`` with its stake held; ``pending`` with its stake held until ``accept_at``
-    when a leg's event is in play (the in-play delay of its sport); or ``rejected`` with
-    ``reject_code`` one of ``market_suspended``, ``market_closed``, ``selection_unavailable``,
-    ``price_changed`` or ``insufficient_funds`` and every leg's current price. ``created`` is
-    false on a retry. The money part is one statement (``odds.betting.services.placement``).
-    """
-    bet_request_validate(idempotency_key=idempotency_key, stake=stake, legs=legs, price_policy=price_policy)
+    """``odds.betting.services.placement.bet_place`` (see there) from synchronous code, on
+    Django's connection. The caller has counted the attempt (``bet_attempt_count``) if it must."""
     started = time.perf_counter()
-    ids = [leg.selection_id for leg in legs]
-    missing = selection_markets.missing(ids)
-    if missing:
-        selection_markets.learn(Selection.objects.filter(id__in=missing).values_list("id", "market_id"))
-    markets = selection_markets.of(ids)
-    params = placement_params(
-        user_id=user.pk,
-        idempotency_key=idempotency_key,
-        stake=stake,
-        legs=legs,
-        price_policy=price_policy,
-        markets=markets,
-        states=live_states(market_ids=markets.values()),
-        topic=topics.bets(),
+    placed = run_to_end(
+        placement.bet_place(
+            user_id=user.pk,
+            idempotency_key=idempotency_key,
+            stake=stake,
+            legs=legs,
+            price_policy=price_policy,
+            io=DjangoPlacementIO(),
+        )
     )
-    with connection.cursor() as cursor:
-        cursor.execute(PLACE_SQL, params)
-        (answer,) = cursor.fetchone()
-    placement = placement_result(answer)
     PLACEMENT_LATENCY.observe(time.perf_counter() - started)
-    return placement
+    return placed
 
 
 def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = betting.CASH_OUT_POLICY_DEFAULT) -> Bet:

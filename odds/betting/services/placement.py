@@ -1,14 +1,17 @@
-"""Bet placement in one statement: what both ways of placing a bet share.
+"""Bet placement: the one service both ways of placing a bet call (``bet_place``).
 
-A bet is placed by the database function ``sb_bet_place`` (migration 0005) in a single round
+A bet is placed by the database function ``sb_bet_place`` (odds/betting/sql/) in a single round
 trip: it locks the wallet, answers a repeated idempotency key, checks the legs against the
-catalogue, and writes the bet, its legs, the ledger entry and the outbox event. What it needs
-from outside the database is the live quote of every leg: the reducers' state in Redis (or a
-trader's decision they have not applied yet), read before the call.
+catalogue (by the leg verdicts, ``reducers.betting.leg_verdict``), and writes the bet, its legs,
+the ledger entry and the outbox event. What it needs from outside the database is the live
+quote of every leg: the reducers' state in Redis (or a trader's decision they have not applied
+yet), read before the call, and judged here by the same rule.
 
-This module holds the parts that do no I/O: the statement and its parameters, the live quotes,
-and the reading of the function's answer into a ``Placement``. ``odds.betting.services.bets.bet_place``
-drives it through Django's connection; ``odds.api.placement`` through an asyncio pool.
+``bet_place`` is asynchronous and does its I/O through a ``PlacementIO``: the API's event-loop
+endpoint (``odds.api.placement``) gives it its asyncio pool and Redis client;
+``odds.betting.services.bets.bet_place`` runs it for the Django view, the admin and the tests
+on Django's connection (``DjangoPlacementIO``). The attempt is counted against the punter's rate
+limit by the caller, before any of this (``bet_attempt_count``).
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from odds.betting.models import Bet, BetLeg
 from odds.betting.services.wallet import exclusion_message
 from odds.catalogue.models import Event, Market, Selection
-from odds.catalogue.selectors.prices import live_quote
-from reducers import betting, rules, schemas
+from odds.catalogue.selectors.prices import LiveStates
+from reducers import betting, rules, schemas, topics
 
 MIN_STAKE = rules.MIN_STAKE
 MAX_STAKE = rules.MAX_STAKE
@@ -35,7 +38,7 @@ MAX_LEGS = rules.MAX_LEGS
 MAX_KEY_LENGTH = 64
 
 # The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).
-PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s, %s::jsonb, %s, %s)::text"
+PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s::integer[], %s, %s::jsonb, %s, %s)::text"
 SELECTION_MARKETS_SQL = "SELECT id, market_id FROM odds_selection WHERE id = ANY(%s)"
 
 
@@ -138,21 +141,23 @@ def placement_params(
     legs: Sequence[LegRequest],
     price_policy: str,
     markets: Mapping[int, int],
-    states: Mapping[int, dict[str, Any]],
+    live: LiveStates,
     topic: str,
 ) -> tuple[Any, ...]:
-    """The parameters of ``PLACE_SQL``: the request and, per leg, the live quote (a selection of
-    unknown market is left to the function, which names it)."""
+    """The parameters of ``PLACE_SQL``: the request, the price moves its policy accepts and, per
+    leg, the live quote and the live state's reason against it (``reducers.betting.live_leg``; a
+    selection of unknown market is left to the function, which names it)."""
     quoted = []
     for leg in legs:
         market_id = markets.get(leg.selection_id)
-        quote = live_quote(states.get(market_id) if market_id is not None else None, leg.selection_id)
+        fresh = market_id is not None and live.fresh(market_id)
+        quote = betting.live_leg(live.get(market_id), leg.selection_id, fresh=fresh)
         quoted.append(
             {
                 "selection_id": leg.selection_id,
                 "price_seen": str(leg.price_seen),
                 "price": str(quote.price) if quote.price is not None else None,
-                "unavailable": quote.unavailable,
+                "unavailable": quote.reason,
             }
         )
     return (
@@ -160,11 +165,63 @@ def placement_params(
         idempotency_key,
         fingerprint(stake=stake, legs=legs, price_policy=price_policy),
         price_policy,
+        list(betting.price_moves(price_policy)),
         stake,
         orjson.dumps(quoted).decode(),
         MAX_RETURN,
         topic,
     )
+
+
+class PlacementIO(Protocol):
+    """The I/O a placement needs, on whichever connections its caller holds."""
+
+    async def selection_markets(self, selection_ids: list[int]) -> Iterable[tuple[int, int]]:
+        """``(selection id, market id)`` of each selection that exists."""
+
+    async def live_states(self, market_ids: list[int]) -> LiveStates:
+        """The markets' live states (``odds.catalogue.selectors.prices``)."""
+
+    async def place(self, params: tuple[Any, ...]) -> str:
+        """Run ``PLACE_SQL`` with ``params``; its answer as text."""
+
+
+async def bet_place(
+    *,
+    user_id: int,
+    idempotency_key: str,
+    stake: Decimal,
+    legs: Sequence[LegRequest],
+    price_policy: str,
+    io: PlacementIO,
+) -> Placement:
+    """Place a single (one leg) or an accumulator (several legs, one per event).
+
+    Raises ``BetInvalid`` for a malformed request (nothing is recorded). Otherwise returns the
+    bet: ``accepted`` with its stake held; ``pending`` with its stake held until ``accept_at``
+    when a leg's event is in play (the in-play delay of its sport); or ``rejected`` with
+    ``reject_code`` one of ``market_suspended``, ``market_closed``, ``selection_unavailable``,
+    ``price_changed`` or ``insufficient_funds`` and every leg's current price. ``created`` is
+    false on a retry. The money part is one statement (``PLACE_SQL``).
+    """
+    bet_request_validate(idempotency_key=idempotency_key, stake=stake, legs=legs, price_policy=price_policy)
+    ids = [leg.selection_id for leg in legs]
+    missing = selection_markets.missing(ids)
+    if missing:
+        selection_markets.learn(await io.selection_markets(missing))
+    markets = selection_markets.of(ids)
+    live = await io.live_states(sorted(set(markets.values())))
+    params = placement_params(
+        user_id=user_id,
+        idempotency_key=idempotency_key,
+        stake=stake,
+        legs=legs,
+        price_policy=price_policy,
+        markets=markets,
+        live=live,
+        topic=topics.bets(),
+    )
+    return placement_result(await io.place(params))
 
 
 def _instant(micros: int) -> datetime:

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
 from odds.betting.selectors.wallet import deposited_since, wallet_on_break
+from odds.streaming.services.sessions import punter_sessions_end
 
 Account = LedgerEntry.Account
 Kind = LedgerEntry.Kind
@@ -191,6 +192,18 @@ def _request_id_check(request_id: str) -> None:
         )
 
 
+def _same_payment(existing: LedgerEntry, *, amount: Decimal) -> None:
+    """A repeated ``request_id`` answers the first payment only when it asks for the same amount:
+    another amount is a different payment sent under a used id, refused (``request_id_reused``)."""
+    if not amount.is_finite() or amount != existing.amount:
+        raise PaymentRefused(
+            code="request_id_reused",
+            message=f"This request id was already used for a payment of £{existing.amount}; nothing was paid."
+            " Send a new request id for another payment.",
+            field="request_id",
+        )
+
+
 def deposit_limits_apply(*, wallet: Wallet, now: datetime) -> list[DepositLimit]:
     """The wallet's limits, with every raise whose cooling-off has ended made current."""
     limits = list(DepositLimit.objects.filter(wallet=wallet))
@@ -231,6 +244,8 @@ def _deposit(*, user: User, amount: Decimal, reference: str, checked: bool) -> P
         wallet = wallet_lock(user=user)
         existing = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.DEPOSIT, reference=reference).first()
         if existing is not None:
+            if checked:
+                _same_payment(existing, amount=amount)
             return Payment(entry=existing, created=False)
         # The wallet lock serialises deposits of one wallet, so the check above cannot race.
         if checked:
@@ -272,6 +287,7 @@ def wallet_withdraw(*, user: User, amount: Decimal, request_id: str) -> Payment:
         wallet = wallet_lock(user=user)
         existing = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.WITHDRAWAL, reference=request_id).first()
         if existing is not None:
+            _same_payment(existing, amount=amount)
             return Payment(entry=existing, created=False)
         payment_amount_check(amount=amount)
         if amount > wallet.balance:
@@ -325,4 +341,7 @@ def wallet_break_take(*, user: User, length: str) -> Wallet:
             wallet.excluded_until = until
             wallet.exclusion = "self_exclusion" if length.startswith("exclude") else "time_out"
             wallet.save(update_fields=["excluded_until", "exclusion", "updated_at"])
+        if length.startswith("exclude"):
+            # A self-excluded punter's sessions end: their sockets close and their channels end.
+            punter_sessions_end(user_id=user.pk, reason="self_excluded")
         return wallet

@@ -2,9 +2,10 @@
 
 Every change bumps ``Market.version`` and, in the same transaction, queues the market's
 definition for the compacted markets topic (via the outbox). Changes that traders and punters
-see in the price stream (status, prices) are also published on the price topic after commit,
-with the next per-market sequence shared with the feed and ``source="trader"``, so that the
-reducers apply them exactly like feed updates.
+see in the price stream (status, prices) bind before they commit: the decision is written where
+bets and cash-outs read prices inside the transaction (a refusal there refuses the change), then
+published on the price topic after commit, with the next per-market sequence shared with the
+feed and ``source="trader"``, so that the reducers apply them exactly like feed updates.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 
 import orjson
+import redis
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.db.models import F
@@ -134,7 +136,7 @@ def market_price_update(*, market_id: int, overrides: Mapping[int, Decimal] | No
     market = Market.objects.prefetch_related("selections").get(id=market_id)
     live = {
         item["id"]: item
-        for item in live_states(market_ids=[market_id]).get(market_id, {}).get("selections", [])
+        for item in (live_states(market_ids=[market_id]).get(market_id) or {}).get("selections", [])
         if isinstance(item, dict) and "id" in item
     }
     selections = []
@@ -170,6 +172,8 @@ def trader_decision_record(update: PriceUpdate) -> None:
         "status": update.status,
         "tradable": update.status == "open",
         "selections": [selection.to_json() for selection in update.selections],
+        # When the trader decided: how old the decision is when a bet or a cash-out reads it.
+        "ts": {"decided": int(time.time() * 1000)},
     }
     pipe = redis_shared().pipeline(transaction=True)
     key = keys.trader_decision(update.market_id)
@@ -183,12 +187,16 @@ def market_prices_publish(*, market_id: int, overrides: Mapping[int, Decimal] | 
     and wait for the acknowledgement."""
     update = market_price_update(market_id=market_id, overrides=overrides)
     trader_decision_record(update)
+    _price_update_produce(update)
+    return update
+
+
+def _price_update_produce(update: PriceUpdate) -> None:
     producer = producer_shared()
     producer.produce(topics.prices(), key=update.key(), value=update.encode())
     remaining = producer.flush(10)
     if remaining:
-        log.error("trader price update for market %s not acknowledged by Kafka", market_id)
-    return update
+        log.error("trader price update for market %s not acknowledged by Kafka", update.market_id)
 
 
 def markets_defined(*, market_ids: list[int]) -> list[int]:
@@ -227,20 +235,40 @@ def market_openings_publish(*, market_ids: list[int], wait_s: float = OPENING_WA
     return waiting
 
 
-def _publish_after_commit(market_id: int, overrides: Mapping[int, Decimal] | None = None) -> None:
-    def publish() -> None:
+class DecisionNotRecorded(MarketStateError):
+    """The trader's decision could not be written where bets read prices (Redis refused or is
+    unreachable): the change is refused, nothing of it is committed."""
+
+
+def _decision_bind(market_id: int, overrides: Mapping[int, Decimal] | None = None) -> None:
+    """Make a trader's change binding before its transaction commits: the decision is written
+    where bets and cash-outs read prices (``trader_decision_record``) inside the transaction, so
+    no bet placed after the commit prices at what it replaced; Redis refusing raises
+    ``DecisionNotRecorded`` and the change rolls back. Kafka (and so the reducers and the
+    browsers) hears of it after the commit."""
+    try:
+        update = market_price_update(market_id=market_id, overrides=overrides)
+        trader_decision_record(update)
+    except redis.RedisError as exc:
+        log.warning("trader decision on market %s not recorded; the change is refused", market_id, exc_info=True)
+        raise DecisionNotRecorded(
+            f"market {market_id}: the decision could not be recorded for bets (the price store refused it);"
+            " nothing was changed, try again"
+        ) from exc
+
+    def produce() -> None:
         try:
-            market_prices_publish(market_id=market_id, overrides=overrides)
+            _price_update_produce(update)
         except Exception:
-            # The catalogue already holds the change and bets check it; the feed republishes
-            # the market's status with its next update of this market.
+            # Bets already go by the decision (recorded above); the feed republishes the market
+            # with its next update.
             log.exception("publishing market %s to the price topic failed", market_id)
 
-    transaction.on_commit(publish)
+    transaction.on_commit(produce)
 
 
 def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, reason: str = "") -> Market:
-    """Move ``market`` from ``start`` to ``end`` under its row lock and publish it after commit;
+    """Move ``market`` from ``start`` to ``end`` under its row lock binding before the commit;
     a market already at ``end`` is left as it is (a repeated click or redelivered command), but
     a suspension set by someone else, or for another reason, becomes this one."""
     with transaction.atomic():
@@ -261,7 +289,7 @@ def _status_move(*, market: Market, by: Actor, start: str, end: str, verb: str, 
                 f"market {locked.id} is {locked.status}; only {article} {start} market can be {verb}"
             )
         fresh = _changed(locked, status=end, reason=reason, by=actor)
-        _publish_after_commit(fresh.id)
+        _decision_bind(fresh.id)
     log.info("market %s %s by %s", fresh.id, verb, by)
     return fresh
 
@@ -288,7 +316,7 @@ def selection_price_set(*, selection: Selection, price: Decimal, by: Actor = Non
             raise MarketStateError(f"market {market.id} is {market.status}; its prices can no longer change")
         Selection.objects.filter(id=selection.id).update(price=price)
         _changed(market)
-        _publish_after_commit(market.id, {selection.id: price})
+        _decision_bind(market.id, {selection.id: price})
     log.info("selection %s priced at %s by %s", selection.id, price, by)
     return Selection.objects.get(id=selection.id)
 
@@ -330,7 +358,7 @@ def market_result(
             Selection.objects.filter(id=selection.id).update(result=result)
         fresh = _changed(locked, status=Market.Status.CLOSED)
         if publish:
-            _publish_after_commit(fresh.id)
+            _decision_bind(fresh.id)
         transaction.on_commit(lambda: _settlement_enqueue(fresh.id))
     log.info("market %s resulted by %s: winners %s, void %s", fresh.id, by or "system", sorted(won), sorted(void))
     return fresh
@@ -382,7 +410,7 @@ def markets_status_set(
         for market in markets.order_by("id"):
             changed.append(_changed(market, status=status, reason=reason, by=by))
             if publish:
-                _publish_after_commit(market.id)
+                _decision_bind(market.id)
     return changed
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,6 +17,7 @@ from odds.betting.models import Wallet
 from odds.betting.services.wallet import wallet_deposit
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.services.markets import market_definition_enqueue
+from odds.core.roles import OPERATORS, TRADERS, roles_sync
 from odds.feed.book import prices_from_probabilities
 from odds.feed.pricing import EventPricer, Params, fair_total_line
 from odds.feed.pricing.basketball import BasketballRates
@@ -186,18 +188,24 @@ def demo_markets(
 
 
 def demo_users_create() -> list[str]:
-    """Demo punters and a staff trader; returns their usernames."""
+    """Demo punters and two staff, each in a role and none a superuser: ``trader`` (markets,
+    results, voids) and ``operator`` (the operators' pages, ending channels); returns their
+    usernames."""
     user_model = get_user_model()
     names = []
-    for username, staff in [*((name, False) for name in DEMO_PUNTERS), ("trader", True)]:
+    roles_sync()
+    staff = {"trader": TRADERS, "operator": OPERATORS}
+    for username in (*DEMO_PUNTERS, *staff):
         user, created = user_model.objects.get_or_create(
             username=username, defaults={"email": f"{username}@example.com"}
         )
         if created:
             user.set_password(DEMO_PASSWORD)
-        user.is_staff = staff
-        user.is_superuser = staff
+        user.is_staff = username in staff
+        user.is_superuser = False
         user.save()
+        if username in staff:
+            user.groups.set([Group.objects.get(name=staff[username])])
         names.append(username)
     return names
 

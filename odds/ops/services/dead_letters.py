@@ -17,8 +17,9 @@ from django.db import IntegrityError, transaction
 from odds.core.kafka import producer_create
 from odds.ops.models import DeadLetterAction, DeadLetterHandled
 from odds.ops.selectors.dead_letters import DeadLetterRecord, dead_letters_select
-from reducers.dead_letters import SOURCES, ReplayLedger, record_digest, replay_headers
+from reducers.dead_letters import SOURCES, record_digest, replay_headers
 from store.clients import redis_client
+from store.dead_letters import ReplayLedger
 
 FLUSH_TIMEOUT_S = 30.0
 

@@ -7,7 +7,6 @@ only that session's websocket may attach to it.
 
 from __future__ import annotations
 
-import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ import redis
 from django.conf import settings
 
 from odds.core.kafka import producer_shared
+from odds.core.ratelimits import STREAM_CONTROL, SUBSCRIBE, rate_hit
 from reducers import keys, topics
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
@@ -28,7 +28,6 @@ from reducers.subscriptions import (
 from store.clients import redis_client
 
 OWNER_TTL_S = 24 * 3600
-SUBSCRIBE_LIMIT_PER_MINUTE = 30
 
 
 class StreamError(Exception):
@@ -82,57 +81,72 @@ def channel_owned_by(*, channel_id: str, user_id: int, session_key: str | None) 
     )
 
 
-def _window_count(*, scope: str, user_id: int, window_s: int) -> tuple[int, int]:
-    """Count one request of the user in the current fixed window of ``window_s`` seconds;
-    returns (requests in the window so far, seconds until the window ends)."""
-    now = time.time()
-    window = int(now // window_s)
-    key = keys.rate_limit(scope, str(user_id), window)
-    pipe = _redis().pipeline(transaction=False)
-    pipe.incr(key)
-    pipe.expire(key, 2 * window_s)
-    return int(pipe.execute()[0]), max(1, math.ceil((window + 1) * window_s - now))
-
-
 def _control_rate_limit(*, user_id: int) -> None:
     """Begin (resync included) and change requests per punter in a fixed window: each one makes
     the reducers write a full image into the channel's log."""
-    window_s = settings.STREAM_CONTROL_WINDOW_S
-    count, retry_after_s = _window_count(scope="stream_control", user_id=user_id, window_s=window_s)
-    if count > settings.STREAM_CONTROL_LIMIT:
+    decision = rate_hit(limit=STREAM_CONTROL, subject=str(user_id))
+    if not decision.allowed:
         raise StreamError(
             429,
             "rate_limited",
-            f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every {window_s} seconds",
-            retry_after_s=retry_after_s,
+            f"at most {settings.STREAM_CONTROL_LIMIT} begin, resync or change requests every"
+            f" {settings.STREAM_CONTROL_WINDOW_S} seconds",
+            retry_after_s=decision.retry_after_s,
         )
 
 
-def _live_channels(client: redis.Redis, key: str) -> list[str]:
-    """The channels of a live-channel set that still exist; ended ones are dropped from it here,
-    whoever ended them (the owner binding goes when a channel ends or expires)."""
-    members = [raw.decode() for raw in client.zrange(key, 0, -1)]
-    if not members:
-        return []
-    pipe = client.pipeline(transaction=False)
-    for channel_id in members:
-        pipe.exists(keys.channel_owner(channel_id))
-    alive = pipe.execute()
-    gone = [c for c, exists in zip(members, alive, strict=True) if not exists]
-    if gone:
-        client.zrem(key, *gone)
-    return [c for c, exists in zip(members, alive, strict=True) if exists]
+# A new channel under the live-channel caps, in one step: each set's members whose owner binding
+# is gone (ended, expired) are dropped from it, both caps are checked, and only then is the owner
+# bound and the channel added to both sets. Two subscriptions at once can never both take the
+# last place. KEYS: the session's set, the punter's set. ARGV: the owner keys' prefix, the
+# session's cap, the punter's cap, the channel id, now (ms), the sets' and binding's expiry (s),
+# the owner token. Answers 0 (admitted), 1 (the session is full) or 2 (the punter is full).
+ADMIT_CHANNEL = """
+local function live(key)
+  local n = 0
+  for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    if redis.call('EXISTS', ARGV[1] .. member) == 1 then
+      n = n + 1
+    else
+      redis.call('ZREM', key, member)
+    end
+  end
+  return n
+end
+if live(KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
+if live(KEYS[2]) >= tonumber(ARGV[3]) then return 2 end
+redis.call('SET', ARGV[1] .. ARGV[4], ARGV[7], 'EX', ARGV[6])
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4])
+  redis.call('EXPIRE', KEYS[i], ARGV[6])
+end
+return 0
+"""
 
 
-def _channel_cap(*, client: redis.Redis, user_id: int, session_key: str) -> None:
-    for key, cap, whose in (
-        (keys.live_channels_of_session(session_key), settings.STREAM_MAX_CHANNELS_PER_SESSION, "browser session"),
-        (keys.live_channels_of_user(user_id), settings.STREAM_MAX_CHANNELS_PER_USER, "punter"),
-    ):
-        if len(_live_channels(client, key)) >= cap:
-            raise StreamError(
-                409, "too_many_channels", f"at most {cap} live channels per {whose}; end one (DELETE) first"
-            )
+def _channel_admit(*, client: redis.Redis, user_id: int, session_key: str, channel_id: str, now: int) -> None:
+    """Bind the new channel to its owner and count it under both caps, or raise ``StreamError``
+    (409 ``too_many_channels``) with nothing written."""
+    full = client.eval(
+        ADMIT_CHANNEL,
+        2,
+        keys.live_channels_of_session(session_key),
+        keys.live_channels_of_user(user_id),
+        keys.channel_owner_prefix(),
+        settings.STREAM_MAX_CHANNELS_PER_SESSION,
+        settings.STREAM_MAX_CHANNELS_PER_USER,
+        channel_id,
+        now,
+        OWNER_TTL_S,
+        owner_token(user_id=user_id, session_key=session_key),
+    )
+    if full:
+        cap, whose = (
+            (settings.STREAM_MAX_CHANNELS_PER_SESSION, "browser session")
+            if full == 1
+            else (settings.STREAM_MAX_CHANNELS_PER_USER, "punter")
+        )
+        raise StreamError(409, "too_many_channels", f"at most {cap} live channels per {whose}; end one (DELETE) first")
 
 
 def stream_share(*, query: QuerySpec, user_id: int | None) -> str:
@@ -147,18 +161,18 @@ def stream_share(*, query: QuerySpec, user_id: int | None) -> str:
 
 
 def stream_subscribe(*, user_id: int, session_key: str, spec: SubscriptionSpec) -> Channel:
-    if _window_count(scope="subscribe", user_id=user_id, window_s=60)[0] > SUBSCRIBE_LIMIT_PER_MINUTE:
-        raise StreamError(429, "rate_limited", f"at most {SUBSCRIBE_LIMIT_PER_MINUTE} subscriptions a minute")
-    client = _redis()
-    _channel_cap(client=client, user_id=user_id, session_key=session_key)
+    decision = rate_hit(limit=SUBSCRIBE, subject=str(user_id))
+    if not decision.allowed:
+        raise StreamError(
+            429,
+            "rate_limited",
+            f"at most {settings.STREAM_SUBSCRIBE_LIMIT} subscriptions"
+            f" every {settings.STREAM_SUBSCRIBE_WINDOW_S} seconds",
+            retry_after_s=decision.retry_after_s,
+        )
     channel_id = secrets.token_urlsafe(24)
     now = _now_ms()
-    pipe = client.pipeline(transaction=False)
-    pipe.set(keys.channel_owner(channel_id), owner_token(user_id=user_id, session_key=session_key), ex=OWNER_TTL_S)
-    for key in (keys.live_channels_of_session(session_key), keys.live_channels_of_user(user_id)):
-        pipe.zadd(key, {channel_id: now})
-        pipe.expire(key, OWNER_TTL_S)
-    pipe.execute()
+    _channel_admit(client=_redis(), user_id=user_id, session_key=session_key, channel_id=channel_id, now=now)
     _send(StreamCommand(type="subscribe", channel_id=channel_id, user_id=user_id, spec=spec, ts=now))
     return Channel(channel_id=channel_id, user_id=user_id)
 
@@ -243,18 +257,21 @@ def stream_touch(*, channel_id: str) -> None:
     _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
 
 
-def stream_end(*, channel_id: str, reason: str = "ended_by_staff") -> bool:
-    """End any channel through the command topic, whoever owns it (expiry, staff).
+def stream_end(*, channel_id: str, reason: str = "ended_by_staff", user_id: int | None = None) -> bool:
+    """End any channel through the command topic, whoever owns it (expiry, staff), or one of
+    ``user_id``'s (their session ended), even before the reducers have taken its subscription.
 
     Returns False when no such channel is live; ending twice is harmless.
     """
     client = _redis()
-    user = client.hget(keys.channel_meta(channel_id), "user")
-    if user is None:
-        client.zrem(keys.channels_index(), channel_id)
-        return False
-    # A shared query channel is nobody's: the sweeper's command carries no user.
-    owner = None if is_shared_channel(channel_id) else int(user)
+    owner: int | None = user_id
+    if owner is None:
+        user = client.hget(keys.channel_meta(channel_id), "user")
+        if user is None:
+            client.zrem(keys.channels_index(), channel_id)
+            return False
+        # A shared query channel is nobody's: the sweeper's command carries no user.
+        owner = None if is_shared_channel(channel_id) else int(user)
     _send(
         StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=owner, spec=None, ts=_now_ms(), reason=reason)
     )

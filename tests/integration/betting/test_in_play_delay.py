@@ -13,6 +13,7 @@ from decimal import Decimal
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
@@ -168,6 +169,21 @@ def test_a_sport_without_a_delay_accepts_in_play_bets_at_once(punter, in_play):
         legs=[LegRequest(selection_id=home.id, price_seen=Decimal("2.10"))],
     )
     assert placement.bet.status == Bet.Status.ACCEPTED
+
+
+def test_a_held_bet_that_cannot_be_decided_does_not_hold_up_the_others(punter, in_play):
+    # The first bet due belongs to a punter whose wallet is gone (its decision raises); the
+    # bets due after it are decided all the same, and it stays held for the next run.
+    first = held(punter, in_play)
+    stranded = User.objects.create_user(username=f"walletless-{uuid.uuid4().hex[:8]}")
+    Bet.objects.filter(id=first.id).update(user=stranded, accept_at=timezone.now() - timedelta(seconds=5))
+    others = [held(punter, in_play) for _ in range(2)]
+    for bet in others:
+        delay_passes(bet)
+    summary = bets_delay_resolve()
+    assert (summary.accepted, summary.failed) == (2, 1)
+    assert {bet.status for bet in Bet.objects.filter(id__in=[b.id for b in others])} == {Bet.Status.ACCEPTED}
+    assert Bet.objects.get(id=first.id).status == Bet.Status.PENDING
 
 
 @pytest.mark.django_db(transaction=True)

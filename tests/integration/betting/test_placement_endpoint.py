@@ -237,6 +237,49 @@ def test_a_saturated_pool_refuses_at_once_with_503_and_records_nothing(narrow_se
     assert Wallet.objects.get(user=punter).balance == Decimal("80.00")
 
 
+@pytest.fixture(scope="module")
+def limited_server(django_db_setup, django_db_blocker, tmp_path_factory) -> Iterator[str]:
+    """One web process allowing three bet attempts per punter in a window longer than any test."""
+    with uvicorn_serving(tmp_path_factory.mktemp("limited"), BET_PLACE_LIMIT="3", BET_PLACE_WINDOW_S="600") as url:
+        yield url
+
+
+def test_every_attempt_counts_on_the_event_loop_path_malformed_ones_too(limited_server, services, redis_client):
+    punter = user_create(balance="100.00")
+    session = session_of(punter)
+    home = selections_of(market_create())[0]
+    for malformed in ({}, {"v": 1, "stake": "x"}, {"v": 1, "idempotency_key": "k", "stake": "1.00", "selections": []}):
+        assert post(limited_server, malformed, session=session)[0] == 400
+    status, headers, body = post(limited_server, bet_body((home.id, "2.10")), session=session)
+    assert (status, body["error"]["code"]) == (429, "rate_limited")
+    assert int(headers["retry-after"]) >= 1
+    assert not Bet.objects.filter(user=punter).exists()
+
+
+def _pool_activity() -> list[tuple[object, ...]]:
+    """What this test database's placement pool connections last did (when, and what)."""
+    with psycopg.connect(database_conninfo()) as probe:
+        return probe.execute(
+            "SELECT pid, query_start, query FROM pg_stat_activity"
+            " WHERE application_name = %s AND datname = current_database() ORDER BY pid",
+            [POOL_APPLICATION_NAME],
+        ).fetchall()
+
+
+def test_a_punter_over_the_limit_never_touches_the_bet_pool(limited_server, services, redis_client):
+    punter = user_create(balance="100.00")
+    session = session_of(punter)
+    home = selections_of(market_create())[0]
+    for _ in range(3):
+        assert post(limited_server, bet_body((home.id, "2.10"), stake="0.10"), session=session)[0] == 201
+    # A selection the process has never seen would be looked up in the database first.
+    unseen = selections_of(market_create())[0]
+    before = _pool_activity()
+    status, _, body = post(limited_server, bet_body((unseen.id, "2.10")), session=session)
+    assert (status, body["error"]["code"]) == (429, "rate_limited")
+    assert _pool_activity() == before
+
+
 def test_a_bet_in_play_is_held_for_the_sports_delay_with_its_stake(placing):
     url, punter, session = placing
     market = market_create(prices=("2.10", "3.40", "3.50"))
@@ -267,7 +310,9 @@ def test_a_logout_holds_at_once_for_a_session_the_endpoint_knows(placing):
 def _pool_connections() -> int:
     with psycopg.connect(database_conninfo()) as probe:
         row = probe.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [POOL_APPLICATION_NAME]
+            # This test database's only: other sessions' servers on the machine have pools too.
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s AND datname = current_database()",
+            [POOL_APPLICATION_NAME],
         ).fetchone()
         return int(row[0]) if row else 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from celery.exceptions import Retry
 from django.conf import settings
 from django.db import OperationalError
 
@@ -33,6 +34,27 @@ def test_settlement_task_retries_after_a_database_error(punter, market, monkeypa
     tasks.market_settle.apply(args=[market.id], throw=False)
     bet.refresh_from_db()
     assert (len(calls), bet.status) == (2, Bet.Status.WON)
+
+
+def test_settlement_retries_wait_longer_each_time_up_to_a_minute(punter, market, monkeypatch):
+    market_result(market=market, winners=[selections_of(market)[0].id])
+
+    def failing(*, market_id: int):
+        raise OperationalError("could not connect to server")
+
+    countdowns: list[int | None] = []
+
+    def recorded(*args, **kwargs):
+        # Where Celery would schedule the next run: note when, and schedule nothing.
+        countdowns.append(kwargs.get("countdown"))
+        return Retry(when=kwargs.get("countdown"))
+
+    monkeypatch.setattr(tasks, "market_bets_settle", failing)
+    monkeypatch.setattr(tasks.market_settle, "retry", recorded)
+    for retries in range(10):
+        tasks.market_settle.apply(args=[market.id], retries=retries, throw=False)
+    # Each retry waits twice as long as the one before, never more than a minute.
+    assert countdowns == [1, 2, 4, 8, 16, 32, 60, 60, 60, 60]
 
 
 def test_settlement_task_is_acknowledged_only_after_it_ran():

@@ -1,18 +1,29 @@
-"""Bets and cash-outs go by a trader's newest decision from the moment it is made.
+"""Bets and cash-outs go by a trader's newest decision from the moment it commits.
 
 A trader's price reaches the reducers' state through Kafka a moment later; until then the
-decision itself is what bets are accepted at. Suspensions and results are in the catalogue,
+decision itself is what bets are accepted at, written where bets read prices before the change
+commits (a refusal there refuses the change). Suspensions and results are in the catalogue,
 which the placement statement reads, so they hold at once as well.
 """
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 
 import pytest
+from django.db import transaction
 
+from bench.harness import free_port
 from odds.betting.models import Bet
-from odds.catalogue.services.markets import market_result, market_suspend, selection_price_set
+from odds.betting.services.bets import LegRequest, bet_place
+from odds.catalogue.models import Selection
+from odds.catalogue.services.markets import (
+    DecisionNotRecorded,
+    market_result,
+    market_suspend,
+    selection_price_set,
+)
 from odds.core.connections import redis_shared
 from odds.core.sequences import sequences_next
 from tests.factories import live_state_write, market_create
@@ -80,3 +91,42 @@ def test_the_cash_out_quote_follows_the_traders_price_at_once(api, punter, trade
     decide(selection_price_set, selection=home, price=Decimal("1.50"))
     # Fair value 21.00 / 1.50 = 14.00, less the 5 % margin = 13.30 (at the live 2.10 it is 9.50).
     assert api.get("/api/bets").json()["bets"][0]["cash_out"] == {"available": True, "quote": "13.30"}
+
+
+def test_a_bet_placed_the_moment_a_new_price_commits_is_priced_at_it(
+    punter, traded, django_capture_on_commit_callbacks
+):
+    market, _ = traded
+    home = selections_of(market)[0]
+    placed = []
+
+    def bet_at_the_old_price() -> None:
+        legs = [LegRequest(selection_id=home.id, price_seen=Decimal("2.10"))]
+        placed.append(bet_place(user=punter, idempotency_key=uuid.uuid4().hex, stake=Decimal("5.00"), legs=legs))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        # Registered first: it runs as soon as the change commits, before anything the change
+        # itself left for after the commit.
+        transaction.on_commit(bet_at_the_old_price)
+        selection_price_set(selection=home, price=Decimal("1.80"))
+
+    (placement,) = placed
+    assert (placement.bet.status, placement.bet.reject_code) == (Bet.Status.REJECTED, "price_changed")
+    assert placement.bet.legs.all()[0].price == Decimal("1.80")
+
+
+def test_a_decision_that_cannot_be_recorded_for_bets_is_refused_and_changes_nothing(traded, settings):
+    market, decide = traded
+    home = selections_of(market)[0]
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    redis_shared.cache_clear()
+    try:
+        with pytest.raises(DecisionNotRecorded):
+            decide(selection_price_set, selection=home, price=Decimal("1.80"))
+        with pytest.raises(DecisionNotRecorded):
+            decide(market_suspend, market=market)
+    finally:
+        redis_shared.cache_clear()
+    assert Selection.objects.get(id=home.id).price == Decimal("2.10")
+    market.refresh_from_db()
+    assert market.status == "open"

@@ -1,10 +1,12 @@
-"""Failed-login throttling on the real login page, counters in the real Redis: per username and
-per client address, 429 without checking a password while over the limit, cleared by a success
-(username) or by the window passing."""
+"""The login throttle on the real login forms (the site's and the admin's), counters in the real
+Redis: attempts per username from one address and failures per address, counted before the
+password is checked; 429 without checking a password while over the limit, cleared by a success
+or by the window passing; a stranger elsewhere cannot lock the account out."""
 
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -14,7 +16,7 @@ import pytest
 from django.contrib.auth.signals import user_login_failed
 from django.test import Client
 
-from odds.core.auth import _ip_key, _username_key
+from reducers import keys
 from tests.conftest import wait_for
 from tests.factories import user_create
 
@@ -73,10 +75,46 @@ def test_a_username_over_its_failure_limit_is_refused_with_429_without_checking_
     assert not checked
 
 
-def test_the_username_limit_holds_from_another_address_and_in_another_case(limits, member):
+def _login_counters(redis_client, limit: str, window: str = "*") -> list[bytes]:
+    """The limit's counters (``window``: the ``<amount>/<seconds>`` of one setting of it)."""
+    return redis_client.keys(f"{keys.rate_limits()}:{limit}/*/{window}/second")
+
+
+def test_the_username_limit_holds_in_another_case(limits, member):
+    client = _browser()
     for _ in range(3):
-        _login(_browser(), member.username, "wrong")
-    assert _login(_browser(), member.username.upper(), PASSWORD).status_code == 429
+        _login(client, member.username, "wrong")
+    assert _login(client, member.username.upper(), PASSWORD).status_code == 429
+
+
+def test_a_username_in_fullwidth_letters_counts_as_the_same_username(limits, member):
+    # Django's login form reads the username as NFKC, so the fullwidth spelling of a username
+    # logs in as that user: it must not get a fresh count.
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in member.username)
+    client = _browser()
+    for name in (member.username, fullwidth, member.username.upper()):
+        assert _login(client, name, "wrong").status_code == 200
+    assert _login(client, fullwidth, PASSWORD).status_code == 429
+
+
+def test_a_stranger_cannot_lock_the_account_out_from_another_address(limits, member):
+    stranger = _browser()
+    for _ in range(5):
+        _login(stranger, member.username, "wrong")
+    assert _login(stranger, member.username, PASSWORD).status_code == 429
+    owner = _browser()
+    assert _login(owner, member.username, PASSWORD).status_code == 302
+    assert _logged_in(owner)
+
+
+def test_the_admin_login_form_is_throttled_too(limits, member):
+    client = _browser()
+    for _ in range(3):
+        assert client.post("/admin/login/", {"username": member.username, "password": "wrong"}).status_code == 200
+    response = client.post("/admin/login/", {"username": member.username, "password": PASSWORD})
+    assert response.status_code == 429
+    assert 0 < int(response["Retry-After"]) <= 60
+    assert not _logged_in(client)
 
 
 def test_a_successful_login_clears_the_usernames_failures(limits, member):
@@ -104,7 +142,7 @@ def test_logins_are_accepted_again_once_the_window_has_passed(limits, member, re
     for _ in range(3):
         _login(client, member.username, "wrong")
     assert _login(client, member.username, PASSWORD).status_code == 429
-    wait_for(lambda: not redis_client.exists(_username_key(member.username)), timeout=10, what="the window to pass")
+    wait_for(lambda: not _login_counters(redis_client, "login_account", "3/3"), timeout=10, what="the window to pass")
     assert _login(client, member.username, PASSWORD).status_code == 302
 
 
@@ -140,4 +178,36 @@ def test_the_uvicorn_login_page_answers_429_after_five_failures(asgi_server, mem
         assert [post("wrong") for _ in range(5)] == [200] * 5
         assert post(PASSWORD) == 429
     finally:
-        redis_client.delete(_username_key(member.username), _ip_key("127.0.0.1"))
+        for key in _login_counters(redis_client, "login_account") + _login_counters(redis_client, "login_address"):
+            redis_client.delete(key)
+
+
+def test_concurrent_attempts_get_no_more_password_checks_than_the_limit(asgi_server, member, redis_client):
+    """Ten wrong passwords sent at once through uvicorn against a limit of five: each attempt
+    is counted before its password is checked, so at most five are checked."""
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    with opener.open(f"{asgi_server}/login/", timeout=10) as page:
+        html = page.read().decode()
+    token = html.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+    body = urllib.parse.urlencode({"username": member.username, "password": "wrong", "csrfmiddlewaretoken": token})
+    codes: list[int] = []
+    start = threading.Barrier(10)
+
+    def attempt() -> None:
+        start.wait()
+        try:
+            with opener.open(f"{asgi_server}/login/", body.encode(), timeout=30) as response:
+                codes.append(response.status)
+        except urllib.error.HTTPError as error:
+            codes.append(error.code)
+
+    threads = [threading.Thread(target=attempt) for _ in range(10)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(codes) == [200] * 5 + [429] * 5
+    finally:
+        for key in _login_counters(redis_client, "login_account") + _login_counters(redis_client, "login_address"):
+            redis_client.delete(key)

@@ -1,5 +1,6 @@
 """Production settings: Django's deployment checks pass at WARNING level, DEBUG is off, cookies
-are secure, HSTS is on, and every secret comes from the environment."""
+are secure, HSTS is on, and every secret comes from the environment and is neither a published
+placeholder nor weak; debug pages and demo data are refused."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ PRODUCTION_ENV = {
     "KAFKA_BOOTSTRAP_SERVERS": "kafka.internal:9092",
     "DJANGO_ALLOWED_HOSTS": "sportsbook.example",
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://sportsbook.example",
-    "METRICS_TOKEN": "metrics-token-from-env",
-    "ALERTS_WEBHOOK_TOKEN": "alerts-token-from-env",
+    "METRICS_TOKEN": secrets.token_urlsafe(32),
+    "ALERTS_WEBHOOK_TOKEN": secrets.token_urlsafe(32),
     "EMAIL_HOST_PASSWORD": "mail-password-from-env",
 }
 
@@ -156,4 +157,38 @@ def test_only_the_settings_read_the_environment():
             for number, line in enumerate(path.read_text().splitlines(), start=1):
                 if ("os.environ" in line or "getenv(" in line) and "DJANGO_SETTINGS_MODULE" not in line:
                     readers.append(f"{path.relative_to(ROOT)}:{number}")
-    assert readers == ["webapp/settings/env.py:15"]
+    assert [reader.rsplit(":", 1)[0] for reader in readers] == ["webapp/settings/env.py"]
+    assert "read = Reader(os.environ)" in (ROOT / readers[0].rsplit(":", 1)[0]).read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("DJANGO_SECRET_KEY", "change-me-in-production"),
+        ("METRICS_TOKEN", "change-me-in-production"),
+        ("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me"),
+        ("DJANGO_SECRET_KEY", "x" * 64),
+        ("METRICS_TOKEN", "metrics-token-from-env"),
+        ("METRICS_TOKEN", "0123012301230123"),
+    ],
+)
+def test_production_refuses_a_published_or_weak_secret(name, value):
+    result = run(["manage.py", "check"], {**PRODUCTION_ENV, name: value})
+    assert result.returncode != 0
+    assert name in result.stderr
+    assert "placeholder" in result.stderr or "too weak" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["DJANGO_DEBUG", "SPORTSBOOK_DEMO"])
+def test_production_refuses_debug_pages_and_demo_data(name):
+    result = run(["manage.py", "check"], {**PRODUCTION_ENV, name: "true"})
+    assert result.returncode != 0
+    assert f"{name} must be off" in result.stderr
+
+
+def test_development_serves_without_debug_pages_unless_asked():
+    env = {"SPORTSBOOK_ENV": "development"}
+    code = "import django; django.setup(); from django.conf import settings as s; print(s.DEBUG, s.DEMO)"
+    assert run(["-c", code], env).stdout.split()[-2:] == ["False", "False"]
+    asked = run(["-c", code], {**env, "DJANGO_DEBUG": "true", "SPORTSBOOK_DEMO": "1"})
+    assert asked.stdout.split()[-2:] == ["True", "True"]

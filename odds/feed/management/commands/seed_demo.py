@@ -3,7 +3,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 
 from odds.feed.services.demo import DEMO_PASSWORD, demo_catalogue_create, demo_users_create, demo_wallets_fund
 
@@ -18,13 +19,20 @@ def _bar(done: int, total: int) -> None:
 
 
 class Command(BaseCommand):
-    help = "Create demo sports, competitions, events, markets and users (idempotent)."
+    help = (
+        "Create demo sports, competitions, events, markets and users (idempotent). Development only:"
+        " needs SPORTSBOOK_DEMO=1, and never runs in production (the demo users' password is published)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--quiet", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if settings.PRODUCTION or not settings.DEMO:
+            raise CommandError(
+                "demo data is for development only: set SPORTSBOOK_DEMO=1 (never with SPORTSBOOK_ENV=production)"
+            )
         summary = demo_catalogue_create(seed=options["seed"], progress=None if options["quiet"] else _bar)
         users = demo_users_create()
         wallets = demo_wallets_fund()
