@@ -62,7 +62,11 @@ def game_answers(request: HttpRequest, body: s.GameAnswerIn) -> HttpResponse | S
     "game/events/{event_id}",
     summary="An event's game: its questions and its leaderboard's top",
     url_name="game-event",
-    **answers({200: (s.GameState, "The game (no questions before the game has any).")}, access="public"),
+    **answers(
+        {200: (s.GameState, "The game (no questions before the game has any).")},
+        {400: (s.QueryRefused, "`event_id` is not an id.")},
+        access="public",
+    ),
 )
 def game_event(request: HttpRequest, event_id: s.PathId) -> s.GameState:
     return s.GameState.model_validate(game_state(event_id=event_id))
@@ -72,7 +76,11 @@ def game_event(request: HttpRequest, event_id: s.PathId) -> s.GameState:
     "game/leaderboard",
     summary="A leaderboard: an event's (`event`) or a day's (`day`, today by default)",
     url_name="game-leaderboard",
-    **answers({200: (s.GameBoard, "The top 50, and the punter's place when logged in.")}, access="public"),
+    **answers(
+        {200: (s.GameBoard, "The top 50, and the punter's place when logged in.")},
+        {400: (s.QueryRefused, "A query parameter is invalid (`field` names it).")},
+        access="public",
+    ),
 )
 def game_board(request: HttpRequest, event: s.PathId | None = None, day: s.GameDay | None = None) -> s.GameBoard:
     user_id = request.user.pk if request.user.is_authenticated else None

@@ -10,7 +10,13 @@ from odds.urls import staff_urlpatterns
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
-ARGS = {"market_id": 999999, "event_id": 999999, "channel_id": "no-such-channel", "incident_id": 999999}
+ARGS = {
+    "market_id": 999999,
+    "event_id": 999999,
+    "channel_id": "no-such-channel",
+    "incident_id": 999999,
+    "question_id": 999999,
+}
 POST_ONLY = {
     "trading-event-create",
     "trading-market-suspend",
@@ -23,6 +29,8 @@ POST_ONLY = {
     "ops-incident-acknowledge",
     "ops-incident-resolve",
     "ops-dead-letters-act",
+    "game-staff-void",
+    "trading-api-game-void",
 }
 
 
