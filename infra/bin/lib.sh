@@ -39,7 +39,8 @@ as_pg() {
 # Monitoring (infra/bin/monitoring.sh, infra/conf/supervisord.monitoring.conf.in): where each
 # server and exporter listens, loopback only.
 PROMETHEUS_LISTEN="${PROMETHEUS_LISTEN:-127.0.0.1:9090}"
-ALERTMANAGER_LISTEN="${ALERTMANAGER_LISTEN:-127.0.0.1:9093}"
+# Not 9093: the broker's controller listens on its port + 1 (9093 for the default 9092).
+ALERTMANAGER_LISTEN="${ALERTMANAGER_LISTEN:-127.0.0.1:9095}"
 REDIS_EXPORTER_LISTEN="${REDIS_EXPORTER_LISTEN:-127.0.0.1:9121}"
 POSTGRES_EXPORTER_LISTEN="${POSTGRES_EXPORTER_LISTEN:-127.0.0.1:9187}"
 KAFKA_JMX_LISTEN="${KAFKA_JMX_LISTEN-127.0.0.1:9404}"
