@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import bets, channels, e2e, edge, feed, reducers, suspend, up, views
+from bench import bets, channels, e2e, edge, feed, game, reducers, suspend, up, views
 from bench.common import RESULTS, ROOT
 
 TARGETS = [
@@ -24,6 +24,7 @@ TARGETS = [
     *e2e.FOOTPRINT_TARGETS,
     *up.TARGETS,
     *channels.TARGETS,
+    *game.TARGETS,
 ]
 
 
@@ -131,6 +132,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
     lines += channels.markdown_lines(results)
+    lines += game.markdown_lines(results)
     # The current profile of each stage; the history of runs stays in bench/results/history.md.
     profiles = ROOT / "bench" / "PROFILES.md"
     if profiles.exists():

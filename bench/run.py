@@ -13,10 +13,12 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   channels  subscriber channels and shared query channels at scale: the fan-out per batch at 1k,
             5k and 10k channels, the query stage, and 10,000 channels held by k6 clients against
             a plain watch in the same run (bench/channels.py)
+  game      the predictor game: answers into the Spark game query's state, a goal settling every
+            punter at once, the reducers' memory with the state held (bench/game.py)
   up        `make up` to a healthy /healthz
 
 Each stage lives in a module of its own (bench/<stage>.py: feed, reducers, edge, e2e with the
-footprint, views, suspend, bets, channels, up), which exposes its ``bench_<stage>()`` and its rows
+footprint, views, suspend, bets, channels, game, up), which exposes its ``bench_<stage>()`` and its rows
 of the table; this module reads the command line and runs the stages in order. bench/report.py
 writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
 table in docs/performance.md. `--quick` (used by `make test` as a smoke test) runs every stage
@@ -42,7 +44,7 @@ import django
 
 django.setup()
 
-from bench import bets, channels, e2e, edge, feed, reducers, report, suspend, up, views
+from bench import bets, channels, e2e, edge, feed, game, reducers, report, suspend, up, views
 from bench.common import RESULTS, cpu_probe_ms, log, machine
 
 
@@ -53,11 +55,14 @@ def main(argv: list[str] | None = None) -> None:
         "--merge", action="store_true", help="keep the last full run's figures for the stages not run (with --only)"
     )
     parser.add_argument(
-        "--only", nargs="*", default=None, help="stages to run (feed reducers e2e edge views suspend bets channels up)"
+        "--only",
+        nargs="*",
+        default=None,
+        help="stages to run (feed reducers e2e edge views suspend bets channels game up)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "up"])
+    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "game", "up"])
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -164,6 +169,11 @@ def main(argv: list[str] | None = None) -> None:
         log("channels: the fan-out at 1k, 5k and 10k channels, the query stage, and channels held by k6 clients")
         results.update(channels.bench_channels(quick=quick))
         lap("channels")
+    if "game" in stages:
+        log("game: punters answer the open questions of live matches, a goal in each settles them all")
+        results.update(game.bench_game(quick=quick))
+        game.game_ratio(results)
+        lap("game")
     if "up" in stages and not quick:
         log("make up → healthy")
         results.update(up.bench_up())

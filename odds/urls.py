@@ -6,6 +6,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 from odds.api.api import urlpatterns_under
 from odds.api.http import api_not_found
 from odds.betting import urls as betting_urls
+from odds.game import urls as game_urls
 from odds.ops import urls as ops_urls
 from odds.trading import urls as trading_urls
 from odds.views import pages
@@ -24,12 +25,14 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("my-bets/", pages.my_bets, name="my-bets"),
     path("live/events", pages.events_live, name="events-live"),
     *betting_urls.urlpatterns,
+    *game_urls.urlpatterns,
 ]
 
 # Every staff page and staff API (trader and operator areas); each is checked for 401/403 by the
 # tests. The staff JSON APIs are odds/api/ops.py.
 staff_urlpatterns: list[URLPattern] = [
     *trading_urls.urlpatterns,
+    *game_urls.staff_urlpatterns,
     *ops_urls.staff_urlpatterns,
     *urlpatterns_under("trading/api/"),
     *urlpatterns_under("ops/api/"),

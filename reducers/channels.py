@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from reducers.schemas import MarketDefinition
 from reducers.subscriptions import (
+    GAME_VIEW,
     MAX_QUERY_MARKETS,
     StreamCommand,
     SubscriptionSpec,
@@ -97,7 +98,27 @@ class PublishQuery:
     changed: frozenset[int] = frozenset()
 
 
-Effect = Create | Stream | SaveSpec | QueryMember | SetMarkets | SendImage | Remove | SetQueryMarkets | PublishQuery
+@dataclass(frozen=True)
+class WatchGame:
+    """The channel shows this event's game (and no other): the game reducer's output reaches it
+    (the punter's changes, their ranks as the event's leaderboard moves)."""
+
+    event_id: int
+    user_id: int
+
+
+Effect = (
+    Create
+    | Stream
+    | SaveSpec
+    | QueryMember
+    | SetMarkets
+    | SendImage
+    | Remove
+    | SetQueryMarkets
+    | PublishQuery
+    | WatchGame
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +132,11 @@ class Decision:
 def _markets(spec: SubscriptionSpec, current: frozenset[int]) -> SetMarkets:
     added, removed = map_changes(old=set(current), new=spec.explicit_markets())
     return SetMarkets(frozenset(added), frozenset(removed))
+
+
+def _game(spec: SubscriptionSpec, user_id: int) -> tuple[Effect, ...]:
+    """A game view's own effect: the channel joins its event's game."""
+    return (WatchGame(spec.event, user_id),) if spec.view == GAME_VIEW and spec.event is not None else ()
 
 
 def command_decision(
@@ -154,16 +180,29 @@ def command_decision(
         assert command.user_id is not None
         if owner is not None:
             return Decision("exists")
-        return Decision("subscribed", (Create(command.user_id, command.spec, now_ms), _markets(command.spec, markets)))
+        return Decision(
+            "subscribed",
+            (
+                Create(command.user_id, command.spec, now_ms),
+                _markets(command.spec, markets),
+                *_game(command.spec, command.user_id),
+            ),
+        )
     if owner is None:
         return Decision("ignored: no such channel")
     if command.type == "begin":
         return Decision("streaming", (Stream(now_ms), SendImage(resync=command.resync, since=command.since)))
     if command.type == "change":
         assert command.spec is not None
+        assert command.user_id is not None
         return Decision(
             "changed",
-            (SaveSpec(command.spec), _markets(command.spec, markets), SendImage()),
+            (
+                SaveSpec(command.spec),
+                _markets(command.spec, markets),
+                *_game(command.spec, command.user_id),
+                SendImage(),
+            ),
         )
     return Decision("unsubscribed", (Remove(command.reason or "unsubscribed"),))
 

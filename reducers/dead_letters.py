@@ -33,13 +33,13 @@ class DeadLetterSource:
     counter_prefix: str
 
 
-# From the registry of reducer queries: each query's source that has a dead-letter topic.
+# From the registry of reducer queries: each topic a query reads that has a dead-letter topic (its
+# source, and its broadcast topic when it reads one).
 SOURCES: dict[str, DeadLetterSource] = {
-    query.dead_letters.label: DeadLetterSource(
-        query.dead_letters.label, query.source, query.dead_letters.topic, query.dead_letters.counter_prefix
-    )
+    dead_letters.label: DeadLetterSource(dead_letters.label, topic, dead_letters.topic, dead_letters.counter_prefix)
     for query in QUERIES
-    if query.dead_letters is not None
+    for topic, dead_letters in ((query.source, query.dead_letters), (query.broadcast, query.broadcast_dead_letters))
+    if topic is not None and dead_letters is not None
 }
 # Counted reasons without a known prefix are the price reducer's.
 UNPREFIXED_SOURCE = "prices"

@@ -348,6 +348,139 @@ class SessionCloseMessage(TypedDict):
     session: str | None
 
 
+# --- the predictor game (docs/protocol.md, "The predictor game") ---
+
+
+class GameQuestion(TypedDict):
+    """A question of an event's game (``reducers.game.question_frame``)."""
+
+    id: int
+    event_id: int
+    kind: str
+    title: str
+    options: list[str]
+    points: dict[str, int]
+    status: str
+    day: str
+    opened_at: int
+    until_minute: int | None
+    close_minute: int | None
+    closed_at: int | None
+    outcome: str | None
+    void_reason: str | None
+
+
+class GameLeader(TypedDict):
+    """One line of a leaderboard's top."""
+
+    rank: int
+    name: str
+    points: int
+
+
+class GameAnswerState(TypedDict):
+    event_id: int
+    choice: str
+    result: str
+    points: int
+
+
+class GamePunter(TypedDict):
+    """A punter's game state (``reducers.game.punter_doc``): points per day and per event, the
+    streak of correct answers, the answers by question id (their results once decided)."""
+
+    version: int
+    streak: int
+    best_streak: int
+    answered: int
+    correct: int
+    days: dict[str, int]
+    matches: dict[str, int]
+    answers: dict[str, GameAnswerState]
+
+
+class GameNews(TypedDict):
+    """What happened to one of the punter's answers: ``accepted``, ``refused`` (``reason``) or
+    ``settled`` (``result``, ``points``)."""
+
+    kind: Literal["accepted", "refused", "settled"]
+    question_id: int
+    event_id: int
+    choice: str
+    answer_id: str
+    result: NotRequired[str]
+    points: NotRequired[int]
+    reason: NotRequired[str]
+
+
+class GameRank(TypedDict):
+    """The punter's place on the event's leaderboard and on the day's (1 is first; ``None``
+    before the punter is on it), out of how many players."""
+
+    match: int | None
+    day: int | None
+    players: int
+    day_players: int
+
+
+class GameStateFrame(TypedDict):
+    """``game.state``: an event's game as a page starts following it (``watch`` with ``games``):
+    every question and the leaderboard's top. ``batch`` orders it with the game's later frames."""
+
+    type: Literal["game.state"]
+    v: int
+    event_id: int
+    questions: list[GameQuestion]
+    top: list[GameLeader]
+    players: int
+    batch: int
+
+
+class GameQuestionsFrame(TypedDict):
+    """``game.questions``: questions of the event opened, closed, settled or voided."""
+
+    type: Literal["game.questions"]
+    v: int
+    event_id: int
+    questions: list[GameQuestion]
+    batch: int
+
+
+class GameTopFrame(TypedDict):
+    """``game.top``: the event's leaderboard's top moved."""
+
+    type: Literal["game.top"]
+    v: int
+    event_id: int
+    top: list[GameLeader]
+    players: int
+    batch: int
+
+
+class GameViewBody(TypedDict):
+    """A game channel's image or delta as the reducers build it (the publishing script stamps
+    ``seq``). An image carries the questions, the top, the punter's state and ranks; a delta what
+    changed of the punter's: their state (``me``), what happened to their answers (``news``),
+    their ranks."""
+
+    type: Literal["game.image", "game.delta"]
+    v: int
+    channel: str
+    event_id: int
+    me: NotRequired[GamePunter | None]
+    news: NotRequired[list[GameNews]]
+    rank: NotRequired[GameRank]
+    questions: NotRequired[list[GameQuestion]]
+    top: NotRequired[list[GameLeader]]
+    resync: NotRequired[bool]
+
+
+class GameViewFrame(GameViewBody):
+    """``game.image`` / ``game.delta``: a punter's game channel."""
+
+    seq: int
+
+
 ServerFrame = Annotated[
     SessionEndedFrame
     | HelloFrame
@@ -369,7 +502,11 @@ ServerFrame = Annotated[
     | MatchFrame
     | QueryFrame
     | MatchMessage
-    | MatchesFrame,
+    | MatchesFrame
+    | GameStateFrame
+    | GameQuestionsFrame
+    | GameTopFrame
+    | GameViewFrame,
     Discriminator("type"),
 ]
 SERVER_FRAME: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
@@ -422,13 +559,16 @@ def _held(raw: Any) -> dict[int, tuple[int, str]]:
 class WatchMessage(TypedDict):
     """Start streaming markets (an ``image``, then ``market`` frames); ``batch``: one tick's
     frames together; ``since``: market id → [seq, status] the client holds already; ``events``:
-    events whose match states to follow (a ``matches`` frame, then ``match`` messages)."""
+    events whose match states to follow (a ``matches`` frame, then ``match`` messages);
+    ``games``: events whose predictor games to follow (a ``game.state`` frame each, then
+    ``game.questions`` and ``game.top``)."""
 
     type: Literal["watch"]
     markets: list[WireId]
     batch: NotRequired[Annotated[bool, BeforeValidator(lambda raw: raw is True)]]
     since: NotRequired[Annotated[dict[int, tuple[int, str]], BeforeValidator(_held)]]
     events: NotRequired[list[WireId]]
+    games: NotRequired[list[WireId]]
 
 
 @with_config(ConfigDict(strict=True))
@@ -436,6 +576,7 @@ class UnwatchMessage(TypedDict):
     type: Literal["unwatch"]
     markets: list[WireId]
     events: NotRequired[list[WireId]]
+    games: NotRequired[list[WireId]]
 
 
 @with_config(ConfigDict(strict=True))
@@ -527,7 +668,16 @@ def read_match(raw: str | bytes) -> MatchMessage:
 # --- encoding ---
 
 
-def encode(frame: ServerFrame | ViewFrameBody | MatchFrameBody | QueryFrameBody | MatchMessage) -> bytes:
+def encode(
+    frame: ServerFrame
+    | ViewFrameBody
+    | MatchFrameBody
+    | QueryFrameBody
+    | MatchMessage
+    | GameViewBody
+    | GameQuestionsFrame
+    | GameTopFrame,
+) -> bytes:
     """A frame (or a channel frame's body, or a match message stored for images) as JSON."""
     return orjson.dumps(frame)
 

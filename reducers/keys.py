@@ -291,3 +291,81 @@ def dead_letter_replayed(digest: str) -> str:
     """String: JSON of the replay headers a record was re-sent to its source topic with, by the
     record's digest (``store.dead_letters.ReplayLedger``), kept while its dead letters are."""
     return f"{namespace()}:dlq:replayed:{digest}"
+
+
+# --- the predictor game (seed 000's third variation; the layout is store/game.py's) ---
+
+
+def game_questions(event_id: int) -> str:
+    """Hash: question id → JSON of the question (``reducers.frames.GameQuestion``) of one event's
+    game, as the game reducer last wrote it."""
+    return f"{namespace()}:game:q:{event_id}"
+
+
+def game_events_index() -> str:
+    """Sorted set: events that have a game, scored by the time of their latest question change
+    (epoch ms): the leaderboard page's and the staff page's list of games."""
+    return f"{namespace()}:game:events"
+
+
+def game_punter(user_id: int) -> str:
+    """String: JSON of one punter's game state (``reducers.game.punter_doc``) as the game reducer
+    last wrote it, for the images of the punter's game channels."""
+    return f"{namespace()}:game:p:{user_id}"
+
+
+def game_punter_prefix() -> str:
+    """What every ``game_punter`` key starts with (a script that names punters by id)."""
+    return f"{namespace()}:game:p:"
+
+
+def game_board(scope: str) -> str:
+    """Sorted set: punter id scored by points, one per leaderboard (``ev:<event id>`` for a
+    match's, ``day:<YYYY-MM-DD>`` for a day's)."""
+    return f"{namespace()}:game:lb:{scope}"
+
+
+def game_board_prefix() -> str:
+    """What every ``game_board`` key starts with."""
+    return f"{namespace()}:game:lb:"
+
+
+def game_top(event_id: int) -> str:
+    """String: JSON of the match leaderboard's top as last published on the event's public game
+    channel (with the batch that made it), for images and to publish only a change."""
+    return f"{namespace()}:game:top:{event_id}"
+
+
+def game_names() -> str:
+    """Hash: punter id → the name leaderboards show (the API writes it when the punter answers)."""
+    return f"{namespace()}:game:names"
+
+
+def game_channel(event_id: int) -> str:
+    """Pub-sub channel of one event's game, public like a market's: question changes and the
+    match leaderboard's top (any page showing the event follows it, a visitor's too)."""
+    return f"{namespace()}:gm:{event_id}"
+
+
+def game_punter_channels() -> str:
+    """Hash: punter id → JSON list of ``[channel id, event id]`` of the punter's game channels
+    (one field read per changed punter, many in one ``HMGET``)."""
+    return f"{namespace()}:game:chs"
+
+
+def game_event_channels(event_id: int) -> str:
+    """Hash: channel id → punter id of every game channel showing one event (whose ranks move
+    when the event's leaderboard does)."""
+    return f"{namespace()}:game:chs:{event_id}"
+
+
+def game_ranks(event_id: int) -> str:
+    """Hash: channel id → the punter's ranks (``<match>:<day>``) last sent on the channel, so a
+    rank is sent only when it moved."""
+    return f"{namespace()}:game:ranks:{event_id}"
+
+
+def game_answer_claim(user_id: int, question_id: int) -> str:
+    """String with an expiry: the API took the punter's answer to the question and sent it to the
+    game reducer (a second answer is refused before the reducer has counted the first)."""
+    return f"{namespace()}:game:claim:{user_id}:{question_id}"

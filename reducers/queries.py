@@ -38,7 +38,9 @@ class ReducerQuery:
     says otherwise; ``pool`` its fair-scheduler pool's (weight, minimum share), the punter-facing
     queries first; ``lag_objective_s`` how many seconds behind its source it may fall before the
     lag dashboard and the alerts call it lagging; ``checkpoint`` its checkpoint's name (the price
-    query's carries the trigger mode).
+    query's carries the trigger mode). ``broadcast``: a second topic the query reads whole beside
+    its source (the seed's command role: the game's match events beside its answers), with its
+    own dead letters; the lag shown is the source's.
     """
 
     name: str
@@ -51,6 +53,12 @@ class ReducerQuery:
     lag_objective_s: float
     checkpoint: str
     job: str
+    broadcast: Callable[[], str] | None = None
+    broadcast_dead_letters: DeadLetters | None = None
+
+    def topics(self) -> tuple[str, ...]:
+        """Every topic the query reads: its source, then its broadcast topic."""
+        return (self.source(),) if self.broadcast is None else (self.source(), self.broadcast())
 
     def __post_init__(self) -> None:
         if self.starting_offsets not in ("earliest", "latest"):
@@ -132,7 +140,25 @@ MOVERS = ReducerQuery(
     job="spark.jobs.movers",
 )
 
-QUERIES: tuple[ReducerQuery, ...] = (PRICES, COMMANDS, MATCHES, MARKETS, LIABILITY, MOVERS)
+# The predictor game: punters' answers (partitioned by punter: the data role) and the match events
+# every bucket of punters reads whole (the broadcast role), each punter's state in Spark's state
+# store (spark/jobs/game.py).
+GAME = ReducerQuery(
+    name="game",
+    source=topics.game_answers,
+    dead_letters=DeadLetters(topics.game_answers_dead_letter, "game-answers", "game_answer_"),
+    starting_offsets="earliest",
+    trigger_env="SPARK_GAME_TRIGGER",
+    trigger="0 seconds",
+    pool=(4, 1),
+    lag_objective_s=2,
+    checkpoint="game",
+    job="spark.jobs.game",
+    broadcast=topics.game_events,
+    broadcast_dead_letters=DeadLetters(topics.game_events_dead_letter, "game-events", "game_event_"),
+)
+
+QUERIES: tuple[ReducerQuery, ...] = (PRICES, COMMANDS, MATCHES, MARKETS, LIABILITY, MOVERS, GAME)
 BY_NAME = {query.name: query for query in QUERIES}
 # In real-time mode the price query's effect is applied by the applier, which reads the checked
 # prices' topic; its lag is its own.

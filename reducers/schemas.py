@@ -1105,3 +1105,156 @@ def decode_match_state(raw: bytes | None) -> MatchStateUpdate:
     if raw is not None and len(raw) > MAX_RECORD_BYTES:
         raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
     return decode_record(_MATCH_STATE, _MATCH_RULES, raw)
+
+
+# --- the predictor game: match events (one partition, read whole) and answers (keyed by punter) ---
+
+GAME_SCHEMA_VERSION: Final = 1
+# What happened in a match, as the game reads it: ``score`` is a goal, a basket or a game won by
+# ``side``; ``minute`` is the clock passing a minute (only the newest minute of a feed's look);
+# ``void`` is a trader voiding ``question_id``.
+GAME_EVENT_KINDS = ("kick_off", "score", "card", "half_time", "minute", "full_time", "void")
+GameEventKind = Annotated[str, one_of(*GAME_EVENT_KINDS)]
+# Every option a question can offer (``reducers.game.OPTIONS`` says which a kind offers).
+GAME_CHOICES = ("home", "away", "draw", "none", "yes", "no")
+GameChoice = Annotated[str, one_of(*GAME_CHOICES)]
+GAME_ANSWER_ID_CHARS = (16, 64)
+GAME_VOID_REASON_MAX = 200
+GAME_DEAD_LETTER_REASONS = ("empty", "too_large", "bad_json", "bad_version", "bad_field", "bad_key")
+
+
+def _score_pair(raw: Any) -> tuple[int, int]:
+    """A game event's score: ``{"home": n, "away": n}`` (goals, points, games won)."""
+    if not isinstance(raw, dict) or set(raw) != {"home", "away"}:
+        raise InvalidRecord("bad_field", "score must be an object with home and away")
+    return _count(raw["home"], "home score"), _count(raw["away"], "away score")
+
+
+@with_config(STRICT)
+@dataclass(frozen=True, kw_only=True)
+class GameEvent:
+    """Something that happened in a match, as the predictor game reads it (``game_events`` topic,
+    keyed by event id, one partition).
+
+    ``seq`` increases per event at the source; the game applies an event's records in ``seq``
+    order and a record at or below the sequence it applied changes nothing. ``minute`` is the
+    match clock's minute then, ``at`` the source's time (epoch ms). A ``void`` (a trader's) names
+    ``question_id`` and ``reason``; its ``seq`` orders nothing (voiding twice changes nothing).
+    """
+
+    v: Annotated[int, BeforeValidator(version_is(GAME_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(GAME_SCHEMA_VERSION), kw_only=True
+    )
+    kind: GameEventKind
+    event_id: PositiveInt
+    seq: PositiveInt
+    sport: Sport
+    minute: Count = 0
+    side: IncidentSide = ""
+    score: Annotated[
+        tuple[int, int], BeforeValidator(_score_pair), PlainSerializer(lambda s: {"home": s[0], "away": s[1]})
+    ] = (0, 0)
+    at: PositiveInt
+    question_id: PositiveInt | None = None
+    reason: Annotated[str, Len(0, GAME_VOID_REASON_MAX)] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "void" and (self.question_id is None or not self.reason):
+            raise InvalidRecord("bad_field", "a void names its question_id and a reason", field="question_id")
+        if self.kind in ("score", "card") and self.side not in MATCH_SIDES:
+            raise InvalidRecord("bad_field", f"a {self.kind} names its side, home or away", field="side")
+
+    def to_json(self) -> dict[str, Any]:
+        return _GAME_EVENT.dump_python(self, mode="json", exclude_none=True)
+
+    def encode(self) -> bytes:
+        return _GAME_EVENT.dump_json(self, exclude_none=True)
+
+    def key(self) -> bytes:
+        return str(self.event_id).encode()
+
+
+_GAME_EVENT = TypeAdapter(GameEvent)
+_GAME_EVENT_RULES = Rules(
+    order=(
+        ("v",),
+        ("kind",),
+        ("sport",),
+        ("side",),
+        ("event_id",),
+        ("seq",),
+        ("minute",),
+        ("score",),
+        ("at",),
+        ("question_id",),
+        ("reason",),
+    ),
+    explain={
+        ("kind",): _says("bad_field", f"kind must be one of {', '.join(GAME_EVENT_KINDS)}"),
+        ("sport",): _says("bad_field", f"sport must be one of {', '.join(MATCH_SPORTS)}"),
+        ("side",): _says("bad_field", "side must be home, away or empty"),
+        ("minute",): _whole_number,
+        ("score",): _says("bad_field", "score must be an object with home and away"),
+        ("reason",): _says("bad_field", f"reason must be a string of at most {GAME_VOID_REASON_MAX} characters"),
+        **{(name,): _must_be_int for name in ("event_id", "seq", "at", "question_id")},
+    },
+)
+
+
+def decode_game_event(raw: bytes | None) -> GameEvent:
+    """Decode and validate one game-event record value."""
+    if raw is not None and len(raw) > MAX_RECORD_BYTES:
+        raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
+    return decode_record(_GAME_EVENT, _GAME_EVENT_RULES, raw)
+
+
+@with_config(STRICT)
+@dataclass(frozen=True, kw_only=True)
+class GameAnswer:
+    """A punter's answer to one question of the game (``game_answers`` topic, keyed by the
+    punter's id). ``answer_id`` is unique per answer the API took: the same record read twice is
+    the same answer. ``ts`` is when the API took it (epoch ms): an answer counts only if it was
+    taken before its question closed."""
+
+    v: Annotated[int, BeforeValidator(version_is(GAME_SCHEMA_VERSION)), Field(validate_default=True)] = field(
+        default=SchemaVersion(GAME_SCHEMA_VERSION), kw_only=True
+    )
+    answer_id: Annotated[str, Len(*GAME_ANSWER_ID_CHARS)]
+    user_id: PositiveInt
+    event_id: PositiveInt
+    question_id: PositiveInt
+    choice: GameChoice
+    ts: PositiveInt
+
+    def to_json(self) -> dict[str, Any]:
+        return _GAME_ANSWER.dump_python(self, mode="json")
+
+    def encode(self) -> bytes:
+        return _GAME_ANSWER.dump_json(self)
+
+    def key(self) -> bytes:
+        return str(self.user_id).encode()
+
+
+_GAME_ANSWER = TypeAdapter(GameAnswer)
+_GAME_ANSWER_RULES = Rules(
+    order=(("v",), ("answer_id",), ("choice",), ("user_id",), ("event_id",), ("question_id",), ("ts",)),
+    explain={
+        ("answer_id",): _says(
+            "bad_field", f"answer_id must be a string of {GAME_ANSWER_ID_CHARS[0]}-{GAME_ANSWER_ID_CHARS[1]} characters"
+        ),
+        ("choice",): _says("bad_field", f"choice must be one of {', '.join(GAME_CHOICES)}"),
+        **{(name,): _must_be_int for name in ("user_id", "event_id", "question_id", "ts")},
+    },
+)
+
+
+def decode_game_answer(key: bytes | None, raw: bytes | None) -> GameAnswer:
+    """Decode and validate one answer record. The key is the punter's id in digits and must
+    agree with the record's: the game reducer places a punter's state by the key."""
+    if raw is not None and len(raw) > MAX_RECORD_BYTES:
+        raise InvalidRecord("too_large", f"{len(raw)} bytes > {MAX_RECORD_BYTES}")
+    answer = decode_record(_GAME_ANSWER, _GAME_ANSWER_RULES, raw)
+    if key != answer.key():
+        raise InvalidRecord("bad_key", "the key must be the punter's id in digits, the record's user_id")
+    return answer

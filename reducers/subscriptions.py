@@ -45,7 +45,9 @@ from reducers.schemas import (
 )
 
 COMMAND_SCHEMA_VERSION: Final = 1
-VIEWS = ("markets", "slip", "bets")
+# ``game``: a punter's view of one event's predictor game (``reducers/game.py``): no markets.
+GAME_VIEW = "game"
+VIEWS = ("markets", "slip", "bets", GAME_VIEW)
 MAX_CHANNEL_MARKETS = 500
 # Why a channel ended, told to its attached websockets in the ``ended`` frame. ``lost``: the
 # store no longer has it (Redis came back empty); the client subscribes again.
@@ -137,6 +139,8 @@ class SubscriptionSpec:
     slip: tuple[SlipLeg, ...] = ()
     stake: Decimal | None = None
     bets: tuple[OpenBet, ...] = field(default_factory=tuple)
+    # The event of a game view.
+    event: int | None = None
 
     def explicit_markets(self) -> set[int]:
         """Markets named by the spec itself (query results come on top)."""
@@ -165,7 +169,7 @@ class SubscriptionSpec:
                 }
                 for b in self.bets
             ],
-        }
+        } | ({"event": self.event} if self.event is not None else {})
 
 
 def _ids(raw: Any, name: str) -> tuple[int, ...]:
@@ -259,7 +263,16 @@ def spec_from_json(raw: Any) -> SubscriptionSpec:
             if isinstance(leg, dict)
         )
         bets.append(OpenBet(_id(bet, "bet_id"), parse_amount(bet.get("stake"), "stake"), legs))
-    spec = SubscriptionSpec(view=view, markets=markets, query=query, slip=slip, stake=stake, bets=tuple(bets))
+    event = raw.get("event")
+    if event is not None and (isinstance(event, bool) or not isinstance(event, int) or event < 1):
+        raise InvalidRecord("bad_field", "event must be an event id", field="event")
+    if view == GAME_VIEW and (event is None or markets or query is not None or slip or bets or stake is not None):
+        raise InvalidRecord("bad_field", "a game view names its event and nothing else", field="event")
+    if view != GAME_VIEW and event is not None:
+        raise InvalidRecord("bad_field", "only a game view names an event", field="event")
+    spec = SubscriptionSpec(
+        view=view, markets=markets, query=query, slip=slip, stake=stake, bets=tuple(bets), event=event
+    )
     if view == "markets" and not markets and query is None:
         raise InvalidRecord("bad_field", "a markets view needs markets or a query", field="spec")
     if view == "slip" and not slip:

@@ -97,6 +97,29 @@ def match_states_dead_letter() -> str:
     return f"{namespace()}.matchstate.dlq.v1"
 
 
+def game_events() -> str:
+    """The predictor game's match events (kick-off, scores, cards, half and full time, the
+    clock's minutes) and traders' voids, keyed by event id: one partition, read whole by every
+    bucket of the game reducer (the broadcast role the command topic plays for prices)."""
+    return f"{namespace()}.game.events.v1"
+
+
+def game_events_dead_letter() -> str:
+    """Game events the game reducer could not decode, with the reason in a header."""
+    return f"{namespace()}.game.events.dlq.v1"
+
+
+def game_answers() -> str:
+    """Partitioned data topic: punters' answers to the game's questions, keyed by punter id (one
+    punter's answers in one partition, in order)."""
+    return f"{namespace()}.game.answers.v1"
+
+
+def game_answers_dead_letter() -> str:
+    """Answers the game reducer could not decode, with the reason in a header."""
+    return f"{namespace()}.game.answers.dlq.v1"
+
+
 def dead_letter_of(topic: str) -> str:
     """The dead-letter topic of a topic the reducers read."""
     return {
@@ -105,6 +128,8 @@ def dead_letter_of(topic: str) -> str:
         markets(): markets_dead_letter(),
         bets(): bets_dead_letter(),
         match_states(): match_states_dead_letter(),
+        game_events(): game_events_dead_letter(),
+        game_answers(): game_answers_dead_letter(),
     }[topic]
 
 
@@ -141,4 +166,9 @@ def all_topics() -> list[TopicSpec]:
         TopicSpec(bets_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
         TopicSpec(match_states(), data_partitions, retention_ms=24 * 3600 * 1000),
         TopicSpec(match_states_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
+        # One partition: every game event in one order, which each bucket of the game reducer applies.
+        TopicSpec(game_events(), 1, retention_ms=7 * 24 * 3600 * 1000),
+        TopicSpec(game_events_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
+        TopicSpec(game_answers(), data_partitions, retention_ms=7 * 24 * 3600 * 1000),
+        TopicSpec(game_answers_dead_letter(), 1, retention_ms=7 * 24 * 3600 * 1000),
     ]

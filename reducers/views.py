@@ -21,6 +21,14 @@ from reducers.betting import BetMathsError, cash_out_offer, combined_odds, live_
 from reducers.frames import (
     BetCashOut,
     ErrorBody,
+    GameLeader,
+    GameNews,
+    GamePunter,
+    GameQuestion,
+    GameQuestionsFrame,
+    GameRank,
+    GameTopFrame,
+    GameViewBody,
     MarketFrame,
     MatchFrameBody,
     MatchMessage,
@@ -205,4 +213,79 @@ def match_frame(*, channel_id: str, matches: list[MatchMessage]) -> bytes:
     """A channel frame carrying new match states (``match`` messages) of the channel's events,
     without its sequence number (the publishing script stamps it)."""
     frame: MatchFrameBody = {"type": "view.match", "v": VIEW_VERSION, "channel": channel_id, "matches": matches}
+    return frames.encode(frame)
+
+
+# --- the predictor game ---
+
+
+def game_me(doc: GamePunter, event_id: int) -> GamePunter:
+    """A punter's game state as one event's game view shows it: the event's answers and points,
+    the day's points, the streak and counts."""
+    event = str(event_id)
+    return {
+        **doc,
+        "matches": {e: p for e, p in doc["matches"].items() if e == event},
+        "answers": {q: a for q, a in doc["answers"].items() if a["event_id"] == event_id},
+    }
+
+
+def game_view_frame(
+    *,
+    kind: Literal["image", "delta"],
+    channel_id: str,
+    event_id: int,
+    me: GamePunter | None = None,
+    news: list[GameNews] | None = None,
+    rank: GameRank | None = None,
+    questions: list[GameQuestion] | None = None,
+    top: list[GameLeader] | None = None,
+    resync: bool = False,
+) -> bytes:
+    """A game channel's frame without its sequence number (the publishing script stamps it). An
+    image carries everything (``me`` null before the punter's first answer); a delta what
+    changed."""
+    frame: GameViewBody = {
+        "type": "game.image" if kind == "image" else "game.delta",
+        "v": VIEW_VERSION,
+        "channel": channel_id,
+        "event_id": event_id,
+    }
+    if kind == "image" or me is not None:
+        frame["me"] = None if me is None else game_me(me, event_id)
+    if news:
+        frame["news"] = [n for n in news if n["event_id"] == event_id]
+    if rank is not None:
+        frame["rank"] = rank
+    if questions is not None:
+        frame["questions"] = questions
+    if top is not None:
+        frame["top"] = top
+    if resync:
+        frame["resync"] = True
+    return frames.encode(frame)
+
+
+def game_questions_frame(*, event_id: int, questions: list[GameQuestion], batch: int) -> bytes:
+    """The event's public game frame of questions that changed."""
+    frame: GameQuestionsFrame = {
+        "type": "game.questions",
+        "v": VIEW_VERSION,
+        "event_id": event_id,
+        "questions": questions,
+        "batch": batch,
+    }
+    return frames.encode(frame)
+
+
+def game_top_frame(*, event_id: int, top: list[GameLeader], players: int, batch: int) -> bytes:
+    """The event's public game frame of its leaderboard's top."""
+    frame: GameTopFrame = {
+        "type": "game.top",
+        "v": VIEW_VERSION,
+        "event_id": event_id,
+        "top": top,
+        "players": players,
+        "batch": batch,
+    }
     return frames.encode(frame)

@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+import pyspark
+
 from reducers.config import ConfigError, Reader
 from reducers.queries import QUERIES
 from reducers.windows import parse_duration_ms
@@ -66,6 +68,8 @@ class ReducerConfig:
     limit_initial_partitions: int
     kafka_jars_dir: Path
     python: str
+    # how long the JVM waits for a Python worker it started to connect back
+    python_socket_timeout: str
     # the Kafka source
     kafka_fetch_max_wait_ms: int
     kafka_partition_fetch_bytes: int
@@ -90,6 +94,8 @@ class ReducerConfig:
     # each reducer query's processing-time trigger, by name (reducers.queries: its variable and default)
     triggers: dict[str, str]
     movers_tasks: int
+    # the game reducer's buckets of punters (each a key of its state: the book and its punters)
+    game_buckets: int
     # records a movers batch reads at most: under a backlog the query falls behind the prices
     # and catches up when the feed slows
     movers_max_records: int
@@ -148,7 +154,8 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         log_level=read.choice("SPARK_LOG_LEVEL", "WARN", ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")),
         limit_initial_partitions=read.whole("SPARK_LIMIT_INITIAL_PARTITIONS", 1024, minimum=1),
         kafka_jars_dir=Path(read.text("SPARK_KAFKA_JARS_DIR", str(ROOT / ".cache" / "jars" / "spark-kafka"))),
-        python=read.text("PYSPARK_PYTHON", sys.executable),
+        python=read.text("PYSPARK_PYTHON", str(ROOT / "infra" / "bin" / "spark-python")),
+        python_socket_timeout=read.text("SPARK_PYTHON_SOCKET_TIMEOUT", "120s"),
         kafka_fetch_max_wait_ms=read.whole("SPARK_KAFKA_FETCH_MAX_WAIT_MS", 10),
         kafka_partition_fetch_bytes=read.whole("SPARK_KAFKA_PARTITION_FETCH_BYTES", 4 << 20, minimum=1),
         kafka_request_timeout_ms=read.whole("SPARK_KAFKA_REQUEST_TIMEOUT_MS", 10_000, minimum=1000),
@@ -166,6 +173,7 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
         session_niceness=read.whole("SPARK_SESSION_NICENESS", 10),
         triggers={query.name: read.duration(query.trigger_env, query.trigger) for query in QUERIES},
         movers_tasks=read.whole("SPARK_MOVERS_TASKS", 1, minimum=1),
+        game_buckets=read.whole("SPARK_GAME_BUCKETS", 64, minimum=1),
         movers_max_records=read.whole("SPARK_MOVERS_MAX_RECORDS", 20_000, minimum=1),
         movers_window=read.duration("MOVERS_WINDOW", "1 minute"),
         movers_watermark=read.duration("MOVERS_WATERMARK", "30 seconds"),
@@ -179,12 +187,17 @@ def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
 
 
 def export_python(settings: ReducerConfig) -> None:
-    """Name the interpreter of the Python workers (the project's virtual environment) where
-    PySpark looks for it: the environment, inherited by the JVM and the workers it starts (the
-    executors' Python workers of large micro-batches). The ``spark.pyspark.python`` session
+    """Name the interpreter of the Python workers (the project's virtual environment, through
+    ``infra/bin/spark-python`` unless ``PYSPARK_PYTHON`` names another) where PySpark looks for
+    it: the environment, inherited by the JVM and the workers it starts (the executors' Python
+    workers of large micro-batches, the game query's stateful processor). The ``spark.pyspark.python`` session
     setting instead left a Python UDF's workers without their records (tried with Spark 4.3)."""
     os.environ["PYSPARK_PYTHON"] = settings.python
-    os.environ["PYSPARK_DRIVER_PYTHON"] = settings.python
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    # For infra/bin/spark-python (the default): this interpreter, and the installed pyspark put
+    # ahead of the pyspark.zip Spark puts first on a worker's path.
+    os.environ["SPORTSBOOK_WORKER_PYTHON"] = sys.executable
+    os.environ["SPORTSBOOK_WORKER_SITE"] = str(Path(pyspark.__file__).resolve().parents[1])
 
 
 @functools.cache

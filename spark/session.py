@@ -70,6 +70,11 @@ def build_session(app_name: str, *, master: str | None = None, extra: dict[str, 
         # rows (the default, 128, is below the markets of one Kafka partition in a busy batch).
         "spark.sql.objectHashAggregate.sortBased.fallbackThreshold": "65536",
         "spark.python.worker.reuse": "true",
+        # How long the JVM waits for a Python worker it started to connect back. The game query's
+        # stateful processor (transformWithStateInPandas) starts a Python worker on the driver for
+        # its schemas, which imports pandas and pyarrow first: on a loaded two-core machine that
+        # took longer than the default 15 s, and the query failed to start.
+        "spark.python.authenticate.socketTimeout": settings.python_socket_timeout,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
         "spark.log.level": settings.log_level,

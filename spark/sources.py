@@ -40,10 +40,12 @@ def kafka_stream(
     starting_offsets: str = "earliest",
     max_offsets_per_trigger: int | None = None,
     fetch_max_wait_ms: int | None = None,
+    with_topic: bool = False,
 ) -> DataFrame:
     """``topic`` as (key, value, partition, offset, kafka_ts ms) rows. ``fetch_max_wait_ms``: how
     long the broker holds a fetch that finds nothing new (``SPARK_KAFKA_FETCH_MAX_WAIT_MS``
-    unless given)."""
+    unless given). ``topic`` may name several topics, comma-separated; ``with_topic`` adds the
+    record's topic as a first column."""
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", bootstrap)
@@ -66,6 +68,7 @@ def kafka_stream(
     if max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
     return reader.load().select(
+        *(["topic"] if with_topic else []),
         "key",
         "value",
         "partition",

@@ -35,6 +35,7 @@ from reducers.channels import (
     SetMarkets,
     SetQueryMarkets,
     Stream,
+    WatchGame,
     command_decision,
     context_markets,
     fan_out_routes,
@@ -46,6 +47,7 @@ from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord, MarketDefinition
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
+    GAME_VIEW,
     StreamCommand,
     SubscriptionSpec,
     ended_frame,
@@ -54,6 +56,7 @@ from reducers.subscriptions import (
     spec_from_json,
 )
 from reducers.views import QUERY_VIEW, match_frame, query_frame, view_frame
+from store.game import GameStore
 from store.markets import MEMBERS, MarketStore, per_market, script_calls
 
 log = logging.getLogger("store.channels")
@@ -164,6 +167,7 @@ class ChannelStore:
     def __init__(self, client: redis.Redis) -> None:
         self.r = client
         self.markets = MarketStore(client)
+        self.game = GameStore(client)
         self._publish = client.register_script(PUBLISH_FRAMES)
         self._members = client.register_script(MEMBERS)
         self._routes = client.register_script(ROUTES)
@@ -257,6 +261,12 @@ class ChannelStore:
         spec = self.spec(channel_id)
         if spec is None:
             return 0
+        if spec.view == GAME_VIEW and spec.event is not None:
+            owner = self.r.hget(keys.channel_meta(channel_id), "user")
+            if owner is None:
+                return 0
+            image = self.game.image(channel_id=channel_id, event_id=spec.event, user_id=int(owner), resync=resync)
+            return self.publish(channel_id, image, only_streaming=False)
         markets = self.markets_of(channel_id)
         states = self.states(markets)
         held = since or {}
@@ -310,6 +320,9 @@ class ChannelStore:
                     self.r.zadd(keys.channels_index(), {channel_id: now_ms})
                 case SaveSpec(spec=spec):
                     self.r.hset(meta, mapping={"spec": orjson.dumps(spec.to_json()), "view": spec.view})
+                    user = self.r.hget(meta, "user")
+                    if spec.view != GAME_VIEW and user is not None:
+                        self.game.unwatch(channel_id=channel_id, user_id=int(user))
                 case QueryMember(member=True):
                     self.r.sadd(keys.query_channels(), channel_id)
                 case QueryMember(member=False):
@@ -333,6 +346,8 @@ class ChannelStore:
                 case PublishQuery(added=added, removed=removed, changed=changed):
                     body = query_frame(channel_id=channel_id, added=added, removed=removed, changed=changed)
                     self.publish(channel_id, body, only_streaming=False)
+                case WatchGame(event_id=event_id, user_id=user_id):
+                    self.game.watch(channel_id=channel_id, event_id=event_id, user_id=user_id)
 
     def remove(self, channel_id: str, *, reason: str) -> None:
         """Drop a channel and its entries in both maps, and tell its websockets it ended and why.
@@ -342,6 +357,9 @@ class ChannelStore:
         """
         markets = self.markets_of(channel_id)
         owner = self.r.get(keys.channel_owner(channel_id))
+        view, user = self.r.hmget(keys.channel_meta(channel_id), ["view", "user"])
+        if view == GAME_VIEW.encode() and user is not None:
+            self.game.unwatch(channel_id=channel_id, user_id=int(user))
         pipe = self.r.pipeline(transaction=False)
         for market_id in markets:
             pipe.srem(keys.market_channels(market_id), channel_id)

@@ -1,6 +1,7 @@
 // Page wiring: one websocket per page for the prices on it and the punter's channels, the odds
 // format switch, the bet slip, my bets, the wallet balance and live scores.
 import { api } from "./api";
+import { GameWidget, pageGames, startLeaderboardPage } from "./game";
 import { storage } from "./dom";
 import { LiveList, listMarkets } from "./liveList";
 import { MyBetsPage } from "./mybets";
@@ -94,11 +95,13 @@ function boot(): void {
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
 
   let slip: SlipView | null = null;
+  let game: GameWidget | null = null;
   let wasLive = false;
   const client = new OddsClient({
     url: `${scheme}://${window.location.host}${body.wsPath ?? "/ws/odds/"}`,
     markets: pageMarkets(),
     events: pageEvents(),
+    games: pageGames(),
     held: heldMarkets(),
     onMarket: (state) => {
       renderMarket(state, fmt);
@@ -118,6 +121,7 @@ function boot(): void {
       slip?.streamState(down);
     },
     onMatch: matchState,
+    onGame: (frame) => game?.publicFrame(frame),
     onBet: (decision) => {
       slip?.decided(decision);
       // My bets and the balance follow (a rejected held bet's stake is back).
@@ -158,6 +162,9 @@ function boot(): void {
   new WalletBadge().start();
   if (body.page === "wallet") startWalletPage();
   startScores();
+  game = GameWidget.mount(client, user !== "");
+  game?.start();
+  if (body.page === "leaderboard") startLeaderboardPage();
   const listing = document.getElementById("listing");
   if (listing !== null) {
     new LiveList(listing, {

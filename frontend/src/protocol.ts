@@ -10,6 +10,7 @@
 // - and, for a logged-in punter, their own news (`bet.decided`: a held in-play bet was decided).
 // The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
 // 15 s of quiet, and answers our pings), and is then replaced.
+import type { GamePublicFrame, GameQuestionsFrame, GameStateFrame, GameTopFrame, GameViewFrame } from "./game";
 import type { MatchMessage } from "./matchclock";
 import type { BetDecision } from "./pending";
 
@@ -98,7 +99,15 @@ export type ServerFrame =
   | MatchMessage
   | { type: "matches"; v: 1; items: MatchMessage[] }
   | QueryFrame
-  | ChannelFrame;
+  | ChannelFrame
+  | GameStateFrame
+  | GameQuestionsFrame
+  | GameTopFrame
+  | GameViewFrame;
+
+function isGameFrame(frame: ChannelFrame | GameViewFrame): frame is GameViewFrame {
+  return frame.type === "game.image" || frame.type === "game.delta";
+}
 
 /** What a list follows: every condition given must hold (docs/protocol.md, *Shared query channels*). */
 export interface Query {
@@ -226,6 +235,8 @@ export interface ChannelListener {
   /** The markets the channel's spec names: those the client holds are sent as `since` with a
    * begin, so the image leaves out the ones still current. */
   markets?(): number[];
+  /** A game channel's image (``replace``) or delta (docs/protocol.md, ``game.image``). */
+  onGame?(frame: GameViewFrame, replace: boolean): void;
 }
 
 /** Market id → [seq, status]: what a client holds of each market (docs/protocol.md, `since`). */
@@ -241,6 +252,8 @@ export interface ClientOptions {
   markets: number[];
   /** Events whose match states the page shows (followed over the socket, anonymous visitors too). */
   events?: number[];
+  /** Events whose predictor games the page shows (their public frames: questions, the top). */
+  games?: number[];
   /** What the page was built with, market id → [seq, status] (a view snapshot's): sent as `since`. */
   held?: Held;
   onMarket: (state: MarketState, previous: MarketState | undefined) => void;
@@ -257,6 +270,8 @@ export interface ClientOptions {
   onSessionEnded?: (reason: SessionEnded["reason"]) => void;
   /** A new match state of an event the page follows or of one of its channels. */
   onMatch?: (match: MatchMessage) => void;
+  /** A public frame of a game the page follows (``game.state``, ``game.questions``, ``game.top``). */
+  onGame?: (frame: GamePublicFrame) => void;
   onError?: (code: string, message: string) => void;
   control?: ChannelControl;
   connect?: (url: string) => Socket;
@@ -322,6 +337,7 @@ export class OddsClient {
   private readonly received = new Map<number, number>();
   private readonly watched: Set<number>;
   private readonly followed: Set<number>;
+  private readonly games: Set<number>;
   private readonly channels = new Map<string, Channel>();
   private readonly queries = new Map<string, QueryChannel>();
   private socket: Socket | null = null;
@@ -334,6 +350,7 @@ export class OddsClient {
   constructor(private readonly options: ClientOptions) {
     this.watched = new Set(options.markets);
     this.followed = new Set(options.events ?? []);
+    this.games = new Set(options.games ?? []);
   }
 
   // --- lifecycle ---
@@ -387,6 +404,13 @@ export class OddsClient {
   unfollow(events: Iterable<number>): void {
     const removed = [...events].filter((e) => this.followed.delete(e));
     if (removed.length > 0) this.send({ type: "unwatch", markets: [], events: removed });
+  }
+
+  /** Follow the predictor games of events (a ``game.state`` frame each, then their changes). */
+  followGames(events: Iterable<number>): void {
+    const added = [...events].filter((e) => !this.games.has(e));
+    for (const e of added) this.games.add(e);
+    if (added.length > 0) this.send({ type: "watch", markets: [], games: added });
   }
 
   // --- shared query channels (the event lists) ---
@@ -492,7 +516,14 @@ export class OddsClient {
       case "view.image":
       case "view.delta":
       case "view.match":
+      case "game.image":
+      case "game.delta":
         this.channelFrame(frame);
+        break;
+      case "game.state":
+      case "game.questions":
+      case "game.top":
+        this.options.onGame?.(frame);
         break;
       case "view.query":
         this.queryFrame(frame);
@@ -556,14 +587,14 @@ export class OddsClient {
     return this.received.get(marketId);
   }
 
-  private channelFrame(frame: ChannelFrame): void {
+  private channelFrame(frame: ChannelFrame | GameViewFrame): void {
     const channel = this.channels.get(frame.channel);
     if (channel === undefined) return;
     if (frame.seq <= channel.lastSeq) {
       this.stats.duplicates += 1;
       return;
     }
-    if (frame.type === "view.image") {
+    if (frame.type === "view.image" || frame.type === "game.image") {
       // An image is the channel's whole state: whatever came before it no longer matters.
       channel.lastSeq = frame.seq;
       channel.awaitingImage = false;
@@ -581,7 +612,11 @@ export class OddsClient {
     this.deliver(channel, frame, false);
   }
 
-  private deliver(channel: Channel, frame: ChannelFrame, replace: boolean): void {
+  private deliver(channel: Channel, frame: ChannelFrame | GameViewFrame, replace: boolean): void {
+    if (isGameFrame(frame)) {
+      channel.listener.onGame?.(frame, replace);
+      return;
+    }
     for (const match of frame.matches ?? []) this.options.onMatch?.(match);
     if (frame.type === "view.match") return; // the channel's view (markets, slip, bets) is unchanged
     for (const state of frame.markets ?? []) this.update(state);
@@ -691,13 +726,14 @@ export class OddsClient {
   }
 
   /** Watch markets; the image leaves out those already held at their current state. */
-  private sendWatch(markets: number[], events: number[] = []): void {
+  private sendWatch(markets: number[], events: number[] = [], games: number[] = []): void {
     const since = this.holding(markets);
     this.send({
       type: "watch",
       markets,
       ...(Object.keys(since).length > 0 ? { since } : {}),
       ...(events.length > 0 ? { events } : {}),
+      ...(games.length > 0 ? { games } : {}),
     });
   }
 
@@ -734,7 +770,9 @@ export class OddsClient {
     this.lastHeard = this.now();
     socket.onopen = () => {
       this.lastHeard = this.now();
-      if (this.watched.size > 0 || this.followed.size > 0) this.sendWatch([...this.watched], [...this.followed]);
+      if (this.watched.size > 0 || this.followed.size > 0 || this.games.size > 0) {
+        this.sendWatch([...this.watched], [...this.followed], [...this.games]);
+      }
       for (const channel of this.channels.values()) this.sendAttach(channel);
       for (const channel of this.queries.values()) this.sendQuery(channel);
     };

@@ -25,7 +25,7 @@ from ninja import NinjaAPI, Router, Status
 from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
-from odds.api import ops, schemas, snapshots, streams, views
+from odds.api import game, ops, schemas, snapshots, streams, views
 from odds.api.http import ANSWERED, JsonParser, JsonRenderer, answer_exception, answers, method_not_allowed
 from odds.core.health import health_public
 
@@ -143,10 +143,13 @@ api.add_router("api/", streams.router)
 api.add_router("api/views/", snapshots.router)
 api.add_router("trading/api/", ops.trading)
 api.add_router("ops/api/", ops.ops)
+api.add_router("api/", game.router)
+api.add_router("api/", game.public)
+api.add_router("trading/api/", game.trading)
 
 # The routers whose answers are a session's or a moment's: never cached. The others are public
 # documents (the OpenAPI description) or say themselves how long to keep them (view snapshots).
-NEVER_CACHED = {views.router, streams.router, ops.trading, ops.ops, health}
+NEVER_CACHED = {views.router, streams.router, ops.trading, ops.ops, health, game.router, game.public, game.trading}
 
 
 def _json_edge(view: View, *, private: bool) -> View:

@@ -47,6 +47,7 @@ from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, MAX_ID
 from odds.ops.selectors.ops import RANGES
 from reducers import betting
 from reducers.rules import SLIP_VIEW_MAX_STAKE
+from reducers.schemas import GAME_CHOICES, GAME_VOID_REASON_MAX
 from reducers.subscriptions import MAX_CHANNEL_MARKETS, VIEWS
 
 API_VERSION = 1
@@ -146,6 +147,8 @@ Money = Annotated[
 DecimalOut = Annotated[Decimal, Strict(), WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
 DecimalText = Annotated[str, WithJsonSchema({"type": "string", "pattern": DECIMAL_PATTERN})]
 Id = Annotated[int, Strict(), Field(ge=1, le=MAX_ID)]
+# An id in a path or a query string, which arrive as text.
+PathId = Annotated[int, Field(ge=1, le=MAX_ID)]
 Count = Annotated[int, Field(ge=0)]
 Timestamp = Annotated[int, Field(description="epoch milliseconds")]
 Text = Annotated[str, Strict()]
@@ -187,6 +190,7 @@ if TYPE_CHECKING:
     BetState: TypeAlias = str
     OddsFormatName: TypeAlias = str
     View: TypeAlias = str
+    GameChoice: TypeAlias = str
     Period: TypeAlias = str
     BreakLength: TypeAlias = str
     RangeName: TypeAlias = str
@@ -203,6 +207,7 @@ else:
     BetState = Literal["open", "settled"]
     OddsFormatName = Literal[_values(OddsFormat)]
     View = Literal[VIEWS]
+    GameChoice = Literal[GAME_CHOICES]
     Period = Literal[_values(DepositLimit.Period.values)]
     BreakLength = Literal[_values(BREAK_LENGTHS)]
     RangeName = Literal[tuple(RANGES)]
@@ -730,6 +735,7 @@ class SubscriptionSpec(BaseModel):
     slip: Annotated[list[SlipLegIn], Field(max_length=MAX_LEGS)] | None = None
     stake: Annotated[Text, Field(description=f"a decimal amount, 0-{SLIP_VIEW_MAX_STAKE}")] | None = None
     bets: list[ClaimedBetIn] | None = None
+    event: Annotated[Id, Field(description="a game view's event")] | None = None
 
 
 SubscriptionSpec.__doc__ = (SubscriptionSpec.__doc__ or "") + f" At most {MAX_CHANNEL_MARKETS} distinct markets."
@@ -742,6 +748,7 @@ class SpecOut(Model):
     slip: list[SlipLegIn]
     stake: DecimalText | None
     bets: list[dict[str, Any]]
+    event: int | None = None
 
 
 class ChannelCreated(Answer):
@@ -1017,6 +1024,74 @@ class OpenApiDocument(Model):
 
     openapi: str
     paths: dict[str, Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# The predictor game
+
+
+class GameAnswerIn(Body):
+    """``POST /api/game/answers``: the punter's answer to one open question of an event's game."""
+
+    event_id: Id
+    question_id: Id
+    choice: Annotated[GameChoice, Field(description="one of the question's `options`")]
+
+
+class GameAnswerTaken(Answer):
+    """The answer went to the game reducer; its decision (accepted, or refused with its reason,
+    then settled) comes on the punter's game channel."""
+
+    answer_id: str
+    question_id: int
+    choice: str
+    status: Literal["sent"]
+
+
+class GameState(Answer):
+    """An event's game: every question (docs/protocol.md, *The predictor game*) and its
+    leaderboard's top."""
+
+    event_id: int
+    questions: list[dict[str, Any]]
+    top: list[dict[str, Any]]
+    players: int
+
+
+class GameMe(Model):
+    rank: int | None
+    points: int | None
+
+
+class GameBoard(Answer):
+    """A leaderboard: its top, how many play, and the punter's place when logged in."""
+
+    scope: str
+    title: str
+    top: list[dict[str, Any]]
+    players: int
+    me: GameMe | None
+
+
+class GameVoidIn(Body):
+    """``POST /trading/api/game/questions/<id>/void``: void one undecided question."""
+
+    event_id: Id
+    reason: Annotated[Text, Field(min_length=1, max_length=GAME_VOID_REASON_MAX)]
+
+
+class GameVoidRequested(Answer):
+    question_id: int
+    status: Literal["void requested"]
+
+
+GameAnswerRefused = refusal("GameAnswerRefused", "question_closed", "question_void", "already_answered")
+GameNotFound = refusal("GameNotFound", "unknown_question")
+GameChoiceRefused = refusal("GameChoiceRefused", *BODY_ERRORS, "bad_choice")
+GameDecided = refusal("GameDecided", "question_decided")
+GameUnavailable = refusal("GameUnavailable", "database_unavailable", "not_sent")
+GameVoidRefused = refusal("GameVoidRefused", *BODY_ERRORS, "bad_reason")
+GameDay = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="a day, YYYY-MM-DD (UTC)")]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -321,3 +321,14 @@ def lifecycle_step(state: MatchState, *, now: float, speed: float, rng: random.R
                 _schedule(state, from_at=at, speed=speed, rng=rng)
     state.history.extend(actions)
     return actions
+
+
+# Bookings in a football match (the predictor game's card questions): about this many in the
+# 95 minutes a match runs, red cards aside.
+CARDS_PER_MATCH = 3.5
+FOOTBALL_MATCH_S = 95 * 60
+
+
+def card_next_at(*, now: float, speed: float, rng: random.Random) -> float:
+    """When the next booking of a football match falls (wall-clock epoch seconds)."""
+    return now + rng.expovariate(CARDS_PER_MATCH / FOOTBALL_MATCH_S * speed)

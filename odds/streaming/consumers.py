@@ -1,5 +1,6 @@
-"""Websocket consumer: public market prices (watch), match states (watch with events),
-subscriber channels (attach) and shared query channels (query).
+"""Websocket consumer: public market prices (watch), match states (watch with events), the
+predictor games' public frames (watch with games), subscriber channels (attach) and shared query
+channels (query).
 
 The consumer does the I/O; the socket's protocol state and its decisions (latest-wins per market,
 channel frames in order with a resync past the bound, recovery holds, frame and image budgets)
@@ -49,6 +50,7 @@ from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import LOST, is_shared_channel, query_from_json
 from reducers.views import query_frame
+from store.game import game_channels, game_state_texts, queue_games
 from store.markets import queue_states, raw_states
 from store.matches import match_channels, queue_matches, raw_matches
 
@@ -210,7 +212,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         get_hub().socket_closed(cause=self.closed_by or events.close_cause(code))
         session = self.session
         await self.market_channels_remove(list(session.watched))
-        followed = [*session.attached, *session.followed]
+        followed = [*session.attached, *session.followed, *session.games]
         if session.punter is not None:
             followed.append(session.punter)
         await get_hub().remove(self, [name.decode() for name in followed])
@@ -219,6 +221,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         session.attached.clear()
         session.watched.clear()
         session.followed.clear()
+        session.games.clear()
 
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
@@ -290,11 +293,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
 
     async def _reimage(self, action: Reimage) -> None:
         await asyncio.sleep(RECOVER_DELAY_S)
-        ids, event_ids = list(action.markets), list(action.events)
+        ids, event_ids, game_ids = list(action.markets), list(action.events), list(action.games)
 
         def queue(pipe: Any) -> None:
             queue_states(pipe, ids)
             queue_matches(pipe, event_ids)
+            queue_games(pipe, game_ids)
 
         try:
             replies = await _read_back(queue)
@@ -309,8 +313,9 @@ class OddsConsumer(AsyncWebsocketConsumer):
             stored = raw_states(ids, replies[: len(ids)])
             self.session.ordered.append(events.image(markets=[state.decode() for state in stored.values()]))
         if event_ids:
-            found = raw_matches(event_ids, replies[len(ids) :])
+            found = raw_matches(event_ids, replies[len(ids) : len(ids) + len(event_ids)])
             self.session.ordered.append(events.matches(items=[state.decode() for state in found.values()]))
+        self.session.ordered.extend(game_state_texts(game_ids, replies[len(ids) + len(event_ids) :]))
         self.wake.set()
 
     def _idle(self) -> bool:
@@ -382,12 +387,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 list(dict.fromkeys(message["markets"])),
                 message.get("since", {}),
                 list(dict.fromkeys(message.get("events", []))),
+                list(dict.fromkeys(message.get("games", []))),
             )
         elif message["type"] == "unwatch":
             ids = list(dict.fromkeys(message["markets"]))
             await self.market_channels_remove(ids)
             self.session.watched.difference_update(ids)
             await get_hub().remove(self, self.session.unfollow(match_channels(message.get("events", []))))
+            await get_hub().remove(self, self.session.unfollow_games(game_channels(message.get("games", []))))
         elif message["type"] == "attach":
             if is_shared_channel(message["channel"]):
                 await self._attach_shared(message["channel"], message.get("last_seq"))
@@ -417,13 +424,16 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _error(self, code: str, message: str) -> None:
         await self.send(text_data=events.error(code=code, message=message))
 
-    async def _watch(self, ids: list[int], since: dict[int, tuple[int, str]], event_ids: list[int]) -> None:
+    async def _watch(
+        self, ids: list[int], since: dict[int, tuple[int, str]], event_ids: list[int], game_ids: list[int]
+    ) -> None:
         names = match_channels(event_ids)
-        refusal = self.session.watch_refusal(ids, names)
+        games = game_channels(game_ids)
+        refusal = self.session.watch_refusal(ids, names, games)
         if refusal is not None:
             await self._error(*refusal)
             return
-        if not self.session.image_allowed(markets=len(ids) + len(event_ids), now=time.monotonic()):
+        if not self.session.image_allowed(markets=len(ids) + len(event_ids) + len(game_ids), now=time.monotonic()):
             limit = settings.WS_MAX_IMAGE_MARKETS_PER_MIN
             await self._error("image_budget_exceeded", f"images of at most {limit} markets a minute; watch later")
             return
@@ -435,10 +445,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if event_ids:
                 await get_hub().add(self, names)
                 self.session.follow(names, event_ids)
+            if game_ids:
+                await get_hub().add(self, games)
+                self.session.follow_games(games, game_ids)
             self.session.watched.update(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             queue_states(pipe, ids)
             queue_matches(pipe, event_ids)
+            queue_games(pipe, game_ids)
             replies = await pipe.execute()
             stored = raw_states(ids, replies[: len(ids)])
             states = [
@@ -446,11 +460,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 for market_id, state in stored.items()
                 if market_id not in since or not state_is_held(since[market_id], frames.read_market(state))
             ]
-            if ids or not event_ids:
+            if ids or not (event_ids or game_ids):
                 await self.send(text_data=events.image(markets=states))
             if event_ids:
-                found = raw_matches(event_ids, replies[len(ids) :])
+                found = raw_matches(event_ids, replies[len(ids) : len(ids) + len(event_ids)])
                 await self.send(text_data=events.matches(items=[state.decode() for state in found.values()]))
+            for text in game_state_texts(game_ids, replies[len(ids) + len(event_ids) :]):
+                await self.send(text_data=text)
 
     def _follow(self, channel_id: str) -> bytes:
         name = keys.subscriber_channel(channel_id).encode()

@@ -8,6 +8,8 @@ The queue's rules (docs/protocol.md):
 
 * market states are latest-wins per market (a slow client gets the newest state of each, and is
   told how many were replaced with a ``conflated`` frame); so are match states, per event;
+* the frames of an event's predictor game (its questions, its leaderboard's top) are queued in
+  order, never conflated;
 * status changes, channel frames and the punter's news are never conflated: they are queued in
   order; a channel more than ``CHANNEL_QUEUE_LIMIT`` frames behind has its queue dropped and a
   resync image asked for (never a silent gap);
@@ -61,10 +63,12 @@ class Recover:
 
 @dataclass(frozen=True)
 class Reimage:
-    """Read the stored states of every watched market and followed event again and queue them."""
+    """Read the stored states of every watched market, followed event and followed game again and
+    queue them."""
 
     markets: tuple[int, ...]
     events: tuple[int, ...]
+    games: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,8 @@ class Session:
     watched: set[int] = field(default_factory=set)
     # Events whose match states the socket follows: their public channel → event id.
     followed: dict[bytes, int] = field(default_factory=dict)
+    # Events whose predictor games the socket follows: their public game channel → event id.
+    games: dict[bytes, int] = field(default_factory=dict)
     # Subscriber channels attached: pub-sub name → channel id; the newest sequence queued for
     # each; the frames held back while one is recovered from its log.
     attached: dict[bytes, str] = field(default_factory=dict)
@@ -154,6 +160,9 @@ class Session:
             self.holding[channel].append(payload)
         elif channel in self.followed:
             self.latest_matches[channel] = payload
+        elif channel in self.games:
+            # A question settled or the top moved: each frame says what changed, none is dropped.
+            self.ordered.append(payload)
         elif channel in self.attached:
             return self._channel_frame(channel, payload)
         elif frames.kind(payload) == "market.status":
@@ -213,8 +222,9 @@ class Session:
             if name not in self.holding:
                 self.holding[name] = []
                 actions.append(Recover(name, channel_id, self.channel_seqs.get(name)))
-        if self.watched or self.followed:
-            actions.append(Reimage(tuple(sorted(self.watched)), tuple(sorted(self.followed.values()))))
+        if self.watched or self.followed or self.games:
+            watched, followed, games = sorted(self.watched), sorted(self.followed.values()), sorted(self.games.values())
+            actions.append(Reimage(tuple(watched), tuple(followed), tuple(games)))
         return actions
 
     def recovered(self, name: bytes, *, logged: list[str] | None, ended: str | None) -> list[Action]:
@@ -269,6 +279,16 @@ class Session:
     def follow(self, names: Iterable[str], event_ids: Iterable[int]) -> None:
         self.followed.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))
 
+    def follow_games(self, names: Iterable[str], event_ids: Iterable[int]) -> None:
+        self.games.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))
+
+    def unfollow_games(self, names: Iterable[str]) -> list[str]:
+        """Stop following games; the names of those that were followed."""
+        gone = [name for name in names if name.encode() in self.games]
+        for name in gone:
+            self.games.pop(name.encode(), None)
+        return gone
+
     def unfollow(self, names: Iterable[str]) -> list[str]:
         """Stop following events; the names of those that were followed."""
         gone = [name for name in names if name.encode() in self.followed]
@@ -296,12 +316,17 @@ class Session:
         self.images.append((now, markets))
         return True
 
-    def watch_refusal(self, market_ids: Iterable[int], event_names: Iterable[str]) -> tuple[str, str] | None:
-        """The error a ``watch`` gets for going over a socket's limits, None when it fits."""
+    def watch_refusal(
+        self, market_ids: Iterable[int], event_names: Iterable[str], game_names: Iterable[str] = ()
+    ) -> tuple[str, str] | None:
+        """The error a ``watch`` gets for going over a socket's limits, None when it fits (a game
+        counts as an event)."""
         if len(self.watched | set(market_ids)) > self.limits.markets:
             return "too_many_markets", f"at most {self.limits.markets} markets"
         if len(self.followed.keys() | {name.encode() for name in event_names}) > self.limits.events:
             return "too_many_events", f"at most {self.limits.events} events"
+        if len(self.games.keys() | {name.encode() for name in game_names}) > self.limits.events:
+            return "too_many_events", f"at most {self.limits.events} games"
         return None
 
     # --- the writer ---

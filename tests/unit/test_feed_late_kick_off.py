@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from odds.feed.lifecycle import MatchState, lifecycle_step
 from odds.feed.services.feed import FeedRunner
-from reducers.schemas import MatchStateUpdate
+from reducers.schemas import GameEvent, MatchStateUpdate
 
 SPEED = 4000.0
 STARTS_AT = 1_000.0
@@ -24,10 +24,15 @@ class Published(FeedRunner):
         self.match_phase = {}
         self.match_elapsed = {}
         self.match_incidents = defaultdict(list)
+        self.game_seq = {}
         self.states: list[dict] = []
+        self.game_events: list[GameEvent] = []
 
     def produce_match(self, state: MatchStateUpdate) -> None:
         self.states.append(state.to_json())
+
+    def produce_game(self, event: GameEvent) -> None:
+        self.game_events.append(event)
 
 
 def first_look(*, match_seconds: float) -> list[dict]:

@@ -19,7 +19,15 @@ from reducers.matchstate import ConflatedMatch, encode_match, match_message
 from reducers.prices import Conflated, market_state, status_change
 from reducers.schemas import Incident, MatchClock, MatchStateUpdate, PriceUpdate, SelectionPrice
 from reducers.subscriptions import SlipLeg, SubscriptionSpec, ended_frame
-from reducers.views import match_frame, query_frame, view_frame
+from reducers.views import (
+    game_questions_frame,
+    game_top_frame,
+    game_view_frame,
+    match_frame,
+    query_frame,
+    view_frame,
+)
+from store.game import game_state_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 CHANNEL = "c" * 24
@@ -47,6 +55,24 @@ def _match() -> frames.MatchMessage:
         produce_ts=2,
     )
     return match_message(item=ConflatedMatch(update, 1, 3), reducer_ts=4)
+
+
+def _game() -> tuple[frames.GameQuestion, frames.GamePunter, frames.GameNews, frames.GameLeader]:
+    from reducers import game
+    from reducers.schemas import GameAnswer, GameEvent
+
+    opened = game.book_apply(
+        game.Book(), GameEvent(kind="kick_off", event_id=9, seq=1, sport="football", at=1_795_000_000_000)
+    )
+    question = opened.changed[0]
+    answer = GameAnswer(answer_id="a" * 32, user_id=5, event_id=9, question_id=question.id, choice="home", ts=2)
+    punter, news = game.punter_answer(None, answer, question)
+    return (
+        game.question_frame(question),
+        game.punter_doc(punter),
+        news[0].to_json(),
+        {"rank": 1, "name": "alice", "points": 10},
+    )
 
 
 def stamped(body: bytes, seq: int) -> bytes:
@@ -109,6 +135,34 @@ def every_server_frame() -> list[bytes]:
         stamped(query_frame(channel_id=SHARED, markets=[42, 57]), 4),
         stamped(query_frame(channel_id=SHARED, added=[61], removed=[42], changed=[57]), 5),
         events.attached(channel=SHARED, query={"in_play": True, "headline": True}).encode(),
+        *game_frames(),
+    ]
+
+
+def game_frames() -> list[bytes]:
+    question, me, news, leader = _game()
+    rank: frames.GameRank = {"match": 1, "day": 3, "players": 10, "day_players": 40}
+    return [
+        stamped(
+            game_view_frame(
+                kind="image",
+                channel_id=CHANNEL,
+                event_id=9,
+                me=me,
+                rank=rank,
+                questions=[question],
+                top=[leader],
+                resync=True,
+            ),
+            6,
+        ),
+        stamped(game_view_frame(kind="delta", channel_id=CHANNEL, event_id=9, me=me, news=[news], rank=rank), 7),
+        game_questions_frame(event_id=9, questions=[question], batch=3),
+        game_top_frame(event_id=9, top=[leader], players=10, batch=3),
+        *(
+            text.encode()
+            for text in game_state_texts([9], [[orjson.dumps(question)], [orjson.dumps([leader]), b"10", b"3"]])
+        ),
     ]
 
 

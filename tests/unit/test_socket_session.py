@@ -147,3 +147,33 @@ def test_a_heartbeat_is_owed_after_a_quiet_spell_and_sent_last():
     session.deliver(PX1, market(1, 1))
     assert kinds(session.take(now_ms=5)) == [("market", 1), ("heartbeat", None)]
     assert not session.owes()
+
+
+GM = b"sb:gm:9"
+
+
+def game_frame(kind: str, batch: int) -> str:
+    return orjson.dumps({"type": kind, "v": 1, "event_id": 9, "batch": batch}).decode()
+
+
+def test_a_games_public_frames_are_never_conflated_and_keep_their_order():
+    session = Session(limits=LIMITS)
+    session.follow_games(["sb:gm:9"], [9])
+    for batch, kind in ((1, "game.questions"), (1, "game.top"), (2, "game.questions"), (3, "game.top")):
+        session.deliver(GM, game_frame(kind, batch))
+    taken = [orjson.loads(t) for t in session.take(now_ms=1)]
+    assert [(t["type"], t["batch"]) for t in taken] == [
+        ("game.questions", 1),
+        ("game.top", 1),
+        ("game.questions", 2),
+        ("game.top", 3),
+    ]
+
+
+def test_followed_games_are_read_again_when_the_hub_reconnects_and_count_against_the_event_limit():
+    session = Session(limits=LIMITS)
+    session.follow_games(["sb:gm:9"], [9])
+    assert session.hub_reconnected() == [Reimage((), (), (9,))]
+    assert session.watch_refusal([], [], ["sb:gm:10", "sb:gm:11"]) == ("too_many_events", "at most 2 games")
+    assert session.unfollow_games(["sb:gm:9", "sb:gm:12"]) == ["sb:gm:9"]
+    assert session.hub_reconnected() == []

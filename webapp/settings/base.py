@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "odds.catalogue",
     "odds.betting",
     "odds.streaming",
+    "odds.game",
     "odds.trading",
     "odds.feed",
     "odds.ops",

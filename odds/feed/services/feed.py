@@ -35,12 +35,21 @@ from odds.catalogue.services.markets import event_update, market_result, markets
 from odds.core.kafka import producer_create
 from odds.core.sequences import sequences_next
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
-from odds.feed.lifecycle import Action, MatchState, Step, lifecycle_step, params_of
-from odds.feed.matchstate import breaks_passed, match_state_build, phase_at, remaining_share, tennis_from_score
+from odds.feed.lifecycle import Action, MatchState, Step, card_next_at, lifecycle_step, params_of
+from odds.feed.matchstate import (
+    breaks_passed,
+    in_break,
+    match_clock,
+    match_state_build,
+    phase_at,
+    remaining_share,
+    tennis_from_score,
+)
 from odds.feed.pricing import MODELLED, Book, EventPricer, calibrate, drift
 from reducers import keys, topics
 from reducers.market_kinds import MarketKind, kind_of
 from reducers.schemas import (
+    GameEvent,
     Incident,
     MatchStateUpdate,
     MatchSuspension,
@@ -294,6 +303,13 @@ class FeedRunner:
         self.match_phase: dict[int, tuple[int, bool] | None] = {}
         self.match_elapsed: dict[int, float] = {}
         self.match_incidents: dict[int, list[Incident]] = defaultdict(list)
+        # The predictor game's events (``topics.game_events``): per event, the last sequence and
+        # the last clock minute told; bookings come from a random stream of their own, so the
+        # rest of a seeded match plays as it did without them.
+        self.game_seq: dict[int, int] = {}
+        self.game_minute: dict[int, int] = {}
+        self.card_rng = random.Random(None if seed is None else seed + 1)
+        self.next_card: dict[int, float] = {}
         self._adopt(markets_load(limit=markets, rng=self.rng))
         if lifecycle:
             self._reopen_left_suspended()
@@ -465,7 +481,78 @@ class FeedRunner:
             actions = lifecycle_step(match, now=now, speed=self.speed, rng=self.rng)
             self.lifecycle_steps += len(actions)
             self._lifecycle_apply(match, actions, now=now)
-            self._match_publish(match, actions=actions, now=now)
+            booked = self._booking(match, now=now)
+            self._match_publish(match, actions=actions, now=now, forced=booked)
+            self._game_tell(match, actions, now=now)
+
+    # --- the predictor game's match events ---
+
+    def _game_minute(self, match: MatchState, *, now: float) -> int:
+        clock = match_clock(
+            sport=match.sport, elapsed_s=match.elapsed(now=now, speed=self.speed), at_ms=int(now * 1000), rate=1
+        )
+        return 0 if clock is None or clock.direction != "up" else clock.elapsed_s // 60
+
+    def game_emit(self, match: MatchState, kind: str, *, now: float, side: str = "") -> None:
+        """Produce one of the match's game events (``reducers.schemas.GameEvent``)."""
+        now_ms = int(now * 1000)
+        seq = max(self.game_seq.get(match.event_id, 0) + 1, now_ms)
+        self.game_seq[match.event_id] = seq
+        event = GameEvent(
+            kind=kind,
+            event_id=match.event_id,
+            seq=seq,
+            sport=match.sport,
+            minute=self._game_minute(match, now=now),
+            side=side,
+            score=(match.home, match.away),
+            at=now_ms,
+        )
+        self.produce_game(event)
+
+    def produce_game(self, event: GameEvent) -> None:
+        self.producer.produce(topics.game_events(), key=event.key(), value=event.encode())
+
+    def _game_tell(self, match: MatchState, actions: list[Action], *, now: float) -> None:
+        """What the game reads of a look at the match: the kick-off, each goal, basket or tennis
+        game won, each red card, full time and (football: the questions' windows run on it) the
+        clock's minute when it moved."""
+        for action in actions:
+            side = action.side if action.side in ("home", "away") else ""
+            if action.step is Step.KICK_OFF:
+                self.game_emit(match, "kick_off", now=action.at)
+            elif side and (action.step is Step.SCORE or (action.step is Step.POINT and action.game)):
+                self.game_emit(match, "score", now=action.at, side=side)
+            elif action.step is Step.CARD and side:
+                self.game_emit(match, "card", now=action.at, side=side)
+            elif action.step is Step.FULL_TIME:
+                self.game_emit(match, "full_time", now=action.at)
+        if match.status != "in_play" or match.sport != "football":
+            return
+        minute = self._game_minute(match, now=now)
+        if minute > self.game_minute.get(match.event_id, 0):
+            self.game_minute[match.event_id] = minute
+            self.game_emit(match, "minute", now=now)
+
+    def _booking(self, match: MatchState, *, now: float) -> bool:
+        """A booking in a football match in play, at random moments of its own; True when one
+        fell (an incident on the match state and a card for the game)."""
+        if match.status != "in_play" or match.sport != "football":
+            return False
+        due = self.next_card.get(match.event_id)
+        if due is None:
+            self.next_card[match.event_id] = card_next_at(now=now, speed=self.speed, rng=self.card_rng)
+            return False
+        elapsed = match.elapsed(now=now, speed=self.speed)
+        if now < due or in_break(sport=match.sport, elapsed_s=elapsed):
+            return False
+        self.next_card[match.event_id] = card_next_at(now=now, speed=self.speed, rng=self.card_rng)
+        side = "home" if self.card_rng.random() < 0.5 else "away"
+        phase = phase_at(sport=match.sport, elapsed_s=elapsed)
+        period = 1 if phase is None else phase.period
+        self.match_incidents[match.event_id].append(Incident(kind="card", side=side, period=period, at=int(now * 1000)))
+        self.game_emit(match, "card", now=now, side=side)
+        return True
 
     def _lifecycle_apply(self, match: MatchState, actions: list[Action], *, now: float) -> None:
         scored = any(a.step in (Step.SCORE, Step.POINT, Step.CARD) for a in actions)
@@ -498,7 +585,7 @@ class FeedRunner:
 
     # --- match state ---
 
-    def _match_publish(self, match: MatchState, *, actions: list[Action], now: float) -> None:
+    def _match_publish(self, match: MatchState, *, actions: list[Action], now: float, forced: bool = False) -> None:
         """Publish the event's match state when something happened or its phase changed. A
         break that began and ended between two looks (a late tick, a fast simulation) is
         published too, as it stood when it began: every clock shows half time."""
@@ -534,7 +621,7 @@ class FeedRunner:
             self._break_begins(match, period=phase.period, start_s=phase.start_s)
         for action in actions:
             self.match_incidents[match.event_id].extend(self._incidents_of(action, match))
-        if not actions and previous == shown:
+        if not actions and previous == shown and not forced:
             return
         self.match_phase[match.event_id] = shown
         self._match_emit(match, elapsed=elapsed, now_ms=now_ms)
@@ -543,6 +630,8 @@ class FeedRunner:
         kind = "half_time" if match.sport == "football" else "quarter_end"
         at_ms = int((match.starts_at + start_s / self.speed) * 1000)
         self.match_incidents[match.event_id].append(Incident(kind=kind, side="", period=period, at=at_ms))
+        if kind == "half_time":
+            self.game_emit(match, "half_time", now=at_ms / 1000)
 
     def _match_emit(
         self, match: MatchState, *, elapsed: float, now_ms: int, score: tuple[int, int] | None = None

@@ -17,6 +17,7 @@ ARGS = {
     "bet_id": 999999,
     "channel_id": "no-such-channel",
     "incident_id": 999999,
+    "question_id": 999999,
 }
 POST_ONLY = {
     "trading-event-create",
@@ -35,6 +36,8 @@ POST_ONLY = {
     "ops-incident-acknowledge",
     "ops-incident-resolve",
     "ops-dead-letters-act",
+    "game-staff-void",
+    "trading-api-game-void",
 }
 
 

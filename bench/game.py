@@ -1,0 +1,278 @@
+"""The game stage (issue 52): punters answering the open questions of live matches, then a goal
+in every match settling all their next-goal answers at once, through the product's own path
+(the reducers process's Spark game query, its state store, Redis).
+
+- ``game_answers_per_s``: answers into state: every punter's two answers (next goal, a card)
+  produced at once, counted off the game query's progress reports (the batches after the
+  production began) until they hold every answer, over the time from the first produced record
+  to the end of the batch that took the last.
+- ``game_settle_p99_ms``: a match event → that punter's settled answer in their state in Redis,
+  p99 over every punter (each goal's time at the source to the first read that saw the punter's
+  next-goal answer won or lost; every punter is read again until settled, so the figure carries
+  the read's own resolution, a few milliseconds per thousand punters).
+- ``game_state_rss_mib``: resident memory of the reducers process (the JVM and its Python workers)
+  once every answer is settled; ``game_state_rss_growth_mib`` how much of it the answers added.
+
+    .venv/bin/python -m bench.game [--punters 100000] [--matches 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from bench.common import percentile
+from reducers import game, keys, topics
+from reducers.schemas import GameAnswer, GameEvent
+from store.game import GameStore
+
+FULL = (100_000, 10)
+QUICK = (300, 2)
+# Match events of the stage: the ids of its matches start here (far from the catalogue's).
+FIRST_EVENT = 9_100_001
+READ_CHUNK = 5000
+TARGETS = [
+    ("game_answers_per_s", "Game answers into Spark's state store (stateful query, 2 a punter)", "answers/s", None),
+    ("game_answers_vs_reducers", "Game answers/s ÷ the micro-batch reducers' updates/s, same run", "ratio", ">= 0.5"),
+    ("game_settle_p99_ms", "Goal → every punter's settled answer in Redis, p99", "ms", "<= 2000"),
+    ("game_state_rss_mib", "Reducers process resident memory, the game's state held", "MiB", None),
+]
+
+
+@dataclass(frozen=True)
+class Sizes:
+    punters: int
+    matches: int
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def match_event(event_id: int, kind: str, *, seq: int, minute: int = 0, side: str = "") -> GameEvent:
+    return GameEvent(
+        kind=kind,
+        event_id=event_id,
+        seq=seq,
+        sport="football",
+        minute=minute,
+        side=side,
+        score=(1, 0) if kind == "score" else (0, 0),
+        at=_now_ms(),
+    )
+
+
+def match_of(user_id: int, *, matches: int) -> int:
+    """The match a punter of the stage plays (punters numbered from 1)."""
+    return FIRST_EVENT + (user_id - 1) % matches
+
+
+def answers_of(
+    *, punters: int, matches: int, questions: dict[int, dict[str, int]], seed: int = 52
+) -> list[tuple[bytes, bytes]]:
+    """Every punter's answers to their match's next-goal and card questions, encoded."""
+    rng = random.Random(seed)
+    records = []
+    for user_id in range(1, punters + 1):
+        event_id = match_of(user_id, matches=matches)
+        for kind in (game.NEXT_GOAL, game.CARD):
+            answer = GameAnswer(
+                answer_id=uuid.UUID(int=rng.getrandbits(128)).hex,
+                user_id=user_id,
+                event_id=event_id,
+                question_id=questions[event_id][kind],
+                choice=rng.choice(game.OPTIONS[kind]),
+                ts=_now_ms(),
+            )
+            records.append((answer.key(), answer.encode()))
+    return records
+
+
+def produce(producer: Any, topic: str, records: Iterable[tuple[bytes, bytes]], *, timeout: float = 120) -> None:
+    for key, value in records:
+        while True:
+            try:
+                producer.produce(topic, key=key, value=value)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    if producer.flush(timeout):
+        raise RuntimeError("game stage: records not acknowledged")
+
+
+def open_questions(client: Any, events: list[int], *, timeout: float = 240) -> dict[int, dict[str, int]]:
+    """The next-goal and card questions each match opened at kick-off."""
+    store = GameStore(client)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found: dict[int, dict[str, int]] = {}
+        for event_id in events:
+            kinds = {q["kind"]: q["id"] for q in store.questions(event_id) if q["status"] == "open"}
+            if game.NEXT_GOAL in kinds and game.CARD in kinds:
+                found[event_id] = kinds
+        if len(found) == len(events):
+            return found
+        time.sleep(0.2)
+    raise TimeoutError("game stage: the matches' questions never opened")
+
+
+def last_batch(client: Any) -> int:
+    """The id of the game query's newest progress report (-1 before any)."""
+    raw = client.lindex(keys.reducer_progress_recent("game"), 0)
+    return -1 if raw is None else int(orjson.loads(raw)["batchId"])
+
+
+def answers_taken(client: Any, *, after_batch: int, answers: int, started: float, timeout: float) -> float:
+    """Seconds from ``started`` (epoch) to the end of the batch after ``after_batch`` that brought
+    the game query's input to ``answers`` records."""
+    seen: dict[int, tuple[int, float]] = {}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for raw in client.lrange(keys.reducer_progress_recent("game"), 0, -1):
+            progress = orjson.loads(raw)
+            if progress["batchId"] > after_batch:
+                began = datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
+                took = (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000
+                seen[progress["batchId"]] = (progress["numInputRows"], began + took)
+        if sum(rows for rows, _ in seen.values()) >= answers:
+            return max(end for _, end in seen.values()) - started
+        time.sleep(0.2)
+    raise TimeoutError(f"game stage: {sum(r for r, _ in seen.values())} of {answers} answers reached the game")
+
+
+def settle_latencies(
+    client: Any,
+    *,
+    goals_ms: dict[int, int],
+    questions: dict[int, dict[str, int]],
+    punters: int,
+    matches: int,
+    timeout: float,
+) -> list[float]:
+    """Per punter: ms from their match's goal to the first read of their state that holds the
+    next-goal answer decided."""
+    waiting = list(range(1, punters + 1))
+    latencies: list[float] = []
+    deadline = time.monotonic() + timeout
+    while waiting and time.monotonic() < deadline:
+        still = []
+        for at in range(0, len(waiting), READ_CHUNK):
+            chunk = waiting[at : at + READ_CHUNK]
+            raws = client.mget([keys.game_punter(user_id) for user_id in chunk])
+            seen_ms = _now_ms()
+            for user_id, raw in zip(chunk, raws, strict=True):
+                event_id = match_of(user_id, matches=matches)
+                question = str(questions[event_id][game.NEXT_GOAL])
+                doc = orjson.loads(raw) if raw is not None else None
+                result = doc["answers"].get(question, {}).get("result") if doc else None
+                if result in (game.WON, game.LOST):
+                    latencies.append(seen_ms - goals_ms[event_id])
+                else:
+                    still.append(user_id)
+        waiting = still
+        if waiting:
+            time.sleep(0.005)
+    if waiting:
+        raise TimeoutError(f"game stage: {len(waiting)} punters' answers never settled")
+    return latencies
+
+
+def tree_rss_mib(pid: int) -> float:
+    import psutil
+
+    root = psutil.Process(pid)
+    total = 0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            total += proc.memory_info().rss
+        except psutil.NoSuchProcess:
+            continue
+    return total / 2**20
+
+
+def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, Any]:
+    """The stage in a reducers process of its own (``bench.reducers.reducers_running``)."""
+    from bench.common import log
+    from bench.reducers import reducers_running
+
+    size = sizes or Sizes(*(QUICK if quick else FULL))
+    events = [FIRST_EVENT + i for i in range(size.matches)]
+    with reducers_running("microbatch", log_name="bench-game.log", define=False) as running:
+        client, producer = running.client, running.producer
+        log(f"game: {size.matches} matches kick off")
+        produce(
+            producer,
+            topics.game_events(),
+            ((str(e).encode(), match_event(e, "kick_off", seq=1).encode()) for e in events),
+        )
+        questions = open_questions(client, events)
+        records = answers_of(punters=size.punters, matches=size.matches, questions=questions)
+        rss_before = tree_rss_mib(running.process.pid)
+        after = last_batch(client)
+        log(f"game: {size.punters:,} punters answer ({len(records):,} answers)")
+        started = time.time()
+        produce(producer, topics.game_answers(), records)
+        seconds = answers_taken(client, after_batch=after, answers=len(records), started=started, timeout=600)
+        goals_ms: dict[int, int] = {}
+        for event_id in events:
+            goal = match_event(event_id, "score", seq=2, minute=5, side="home")
+            goals_ms[event_id] = goal.at
+            producer.produce(topics.game_events(), key=goal.key(), value=goal.encode())
+        producer.flush(30)
+        log("game: a goal in every match settles every punter's next-goal answer")
+        latencies = settle_latencies(
+            client, goals_ms=goals_ms, questions=questions, punters=size.punters, matches=size.matches, timeout=300
+        )
+        rss_after = tree_rss_mib(running.process.pid)
+    return {
+        "game_punters": size.punters,
+        "game_matches": size.matches,
+        "game_answers": len(records),
+        "game_answers_per_s": round(len(records) / seconds),
+        "game_settle_p50_ms": round(percentile(latencies, 50)),
+        "game_settle_p99_ms": round(percentile(latencies, 99)),
+        "game_settle_max_ms": round(max(latencies)),
+        "game_state_rss_mib": round(rss_after),
+        "game_state_rss_growth_mib": round(rss_after - rss_before),
+    }
+
+
+def markdown_lines(results: dict[str, Any]) -> list[str]:
+    """The stage's line under the table of docs/performance.md."""
+    if results.get("game_settle_p99_ms") is None:
+        return []
+    r = results
+    return [
+        "",
+        f"Game stage: {r['game_punters']:,} punters in {r['game_matches']} matches, {r['game_answers']:,} answers; "
+        f"settlement p50 {r['game_settle_p50_ms']} ms, max {r['game_settle_max_ms']} ms; the answers grew the "
+        f"reducers process by {r['game_state_rss_growth_mib']} MiB.",
+    ]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--punters", type=int, default=FULL[0])
+    parser.add_argument("--matches", type=int, default=FULL[1])
+    args = parser.parse_args(argv)
+    print(json.dumps(bench_game(sizes=Sizes(args.punters, args.matches)), indent=2))
+
+
+if __name__ == "__main__":
+    main()
+
+
+def game_ratio(results: dict[str, Any]) -> None:
+    """The game's answers into state against the micro-batch reducers' price updates, same run."""
+    answers = results.get("game_answers_per_s")
+    updates = results.get("reducer_microbatch_updates_per_s")
+    results["game_answers_vs_reducers"] = round(answers / updates, 2) if answers and updates else None

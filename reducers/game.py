@@ -1,0 +1,779 @@
+"""The in-play predictor game (seed 000's third variation): its questions and every punter's
+points, as plain data and decisions.
+
+Questions open from match events (``reducers.schemas.GameEvent``) and close on time (the match
+clock's minute) or on the event that decides them; match events settle them; a trader can void
+one. A punter answers each question once; an answer counts only if the API took it before the
+question closed. A correct answer scores its option's points and a bonus for the punter's streak
+of correct answers; no money moves.
+
+The game reducer (``spark/jobs/game.py``) keeps the question book and the punters' states in
+Spark's state store, in buckets of punters: every bucket applies every match event to its own
+copy of the book (the broadcast role of the match-event topic) and the answers of its own
+punters (the data role of the answer topic). ``game_step`` is what one bucket does with one
+batch; nothing here reads or writes anything. The store (``store/game.py``) writes what a step
+changed to Redis: questions, punters' states, leaderboards, and the frames of the game channels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+import orjson
+
+from reducers.frames import GameNews, GamePunter, GameQuestion
+from reducers.schemas import GameAnswer, GameEvent
+
+# --- the questions ---
+
+NEXT_GOAL = "next_goal"
+CARD = "card"
+HALF_TIME_RESULT = "half_time_result"
+NEXT_SCORE = "next_score"
+QUESTION_KINDS = (NEXT_GOAL, CARD, HALF_TIME_RESULT, NEXT_SCORE)
+# The options each kind offers, in the order a page shows them.
+OPTIONS: dict[str, tuple[str, ...]] = {
+    NEXT_GOAL: ("home", "away", "none"),
+    CARD: ("yes", "no"),
+    HALF_TIME_RESULT: ("home", "draw", "away"),
+    NEXT_SCORE: ("home", "away"),
+}
+# Points for a correct answer, by kind and option (the likelier outcome pays less).
+POINTS: dict[str, dict[str, int]] = {
+    NEXT_GOAL: {"home": 10, "away": 10, "none": 5},
+    CARD: {"yes": 6, "no": 3},
+    HALF_TIME_RESULT: {"home": 15, "draw": 15, "away": 15},
+    NEXT_SCORE: {"home": 4, "away": 4},
+}
+# A correct answer's bonus: this much for each correct answer in a row before it, up to the cap.
+STREAK_BONUS = 2
+STREAK_BONUS_CAP = 5
+# A next-goal question runs to the next quarter hour at least GOAL_MIN_WINDOW minutes away; a
+# card question for CARD_WINDOW minutes; answers to the half-time result close at its minute.
+GOAL_STEP = 15
+GOAL_MIN_WINDOW = 10
+CARD_WINDOW = 10
+HALF_TIME_CLOSE_MINUTE = 30
+FULL_TIME_MINUTE = 90
+# Question ids are the event's id times this plus the question's number within the event.
+QUESTIONS_PER_EVENT = 1000
+# A finished match's questions stay in the book this long after full time (event time), for
+# answers still on their way and for the pages; then the book and the punters let them go.
+BOOK_KEEP_MS = 3600_000
+# Days of points a punter's state keeps (the day leaderboards of today and yesterday).
+DAYS_KEPT = 2
+
+QuestionStatus = Literal["open", "closed", "settled", "void"]
+OPEN: QuestionStatus = "open"
+CLOSED: QuestionStatus = "closed"
+SETTLED: QuestionStatus = "settled"
+VOID: QuestionStatus = "void"
+# An answer's result: ``pending`` until its question settles.
+PENDING = "pending"
+WON = "won"
+LOST = "lost"
+ANSWER_RESULTS = (PENDING, WON, LOST, "void")
+
+# Why an answer is refused (docs/protocol.md, ``game.delta``).
+UNKNOWN_QUESTION = "unknown_question"
+QUESTION_CLOSED = "question_closed"
+QUESTION_VOID = "question_void"
+ALREADY_ANSWERED = "already_answered"
+BAD_CHOICE = "bad_choice"
+REFUSALS = (UNKNOWN_QUESTION, QUESTION_CLOSED, QUESTION_VOID, ALREADY_ANSWERED, BAD_CHOICE)
+# The reason a question is voided by the game itself.
+MATCH_ENDED = "the match ended before anyone scored again"
+
+IN_PLAY = "in_play"
+FINISHED = "finished"
+
+
+def day_of(at_ms: int) -> str:
+    """The UTC day of an epoch-ms time, as the day leaderboards name it (``2026-11-28``)."""
+    return datetime.fromtimestamp(at_ms / 1000, UTC).strftime("%Y-%m-%d")
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One question of an event's game. ``until_minute``: a window question (next goal, a card)
+    settles ``none``/``no`` when the clock reaches it; ``close_minute``: answers stop counting
+    when the clock reaches it, or when the question's event happens (``closed_at``, epoch ms)."""
+
+    id: int
+    event_id: int
+    kind: str
+    sport: str
+    opened_at: int
+    day: str
+    until_minute: int | None = None
+    close_minute: int | None = None
+    status: QuestionStatus = OPEN
+    closed_at: int | None = None
+    outcome: str | None = None
+    void_reason: str | None = None
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        return OPTIONS[self.kind]
+
+    @property
+    def decided(self) -> bool:
+        """Settled or void: nothing changes it any more."""
+        return self.status in (SETTLED, VOID)
+
+
+def question_title(question: Question) -> str:
+    """The question in words (the page puts the teams' names on ``home`` and ``away``)."""
+    if question.kind == NEXT_GOAL:
+        return f"Who scores next, before {question.until_minute}'?"
+    if question.kind == CARD:
+        return f"A card before {question.until_minute}'?"
+    if question.kind == HALF_TIME_RESULT:
+        return "Half-time result?"
+    return "Who wins the next game?" if question.sport == "tennis" else "Who scores next?"
+
+
+def question_frame(question: Question) -> GameQuestion:
+    """A question as the game's frames carry it (docs/protocol.md)."""
+    return {
+        "id": question.id,
+        "event_id": question.event_id,
+        "kind": question.kind,
+        "title": question_title(question),
+        "options": list(question.options),
+        "points": POINTS[question.kind],
+        "status": question.status,
+        "day": question.day,
+        "opened_at": question.opened_at,
+        "until_minute": question.until_minute,
+        "close_minute": question.close_minute,
+        "closed_at": question.closed_at,
+        "outcome": question.outcome,
+        "void_reason": question.void_reason,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """The book's view of one event: where its clock and score were at the newest event applied."""
+
+    event_id: int
+    sport: str
+    day: str
+    seq: int = 0
+    minute: int = 0
+    score: tuple[int, int] = (0, 0)
+    status: str = IN_PLAY
+    finished_at: int | None = None
+    # Questions numbered so far (the next one's number is one more).
+    numbered: int = 0
+
+
+@dataclass(frozen=True)
+class Book:
+    """Every live event's game: its match and its questions by id. ``now``: the newest event
+    time applied (epoch ms); the book forgets finished matches by it, never by a clock of its own."""
+
+    matches: Mapping[int, Match] = field(default_factory=dict)
+    questions: Mapping[int, Question] = field(default_factory=dict)
+    now: int = 0
+
+    def of_event(self, event_id: int) -> list[Question]:
+        return [q for q in self.questions.values() if q.event_id == event_id]
+
+
+def book_to_json(book: Book) -> bytes:
+    """The book as bytes (the game reducer's state)."""
+    return orjson.dumps(
+        {
+            "now": book.now,
+            "matches": [dataclasses.astuple(m) for m in book.matches.values()],
+            "questions": [dataclasses.astuple(q) for q in book.questions.values()],
+        }
+    )
+
+
+def book_from_json(raw: bytes | None) -> Book:
+    """The book ``book_to_json`` wrote; an empty book for none."""
+    if not raw:
+        return Book()
+    data = orjson.loads(raw)
+    matches = {}
+    for row in data["matches"]:
+        match = Match(*row)
+        home, away = match.score
+        matches[match.event_id] = dataclasses.replace(match, score=(home, away))
+    questions = {row[0]: Question(*row) for row in data["questions"]}
+    return Book(matches=matches, questions=questions, now=data["now"])
+
+
+@dataclass(frozen=True)
+class BookChange:
+    """A book after one event, and the questions the event opened, closed, settled or voided (each
+    in its new state)."""
+
+    book: Book
+    changed: tuple[Question, ...] = ()
+
+
+def _goal_until(minute: int) -> int | None:
+    """The minute a next-goal question opened at ``minute`` runs to: the next quarter hour at
+    least ``GOAL_MIN_WINDOW`` away; ``None`` when that is past full time."""
+    until = ((minute + GOAL_MIN_WINDOW + GOAL_STEP - 1) // GOAL_STEP) * GOAL_STEP
+    return until if until <= FULL_TIME_MINUTE else None
+
+
+def _card_until(minute: int) -> int | None:
+    until = minute + CARD_WINDOW
+    return until if until <= FULL_TIME_MINUTE else None
+
+
+def _result(score: tuple[int, int]) -> str:
+    home, away = score
+    return "home" if home > away else "away" if away > home else "draw"
+
+
+class _Apply:
+    """One event applied to one match of the book: the questions it changes, gathered."""
+
+    def __init__(self, book: Book, match: Match, event: GameEvent) -> None:
+        self.book = book
+        self.match = match
+        self.event = event
+        self.changed: dict[int, Question] = {}
+
+    def questions(self) -> list[Question]:
+        """The match's questions as they stand now (changes of this event included)."""
+        found = {q.id: q for q in self.book.of_event(self.match.event_id)}
+        found.update(self.changed)
+        return [found[i] for i in sorted(found)]
+
+    def open_of(self, kind: str) -> Question | None:
+        return next((q for q in self.questions() if q.kind == kind and q.status == OPEN), None)
+
+    def put(self, question: Question) -> None:
+        self.changed[question.id] = question
+
+    def open(self, kind: str, *, until: int | None = None, close: int | None = None) -> None:
+        if self.match.numbered + 1 >= QUESTIONS_PER_EVENT:
+            return  # an event's questions are numbered within its block of ids
+        number = self.match.numbered + 1
+        self.match = dataclasses.replace(self.match, numbered=number)
+        self.put(
+            Question(
+                id=self.match.event_id * QUESTIONS_PER_EVENT + number,
+                event_id=self.match.event_id,
+                kind=kind,
+                sport=self.match.sport,
+                opened_at=self.event.at,
+                day=self.match.day,
+                until_minute=until,
+                close_minute=close if close is not None else until,
+            )
+        )
+
+    def close(self, question: Question) -> Question:
+        if question.status != OPEN:
+            return question
+        closed = dataclasses.replace(question, status=CLOSED, closed_at=self.event.at)
+        self.put(closed)
+        return closed
+
+    def settle(self, question: Question, outcome: str) -> None:
+        closed = self.close(question)
+        self.put(dataclasses.replace(closed, status=SETTLED, outcome=outcome))
+
+    def void(self, question: Question, reason: str) -> None:
+        closed = self.close(question)
+        self.put(dataclasses.replace(closed, status=VOID, void_reason=reason))
+
+
+def _open_windows(change: _Apply, minute: int) -> None:
+    """Open the window questions a football match lacks at ``minute``."""
+    if change.open_of(NEXT_GOAL) is None and (until := _goal_until(minute)) is not None:
+        change.open(NEXT_GOAL, until=until)
+    if change.open_of(CARD) is None and (until := _card_until(minute)) is not None:
+        change.open(CARD, until=until)
+
+
+def _start(change: _Apply) -> None:
+    """The questions of a match seen for the first time (at kick-off, or later when the game
+    started after it)."""
+    minute = change.event.minute
+    if change.match.sport != "football":
+        change.open(NEXT_SCORE)
+        return
+    _open_windows(change, minute)
+    if minute < HALF_TIME_CLOSE_MINUTE:
+        change.open(HALF_TIME_RESULT, close=HALF_TIME_CLOSE_MINUTE)
+
+
+def _football(change: _Apply) -> None:
+    event = change.event
+    if event.kind == "score":
+        goal = change.open_of(NEXT_GOAL)
+        if goal is not None:
+            change.settle(goal, event.side)
+        if (until := _goal_until(event.minute)) is not None:
+            change.open(NEXT_GOAL, until=until)
+    elif event.kind == "card":
+        card = change.open_of(CARD)
+        if card is not None:
+            change.settle(card, "yes")
+        if (until := _card_until(event.minute)) is not None:
+            change.open(CARD, until=until)
+    elif event.kind == "minute":
+        for question in change.questions():
+            if question.status != OPEN:
+                continue
+            if question.kind in (NEXT_GOAL, CARD) and question.until_minute is not None:
+                if event.minute >= question.until_minute:
+                    change.settle(question, "none" if question.kind == NEXT_GOAL else "no")
+            elif question.close_minute is not None and event.minute >= question.close_minute:
+                change.close(question)
+        _open_windows(change, event.minute)
+    elif event.kind == "half_time":
+        for question in change.questions():
+            if question.kind == HALF_TIME_RESULT and not question.decided:
+                change.settle(question, _result(event.score))
+
+
+def _full_time(change: _Apply) -> None:
+    """Every question still undecided is decided: a window's event never came (``none``, ``no``),
+    the half-time result by the score, a next score can no longer happen (void)."""
+    for question in change.questions():
+        if question.decided:
+            continue
+        if question.kind == NEXT_GOAL:
+            change.settle(question, "none")
+        elif question.kind == CARD:
+            change.settle(question, "no")
+        elif question.kind == HALF_TIME_RESULT:
+            change.settle(question, _result(change.event.score))
+        else:
+            change.void(question, MATCH_ENDED)
+
+
+def _other_sports(change: _Apply) -> None:
+    event = change.event
+    if event.kind == "score":
+        question = change.open_of(NEXT_SCORE)
+        if question is not None:
+            change.settle(question, event.side)
+        change.open(NEXT_SCORE)
+
+
+def _void(book: Book, event: GameEvent) -> BookChange:
+    question = book.questions.get(event.question_id or 0)
+    if question is None or question.event_id != event.event_id or question.decided:
+        return BookChange(book)  # unknown, or decided already: a void changes nothing then
+    closed_at = question.closed_at if question.closed_at is not None else event.at
+    voided = dataclasses.replace(question, status=VOID, closed_at=closed_at, void_reason=event.reason)
+    return BookChange(dataclasses.replace(book, questions={**book.questions, voided.id: voided}), (voided,))
+
+
+def book_apply(book: Book, event: GameEvent) -> BookChange:
+    """Apply one match event (or a trader's void) to the book. An event at or below the sequence
+    its match has applied changes nothing (a replay, a duplicate), nor does anything after full
+    time but a void."""
+    if event.kind == "void":
+        return _void(book, event)
+    match = book.matches.get(event.event_id)
+    if match is not None and (event.seq <= match.seq or match.status == FINISHED):
+        return BookChange(book)
+    new = match is None
+    if new:
+        match = Match(event_id=event.event_id, sport=event.sport, day=day_of(event.at))
+    assert match is not None
+    change = _Apply(book, match, event)
+    if new and event.kind != "full_time":
+        _start(change)
+    if event.kind == "full_time":
+        _full_time(change)
+    elif match.sport == "football":
+        _football(change)
+    else:
+        _other_sports(change)
+    finished = event.kind == "full_time"
+    applied = dataclasses.replace(
+        change.match,
+        seq=event.seq,
+        minute=max(change.match.minute, event.minute),
+        score=event.score,
+        status=FINISHED if finished else IN_PLAY,
+        finished_at=event.at if finished else None,
+    )
+    questions = {**book.questions, **change.changed}
+    updated = Book(
+        matches={**book.matches, applied.event_id: applied}, questions=questions, now=max(book.now, event.at)
+    )
+    return BookChange(updated, tuple(change.changed[i] for i in sorted(change.changed)))
+
+
+def book_prune(book: Book) -> tuple[Book, frozenset[int]]:
+    """The book without the matches finished more than ``BOOK_KEEP_MS`` before its newest event,
+    and the events let go."""
+    gone = frozenset(
+        m.event_id
+        for m in book.matches.values()
+        if m.finished_at is not None and m.finished_at + BOOK_KEEP_MS < book.now
+    )
+    if not gone:
+        return book, gone
+    return (
+        Book(
+            matches={e: m for e, m in book.matches.items() if e not in gone},
+            questions={i: q for i, q in book.questions.items() if q.event_id not in gone},
+            now=book.now,
+        ),
+        gone,
+    )
+
+
+# --- the punters ---
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A punter's answer as their state keeps it: the choice and, once its question is decided,
+    its result and the points it scored."""
+
+    question_id: int
+    event_id: int
+    choice: str
+    answer_id: str
+    result: str = PENDING
+    points: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Punter:
+    """One punter's game state. ``version`` rises by one with every change (frames carry it; a
+    page keeps the highest). ``days``: points per day; ``matches``: points per event."""
+
+    user_id: int
+    version: int = 0
+    streak: int = 0
+    best_streak: int = 0
+    answered: int = 0
+    correct: int = 0
+    days: Mapping[str, int] = field(default_factory=dict)
+    matches: Mapping[int, int] = field(default_factory=dict)
+    answers: Mapping[int, Answer] = field(default_factory=dict)
+
+
+def punter_to_raw(punter: Punter) -> list[Any]:
+    """A punter as JSON values (the state's encoding: compact, keys as strings)."""
+    return [
+        punter.version,
+        punter.streak,
+        punter.best_streak,
+        punter.answered,
+        punter.correct,
+        dict(punter.days),
+        {str(e): p for e, p in punter.matches.items()},
+        {str(a.question_id): [a.event_id, a.choice, a.answer_id, a.result, a.points] for a in punter.answers.values()},
+    ]
+
+
+def punter_from_raw(user_id: int, raw: Sequence[Any]) -> Punter:
+    version, streak, best, answered, correct, days, matches, answers = raw
+    return Punter(
+        user_id=user_id,
+        version=version,
+        streak=streak,
+        best_streak=best,
+        answered=answered,
+        correct=correct,
+        days=dict(days),
+        matches={int(e): p for e, p in matches.items()},
+        answers={int(q): Answer(int(q), *a) for q, a in answers.items()},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class News:
+    """What happened to a punter's answer: ``accepted``, ``refused`` (with ``reason``) or
+    ``settled`` (with ``result`` and ``points``)."""
+
+    kind: Literal["accepted", "refused", "settled"]
+    question_id: int
+    event_id: int
+    choice: str
+    answer_id: str
+    result: str | None = None
+    points: int | None = None
+    reason: str | None = None
+
+    def to_json(self) -> GameNews:
+        news: GameNews = {
+            "kind": self.kind,
+            "question_id": self.question_id,
+            "event_id": self.event_id,
+            "choice": self.choice,
+            "answer_id": self.answer_id,
+        }
+        if self.result is not None:
+            news["result"] = self.result
+        if self.points is not None:
+            news["points"] = self.points
+        if self.reason is not None:
+            news["reason"] = self.reason
+        return news
+
+
+def answer_refusal(book: Book, punter: Punter | None, answer: GameAnswer) -> str | None:
+    """Why the answer does not count (``REFUSALS``), or ``None`` when it does. The punter's
+    earlier answer to the same question refuses a new one; the same answer read again is for
+    ``answer_duplicate`` to spot first."""
+    question = book.questions.get(answer.question_id)
+    if question is None or question.event_id != answer.event_id:
+        return UNKNOWN_QUESTION
+    if punter is not None and answer.question_id in punter.answers:
+        return ALREADY_ANSWERED
+    if answer.choice not in question.options:
+        return BAD_CHOICE
+    if question.status == VOID:
+        return QUESTION_VOID
+    if question.closed_at is not None and answer.ts >= question.closed_at:
+        return QUESTION_CLOSED
+    return None
+
+
+def answer_duplicate(punter: Punter | None, answer: GameAnswer) -> bool:
+    """The punter's state holds this very answer already (a record read again)."""
+    if punter is None:
+        return False
+    held = punter.answers.get(answer.question_id)
+    return held is not None and held.answer_id == answer.answer_id
+
+
+def _with_points(punter: Punter, question: Question, points: int) -> Punter:
+    days = dict(punter.days)
+    days[question.day] = days.get(question.day, 0) + points
+    if len(days) > DAYS_KEPT:
+        days = {d: days[d] for d in sorted(days)[-DAYS_KEPT:]}
+    matches = dict(punter.matches)
+    matches[question.event_id] = matches.get(question.event_id, 0) + points
+    return dataclasses.replace(punter, days=days, matches=matches)
+
+
+def punter_answer(punter: Punter | None, answer: GameAnswer, question: Question) -> tuple[Punter, list[News]]:
+    """A punter's state with an answer that counts (``answer_refusal`` said so), and what to tell
+    them. An answer taken before its question closed but read after it was decided (it was on
+    its way) is settled at once."""
+    current = punter if punter is not None else Punter(user_id=answer.user_id)
+    held = Answer(answer.question_id, answer.event_id, answer.choice, answer.answer_id)
+    accepted = dataclasses.replace(
+        _with_points(current, question, 0),
+        version=current.version + 1,
+        answered=current.answered + 1,
+        answers={**current.answers, answer.question_id: held},
+    )
+    news = [News("accepted", answer.question_id, answer.event_id, answer.choice, answer.answer_id)]
+    if question.decided:
+        settled = punter_settle(accepted, question)
+        if settled is not None:
+            accepted = settled[0]
+            news.append(settled[1])
+    return accepted, news
+
+
+def punter_settle(punter: Punter, question: Question) -> tuple[Punter, News] | None:
+    """The punter's state after ``question`` was decided (settled or void), and the news; ``None``
+    when the punter has no undecided answer to it. A void answer scores nothing and leaves the
+    streak as it was."""
+    held = punter.answers.get(question.id)
+    if held is None or held.result != PENDING or not question.decided:
+        return None
+    if question.status == VOID:
+        result, points = "void", 0
+        changed = punter
+    elif held.choice == question.outcome:
+        result = WON
+        points = POINTS[question.kind][held.choice] + STREAK_BONUS * min(punter.streak, STREAK_BONUS_CAP)
+        streak = punter.streak + 1
+        changed = dataclasses.replace(
+            _with_points(punter, question, points),
+            streak=streak,
+            best_streak=max(punter.best_streak, streak),
+            correct=punter.correct + 1,
+        )
+    else:
+        result, points = LOST, 0
+        changed = dataclasses.replace(punter, streak=0)
+    answers = {**changed.answers, question.id: dataclasses.replace(held, result=result, points=points)}
+    settled = dataclasses.replace(changed, version=punter.version + 1, answers=answers)
+    news = News("settled", question.id, question.event_id, held.choice, held.answer_id, result=result, points=points)
+    return settled, news
+
+
+def punter_prune(punter: Punter, events: frozenset[int]) -> Punter:
+    """The punter's state without the answers and match points of events the book let go (their
+    day points stay)."""
+    if not any(e in events for e in punter.matches) and not any(a.event_id in events for a in punter.answers.values()):
+        return punter
+    return dataclasses.replace(
+        punter,
+        matches={e: p for e, p in punter.matches.items() if e not in events},
+        answers={q: a for q, a in punter.answers.items() if a.event_id not in events},
+    )
+
+
+def punter_doc(punter: Punter) -> GamePunter:
+    """A punter's state as the frames and the store carry it (docs/protocol.md): every live
+    event's points and answers; a page shows its own event's."""
+    return {
+        "version": punter.version,
+        "streak": punter.streak,
+        "best_streak": punter.best_streak,
+        "answered": punter.answered,
+        "correct": punter.correct,
+        "days": dict(punter.days),
+        "matches": {str(e): p for e, p in punter.matches.items()},
+        "answers": {
+            str(a.question_id): {"event_id": a.event_id, "choice": a.choice, "result": a.result, "points": a.points}
+            for a in punter.answers.values()
+        },
+    }
+
+
+def board_scores(punter: Punter, questions: Iterable[Question]) -> dict[int, tuple[str, int, int]]:
+    """Where a change on ``questions`` leaves the punter on the leaderboards: per event, the
+    event's day and the punter's points on the event's board and on the day's."""
+    return {q.event_id: (q.day, punter.matches.get(q.event_id, 0), punter.days.get(q.day, 0)) for q in questions}
+
+
+# --- one bucket's batch ---
+
+
+class Punters(Protocol):
+    """The punters of one bucket, as ``game_step`` reads them: one by id, and the ids of those
+    holding an undecided answer to a question."""
+
+    def get(self, user_id: int) -> Punter | None: ...
+
+    def holders(self, question_id: int) -> Iterable[int]: ...
+
+
+@dataclass
+class Step:
+    """What one bucket's batch changed: the book, each changed punter (new state, what to tell
+    them, the leaderboards they moved on) and each changed question (newest state)."""
+
+    book: Book
+    punters: dict[int, Punter] = field(default_factory=dict)
+    news: dict[int, list[News]] = field(default_factory=dict)
+    boards: dict[int, dict[int, tuple[str, int, int]]] = field(default_factory=dict)
+    questions: dict[int, Question] = field(default_factory=dict)
+    pruned: frozenset[int] = frozenset()
+
+    def _punter(self, punters: Punters, user_id: int) -> Punter | None:
+        return self.punters.get(user_id) or punters.get(user_id)
+
+    def _changed(self, punter: Punter, news: Iterable[News], question: Question) -> None:
+        self.punters[punter.user_id] = punter
+        self.news.setdefault(punter.user_id, []).extend(news)
+        self.boards.setdefault(punter.user_id, {}).update(board_scores(punter, [question]))
+
+
+def _answer_order(answer: GameAnswer) -> tuple[int, str]:
+    return answer.ts, answer.answer_id
+
+
+def game_step(book: Book, punters: Punters, events: Sequence[GameEvent], answers: Sequence[GameAnswer]) -> Step:
+    """One bucket's batch: the match events in their order (each settles the answers its
+    questions hold), then the answers in the order the API took them. Events go first: an answer
+    counts by when it was taken, not when it is read, so the result is the same whichever batch
+    an answer lands in."""
+    step = Step(book=book)
+    for event in events:
+        change = book_apply(step.book, event)
+        step.book = change.book
+        for question in change.changed:
+            step.questions[question.id] = question
+            if not question.decided:
+                continue
+            for user_id in sorted(set(punters.holders(question.id)) | _holding(step.punters, question.id)):
+                punter = step._punter(punters, user_id)
+                settled = None if punter is None else punter_settle(punter, question)
+                if settled is not None:
+                    step._changed(settled[0], [settled[1]], question)
+    for answer in sorted(answers, key=_answer_order):
+        punter = step._punter(punters, answer.user_id)
+        if answer_duplicate(punter, answer):
+            continue
+        refusal = answer_refusal(step.book, punter, answer)
+        if refusal is not None:
+            step.news.setdefault(answer.user_id, []).append(
+                News("refused", answer.question_id, answer.event_id, answer.choice, answer.answer_id, reason=refusal)
+            )
+            continue
+        question = step.book.questions[answer.question_id]
+        accepted, news = punter_answer(punter, answer, question)
+        step._changed(accepted, news, question)
+    step.book, step.pruned = book_prune(step.book)
+    return step
+
+
+def _holding(changed: Mapping[int, Punter], question_id: int) -> set[int]:
+    return {
+        user_id
+        for user_id, punter in changed.items()
+        if (held := punter.answers.get(question_id)) is not None and held.result == PENDING
+    }
+
+
+class PunterTable:
+    """A bucket's punters as its state holds them (punter id → ``punter_to_raw`` values), read
+    into ``Punter``s only when a step needs one. ``holders`` scans the raw answers: a question
+    decided once reads every punter of the bucket once, without building them."""
+
+    def __init__(self, raw: dict[str, list[Any]] | None = None) -> None:
+        self.raw: dict[str, list[Any]] = raw if raw is not None else {}
+        self._read: dict[int, Punter] = {}
+
+    @classmethod
+    def decode(cls, blob: bytes | None) -> PunterTable:
+        return cls(orjson.loads(blob) if blob else {})
+
+    def encode(self) -> bytes:
+        return orjson.dumps(self.raw)
+
+    def get(self, user_id: int) -> Punter | None:
+        found = self._read.get(user_id)
+        if found is None:
+            raw = self.raw.get(str(user_id))
+            if raw is None:
+                return None
+            found = self._read[user_id] = punter_from_raw(user_id, raw)
+        return found
+
+    def holders(self, question_id: int) -> Iterator[int]:
+        key = str(question_id)
+        for user, raw in self.raw.items():
+            held = raw[7].get(key)
+            if held is not None and held[3] == PENDING:
+                yield int(user)
+
+    def put(self, punter: Punter) -> None:
+        self.raw[str(punter.user_id)] = punter_to_raw(punter)
+        self._read[punter.user_id] = punter
+
+    def prune(self, events: frozenset[int]) -> None:
+        """Let go of the answers and match points of events the book let go, in every punter."""
+        if not events:
+            return
+        for user in list(self.raw):
+            punter = self.get(int(user))
+            assert punter is not None
+            pruned = punter_prune(punter, events)
+            if pruned is not punter:
+                self.put(pruned)
+
+    def __len__(self) -> int:
+        return len(self.raw)

@@ -1,0 +1,305 @@
+"""Game reducer: the predictor game's match events and punters' answers → each punter's game
+state in Spark's state store → questions, punters' states, leaderboards and frames in Redis.
+
+Seed 000's third variation on Spark. The answer topic is the data role: keyed by punter, each
+punter's answers in one partition. The match-event topic is the command role: every bucket reads
+it whole. The query reads both topics in one Kafka source; an answer goes to its punter's bucket
+(a hash of the record's key, the punter's id), and every event record is copied to every bucket.
+``transformWithStateInPandas`` groups the batch by bucket and keeps, per bucket, two values in
+Spark's state store (the RocksDB provider, checkpointed with the query): the bucket's copy of the
+question book and the bucket's punters (``reducers.game.PunterTable``). Each bucket's batch is
+``reducers.game.game_step``; its output rows are what changed (the punters, the questions from
+bucket 0, whose copy of the book is every bucket's, and the records it could not decode). The
+driver writes them to Redis (``store.game.GameStore.apply``) and fans them out to the game
+channels.
+
+Exactly once: the state moves once per batch (a batch replayed after a crash starts from the
+state of the batch before and computes the same output), answers carry their id (the same record
+read twice counts once) and events their sequence; the writes to Redis are the new values (a
+replay writes them again), so a settlement never scores twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pandas as pd
+import redis
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle, StreamingQuery
+
+from reducers import topics
+from reducers.game import (
+    Book,
+    PunterTable,
+    book_from_json,
+    book_to_json,
+    game_step,
+    punter_doc,
+    question_frame,
+)
+from reducers.queries import GAME
+from reducers.schemas import GameAnswer, GameEvent, InvalidRecord, decode_game_answer, decode_game_event
+from spark.config import config
+from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
+from spark.sinks.replicated import Replicated
+from spark.sources import kafka_stream
+from store.channels import ChannelStore
+from store.clients import redis_client
+from store.game import GameStore, PunterOutput
+
+log = logging.getLogger("spark.jobs.game")
+QUERY_NAME = GAME.name
+
+PUNTER = "punter"
+QUESTION = "question"
+REJECT = "reject"
+# What a bucket's batch hands the driver: one row per changed punter (``doc`` its state, ``news``,
+# ``boards``), per changed question (bucket 0 only; ``doc`` the question) and per record it could
+# not decode (its origin, key and value, and why).
+OUTPUT = T.StructType(
+    [
+        T.StructField("kind", T.StringType()),
+        T.StructField("user", T.LongType()),
+        T.StructField("doc", T.BinaryType()),
+        T.StructField("news", T.BinaryType()),
+        T.StructField("boards", T.BinaryType()),
+        T.StructField("topic", T.StringType()),
+        T.StructField("partition", T.IntegerType()),
+        T.StructField("offset", T.LongType()),
+        T.StructField("key", T.BinaryType()),
+        T.StructField("value", T.BinaryType()),
+        T.StructField("reason", T.StringType()),
+        T.StructField("detail", T.StringType()),
+    ]
+)
+OUTPUT_COLUMNS = [f.name for f in OUTPUT.fields]
+_WHOLE = {f.name for f in OUTPUT.fields if isinstance(f.dataType, T.IntegerType | T.LongType)}
+_BLOB = T.StructType([T.StructField("raw", T.BinaryType())])
+
+
+def _decoded(
+    frame: pd.DataFrame, *, events_topic: str, bucket: int
+) -> tuple[list[GameEvent], list[GameAnswer], list[dict[str, Any]]]:
+    """A bucket's records decoded: events in their order, answers, and the records refused (an
+    event record's only in bucket 0, which every event reaches as every bucket does)."""
+    events: list[tuple[int, GameEvent]] = []
+    answers: list[GameAnswer] = []
+    rejects: list[dict[str, Any]] = []
+    columns = zip(
+        frame["topic"].tolist(),
+        frame["key"].tolist(),
+        frame["value"].tolist(),
+        frame["partition"].tolist(),
+        frame["offset"].tolist(),
+        strict=True,
+    )
+    for topic, key, value, partition, offset in columns:
+        is_event = topic == events_topic
+        try:
+            if is_event:
+                events.append((offset, decode_game_event(value)))
+            else:
+                answers.append(decode_game_answer(key, value))
+        except InvalidRecord as exc:
+            if not is_event or bucket == 0:
+                rejects.append(_reject(topic, partition, offset, key, value, exc.reason, exc.detail))
+        except Exception as exc:  # anything else a record can raise is that record's fault
+            if not is_event or bucket == 0:
+                rejects.append(
+                    _reject(topic, partition, offset, key, value, "undecodable", f"{type(exc).__name__}: {exc}")
+                )
+    return [event for _, event in sorted(events, key=lambda pair: pair[0])], answers, rejects
+
+
+def _reject(topic: str, partition: int, offset: int, key: Any, value: Any, reason: str, detail: str) -> dict[str, Any]:
+    return {
+        "kind": REJECT,
+        "topic": topic,
+        "partition": partition,
+        "offset": offset,
+        "key": key,
+        "value": value,
+        "reason": reason,
+        "detail": detail[:500],
+    }
+
+
+class GameProcessor(StatefulProcessor):
+    """One bucket's batch (``reducers.game.game_step``) over the bucket's state: its copy of the
+    question book and its punters, one value each."""
+
+    def __init__(self, *, events_topic: str) -> None:
+        self._events_topic = events_topic
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self._book = handle.getValueState("book", _BLOB)
+        self._punters = handle.getValueState("punters", _BLOB)
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:  # noqa: N802, N803  # PySpark's names
+        bucket = int(key[0])
+        frame = pd.concat(list(rows), ignore_index=True)
+        events, answers, rejects = _decoded(frame, events_topic=self._events_topic, bucket=bucket)
+        stored_book = self._book.get()
+        book = book_from_json(stored_book[0]) if stored_book else Book()
+        stored_punters = self._punters.get() if answers or events else None
+        table = PunterTable.decode(stored_punters[0] if stored_punters else None)
+        step = game_step(book, table, events, answers)
+        for changed in step.punters.values():
+            table.put(changed)
+        table.prune(step.pruned)
+        if step.book is not book:
+            self._book.update((book_to_json(step.book),))
+        if step.punters or step.pruned:
+            self._punters.update((table.encode(),))
+        out: list[dict[str, Any]] = rejects
+        for user_id in sorted(set(step.news) | set(step.punters)):
+            punter = step.punters.get(user_id)
+            out.append(
+                {
+                    "kind": PUNTER,
+                    "user": user_id,
+                    "doc": None if punter is None else orjson.dumps(punter_doc(punter)),
+                    "news": orjson.dumps([n.to_json() for n in step.news.get(user_id, [])]),
+                    "boards": orjson.dumps({str(e): list(b) for e, b in step.boards.get(user_id, {}).items()}),
+                }
+            )
+        if bucket == 0:
+            out.extend({"kind": QUESTION, "doc": orjson.dumps(question_frame(q))} for q in step.questions.values())
+        yield _frame(out)
+
+    def close(self) -> None:
+        pass
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The output rows as a frame whose every column has its type even when all its values are
+    missing (pandas would make such a column floats, which Arrow cannot turn into text)."""
+    return pd.DataFrame(
+        {
+            name: pd.array([row.get(name) for row in rows], dtype="Int64" if name in _WHOLE else object)
+            for name in OUTPUT_COLUMNS
+        }
+    )
+
+
+def game_plan(spark: SparkSession, *, bootstrap: str, buckets: int) -> DataFrame:
+    """The game query's plan: both topics read as one stream, each answer in its punter's
+    bucket and each event in every bucket, each bucket's batch through ``GameProcessor``."""
+    events_topic = topics.game_events()
+    raw = kafka_stream(
+        spark,
+        topic=f"{topics.game_answers()},{events_topic}",
+        bootstrap=bootstrap,
+        starting_offsets=GAME.starting_offsets,
+        with_topic=True,
+    )
+    every_bucket = F.sequence(F.lit(0), F.lit(buckets - 1))
+    own_bucket = F.array(F.pmod(F.xxhash64(F.col("key")), F.lit(buckets)).cast("int"))
+    spread = raw.select(
+        "topic",
+        "key",
+        "value",
+        "partition",
+        "offset",
+        F.explode(F.when(F.col("topic") == events_topic, every_bucket).otherwise(own_bucket)).alias("bucket"),
+    )
+    return spread.groupBy("bucket").transformWithStateInPandas(
+        statefulProcessor=GameProcessor(events_topic=events_topic),
+        outputStructType=OUTPUT,
+        outputMode="Update",
+        timeMode="None",
+    )
+
+
+class GameSink:
+    """The driver's part of a batch: what the buckets changed, written to Redis and fanned out
+    (``GameStore.apply``); refused records to their topics' dead letters."""
+
+    def __init__(self, *, redis_client: redis.Redis, answers: DeadLetters, events: DeadLetters) -> None:
+        self._redis = redis_client
+        self._store = GameStore(redis_client)
+        self._channels = ChannelStore(redis_client)
+        self._dead_letters = {
+            topics.game_answers(): (answers, "game_answer_"),
+            topics.game_events(): (events, "game_event_"),
+        }
+
+    def process(self, table: Any, batch_id: int) -> dict[str, int]:
+        """``table``: the batch's output (a pyarrow table of ``OUTPUT``)."""
+        columns = {name: table.column(name).to_pylist() for name in OUTPUT_COLUMNS}
+        questions = []
+        punters = []
+        rejects: dict[str, Rejects] = {}
+        for at, kind in enumerate(columns["kind"]):
+            if kind == PUNTER:
+                boards = orjson.loads(columns["boards"][at])
+                punters.append(
+                    PunterOutput(
+                        user_id=columns["user"][at],
+                        doc=columns["doc"][at],
+                        news=columns["news"][at],
+                        boards={int(e): (d, m, p) for e, (d, m, p) in boards.items()},
+                    )
+                )
+            elif kind == QUESTION:
+                questions.append(orjson.loads(columns["doc"][at]))
+            else:
+                topic = columns["topic"][at]
+                if topic not in rejects:
+                    sink, prefix = self._dead_letters[topic]
+                    rejects[topic] = Rejects(
+                        sink=sink, redis_client=self._redis, source_topic=topic, counter_prefix=prefix
+                    )
+                row = {name: columns[name][at] for name in ("key", "value", "partition", "offset")}
+                rejects[topic].add(row, columns["reason"][at], columns["detail"][at])
+        refused = sum(len(r) for r in rejects.values())
+        for found in rejects.values():
+            found.flush()
+        applied = self._store.apply(
+            questions=sorted(questions, key=lambda q: q["id"]),
+            punters=[p for p in punters if p.doc is not None or p.news != b"[]"],
+            batch=batch_id,
+            now_ms=int(time.time() * 1000),
+            publish=lambda frames: self._channels.publish_many(frames, only_streaming=True),
+        )
+        return {
+            "punters": applied.punters,
+            "questions": applied.questions,
+            "frames": applied.frames,
+            "tops": len(applied.tops),
+            "rejected": refused,
+        }
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        counts = self.process(batch.toArrow(), batch_id)
+        if any(counts.values()):
+            log.info("batch %s: %s", batch_id, counts)
+
+
+def start(
+    spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str, sink: GameSink | None = None
+) -> StreamingQuery:
+    """Start the game query; ``sink``: the driver's part of each batch (``GameSink`` on the
+    configured Redis and dead-letter topics unless given)."""
+    settings = config()
+    sink = sink or GameSink(
+        redis_client=redis_client(redis_url),
+        answers=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_answers()),
+        events=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_events()),
+    )
+    return (
+        game_plan(spark, bootstrap=bootstrap, buckets=settings.game_buckets)
+        .writeStream.queryName(GAME.name)
+        .option("checkpointLocation", checkpoint_dir)
+        .outputMode("update")
+        .foreachBatch(Replicated(sink, redis_url=redis_url))
+        .trigger(processingTime=settings.triggers[GAME.name])
+        .start()
+    )

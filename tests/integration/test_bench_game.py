@@ -1,0 +1,30 @@
+"""The game stage at test size (``bench.game.QUICK``): a reducers process of its own takes every
+answer into the game query's state and a goal settles every punter. No speed assertion (that is
+`make bench` and docs/performance.md): only that the stage measured what it promises, through the
+product's own path, with nothing lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from bench.game import QUICK, bench_game
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def result(kafka_topics) -> dict[str, Any]:
+    return bench_game(quick=True)
+
+
+def test_every_answer_reached_the_game_and_every_punter_was_settled(result):
+    punters, matches = QUICK
+    assert (result["game_punters"], result["game_matches"], result["game_answers"]) == (punters, matches, 2 * punters)
+    assert result["game_answers_per_s"] > 0
+
+
+def test_the_settlement_and_the_memory_are_measured(result):
+    assert 0 < result["game_settle_p50_ms"] <= result["game_settle_p99_ms"] <= result["game_settle_max_ms"]
+    assert result["game_state_rss_mib"] > 100, "the reducers process: a JVM and its Python workers"

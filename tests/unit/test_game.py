@@ -1,0 +1,372 @@
+"""The predictor game's decisions (reducers/game.py): questions opened, closed, settled and voided
+by match events; answers counted once, before their question closed; points and streaks; one
+bucket's batch. No Spark, no store."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+
+from reducers import game
+from reducers.game import (
+    BOOK_KEEP_MS,
+    Book,
+    PunterTable,
+    Question,
+    book_apply,
+    book_from_json,
+    book_to_json,
+    game_step,
+    punter_from_raw,
+    punter_to_raw,
+)
+from reducers.schemas import GameAnswer, GameEvent
+
+EVENT = 7
+T0 = 1_795_000_000_000  # 2026-11-18, epoch ms
+
+
+class Feed:
+    """Game events of one match, numbered as the feed numbers them."""
+
+    def __init__(self, event_id: int = EVENT, sport: str = "football") -> None:
+        self.event_id = event_id
+        self.sport = sport
+        self.seq = 0
+        self.score = [0, 0]
+
+    def __call__(self, kind: str, *, minute: int = 0, side: str = "", at: int | None = None) -> GameEvent:
+        self.seq += 1
+        if kind == "score":
+            self.score[0 if side == "home" else 1] += 1
+        return GameEvent(
+            kind=kind,
+            event_id=self.event_id,
+            seq=self.seq,
+            sport=self.sport,
+            minute=minute,
+            side=side,
+            score=(self.score[0], self.score[1]),
+            at=at if at is not None else T0 + minute * 60_000,
+        )
+
+
+def apply_all(*events: GameEvent, book: Book | None = None) -> Book:
+    current = book or Book()
+    for event in events:
+        current = book_apply(current, event).book
+    return current
+
+
+def open_question(book: Book, kind: str) -> Question:
+    return next(q for q in book.questions.values() if q.kind == kind and q.status == game.OPEN)
+
+
+def answer(user: int, question: Question, choice: str, *, ts: int, answer_id: str | None = None) -> GameAnswer:
+    return GameAnswer(
+        answer_id=answer_id or f"{user:08d}{question.id:012d}{ts:016d}"[:40],
+        user_id=user,
+        event_id=question.event_id,
+        question_id=question.id,
+        choice=choice,
+        ts=ts,
+    )
+
+
+# --- questions ---
+
+
+def test_kick_off_opens_next_goal_a_card_and_the_half_time_result():
+    feed = Feed()
+    change = book_apply(Book(), feed("kick_off"))
+    kinds = {q.kind: q for q in change.changed}
+    assert set(kinds) == {game.NEXT_GOAL, game.CARD, game.HALF_TIME_RESULT}
+    assert kinds[game.NEXT_GOAL].until_minute == 15
+    assert kinds[game.CARD].until_minute == 10
+    assert kinds[game.HALF_TIME_RESULT].close_minute == 30
+    assert all(q.status == game.OPEN for q in change.changed)
+    assert game.question_title(kinds[game.NEXT_GOAL]) == "Who scores next, before 15'?"
+
+
+def test_a_goal_settles_the_next_goal_question_with_its_side_and_opens_the_next():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    change = book_apply(book, feed("score", minute=12, side="away"))
+    settled = next(q for q in change.changed if q.id == goal.id)
+    assert (settled.status, settled.outcome, settled.closed_at) == (game.SETTLED, "away", T0 + 12 * 60_000)
+    following = open_question(change.book, game.NEXT_GOAL)
+    assert following.id == goal.id + 3  # after the card and half-time questions of the kick-off
+    assert following.until_minute == 30  # the next quarter hour at least ten minutes away
+
+
+def test_the_clock_reaching_a_windows_minute_settles_none_and_opens_the_next_window():
+    feed = Feed()
+    book = apply_all(feed("kick_off"), feed("minute", minute=9))
+    assert open_question(book, game.CARD).until_minute == 10
+    change = book_apply(book, feed("minute", minute=10))
+    card = next(q for q in change.changed if q.kind == game.CARD and q.status == game.SETTLED)
+    assert card.outcome == "no"
+    assert open_question(change.book, game.CARD).until_minute == 20
+    assert open_question(change.book, game.NEXT_GOAL).until_minute == 15  # its window is still open
+
+
+def test_a_card_settles_the_card_question_yes():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    change = book_apply(book, feed("card", minute=4, side="home"))
+    settled = [q for q in change.changed if q.status == game.SETTLED]
+    assert [(q.kind, q.outcome) for q in settled] == [(game.CARD, "yes")]
+
+
+def test_answers_to_the_half_time_result_close_at_thirty_minutes_and_it_settles_at_half_time():
+    feed = Feed()
+    book = apply_all(feed("kick_off"), feed("score", minute=20, side="home"), feed("minute", minute=30))
+    half = next(q for q in book.questions.values() if q.kind == game.HALF_TIME_RESULT)
+    assert (half.status, half.closed_at) == (game.CLOSED, T0 + 30 * 60_000)
+    book = apply_all(feed("half_time", minute=45), book=book)
+    assert (book.questions[half.id].status, book.questions[half.id].outcome) == (game.SETTLED, "home")
+
+
+def test_full_time_decides_every_question_left():
+    feed = Feed()
+    book = apply_all(feed("kick_off"), feed("half_time", minute=45), feed("minute", minute=76))
+    assert open_question(book, game.NEXT_GOAL).until_minute == 90
+    change = book_apply(book, feed("full_time", minute=90))
+    assert {(q.kind, q.outcome) for q in change.changed} == {(game.NEXT_GOAL, "none"), (game.CARD, "no")}
+    assert all(q.decided for q in change.book.questions.values())
+    assert change.book.matches[EVENT].status == game.FINISHED
+
+
+def test_other_sports_ask_who_scores_next_and_void_it_at_full_time():
+    feed = Feed(sport="tennis")
+    book = apply_all(feed("kick_off"))
+    first = open_question(book, game.NEXT_SCORE)
+    assert game.question_title(first) == "Who wins the next game?"
+    book = apply_all(feed("score", side="home"), book=book)
+    assert book.questions[first.id].outcome == "home"
+    change = book_apply(book, feed("full_time"))
+    assert [(q.status, q.void_reason) for q in change.changed] == [(game.VOID, game.MATCH_ENDED)]
+
+
+def test_an_event_at_or_below_the_applied_sequence_changes_nothing():
+    feed = Feed()
+    kick_off = feed("kick_off")
+    goal = feed("score", minute=3, side="home")
+    book = apply_all(kick_off, goal)
+    assert book_apply(book, goal).changed == ()
+    assert book_apply(book, kick_off).book == book
+
+
+def test_a_void_voids_an_undecided_question_once_and_a_decided_one_not_at_all():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    card = open_question(book, game.CARD)
+    void = GameEvent(kind="void", event_id=EVENT, seq=1, sport="football", at=T0 + 1, question_id=card.id, reason="x")
+    change = book_apply(book, void)
+    assert [(q.id, q.status, q.void_reason) for q in change.changed] == [(card.id, game.VOID, "x")]
+    assert book_apply(change.book, void).changed == ()
+    settled = apply_all(feed("card", minute=2, side="away"), book=book)
+    assert book_apply(settled, void).changed == ()
+
+
+def test_a_finished_match_is_let_go_an_hour_after_full_time():
+    feed, other = Feed(), Feed(event_id=8)
+    book = apply_all(feed("kick_off"), feed("full_time", minute=90))
+    end = book.matches[EVENT].finished_at
+    assert end is not None
+    kept, gone = game.book_prune(apply_all(other("kick_off", at=end + BOOK_KEEP_MS), book=book))
+    assert gone == frozenset()
+    assert EVENT in kept.matches
+    pruned, gone = game.book_prune(apply_all(other("minute", minute=1, at=end + BOOK_KEEP_MS + 1), book=kept))
+    assert gone == {EVENT}
+    assert all(q.event_id == 8 for q in pruned.questions.values())
+
+
+def test_the_book_round_trips_through_its_state_encoding():
+    feed = Feed()
+    book = apply_all(feed("kick_off"), feed("score", minute=5, side="home"), feed("minute", minute=31))
+    assert book_from_json(book_to_json(book)) == book
+
+
+# --- answers and points ---
+
+
+def test_an_answer_before_the_close_counts_and_one_after_is_refused_as_closed():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    book = apply_all(feed("score", minute=8, side="home"), book=book)
+    closed_at = book.questions[goal.id].closed_at
+    assert closed_at is not None
+    assert game.answer_refusal(book, None, answer(1, goal, "home", ts=closed_at - 1)) is None
+    assert game.answer_refusal(book, None, answer(1, goal, "home", ts=closed_at)) == game.QUESTION_CLOSED
+
+
+def test_a_punter_answers_each_question_once():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    first = answer(1, goal, "home", ts=T0 + 1)
+    punter, news = game.punter_answer(None, first, goal)
+    assert [n.kind for n in news] == ["accepted"]
+    assert game.answer_duplicate(punter, first)  # the same record read again
+    assert game.answer_refusal(book, punter, answer(1, goal, "away", ts=T0 + 2)) == game.ALREADY_ANSWERED
+
+
+def test_unknown_questions_choices_it_does_not_offer_and_void_questions_are_refused():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    card = open_question(book, game.CARD)
+    assert game.answer_refusal(book, None, answer(1, card, "home", ts=T0)) == game.BAD_CHOICE
+    stray = dataclasses.replace(card, id=card.id + 500)
+    assert game.answer_refusal(book, None, answer(1, stray, "yes", ts=T0)) == game.UNKNOWN_QUESTION
+    void = GameEvent(kind="void", event_id=EVENT, seq=9, sport="football", at=T0 + 5, question_id=card.id, reason="x")
+    voided = apply_all(void, book=book)
+    assert game.answer_refusal(voided, None, answer(1, card, "yes", ts=T0 + 1)) == game.QUESTION_VOID
+
+
+def test_correct_answers_score_with_a_streak_bonus_and_a_wrong_one_ends_the_streak():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    punter = None
+    points = []
+    for minute, side, choice in ((5, "home", "home"), (20, "away", "away"), (35, "home", "home"), (50, "home", "away")):
+        question = open_question(book, game.NEXT_GOAL)
+        punter, _ = game.punter_answer(punter, answer(1, question, choice, ts=T0 + minute * 60_000 - 1), question)
+        book = apply_all(feed("score", minute=minute, side=side), book=book)
+        settled = game.punter_settle(punter, book.questions[question.id])
+        assert settled is not None
+        punter, news = settled
+        points.append(news.points)
+    assert points == [10, 12, 14, 0]
+    assert punter is not None
+    assert (punter.streak, punter.best_streak, punter.correct, punter.answered) == (0, 3, 3, 4)
+    assert punter.matches[EVENT] == 36
+    assert punter.days[game.day_of(T0)] == 36
+
+
+def test_a_void_answer_scores_nothing_and_keeps_the_streak():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    card = open_question(book, game.CARD)
+    punter, _ = game.punter_answer(game.Punter(user_id=1, streak=2), answer(1, card, "yes", ts=T0), card)
+    void = GameEvent(kind="void", event_id=EVENT, seq=9, sport="football", at=T0 + 5, question_id=card.id, reason="x")
+    settled = game.punter_settle(punter, apply_all(void, book=book).questions[card.id])
+    assert settled is not None
+    assert (settled[1].result, settled[1].points, settled[0].streak) == ("void", 0, 2)
+
+
+def test_the_punter_round_trips_through_its_state_encoding():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    punter, _ = game.punter_answer(None, answer(3, goal, "none", ts=T0), goal)
+    assert punter_from_raw(3, punter_to_raw(punter)) == punter
+
+
+# --- one bucket's batch ---
+
+
+def test_a_goal_settles_every_answer_of_the_bucket_at_once():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    table = PunterTable()
+    answered = game_step(book, table, [], [answer(u, goal, ("home", "away")[u % 2], ts=T0 + u) for u in range(1, 201)])
+    for punter in answered.punters.values():
+        table.put(punter)
+    step = game_step(answered.book, table, [feed("score", minute=9, side="home")], [])
+    assert len(step.punters) == 200
+    won = {u for u, news in step.news.items() if news[-1].result == game.WON}
+    assert won == {u for u in range(1, 201) if u % 2 == 0}
+    assert step.boards[2] == {EVENT: (game.day_of(T0), 10, 10)}
+    assert step.boards[1] == {EVENT: (game.day_of(T0), 0, 0)}
+
+
+def test_an_answer_taken_before_the_close_but_read_after_the_settlement_is_settled_on_arrival():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    late = answer(5, goal, "home", ts=T0 + 60_000)
+    step = game_step(book, PunterTable(), [feed("score", minute=2, side="home")], [late])
+    assert [n.kind for n in step.news[5]] == ["accepted", "settled"]
+    assert step.punters[5].matches[EVENT] == 10
+
+
+def test_the_same_answer_read_twice_counts_once_and_a_second_answer_is_refused():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    first = answer(4, goal, "home", ts=T0 + 1)
+    table = PunterTable()
+    step = game_step(book, table, [], [first, first])
+    assert [n.kind for n in step.news[4]] == ["accepted"]
+    table.put(step.punters[4])
+    again = game_step(step.book, table, [], [first, answer(4, goal, "away", ts=T0 + 2)])
+    assert [(n.kind, n.reason) for n in again.news[4]] == [("refused", game.ALREADY_ANSWERED)]
+    assert 4 not in again.punters
+
+
+def _run(batches: list[tuple[list[GameEvent], list[GameAnswer]]]) -> dict[str, list]:
+    book, table = Book(), PunterTable()
+    for events, answers in batches:
+        step = game_step(book, table, events, answers)
+        book = step.book
+        for punter in step.punters.values():
+            table.put(punter)
+    return dict(sorted(table.raw.items()))
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_where_the_batches_are_cut_does_not_change_anyones_points(cut):
+    feed = Feed()
+    kick_off, goal_home, minute, goal_away = (
+        feed("kick_off"),
+        feed("score", minute=7, side="home"),
+        feed("minute", minute=16),
+        feed("score", minute=22, side="away"),
+    )
+    first = apply_all(kick_off)
+    q1 = open_question(first, game.NEXT_GOAL)
+    second = apply_all(goal_home, book=first)
+    q2 = open_question(second, game.NEXT_GOAL)
+    answers = [answer(u, q1, "home", ts=T0 + u) for u in range(1, 6)]
+    answers += [answer(u, q2, "away", ts=T0 + 8 * 60_000 + u) for u in range(3, 9)]
+    events = [kick_off, goal_home, minute, goal_away]
+    whole = _run([(events, answers)])
+    split = _run([(events[:cut], answers[: cut * 3]), (events[cut:], answers[cut * 3 :])])
+    assert split == whole
+    assert punter_from_raw(3, whole["3"]).matches[EVENT] == 22  # 10, then 10 + 2 for the streak
+
+
+def test_a_bucket_lets_go_of_the_answers_of_a_match_the_book_let_go():
+    feed, other = Feed(), Feed(event_id=8)
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    table = PunterTable()
+    step = game_step(book, table, [feed("full_time", minute=90)], [answer(1, goal, "none", ts=T0)])
+    table.put(step.punters[1])
+    later = game_step(step.book, table, [other("kick_off", at=T0 + 90 * 60_000 + BOOK_KEEP_MS + 1)], [])
+    assert later.pruned == {EVENT}
+    table.prune(later.pruned)
+    kept = table.get(1)
+    assert kept is not None
+    assert kept.answers == {}
+    assert kept.matches == {}
+    assert kept.days == {game.day_of(T0): 5}
+
+
+def test_punter_table_holders_are_the_punters_with_an_undecided_answer():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal, card = open_question(book, game.NEXT_GOAL), open_question(book, game.CARD)
+    table = PunterTable()
+    for user, question in itertools.product((1, 2), (goal,)):
+        punter, _ = game.punter_answer(table.get(user), answer(user, question, "home", ts=T0), question)
+        table.put(punter)
+    assert sorted(table.holders(goal.id)) == [1, 2]
+    assert list(table.holders(card.id)) == []
+    assert PunterTable.decode(table.encode()).raw == table.raw
