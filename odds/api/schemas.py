@@ -748,7 +748,8 @@ class SpecOut(Model):
     slip: list[SlipLegIn]
     stake: DecimalText | None
     bets: list[dict[str, Any]]
-    event: int | None = None
+    # Only a game view names its event; the others' answers leave it out, as their stored spec does.
+    event: int | None = Field(default=None, exclude_if=lambda value: value is None, description="a game view's event")
 
 
 class ChannelCreated(Answer):
