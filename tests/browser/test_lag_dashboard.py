@@ -14,6 +14,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from playwright.sync_api import Browser, Page, expect
 
+from reducers.queries import QUERIES as REGISTRY
 from tests.browser.axe import axe_check
 from tests.conftest import uvicorn_serving
 from tests.factories import user_create
@@ -21,7 +22,8 @@ from tests.factories import user_create
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = os.environ.get("A11Y_SCREENSHOTS")
-QUERIES = ("markets", "commands", "liability", "movers", "matches", "prices")
+# Every query of the registry, prices last (the one this test puts behind).
+QUERIES = (*(query.name for query in REGISTRY if query.name != "prices"), "prices")
 
 
 @contextlib.contextmanager
