@@ -144,24 +144,32 @@ def wait_for(
         pytest.fail(str(exc) if detail is None else f"{exc}: {detail()}")
 
 
+# Reducer queries the session starts only for the tests that need them.
+ON_DEMAND_QUERIES = ("game",)
+
+
 @pytest.fixture(scope="session")
 def reducers_running(spark, kafka_topics, redis_client, tmp_path_factory):
-    """Every reducer query (markets, commands, prices in micro-batch) in the session's SparkSession,
-    with the progress listener that writes lag to Redis and commits offsets to Kafka."""
+    """Every reducer query but ``ON_DEMAND_QUERIES`` (markets, commands, prices in micro-batch, …)
+    in the session's SparkSession, with the progress listener that writes lag to Redis and
+    commits offsets to Kafka."""
     from django.conf import settings
 
-    from spark.jobs.reducers import COMPONENT, start_all
+    from spark.jobs.reducers import COMPONENT, starters
     from spark.progress import RedisProgressListener
 
     listener = RedisProgressListener(redis_client, COMPONENT, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS)
     spark.streams.addListener(listener)
-    queries = start_all(
+    found = starters(
         spark,
         bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
         redis_url=settings.REDIS_URL,
         checkpoint_root=tmp_path_factory.mktemp("checkpoints"),
         mode="microbatch",
     )
+    # The game query (stateful, with Python workers of its own) runs only while the tests that
+    # play the game run (``game_running``), not beside every other test on two cores.
+    queries = {name: start() for name, start in found.items() if name not in ON_DEMAND_QUERIES}
     yield queries
     for query in queries.values():
         query.stop()

@@ -68,28 +68,35 @@ def open_question(redis_client, event_id: int, kind: str) -> GameQuestion:
 
 @pytest.fixture(scope="module")
 def game_running(reducers_running, spark, producer, redis_client, tmp_path_factory):
-    """The session's game query once it has run a batch, started again when its first batch's
-    planning failed: the Python worker that tells Spark the query's state schemas must connect
-    back within ten seconds (Spark's own limit, not a setting), which a loaded two-core machine
-    can miss; the reducers' supervisor restarts the query the same way (spark/jobs/reducers.py)."""
+    """The game query, started for the module's tests (and stopped after them) once it has run a
+    batch; started again when its first batch's planning failed: the Python worker that tells
+    Spark the query's state schemas must connect back within ten seconds (Spark's own limit, not
+    a setting), which a loaded two-core machine can miss; the reducers' supervisor restarts the
+    query the same way (spark/jobs/reducers.py)."""
     from django.conf import settings
 
     from spark.jobs import game as job
 
     Match(producer, 720_000)("kick_off")
+    checkpoint = str(tmp_path_factory.mktemp("game-checkpoint"))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        if GameStore(redis_client).questions(720_000):
-            return reducers_running["game"]
-        if not reducers_running["game"].isActive:
+        if "game" in reducers_running and GameStore(redis_client).questions(720_000):
+            break
+        if "game" not in reducers_running or not reducers_running["game"].isActive:
             reducers_running["game"] = job.start(
                 spark,
                 bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS,
                 redis_url=settings.REDIS_URL,
-                checkpoint_dir=str(tmp_path_factory.mktemp("game-checkpoint")),
+                checkpoint_dir=checkpoint,
             )
         time.sleep(0.5)
-    pytest.fail(f"the game query ran no batch: {reducers_running['game'].exception()}")
+    else:
+        query = reducers_running.get("game")
+        pytest.fail(f"the game query ran no batch: {query.exception() if query is not None else 'not started'}")
+    yield reducers_running["game"]
+    # Started for this module's tests only (``ON_DEMAND_QUERIES``).
+    reducers_running.pop("game").stop()
 
 
 async def frame_of(communicator: WebsocketCommunicator, match, timeout: float = 60) -> dict:
