@@ -118,6 +118,7 @@ def test_a_bet_placed_the_moment_a_new_price_commits_is_priced_at_it(
 def test_a_decision_that_cannot_be_recorded_for_bets_is_refused_and_changes_nothing(traded, settings):
     market, decide = traded
     home = selections_of(market)[0]
+    original = settings.REDIS_URL
     settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     redis_shared.cache_clear()
     try:
@@ -126,6 +127,8 @@ def test_a_decision_that_cannot_be_recorded_for_bets_is_refused_and_changes_noth
         with pytest.raises(DecisionNotRecorded):
             decide(market_suspend, market=market)
     finally:
+        # The shared client made again from the real address, never the dead one (later tests use it).
+        settings.REDIS_URL = original
         redis_shared.cache_clear()
     assert Selection.objects.get(id=home.id).price == Decimal("2.10")
     market.refresh_from_db()

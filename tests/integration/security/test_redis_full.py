@@ -30,9 +30,12 @@ __all__ = ["small_redis"]  # the fixture, used by name
 def full_redis(small_redis, settings):
     """Every use of ``REDIS_URL`` by this process goes to a Redis past its memory limit."""
     _past_the_limit(redis.Redis.from_url(small_redis))
+    original = settings.REDIS_URL
     settings.REDIS_URL = small_redis
     redis_shared.cache_clear()
     yield small_redis
+    # The shared client made again from the real address, never the small Redis (stopped after).
+    settings.REDIS_URL = original
     redis_shared.cache_clear()
 
 
