@@ -6,12 +6,19 @@ import functools
 import threading
 from typing import Any
 
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Consumer, Message, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from django.conf import settings
 
 from reducers.topics import TopicSpec, all_topics
 from store.clients import kafka_consumer, kafka_producer
+
+
+def message_headers(message: Message) -> dict[str, bytes | None]:
+    """A consumed record's headers by name (a header without a value: None)."""
+    # confluent-kafka's stubs type headers() as a str; it returns (name, bytes) pairs.
+    pairs: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
+    return {str(name): value if isinstance(value, bytes) else None for name, value in pairs}
 
 
 def producer_create(**overrides: Any) -> Producer:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from confluent_kafka import TopicPartition
 
-from odds.core.kafka import reader_create
+from odds.core.kafka import message_headers, reader_create
 from odds.core.metrics import topic_partitions
 from odds.ops.models import DeadLetterAction, DeadLetterHandled
 from reducers.dead_letters import SOURCES, FirstFailure, first_failure, replay_refusal
@@ -126,9 +125,7 @@ def dead_letters_select(
                         continue
                     if offset >= left[partition] - 1:
                         del left[partition]
-                    # confluent-kafka's stubs type headers() as a str; it returns (name, bytes) pairs.
-                    pairs: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
-                    headers = {str(k): v if isinstance(v, bytes) else None for k, v in pairs}
+                    headers = message_headers(message)
                     ts_ms = int(message.timestamp()[1])
                     record_reason = _text(headers.get("reason"))
                     if reason is not None and record_reason != reason:

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from odds.betting.models import Bet
 from odds.catalogue.models import Event, Market, Selection
-from odds.core.kafka import reader_create
+from odds.core.kafka import message_headers, reader_create
 from odds.core.metrics import topic_partitions
 from odds.ops.models import MetricSample
 from reducers import keys, topics
@@ -250,9 +250,7 @@ def dead_letters_recent(*, source: str | None = None, reason: str | None = None,
                         continue
                     tp: tuple[str, int] = (str(message.topic()), int(message.partition() or 0))
                     offset = int(message.offset() or 0)
-                    # confluent-kafka's stubs type headers() as a str; it returns (name, bytes) pairs.
-                    pairs: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
-                    headers = {str(k): _text(v if isinstance(v, bytes) else None, 500) for k, v in pairs}
+                    headers = {name: _text(value, 500) for name, value in message_headers(message).items()}
                     records.append(
                         {
                             "source": wanted[str(message.topic())],

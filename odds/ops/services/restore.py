@@ -35,7 +35,7 @@ from django.utils import timezone
 from odds.betting.models import Bet, LedgerEntry
 from odds.betting.services.bets import bet_event
 from odds.core.connections import redis_shared
-from odds.core.kafka import producer_shared, reader_create
+from odds.core.kafka import message_headers, producer_shared, reader_create
 from odds.core.metrics import COUNTER_DEAD_LETTERS, committed_offsets, log_end_offsets, topic_partitions
 from odds.core.outbox import outbox_drain, outbox_pending_count
 from odds.models import OutboxMessage
@@ -121,9 +121,14 @@ def records_since(topic: str, *, since: datetime, timeout_s: float = 60.0) -> It
                 if offset >= ends[partition]:
                     left.discard(partition)
                     continue
-                # confluent-kafka's stubs type headers() as a str; it returns (name, bytes) pairs.
-                pairs: list[tuple[str, Any]] = list(message.headers() or [])  # type: ignore[arg-type]
-                yield Record(topic, partition, offset, message.key(), message.value(), dict(pairs))
+                yield Record(
+                    topic,
+                    partition,
+                    offset,
+                    message.key(),
+                    message.value(),
+                    {name: value for name, value in message_headers(message).items() if value is not None},
+                )
                 if offset + 1 >= ends[partition]:
                     left.discard(partition)
     finally:
