@@ -221,9 +221,14 @@ def _market_action(request: HttpRequest, market_id: int, action: Callable[[Marke
 NOTE_MAX_LENGTH = 500
 
 
-def _scope_action(request: HttpRequest, *, moved: list[Market], verb: str, scope: object) -> HttpResponse:
-    """After an event- or competition-wide action: back where the trader came from, with a
-    message naming how many markets moved."""
+def _scope_action(
+    request: HttpRequest, *, act: Callable[..., list[Market]], verb: str, scope: Event | Competition
+) -> HttpResponse:
+    """An event- or competition-wide action (``act`` given the scope by its kind's name, the
+    trader and the note), then back where the trader came from, with a message naming how many
+    markets moved."""
+    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+    moved = act(**{"event" if isinstance(scope, Event) else "competition": scope}, by=request.user, note=note)
     count = len(moved)
     if count:
         messages.success(request, f"{verb.capitalize()} {count} market{'s' if count != 1 else ''} of {scope}")
@@ -236,36 +241,28 @@ def _scope_action(request: HttpRequest, *, moved: list[Market], verb: str, scope
 @require_POST
 def event_suspend_view(request: HttpRequest, event_id: int) -> HttpResponse:
     event = get_object_or_404(Event.objects.select_related("competition"), id=event_id)
-    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
-    moved = event_markets_suspend(event=event, by=request.user, note=note)
-    return _scope_action(request, moved=moved, verb="suspended", scope=event)
+    return _scope_action(request, act=event_markets_suspend, verb="suspended", scope=event)
 
 
 @staff_page(permission=TRADE_MARKETS)
 @require_POST
 def event_resume_view(request: HttpRequest, event_id: int) -> HttpResponse:
     event = get_object_or_404(Event.objects.select_related("competition"), id=event_id)
-    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
-    moved = event_markets_resume(event=event, by=request.user, note=note)
-    return _scope_action(request, moved=moved, verb="resumed", scope=event)
+    return _scope_action(request, act=event_markets_resume, verb="resumed", scope=event)
 
 
 @staff_page(permission=TRADE_MARKETS)
 @require_POST
 def competition_suspend_view(request: HttpRequest, competition_id: int) -> HttpResponse:
     competition = get_object_or_404(Competition, id=competition_id)
-    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
-    moved = competition_markets_suspend(competition=competition, by=request.user, note=note)
-    return _scope_action(request, moved=moved, verb="suspended", scope=competition)
+    return _scope_action(request, act=competition_markets_suspend, verb="suspended", scope=competition)
 
 
 @staff_page(permission=TRADE_MARKETS)
 @require_POST
 def competition_resume_view(request: HttpRequest, competition_id: int) -> HttpResponse:
     competition = get_object_or_404(Competition, id=competition_id)
-    note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
-    moved = competition_markets_resume(competition=competition, by=request.user, note=note)
-    return _scope_action(request, moved=moved, verb="resumed", scope=competition)
+    return _scope_action(request, act=competition_markets_resume, verb="resumed", scope=competition)
 
 
 def _selection_id(raw: str, *, what: str) -> int:

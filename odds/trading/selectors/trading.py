@@ -210,5 +210,6 @@ def markets_live_attach(*, markets: Iterable[Market]) -> None:
                 live = parse_price(str(raw)) if raw is not None else None
             except ValueError:
                 live = None
-            # An attribute for the template, as boards_attach gives events their board.
+            # An attribute for the template, as boards_attach gives events their board (set by name:
+            # it is no field of the model, so the type checker knows no such attribute).
             setattr(selection, "live_price", live)  # noqa: B010
