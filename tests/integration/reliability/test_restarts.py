@@ -262,7 +262,8 @@ def test_celery_worker_crash_tasks_queued_meanwhile_run_when_it_returns(stack):
     from celery import Celery
 
     client = redis_lib.Redis.from_url(stack.redis)
-    sender = Celery("reliability", broker=stack.redis.rsplit("/", 1)[0] + "/1")
+    # Not the process's current app: the shared tasks of later tests must still find the project's.
+    sender = Celery("reliability", broker=stack.redis.rsplit("/", 1)[0] + "/1", set_as_current=False)
     sender.conf.broker_transport_options = {"global_keyprefix": keys.celery_prefix(stack.namespace)}
     worker = stack.celery_worker()
     worker.start()
@@ -280,4 +281,5 @@ def test_celery_worker_crash_tasks_queued_meanwhile_run_when_it_returns(stack):
         recovered_s = time.monotonic() - restarted
     finally:
         worker.stop()
+        sender.close()
     assert recovered_s < 30
