@@ -1,7 +1,9 @@
 """`make bench --quick` as a smoke test: every stage runs end to end and reports its figures.
 
 Nothing here judges speed (that is `make bench` and docs/performance.md); it checks that each
-stage measured something and wrote the keys the results file promises.
+stage measured something and wrote the keys the results file promises. The bets, channels and game
+stages have smoke tests of their own at test size (test_bench_bets.py, test_bench_channels.py,
+test_bench_game.py), so this run leaves them out rather than run them twice.
 """
 
 from __future__ import annotations
@@ -15,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
-from bench.bets import server_faults
 
 pytestmark = pytest.mark.integration
 
@@ -45,11 +45,11 @@ REQUIRED = (
     "first_price_ms_cached",
     "first_price_ms_uncached",
     "views_image_since_share",
-    "bet_p50_ms",
-    "bet_p99_ms",
     "stack_rss_gib",
     "up_to_healthy_s",
 )
+# Every stage but those with a smoke test of their own, and `up` (never run by --quick).
+STAGES = ("feed", "reducers", "edge", "views", "e2e", "suspend")
 MEASURED = tuple(k for k in REQUIRED if k not in ("machine", "date", "up_to_healthy_s"))
 
 
@@ -58,7 +58,12 @@ def test_quick_benchmark_runs_every_stage_and_writes_every_key():
     started = datetime.now(UTC).replace(microsecond=0)
     env = {k: v for k, v in os.environ.items() if k not in ("SPORTSBOOK_NAMESPACE", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     done = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=840
+        [sys.executable, "-m", "bench.run", "--quick", "--only", *STAGES],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=840,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
@@ -73,5 +78,4 @@ def test_quick_benchmark_runs_every_stage_and_writes_every_key():
     assert results["machine"]["cpus"] >= 1
     assert results["edge_clients_logged_in"] == results["edge_clients"]  # k6 speaks as logged-in punters
     assert results["views_burst_errors"] == 0
-    faults = server_faults(results)
-    assert not faults, f"bets answered by faults {faults}; send lag p99 {results['bet_send_lag_p99_ms']} ms"
+    assert results["stages"] == sorted(STAGES)
