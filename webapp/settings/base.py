@@ -99,6 +99,11 @@ WHITENOISE_USE_FINDERS = read.flag("WHITENOISE_USE_FINDERS", not PRODUCTION)
 WEB_HOST = read.text("WEB_HOST", "127.0.0.1")
 WEB_PORT = read.whole("WEB_PORT", 8000, minimum=1)
 WEB_WORKERS = read.whole("WEB_WORKERS", 2, minimum=1)
+# Open files each server process asks for (a websocket holds one; Redis and PostgreSQL
+# connections a few more), and the listen backlog of connections not yet accepted — a web host's
+# reconnect storm after a restart arrives at once (docs/reliability.md, "A host for many sockets").
+WEB_OPEN_FILES = read.whole("WEB_OPEN_FILES", 65_536, minimum=1024)
+WEB_BACKLOG = read.whole("WEB_BACKLOG", 4096, minimum=128)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
