@@ -48,6 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, database_url, migrate_if_needed, percentile, session_create, sessions_remove
@@ -76,6 +77,8 @@ MAX_THREADS = 256
 DRAIN_S = 30.0
 # pgbench connections for the database's ceiling: enough that commits are grouped.
 CEILING_CLIENTS = 16
+# Price updates a second of the benchmark markets alone during the cost runs (bench_bet_costs).
+QUIET_STREAM_RATE = 20.0
 # Rates tried for bets_per_s, in order, until one misses the p99 target or loses a bet.
 SEARCH_RATES = (25.0, 50.0, 100.0, 150.0, 200.0, 300.0, 400.0, 600.0, 800.0, 1000.0, 1200.0)
 
@@ -86,6 +89,12 @@ TARGETS = [
     ("bets_ratio", "Bets served ÷ the database's ceiling, same run", "ratio", ">= 0.25"),
     ("bet_p50_ms", "Bet placement p50 at 200 bets/s under stream load", "ms", None),
     ("bet_p99_ms", "Bet placement p99 at 200 bets/s under stream load", "ms", "<= 50"),
+    ("bet_web_cpu_ms", "Web-process CPU per bet (200 bets/s, no stream)", "ms", None),
+    ("bet_bare_web_cpu_ms", "Web-process CPU per bet of the bare twin: the one database round trip", "ms", None),
+    ("bet_web_cpu_vs_bare", "A bet's web CPU ÷ the bare twin's, same run", "ratio", "<= 3"),
+    ("bet_db_cpu_ms", "PostgreSQL CPU per bet through the web tier", "ms", None),
+    ("bet_pgbench_cpu_ms", "PostgreSQL CPU per placement statement run by pgbench", "ms", None),
+    ("bet_db_cpu_vs_pgbench", "A bet's database CPU ÷ pgbench's, same run", "ratio", None),
 ]
 
 
@@ -230,15 +239,23 @@ def stream_process(
     Redis sink; an update that falls on a benchmark market carries that market's selections."""
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
 
+    from reducers import keys
     from reducers.prices import conflate
     from reducers.schemas import SelectionPrice
     from store.markets import MarketStore
 
     client = redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
     sink = MarketStore(client)
+    # Sequences go on from the newest any of the markets holds (the benchmark markets' first
+    # states, an earlier run's in the same namespace): an update that is not newer would be
+    # dropped by the sink, and its market would go stale under the bets.
+    with client.pipeline(transaction=False) as pipe:
+        for market_id in slots:
+            pipe.hget(keys.market_state(market_id), "seq")
+        held = [int(seq) for seq in pipe.execute() if seq is not None]
     published = 0
     started = time.monotonic()
-    for batch in paced_updates(len(slots), rate, seconds):
+    for batch in paced_updates(len(slots), rate, seconds, first_seq=max(held, default=0) + 1):
         placed = []
         for update in batch:
             market_id = slots[update.market_id - 1]
@@ -248,8 +265,7 @@ def stream_process(
                 continue
             base = update.selections[0].price
             book = tuple(SelectionPrice(s, base + Decimal("0.25") * n) for n, s in enumerate(selections))
-            # The benchmark market's first state (sequence 1) was written before the stream.
-            placed.append(dataclasses.replace(update, market_id=market_id, seq=update.seq + 1, selections=book))
+            placed.append(dataclasses.replace(update, market_id=market_id, selections=book))
         sink.apply(conflate([(update, update.produce_ts) for update in placed]))
         published += len(placed)
     out.put({"published": published, "published_s": time.monotonic() - started})
@@ -394,6 +410,34 @@ def markets_publish(books: dict[int, list[int]]) -> None:
     MarketStore(client).apply(conflate([(update, now) for update in updates]))
 
 
+def books_touch(books: dict[int, list[int]]) -> None:
+    """Give every benchmark market a new state now (its next sequence, its first prices), so that
+    none has gone stale (``LIVE_PRICE_MAX_AGE_S``) between runs before the stream moves it."""
+    from django.conf import settings
+
+    from reducers import keys
+    from reducers.prices import conflate
+    from reducers.schemas import PriceUpdate, SelectionPrice
+    from store.markets import MarketStore
+
+    client = redis_client(settings.REDIS_URL)
+    ids = list(books)
+    seqs = [int(client.hget(keys.market_state(market_id), "seq") or 0) for market_id in ids]
+    now = int(time.time() * 1000)
+    updates = [
+        PriceUpdate(
+            market_id,
+            seq + 1,
+            "open",
+            tuple(SelectionPrice(s, Decimal(p)) for s, p in zip(books[market_id], PRICES, strict=True)),
+            now,
+            now,
+        )
+        for market_id, seq in zip(ids, seqs, strict=True)
+    ]
+    MarketStore(client).apply(conflate([(update, now) for update in updates]))
+
+
 # --- the database's ceiling ---------------------------------------------------------------
 
 
@@ -436,6 +480,12 @@ FROM debited;
 
 def pgbench_rate(script: str, *, clients: int, seconds: float) -> float:
     """Transactions per second of ``script`` run by pgbench with ``clients`` connections."""
+    return pgbench_run(script, clients=clients, seconds=seconds)[0]
+
+
+def pgbench_run(script: str, *, clients: int, seconds: float) -> tuple[float, int]:
+    """``script`` run by pgbench with ``clients`` connections: (transactions per second,
+    transactions processed)."""
     from django.db import connection
 
     db = connection.settings_dict
@@ -461,9 +511,10 @@ def pgbench_rate(script: str, *, clients: int, seconds: float) -> float:
             timeout=seconds + 60,
         )
     found = re.search(r"tps = ([0-9.]+)", done.stdout)
-    if done.returncode != 0 or found is None:
+    processed = re.search(r"number of transactions actually processed: ([0-9]+)", done.stdout)
+    if done.returncode != 0 or found is None or processed is None:
         raise RuntimeError(f"pgbench failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-    return float(found.group(1))
+    return float(found.group(1)), int(processed.group(1))
 
 
 def bench_db_ceiling(fixture: Fixture, *, seconds: float, clients: int = CEILING_CLIENTS) -> dict[str, Any]:
@@ -475,15 +526,24 @@ def bench_db_ceiling(fixture: Fixture, *, seconds: float, clients: int = CEILING
     users = _span(fixture.user_ids, "punter")
     selections = _span([leg[0] for leg in fixture.legs], "selection")
     topic = topics.bets()
-    ceiling = pgbench_rate(
+    before = _postgres_cpu_s()
+    ceiling, placed = pgbench_run(
         CEILING_SCRIPT.format(users=users, selections=selections, topic=topic), clients=clients, seconds=seconds
     )
+    spent = _postgres_cpu_s() - before
     minimal = pgbench_rate(MINIMAL_SCRIPT.format(users=users), clients=clients, seconds=seconds)
     return {
         "bets_db_ceiling_per_s": round(ceiling),
         "bets_db_minimal_per_s": round(minimal),
         "bets_db_clients": clients,
+        # PostgreSQL's CPU per placement statement run by pgbench: the database's bare twin of
+        # bet_db_cpu_ms (bench_bet_costs).
+        "bet_pgbench_cpu_ms": round(spent * 1000 / placed, 3) if placed else math.nan,
     }
+
+
+def _postgres_cpu_s() -> float:
+    return _cpu_by_role(server=os.getpid(), clients=[])["postgres"]
 
 
 # --- measuring -----------------------------------------------------------------------------
@@ -544,7 +604,9 @@ def _machine_load(before: dict[str, float], after: dict[str, float], seconds: fl
     }
 
 
-def _server_start(port: int, namespace: str) -> subprocess.Popen[bytes]:
+def _server_start(port: int, namespace: str, *, bare: Path | None = None) -> subprocess.Popen[bytes]:
+    """The real application under uvicorn, or with ``bare`` (the sessions file) its bare twin
+    ``bench.bare_bets``."""
     env = {
         **os.environ,
         "SPORTSBOOK_NAMESPACE": namespace,
@@ -554,10 +616,13 @@ def _server_start(port: int, namespace: str) -> subprocess.Popen[bytes]:
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the test session; the server runs as in production
     # Debug mode records every query of a request; measure without it unless the caller asks.
     env.setdefault("DJANGO_DEBUG", "false")
+    if bare is not None:
+        env["BARE_BETS_SESSIONS"] = str(bare)
     logs = ROOT / "var" / "log"
     logs.mkdir(parents=True, exist_ok=True)
+    app = "bench.bare_bets:application" if bare is not None else "webapp.asgi:application"
     return subprocess.Popen(
-        server_command("uvicorn", port=port, workers=WORKERS, app="webapp.asgi:application"),
+        server_command("uvicorn", port=port, workers=WORKERS, app=app),
         cwd=ROOT,
         env=env,
         start_new_session=True,
@@ -634,6 +699,11 @@ def _bets_summary(
         "bet_rate_accepted_per_s": round(
             sum(window[0] <= t < window[1] for t, b in zip(done_at, bets, strict=True) if b[3] == 201) / duration, 1
         ),
+        # Every request answered within the window, whatever the answer: what the server's and
+        # the database's CPU over the window is divided by (bench_bet_costs).
+        "bet_rate_answered_per_s": round(
+            sum(window[0] <= t < window[1] for t, b in zip(done_at, bets, strict=True) if b[3]) / duration, 1
+        ),
         "bets_scheduled": end - first,
         "bets_accepted": len(accepted),
         "bets_unanswered": (end - first) - len(scheduled),
@@ -679,6 +749,8 @@ def bench_bets(
     search: tuple[float, ...] = SEARCH_RATES,
     search_duration: float = 8,
     search_warmup: float = 2,
+    cost_rate: float = 200,
+    cost_duration: float = 10,
 ) -> dict[str, Any]:
     """Measure bet placement at ``rate`` bets/s for ``duration`` s (after ``warmup`` s) with
     ``punters`` punters, while ``stream_clients`` websocket clients each watch 20 of ``universe``
@@ -688,6 +760,9 @@ def bench_bets(
     ``ceiling_s`` per statement), and ``bets_per_s``, the highest of the ``search`` rates (tried
     in order, each under the same stream, until one fails) at which every bet was answered 2xx
     with p99 at most ``P99_TARGET_MS``; ``bets_ratio`` is ``bets_per_s`` over the ceiling.
+
+    Then what a bet costs against its bare twin (``bench_bet_costs``: ``cost_rate`` bets/s for
+    ``cost_duration`` s without the stream, to the application and to ``bench.bare_bets``).
 
     Returns the latency of accepted bets (``bet_p50_ms``, ``bet_p99_ms``, ``bet_max_ms``), the
     offered and accepted rates, ``bet_errors`` by HTTP status (0: no response),
@@ -733,8 +808,15 @@ def bench_bets(
             measured = _measure(
                 fixture, namespace=namespace, rate=rate, duration=duration, warmup=warmup, stream=stream
             )
+            costs = bench_bet_costs(
+                fixture, namespace=namespace, rate=cost_rate, duration=cost_duration, warmup=search_warmup
+            )
             return {
                 **ceiling,
+                **costs,
+                "bet_db_cpu_vs_pgbench": round(costs["bet_db_cpu_ms"] / ceiling["bet_pgbench_cpu_ms"], 2)
+                if ceiling["bet_pgbench_cpu_ms"]
+                else math.nan,
                 "bets_per_s": best,
                 "bets_ratio": round(best / ceiling["bets_db_ceiling_per_s"], 3),
                 "bets_search": trail,
@@ -744,6 +826,67 @@ def bench_bets(
             if fixture is not None:
                 sessions_remove(fixture.session_keys)
             fixture_remove(namespace=namespace)
+
+
+def _cpu_ms_per_bet(run: dict[str, Any], role: str) -> float:
+    answered = run["bet_rate_answered_per_s"] * run["duration_s"]
+    return round(run["machine_load"]["cpu_s"][role] * 1000 / answered, 3) if answered else math.nan
+
+
+def bench_bet_costs(fixture: Fixture, *, namespace: str, rate: float, duration: float, warmup: float) -> dict[str, Any]:
+    """What one bet costs in CPU, against its bare twin, in the same run and without websocket
+    clients (the benchmark markets alone move, at ``QUIET_STREAM_RATE``):
+    the same clients send the same bets at ``rate`` first to the application, then to
+    ``bench.bare_bets`` (the one database round trip on the same server and pool size).
+
+    ``bet_web_cpu_ms`` and ``bet_bare_web_cpu_ms`` are the server's CPU (master and workers) per
+    answered bet, ``bet_db_cpu_ms`` PostgreSQL's per answered bet of the application (every
+    PostgreSQL process: the backends and the writer, WAL writer and checkpointer they cause).
+    Both runs place real bets on the fixture's punters and markets."""
+    from django.conf import settings
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as sessions:
+        json.dump(
+            {
+                "cookie": settings.SESSION_COOKIE_NAME,
+                "sessions": dict(zip(fixture.session_keys, fixture.user_ids, strict=True)),
+            },
+            sessions,
+        )
+        sessions.flush()
+        # No websocket clients; the benchmark markets alone keep moving (through the reducers'
+        # sink, not the server), so that their live states stay fresh and the bets are taken.
+        quiet = {"clients": 0, "markets_per_client": 0, "universe": len(fixture.books), "rate": QUIET_STREAM_RATE}
+        app = _measure(fixture, namespace=namespace, rate=rate, duration=duration, warmup=warmup, stream=quiet)
+        bare = _measure(
+            fixture,
+            namespace=namespace,
+            rate=rate,
+            duration=duration,
+            warmup=warmup,
+            stream=quiet,
+            bare=Path(sessions.name),
+        )
+    web, bare_web = _cpu_ms_per_bet(app, "server"), _cpu_ms_per_bet(bare, "server")
+    return {
+        "bet_web_cpu_ms": web,
+        "bet_bare_web_cpu_ms": bare_web,
+        "bet_web_cpu_vs_bare": round(web / bare_web, 2) if bare_web else math.nan,
+        "bet_db_cpu_ms": _cpu_ms_per_bet(app, "postgres"),
+        "bet_bare_db_cpu_ms": _cpu_ms_per_bet(bare, "postgres"),
+        "bet_cost_runs": {
+            name: {
+                "rate": rate,
+                "answered_per_s": run["bet_rate_answered_per_s"],
+                "p50_ms": run["bet_p50_ms"],
+                "p99_ms": run["bet_p99_ms"],
+                "errors": run["bet_error_codes"],
+                "cpu_s": run["machine_load"]["cpu_s"],
+                "busy_pct": run["machine_load"]["busy_pct"],
+            }
+            for name, run in (("app", app), ("bare", bare))
+        },
+    }
 
 
 def _search(
@@ -781,13 +924,22 @@ def _search(
 
 
 def _measure(
-    fixture: Fixture, *, namespace: str, rate: float, duration: float, warmup: float, stream: dict[str, Any]
+    fixture: Fixture,
+    *,
+    namespace: str,
+    rate: float,
+    duration: float,
+    warmup: float,
+    stream: dict[str, Any] | None,
+    bare: Path | None = None,
 ) -> dict[str, Any]:
+    """One run of bets at ``rate``, under ``stream`` (None: bets alone), against the real
+    application or, with ``bare`` (its sessions file), against its bare twin."""
     ctx = mp.get_context("spawn")
     out: Any = ctx.Queue()
     port = free_port()
     cookies = _cookie_names()
-    server = _server_start(port, namespace)
+    server = _server_start(port, namespace, bare=bare)
     procs: list[Any] = []
     try:
         wait_until(
@@ -798,22 +950,24 @@ def _measure(
         )
         if server.poll() is not None:
             raise RuntimeError(f"uvicorn exited with {server.returncode}: see var/log/bench-bets-uvicorn.log")
-        rng = random.Random(3)
-        bench_ids = sorted(fixture.books)
-        others = (m for m in range(1, 10**9) if m not in fixture.books)
-        slots = bench_ids + [next(others) for _ in range(stream["universe"] - len(bench_ids))]
-        watch = [rng.sample(slots, stream["markets_per_client"]) for _ in range(stream["clients"])]
+        books_touch(fixture.books)
         # The bets start once every client process has had time to start and connect.
         lead = 4.0
         start_at = time.time() + lead
-        url = f"ws://127.0.0.1:{port}/ws/odds/"
-        per = max(1, math.ceil(len(watch) / CLIENT_PROCS))
-        for chunk in (watch[i : i + per] for i in range(0, len(watch), per)):
-            procs.append(ctx.Process(target=client_process, args=(url, chunk, duration, lead + warmup, True, out)))
-        seconds = lead + warmup + duration + 1
-        procs.append(
-            ctx.Process(target=stream_process, args=(namespace, slots, fixture.books, stream["rate"], seconds, out))
-        )
+        if stream is not None:
+            rng = random.Random(3)
+            bench_ids = sorted(fixture.books)
+            others = (m for m in range(1, 10**9) if m not in fixture.books)
+            slots = bench_ids + [next(others) for _ in range(stream["universe"] - len(bench_ids))]
+            watch = [rng.sample(slots, stream["markets_per_client"]) for _ in range(stream["clients"])]
+            url = f"ws://127.0.0.1:{port}/ws/odds/"
+            per = max(1, math.ceil(len(watch) / CLIENT_PROCS))
+            for chunk in (watch[i : i + per] for i in range(0, len(watch), per)):
+                procs.append(ctx.Process(target=client_process, args=(url, chunk, duration, lead + warmup, True, out)))
+            seconds = lead + warmup + duration + 1
+            procs.append(
+                ctx.Process(target=stream_process, args=(namespace, slots, fixture.books, stream["rate"], seconds, out))
+            )
         total = math.ceil((warmup + duration) * rate)
         run_id = uuid.uuid4().hex[:12]
         for first in range(CLIENT_PROCS):
@@ -836,7 +990,8 @@ def _measure(
         for proc in procs:
             proc.start()
         clients = [p.pid for p in procs]
-        log(f"{stream['clients']} websocket clients, stream {stream['rate']:g}/s, bets {rate:g}/s from {start_at:.0f}")
+        under = f"{stream['clients']} websocket clients, stream {stream['rate']:g}/s" if stream else "no stream"
+        log(f"{'bare twin' if bare else 'the application'}, {under}, bets {rate:g}/s from {start_at:.0f}")
         window_from = start_at + warmup
         time.sleep(max(0.0, window_from - time.time()))
         before = _cpu_by_role(server=server.pid, clients=clients)
@@ -865,11 +1020,14 @@ def _measure(
         "warmup_s": warmup,
         "server": {
             "kind": "uvicorn",
+            "app": "bench.bare_bets" if bare else "webapp",
             "workers": WORKERS,
             "debug": os.environ.get("DJANGO_DEBUG", "false"),
             "cpu_s": machine["cpu_s"]["server"],
         },
-        "stream": {
+        "stream": None
+        if stream is None
+        else {
             **stream,
             "batch": True,
             "source": "redis sink",
@@ -894,6 +1052,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--search-duration", type=float, default=8)
     parser.add_argument("--search-warmup", type=float, default=2)
+    parser.add_argument("--cost-rate", type=float, default=200, help="bets/s of the cost runs (no stream)")
+    parser.add_argument("--cost-duration", type=float, default=10, help="seconds measured by each cost run")
     return parser.parse_args(argv)
 
 

@@ -11,7 +11,7 @@ from bench.bets import COMPETITION, PUNTER_PREFIX, bench_bets, server_faults
 
 # Every test may use the database: pytest-django runs the tests that do apart from the others,
 # and a module split in two would run its benchmark twice.
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(120), pytest.mark.django_db]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240), pytest.mark.django_db]
 
 FIGURES = {
     "bet_p50_ms",
@@ -29,6 +29,14 @@ FIGURES = {
     "bets_per_s",
     "bets_ratio",
     "bets_search",
+    "bet_web_cpu_ms",
+    "bet_bare_web_cpu_ms",
+    "bet_web_cpu_vs_bare",
+    "bet_db_cpu_ms",
+    "bet_bare_db_cpu_ms",
+    "bet_pgbench_cpu_ms",
+    "bet_db_cpu_vs_pgbench",
+    "bet_cost_runs",
 }
 
 
@@ -47,6 +55,8 @@ def result(services, django_db_setup, django_db_blocker) -> dict[str, Any]:
             search=(10,),
             search_duration=2,
             search_warmup=1,
+            cost_rate=40,
+            cost_duration=3,
         )
 
 
@@ -68,6 +78,18 @@ def test_the_ceiling_and_the_search_were_measured(result):
     assert [step["rate"] for step in result["bets_search"]] == [10]
     assert result["bets_per_s"] in (0, 10)
     assert result["bets_ratio"] == round(result["bets_per_s"] / result["bets_db_ceiling_per_s"], 3)
+
+
+def test_a_bets_cost_was_measured_against_its_bare_twin_and_the_databases(result):
+    runs = result["bet_cost_runs"]
+    for name in ("app", "bare"):
+        assert runs[name]["answered_per_s"] > 0, f"the {name} run answered nothing"
+        assert runs[name]["errors"] == {}, f"the {name} run: {runs[name]['errors']}"
+    assert result["bet_web_cpu_ms"] > 0
+    assert result["bet_bare_web_cpu_ms"] > 0
+    assert result["bet_web_cpu_vs_bare"] == round(result["bet_web_cpu_ms"] / result["bet_bare_web_cpu_ms"], 2)
+    assert result["bet_pgbench_cpu_ms"] > 0
+    assert result["bet_db_cpu_ms"] > 0
 
 
 def test_stream_ran_beside_the_bets(result):
