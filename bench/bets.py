@@ -526,11 +526,11 @@ def bench_db_ceiling(fixture: Fixture, *, seconds: float, clients: int = CEILING
     users = _span(fixture.user_ids, "punter")
     selections = _span([leg[0] for leg in fixture.legs], "selection")
     topic = topics.bets()
-    before = _postgres_cpu_s()
-    ceiling, placed = pgbench_run(
-        CEILING_SCRIPT.format(users=users, selections=selections, topic=topic), clients=clients, seconds=seconds
-    )
-    spent = _postgres_cpu_s() - before
+    with _postgres_cpu_watch() as spent_s:
+        ceiling, placed = pgbench_run(
+            CEILING_SCRIPT.format(users=users, selections=selections, topic=topic), clients=clients, seconds=seconds
+        )
+    spent = spent_s()
     minimal = pgbench_rate(MINIMAL_SCRIPT.format(users=users), clients=clients, seconds=seconds)
     return {
         "bets_db_ceiling_per_s": round(ceiling),
@@ -542,16 +542,18 @@ def bench_db_ceiling(fixture: Fixture, *, seconds: float, clients: int = CEILING
     }
 
 
-def _postgres_cpu_s() -> float:
-    return _cpu_by_role(server=os.getpid(), clients=[])["postgres"]
-
-
 # --- measuring -----------------------------------------------------------------------------
 
 
-def _cpu_by_role(*, server: int, clients: list[int]) -> dict[str, float]:
-    """CPU seconds so far: the whole machine (busy), the server (with its workers), the run's
-    client processes, PostgreSQL and Redis."""
+CpuSample = dict[str, Any]
+
+
+def _cpu_by_role(*, server: int, clients: list[int]) -> CpuSample:
+    """CPU seconds so far: the whole machine (``busy``), and per process of each role — the server
+    (with its workers), the run's client processes, PostgreSQL and Redis — so that a window's
+    figure counts each process's own growth (``_spent``): a process that ends (a PostgreSQL
+    backend, a worker a server replaced) takes its time with it and would otherwise make the sum
+    of what is left smaller than at the start."""
     import psutil
 
     def used(proc: psutil.Process) -> float:
@@ -561,46 +563,75 @@ def _cpu_by_role(*, server: int, clients: list[int]) -> dict[str, float]:
         except psutil.Error:
             return 0.0
 
-    def group(pid: int) -> float:
+    def group(pid: int) -> dict[int, float]:
         try:
             root = psutil.Process(pid)
-            return sum(used(p) for p in [root, *root.children(recursive=True)])
+            return {p.pid: used(p) for p in [root, *root.children(recursive=True)]}
         except psutil.Error:
-            return 0.0
+            return {}
 
-    postgres = redis = 0.0
+    postgres: dict[int, float] = {}
+    redis: dict[int, float] = {}
     for proc in psutil.process_iter(["name"]):
         name = proc.info["name"] or ""
         if name == "postgres":
-            postgres += used(proc)
+            postgres[proc.pid] = used(proc)
         elif name.startswith("redis-server"):
-            redis += used(proc)
+            redis[proc.pid] = used(proc)
     machine = psutil.cpu_times()
     return {
         "busy": sum(machine) - machine.idle - getattr(machine, "iowait", 0.0),
         "server": group(server),
-        "clients": sum(group(pid) for pid in clients),
+        "clients": {pid: cpu for client in clients for pid, cpu in group(client).items()},
         "postgres": postgres,
         "redis": redis,
     }
 
 
-def _machine_load(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, Any]:
-    spent = {k: round(after[k] - before[k], 1) for k in before}
+@contextlib.contextmanager
+def _postgres_cpu_watch(interval: float = 0.1) -> Iterator[Any]:
+    """PostgreSQL's CPU seconds over the block, pgbench's short-lived backends included: the
+    processes are sampled every ``interval`` s and each counts from its first sample (or from
+    nothing, when it started since the block began) to its last. Yields a function giving the
+    total once the block has ended."""
+    first = _cpu_by_role(server=os.getpid(), clients=[])
+    last: dict[int, float] = dict(first["postgres"])
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(interval):
+            for pid, cpu in _cpu_by_role(server=os.getpid(), clients=[])["postgres"].items():
+                last[pid] = max(cpu, last.get(pid, 0.0))
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        yield lambda: sum(max(0.0, cpu - first["postgres"].get(pid, 0.0)) for pid, cpu in last.items())
+    finally:
+        stop.set()
+        thread.join(5)
+        for pid, cpu in _cpu_by_role(server=os.getpid(), clients=[])["postgres"].items():
+            last[pid] = max(cpu, last.get(pid, 0.0))
+
+
+def _spent(before: CpuSample, after: CpuSample, role: str) -> float:
+    """CPU seconds the role's processes used between the samples: each process alive at the end,
+    from its time at the start (or from nothing, when it started since)."""
+    return sum(max(0.0, cpu - before[role].get(pid, 0.0)) for pid, cpu in after[role].items())
+
+
+def _machine_load(before: CpuSample, after: CpuSample, seconds: float) -> dict[str, Any]:
+    roles = ("server", "clients", "postgres", "redis")
+    spent = {role: round(_spent(before, after, role), 1) for role in roles}
+    busy = after["busy"] - before["busy"]
     cpus = os.cpu_count() or 1
     return {
         "cpus": cpus,
         "load_avg_1m": round(os.getloadavg()[0], 2),
-        "busy_pct": round(100 * spent["busy"] / (cpus * seconds), 1),
+        "busy_pct": round(100 * busy / (cpus * seconds), 1),
         # Over the measured window. "others" is whatever else ran: Kafka, other people's tests
         # and stacks; PostgreSQL and Redis include the work this run asked of them.
-        "cpu_s": {
-            "server": spent["server"],
-            "clients": spent["clients"],
-            "postgres": spent["postgres"],
-            "redis": spent["redis"],
-            "others": round(max(0.0, spent["busy"] - sum(v for k, v in spent.items() if k != "busy")), 1),
-        },
+        "cpu_s": {**spent, "others": round(max(0.0, busy - sum(spent.values())), 1)},
     }
 
 

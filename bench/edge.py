@@ -378,6 +378,7 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
     )
     try:
         port_wait(port)
+        memory = {"empty": _group_rss_mib(server.pid)}
         with watcher_cookies(args.clients) as cookies:  # the same requests as the hub's (ignored here)
             k6, summary = k6_clients(
                 url=f"ws://127.0.0.1:{port}/ws/odds/",
@@ -389,18 +390,20 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
                 ts_field="reducer",
                 cookies=cookies,
             )
+            time.sleep(max(0.0, start_at - 0.5 - time.time()))
+            memory["idle"] = _group_rss_mib(server.pid)
             time.sleep(max(0.0, start_at + args.warmup - time.time()))
             server_cpu = _group_cpu_s(server.pid)
             time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
             server_cpu = _group_cpu_s(server.pid) - server_cpu
-            server_rss_mib = _group_rss_mib(server.pid)
-            generated = k6_wait(k6, summary, timeout=120)
+            server_rss_mib = memory["streaming"] = _group_rss_mib(server.pid)
+            generated = k6_wait(k6, summary, timeout=120 + args.clients / 50)
         out, _ = server.communicate(timeout=60)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(20)
-    return _k6_result(args, generated, json.loads(out)["published"], server_cpu, server_rss_mib)
+    return _k6_result(args, generated, json.loads(out)["published"], server_cpu, server_rss_mib, memory)
 
 
 WATCHER_PREFIX = "bench-watcher-"
@@ -470,6 +473,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         source = kafka_feed_process if args.source == "kafka" else publisher_process
         pub = mp.Process(target=source, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue))
         if args.generator == "k6":
+            memory = {"empty": _group_rss_mib(server.pid)}
             # The users connect first (k6 starts them all at once); the source starts at start_at.
             with watcher_cookies(args.clients) as cookies:
                 start_at = time.time() + args.connect_s
@@ -483,17 +487,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     ts_field="event" if args.source == "kafka" else "reducer",
                     cookies=cookies,
                 )
+                time.sleep(max(0.0, start_at - 0.5 - time.time()))
+                memory["idle"] = _group_rss_mib(server.pid)
                 time.sleep(max(0.0, start_at - time.time()))
                 pub.start()
                 time.sleep(max(0.0, start_at + args.warmup - time.time()))
                 server_cpu = _group_cpu_s(server.pid)
                 time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
                 server_cpu = _group_cpu_s(server.pid) - server_cpu
-                generated = k6_wait(k6, summary, timeout=120)
+                memory["streaming"] = _group_rss_mib(server.pid)
+                generated = k6_wait(k6, summary, timeout=120 + args.clients / 50)
             published = queue.get(timeout=60)
             pub.join(30)
             server_rss_mib = _group_rss_mib(server.pid)
-            return _k6_result(args, generated, published["published"], server_cpu, server_rss_mib)
+            return _k6_result(args, generated, published["published"], server_cpu, server_rss_mib, memory)
         procs = []
         per = (args.clients + args.client_procs - 1) // args.client_procs
         for i in range(args.client_procs):
@@ -548,8 +555,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _k6_result(
-    args: argparse.Namespace, generated: dict[str, Any], published: int, server_cpu_s: float, server_rss_mib: float
+    args: argparse.Namespace,
+    generated: dict[str, Any],
+    published: int,
+    server_cpu_s: float,
+    server_rss_mib: float,
+    memory: dict[str, float],
 ) -> dict[str, Any]:
+    """One k6 run's row. ``memory``: the server's resident MiB before any socket (``empty``), with
+    every socket open before the stream (``idle``) and at the end of the window (``streaming``)."""
     delivered = generated["deliveries"]
     generator_cpu_s = generated["cpu_s"]
     wall = args.warmup + args.duration
@@ -580,6 +594,20 @@ def _k6_result(
         "generator_cpu_share": round(generator_cpu_s / ((os.cpu_count() or 1) * (wall + args.connect_s)), 3),
         "source": args.source,
         "server_rss_mib": round(server_rss_mib),
+        "server_rss_empty_mib": round(memory["empty"], 1),
+        "server_rss_idle_mib": round(memory["idle"], 1),
+        "server_rss_streaming_mib": round(memory["streaming"], 1),
+        # Resident memory each open socket adds, idle and while streaming.
+        "rss_per_socket_idle_kib": round((memory["idle"] - memory["empty"]) * 1024 / args.clients, 1),
+        "rss_per_socket_streaming_kib": round((memory["streaming"] - memory["empty"]) * 1024 / args.clients, 1),
+        # Sockets accepted a second (the server's handshake, the punter's session read) when every
+        # user connects at once; the last open bounds it.
+        "opens": generated.get("opens", 0),
+        "open_p50_ms": round(generated.get("open_p50_ms", 0), 1),
+        "open_max_ms": round(generated.get("open_max_ms", 0), 1),
+        "accepted_per_s": round(generated["opens"] / (generated["open_max_ms"] / 1000))
+        if generated.get("opens") and generated.get("open_max_ms")
+        else None,
     }
 
 

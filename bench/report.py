@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import bets, channels, e2e, edge, feed, game, reducers, suspend, up, views
+from bench import bets, channels, e2e, edge, feed, game, reducers, sockets, suspend, up, views
 from bench.common import RESULTS, ROOT
 
 TARGETS = [
     *feed.TARGETS,
     *reducers.TARGETS,
     *edge.TARGETS,
+    *sockets.TARGETS,
     *e2e.TARGETS,
     *suspend.TARGETS,
     *bets.TARGETS,
@@ -131,6 +132,9 @@ def write_markdown(results: dict[str, Any]) -> Path:
     if results.get("edge_rows"):
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
+    lines += sockets.markdown_lines(results)
+    if results.get("sockets_curve"):
+        sockets.plot_sockets(results, ROOT / "docs" / "img" / "sockets.png")
     lines += channels.markdown_lines(results)
     lines += game.markdown_lines(results)
     # The current profile of each stage; the history of runs stays in bench/results/history.md.

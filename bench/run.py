@@ -4,6 +4,8 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   feed      records/s the idempotent producer (acks=all) sustains
   reducers  updates/s from Kafka to Redis state + pub-sub, micro-batch and real-time mode
   edge      deliveries/s and p99 of the hub edge, plain Channels and a bare server (k6 clients), same run
+  sockets   the hub against the bare server at 1k, 5k and 10k logged-in sockets: throughput, CPU,
+            memory per socket, sockets accepted a second (bench/sockets.py)
   e2e       source event → websocket frame, p50/p99/max, split by stage, both trigger modes and
             the floor (one plain consumer), measured turn about in rounds
   footprint resident memory of every component during the end-to-end run
@@ -44,7 +46,7 @@ import django
 
 django.setup()
 
-from bench import bets, channels, e2e, edge, feed, game, reducers, report, suspend, up, views
+from bench import bets, channels, e2e, edge, feed, game, reducers, report, sockets, suspend, up, views
 from bench.common import RESULTS, cpu_probe_ms, log, machine
 
 
@@ -58,11 +60,14 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         nargs="*",
         default=None,
-        help="stages to run (feed reducers e2e edge views suspend bets channels game up)",
+        help="stages to run (feed reducers e2e edge sockets views suspend bets channels game up)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "game", "up"])
+    stages = set(
+        args.only
+        or ["feed", "reducers", "edge", "sockets", "views", "e2e", "suspend", "bets", "channels", "game", "up"]
+    )
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -138,6 +143,14 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
         lap("edge")
+    if "sockets" in stages:
+        log("sockets: the hub and a bare server at 1k, 5k and 10k logged-in sockets")
+        results.update(
+            sockets.bench_sockets(counts=sockets.QUICK_COUNTS, rates=sockets.QUICK_RATES, duration=3, warmup=2)
+            if quick
+            else sockets.bench_sockets()
+        )
+        lap("sockets")
     if "views" in stages:
         log("time to first odds: view snapshots through the cache")
         results.update(views.bench_views(burst=200 if quick else 1000, loads=5 if quick else 20))

@@ -33,6 +33,9 @@ const lateOpens = new Counter("edge_late_opens");
 const socketErrors = new Counter("edge_socket_errors");
 const loggedIn = new Counter("edge_logged_in");
 const latency = new Trend("edge_latency_ms", true);
+// When each socket opened (the server accepted it, the session's punter read), in ms from the
+// scenario's start: all users start at once, so the last open says how fast a burst is accepted.
+const opened = new Trend("edge_open_ms", true);
 
 export const options = {
   scenarios: {
@@ -73,6 +76,7 @@ export default function () {
   const latencies = [];
   const ws = new WebSocket(__ENV.URL, null, { headers });
   ws.onopen = () => {
+    opened.add(Date.now() - exec.scenario.startTime);
     if (Date.now() > startAt) lateOpens.add(1);
     ws.send(JSON.stringify({ type: "watch", markets: watchLists[index], batch }));
     setTimeout(
@@ -131,6 +135,9 @@ export function handleSummary(data) {
     p99_ms: value(data, "edge_latency_ms", "p(99)"),
     max_ms: value(data, "edge_latency_ms", "max"),
     sessions: value(data, "ws_sessions", "count"),
+    opens: value(data, "edge_open_ms", "count"),
+    open_p50_ms: value(data, "edge_open_ms", "p(50)"),
+    open_max_ms: value(data, "edge_open_ms", "max"),
   };
   return { [__ENV.SUMMARY]: JSON.stringify(summary) };
 }

@@ -1,0 +1,226 @@
+"""Socket scale: the websocket edge at 1k, 5k and 10k concurrent logged-in sockets, each watching
+20 markets, against the bare websocket server (``bench.ceiling_server``) at the same counts.
+
+For each count and each server, the offered update rate rises through ``RATES`` until p99 passes
+``EDGE_P99_MS`` (or the server stops delivering what is offered); the figure of a count is the
+highest deliveries/s within the bound. Each row also measures the server's CPU per 1,000
+deliveries, its resident memory before any socket, with every socket open and idle, and at the
+end of the streaming window (so the memory each socket costs, idle and streaming), and how fast a
+burst of that many sockets is accepted with its login (``accepted_per_s``: every user of k6
+connects at once). What gave first at each count — p99, sockets lost, connections refused or the
+open-files limit — is named in ``sockets_first_limit``.
+
+    .venv/bin/python -m bench.run --only sockets
+"""
+
+from __future__ import annotations
+
+import resource
+from typing import Any
+
+from bench.common import log, namespace
+from bench.edge import EDGE_DELIVERED_SHARE, EDGE_P99_MS, parse, run
+
+COUNTS = (1000, 5000, 10_000)
+QUICK_COUNTS = (40, 80)
+# Market updates a second over the universe of 1,000: each socket watches 20, so a socket gets
+# rate * 20 / 1,000 market states a second (at 10k sockets and 50 updates/s: 10,000 deliveries/s).
+RATES = (25, 50, 100, 200, 400)
+QUICK_RATES = (100,)
+KINDS = (("hub", "the edge (hub, batched)"), ("ceiling", "bare websocket server"))
+
+TARGETS = [
+    (
+        "edge_10k_vs_bare",
+        "Edge (hub) ÷ bare server at 10,000 sockets, deliveries/s within p99 100 ms",
+        "ratio",
+        ">= 0.6",
+    ),
+    ("edge_rss_per_socket_kib", "Edge (hub) resident memory per socket at 10,000 (streaming)", "KiB", None),
+    ("edge_bare_rss_per_socket_kib", "Bare server's resident memory per socket at 10,000 (streaming)", "KiB", None),
+    ("edge_rss_vs_bare", "Edge memory per socket ÷ the bare server's", "ratio", "<= 2"),
+    ("edge_cpu_vs_bare", "Edge CPU per delivery ÷ the bare server's at 10,000 sockets", "ratio", "<= 1.5"),
+    ("edge_accepted_per_s_10k", "Sockets accepted a second with login, 10,000 at once", "sockets/s", None),
+]
+
+
+def within(row: dict[str, Any]) -> bool:
+    """The row delivered what was offered with p99 within the bound and lost no socket."""
+    return (
+        row["p99_ms"] <= EDGE_P99_MS
+        and not row.get("client_errors")
+        and row["deliveries_per_s"] >= EDGE_DELIVERED_SHARE * row["expected_per_s"]
+        and row.get("opens", row["clients"]) >= row["clients"]
+    )
+
+
+def first_limit(rows: list[dict[str, Any]], *, open_files: int) -> str:
+    """What gave first on the way up the rates of one count and server."""
+    failed = next((r for r in rows if not within(r)), None)
+    if failed is None:
+        return f"none up to {rows[-1]['rate']} updates/s" if rows else "not measured"
+    if failed["clients"] + 64 > open_files:
+        return f"open files ({open_files}) at {failed['clients']} sockets"
+    if failed.get("opens", failed["clients"]) < failed["clients"]:
+        return f"{failed['clients'] - failed['opens']} sockets not opened at {failed['rate']} updates/s"
+    if failed.get("client_errors"):
+        return f"{failed['client_errors']} socket errors at {failed['rate']} updates/s"
+    if failed["deliveries_per_s"] < EDGE_DELIVERED_SHARE * failed["expected_per_s"]:
+        return (
+            f"delivered {failed['deliveries_per_s']:,}/s of {failed['expected_per_s']:,}/s offered "
+            f"at {failed['rate']} updates/s"
+        )
+    return f"p99 {failed['p99_ms']} ms at {failed['rate']} updates/s ({failed['deliveries_per_s']:,} deliveries/s)"
+
+
+def best(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    good = [r for r in rows if within(r)]
+    return max(good, key=lambda r: r["deliveries_per_s"]) if good else None
+
+
+def bench_sockets(
+    *,
+    counts: tuple[int, ...] = COUNTS,
+    rates: tuple[int, ...] = RATES,
+    duration: float = 10,
+    warmup: float = 4,
+    workers: int = 2,
+) -> dict[str, Any]:
+    """Every count, every server, the rates in order until one fails; see the module."""
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    rows: list[dict[str, Any]] = []
+    limits: dict[str, str] = {}
+    for count in counts:
+        for kind, _ in KINDS:
+            mine = []
+            for rate in rates:
+                args = parse(
+                    [
+                        "--edge",
+                        kind,
+                        "--clients",
+                        str(count),
+                        "--markets",
+                        "20",
+                        "--rate",
+                        str(rate),
+                        "--workers",
+                        str(workers),
+                        "--duration",
+                        str(duration),
+                        "--warmup",
+                        str(warmup),
+                        # k6 opens every socket at once; the server is given a second per 200.
+                        "--connect-s",
+                        str(max(5, count // 200)),
+                        "--batch",
+                    ]
+                )
+                with namespace():
+                    row = run(args)
+                mine.append(row)
+                log(
+                    f"sockets: {kind} {count} at {rate}/s: {row['deliveries_per_s']:,}/s "
+                    f"of {row['expected_per_s']:,}/s, p99 {row['p99_ms']} ms, "
+                    f"{row['rss_per_socket_streaming_kib']} KiB/socket, {row['accepted_per_s']} accepted/s"
+                )
+                if not within(row):
+                    break
+            rows += mine
+            limits[f"{kind} {count}"] = first_limit(mine, open_files=open_files)
+    return sockets_summary(rows, limits=limits, counts=counts)
+
+
+def sockets_summary(rows: list[dict[str, Any]], *, limits: dict[str, str], counts: tuple[int, ...]) -> dict[str, Any]:
+    """The stage's keys from its rows: at the largest count, the hub against the bare server."""
+    top = max(counts)
+    curve = []
+    for count in counts:
+        point: dict[str, Any] = {"sockets": count}
+        for kind, _ in KINDS:
+            mine = [r for r in rows if r["edge"] == kind and r["clients"] == count]
+            found = best(mine)
+            first = mine[0] if mine else None
+            point[kind] = {
+                "deliveries_per_s": found["deliveries_per_s"] if found else 0,
+                "p99_ms": found["p99_ms"] if found else (first["p99_ms"] if first else None),
+                "cpu_s_per_1000": (found or first or {}).get("server_cpu_s_per_1000"),
+                "rss_per_socket_idle_kib": first["rss_per_socket_idle_kib"] if first else None,
+                "rss_per_socket_streaming_kib": (found or first or {}).get("rss_per_socket_streaming_kib"),
+                "accepted_per_s": first["accepted_per_s"] if first else None,
+            }
+        curve.append(point)
+    at_top = next(p for p in curve if p["sockets"] == top)
+    hub, bare = at_top["hub"], at_top["ceiling"]
+
+    def ratio(a: Any, b: Any, digits: int = 2) -> float | None:
+        return round(a / b, digits) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else None
+
+    return {
+        "sockets_counts": list(counts),
+        "sockets_curve": curve,
+        "sockets_rows": rows,
+        "sockets_first_limit": limits,
+        "edge_10k_vs_bare": ratio(hub["deliveries_per_s"], bare["deliveries_per_s"]),
+        "edge_rss_per_socket_kib": hub["rss_per_socket_streaming_kib"],
+        "edge_bare_rss_per_socket_kib": bare["rss_per_socket_streaming_kib"],
+        "edge_rss_vs_bare": ratio(hub["rss_per_socket_streaming_kib"], bare["rss_per_socket_streaming_kib"]),
+        "edge_cpu_vs_bare": ratio(hub["cpu_s_per_1000"], bare["cpu_s_per_1000"]),
+        "edge_accepted_per_s_10k": hub["accepted_per_s"],
+        "sockets_top": top,
+    }
+
+
+def markdown_lines(results: dict[str, Any]) -> list[str]:
+    curve = results.get("sockets_curve")
+    if not curve:
+        return []
+    lines = [
+        "",
+        "### Socket scale (hub against the bare server, each count's best rate within p99 100 ms)",
+        "",
+        "| sockets | hub deliveries/s | bare deliveries/s | hub p99 ms | hub CPU s / 1,000 | bare CPU s / 1,000 "
+        "| hub KiB/socket idle, streaming | bare KiB/socket idle, streaming | hub accepted/s | bare accepted/s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for point in curve:
+        hub, bare = point["hub"], point["ceiling"]
+        lines.append(
+            f"| {point['sockets']:,} | {hub['deliveries_per_s']:,} | {bare['deliveries_per_s']:,} | {hub['p99_ms']} "
+            f"| {hub['cpu_s_per_1000']} | {bare['cpu_s_per_1000']} "
+            f"| {hub['rss_per_socket_idle_kib']}, {hub['rss_per_socket_streaming_kib']} "
+            f"| {bare['rss_per_socket_idle_kib']}, {bare['rss_per_socket_streaming_kib']} "
+            f"| {hub['accepted_per_s']} | {bare['accepted_per_s']} |"
+        )
+    limits = results.get("sockets_first_limit") or {}
+    if limits:
+        lines += ["", "First limit met: " + "; ".join(f"{k}: {v}" for k, v in limits.items()) + "."]
+    lines += ["", "![Latency and cost against sockets](img/sockets.png)"]
+    return lines
+
+
+def plot_sockets(results: dict[str, Any], path: Any) -> None:
+    """Deliveries/s within the bound, CPU per 1,000 and memory per socket against sockets."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = results["sockets_curve"]
+    counts = [p["sockets"] for p in curve]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    for kind, label in KINDS:
+        axes[0].plot(counts, [p[kind]["deliveries_per_s"] for p in curve], marker="o", label=label)
+        axes[1].plot(counts, [p[kind]["cpu_s_per_1000"] for p in curve], marker="o", label=label)
+        axes[2].plot(counts, [p[kind]["rss_per_socket_streaming_kib"] for p in curve], marker="o", label=label)
+    axes[0].set(xlabel="sockets", ylabel="deliveries/s within p99 100 ms", title="Throughput")
+    axes[1].set(xlabel="sockets", ylabel="server CPU s per 1,000 deliveries", title="Cost")
+    axes[2].set(xlabel="sockets", ylabel="KiB per socket (streaming)", title="Memory")
+    for axis in axes:
+        axis.set_xscale("log")
+        axis.grid(alpha=0.3)
+        axis.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

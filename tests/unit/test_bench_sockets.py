@@ -1,0 +1,75 @@
+"""The socket-scale stage's decisions: which row counts, what gave first, and the keys it writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.sockets import best, first_limit, sockets_summary, within
+
+
+def row(edge: str, clients: int, rate: int, **over: Any) -> dict[str, Any]:
+    base = {
+        "edge": edge,
+        "clients": clients,
+        "rate": rate,
+        "p99_ms": 40.0,
+        "client_errors": 0,
+        "deliveries_per_s": clients * rate // 50,
+        "expected_per_s": clients * rate // 50,
+        "opens": clients,
+        "server_cpu_s_per_1000": 0.02 if edge == "hub" else 0.01,
+        "rss_per_socket_idle_kib": 30.0 if edge == "hub" else 12.0,
+        "rss_per_socket_streaming_kib": 40.0 if edge == "hub" else 16.0,
+        "accepted_per_s": 900 if edge == "hub" else 3000,
+    }
+    return {**base, **over}
+
+
+def test_a_row_counts_only_within_the_bound_with_every_socket_open_and_everything_delivered():
+    assert within(row("hub", 100, 50))
+    assert not within(row("hub", 100, 50, p99_ms=101.0))
+    assert not within(row("hub", 100, 50, client_errors=3))
+    assert not within(row("hub", 100, 50, opens=99))
+    assert not within(row("hub", 100, 50, deliveries_per_s=10))
+
+
+def test_the_best_row_is_the_highest_delivery_rate_within_the_bound():
+    rows = [row("hub", 100, 50), row("hub", 100, 100), row("hub", 100, 200, p99_ms=300.0)]
+    assert best(rows) == rows[1]
+    assert best([row("hub", 100, 50, p99_ms=300.0)]) is None
+
+
+def test_the_first_limit_names_what_gave():
+    assert first_limit([row("hub", 100, 50)], open_files=65536) == "none up to 50 updates/s"
+    assert first_limit([row("hub", 100, 50, p99_ms=250.0)], open_files=65536).startswith("p99 250.0 ms at 50")
+    assert first_limit([row("hub", 100, 50, opens=90)], open_files=65536) == "10 sockets not opened at 50 updates/s"
+    assert first_limit([row("hub", 10_000, 50, opens=9000)], open_files=8192) == "open files (8192) at 10000 sockets"
+    assert first_limit([row("hub", 100, 50, deliveries_per_s=1)], open_files=65536).startswith("delivered 1/s")
+
+
+def test_the_summary_compares_the_hub_with_the_bare_server_at_the_largest_count():
+    rows = [
+        row("hub", 50, 50),
+        row("ceiling", 50, 50),
+        row("hub", 100, 50),
+        row("hub", 100, 100, p99_ms=200.0),
+        row("ceiling", 100, 50),
+        row("ceiling", 100, 100),
+    ]
+    summary = sockets_summary(rows, limits={}, counts=(50, 100))
+    assert summary["sockets_top"] == 100
+    # hub: 100 sockets at 50/s = 100 deliveries/s; bare: at 100/s = 200/s.
+    assert summary["edge_10k_vs_bare"] == 0.5
+    assert summary["edge_rss_per_socket_kib"] == 40.0
+    assert summary["edge_bare_rss_per_socket_kib"] == 16.0
+    assert summary["edge_rss_vs_bare"] == 2.5
+    assert summary["edge_cpu_vs_bare"] == 2.0
+    assert summary["edge_accepted_per_s_10k"] == 900
+    assert [p["sockets"] for p in summary["sockets_curve"]] == [50, 100]
+
+
+def test_a_count_the_hub_never_served_within_the_bound_scores_zero_not_a_missing_figure():
+    rows = [row("hub", 100, 50, p99_ms=500.0), row("ceiling", 100, 50)]
+    summary = sockets_summary(rows, limits={}, counts=(100,))
+    assert summary["edge_10k_vs_bare"] == 0.0
+    assert summary["sockets_curve"][0]["hub"]["p99_ms"] == 500.0
