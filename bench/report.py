@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import bets, channels, e2e, edge, feed, game, reducers, sockets, suspend, up, views
+from bench import bets, channels, e2e, edge, feed, game, markets, reducers, sockets, suspend, up, views
 from bench.common import RESULTS, ROOT
 
 TARGETS = [
@@ -19,6 +19,7 @@ TARGETS = [
     *edge.TARGETS,
     *sockets.TARGETS,
     *e2e.TARGETS,
+    *markets.TARGETS,
     *suspend.TARGETS,
     *bets.TARGETS,
     *views.TARGETS,
@@ -128,6 +129,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         shown = "not measured in this run" if value is None else f"{value:,}" if isinstance(value, int) else value
         lines.append(f"| {label} | {shown} | {unit} | {target or '—'} | {versus(value, target)} |")
     lines += e2e.markdown_lines(results)
+    lines += markets.markdown_lines(results)
     lines += edge.markdown_lines(results)
     if results.get("edge_rows"):
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")

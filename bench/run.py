@@ -4,6 +4,7 @@ Stages (each a median of several runs where it is cheap enough to repeat):
   feed      records/s the idempotent producer (acks=all) sustains
   reducers  updates/s from Kafka to Redis state + pub-sub, micro-batch and real-time mode
   edge      deliveries/s and p99 of the hub edge, plain Channels and a bare server (k6 clients), same run
+  markets   end to end over 1,000 and 10,000 live markets at the same price rate (bench/markets.py)
   sockets   the hub against the bare server at 1k, 5k and 10k logged-in sockets: throughput, CPU,
             memory per socket, sockets accepted a second (bench/sockets.py)
   e2e       source event → websocket frame, p50/p99/max, split by stage, both trigger modes and
@@ -46,7 +47,7 @@ import django
 
 django.setup()
 
-from bench import bets, channels, e2e, edge, feed, game, reducers, report, sockets, suspend, up, views
+from bench import bets, channels, e2e, edge, feed, game, markets, reducers, report, sockets, suspend, up, views
 from bench.common import RESULTS, cpu_probe_ms, log, machine
 
 
@@ -60,13 +61,26 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         nargs="*",
         default=None,
-        help="stages to run (feed reducers e2e edge sockets views suspend bets channels game up)",
+        help="stages to run (feed reducers e2e markets edge sockets views suspend bets channels game up)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
     stages = set(
         args.only
-        or ["feed", "reducers", "edge", "sockets", "views", "e2e", "suspend", "bets", "channels", "game", "up"]
+        or [
+            "feed",
+            "reducers",
+            "edge",
+            "sockets",
+            "views",
+            "e2e",
+            "markets",
+            "suspend",
+            "bets",
+            "channels",
+            "game",
+            "up",
+        ]
     )
     results: dict[str, Any] = {
         "machine": machine(),
@@ -143,6 +157,16 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
         lap("edge")
+    if "markets" in stages:
+        log("markets: end to end over 1,000 and 10,000 live markets at the same price rate")
+        results.update(
+            markets.bench_markets(
+                universes=markets.QUICK_UNIVERSES, clients=50, rate=200, duration=5, warmup=4, rounds=1
+            )
+            if quick
+            else markets.bench_markets()
+        )
+        lap("markets")
     if "sockets" in stages:
         log("sockets: the hub and a bare server at 1k, 5k and 10k logged-in sockets")
         results.update(

@@ -29,6 +29,8 @@ REQUIRED = (
     "e2e_microbatch_p99_ms",
     "e2e_floor_p50_ms",
     "e2e_floor_p99_ms",
+    "e2e_1k_markets_p99_ms",
+    "e2e_10k_vs_1k_markets",
     "edge_deliveries_per_s",
     "edge_p99_ms",
     "edge_baseline_deliveries_per_s",
@@ -54,7 +56,7 @@ REQUIRED = (
     "up_to_healthy_s",
 )
 # Every stage but those with a smoke test of their own, and `up` (never run by --quick).
-STAGES = ("feed", "reducers", "edge", "sockets", "views", "e2e", "suspend")
+STAGES = ("feed", "reducers", "edge", "sockets", "views", "e2e", "markets", "suspend")
 MEASURED = tuple(k for k in REQUIRED if k not in ("machine", "date", "up_to_healthy_s"))
 
 
