@@ -15,12 +15,13 @@ each client gets a tenth of the frames at 10,000 (it watches 20 of ten times as 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from bench import edge
 from bench.common import in_namespace, log, markets_define, median
 from bench.e2e import warm_up_e2e
-from bench.reducers import reducers_running
+from bench.reducers import Reducers, reducers_running
 
 UNIVERSES = (1000, 10_000)
 QUICK_UNIVERSES = (200, 1000)
@@ -75,18 +76,24 @@ def bench_markets(
     duration: float = 15,
     warmup: float = 8,
     rounds: int = ROUNDS,
+    running: Reducers | None = None,
 ) -> dict[str, Any]:
-    """See the module. One reducer process (micro-batch) serves every window."""
+    """See the module. One reducer process (micro-batch) serves every window: ``running``, warm
+    micro-batch reducers of the caller's (--quick), or reducers started here and warmed up."""
     largest = max(universes)
     windows: list[dict[str, Any]] = []
-    with (
-        reducers_running("microbatch", log_name="bench-markets.log", define=False) as running,
-        in_namespace(running.namespace),
-    ):
+    with contextlib.ExitStack() as stack:
+        if running is None:
+            running = stack.enter_context(reducers_running("microbatch", log_name="bench-markets.log", define=False))
+            warm_s = None
+        else:
+            warm_s = 0
+        stack.enter_context(in_namespace(running.namespace))
         log(f"markets: defining {largest:,} markets through the markets topic")
         markets_define(running.producer, running.client, largest, timeout=300)
-        log("markets: warming the reducers up")
-        warm = warm_up_e2e(running, rate=rate)
+        if warm_s is None:
+            log("markets: warming the reducers up")
+            warm_s = warm_up_e2e(running, rate=rate)["seconds"]
         for index in range(rounds):
             for universe in universes:
                 log(f"markets, round {index + 1} of {rounds}: {universe:,} markets at {rate:g} prices/s")
@@ -107,7 +114,7 @@ def bench_markets(
                     }
                 )
         rss = round(running.process.rss_mib())
-    return {**markets_summary(windows, universes), "markets_warmup_s": warm["seconds"], "markets_reducers_rss_mib": rss}
+    return {**markets_summary(windows, universes), "markets_warmup_s": warm_s, "markets_reducers_rss_mib": rss}
 
 
 def markdown_lines(results: dict[str, Any]) -> list[str]:

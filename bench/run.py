@@ -143,6 +143,22 @@ def main(argv: list[str] | None = None) -> None:
             log("end to end: the floor (one plain consumer) and the reducers in each mode, turn about")
             results.update(e2e.bench_e2e(**e2e_args, running=running))
             lap("e2e")
+        if "markets" in stages:
+            log("markets: end to end over 1,000 and 10,000 live markets at the same price rate")
+            results.update(
+                markets.bench_markets(
+                    universes=markets.QUICK_UNIVERSES,
+                    clients=50,
+                    rate=200,
+                    duration=5,
+                    warmup=4,
+                    rounds=1,
+                    running=running.get("microbatch"),
+                )
+                if quick
+                else markets.bench_markets()
+            )
+            lap("markets")
     if "edge" in stages:
         log("edge: the hub, plain Channels and a bare server, driven by k6")
         results.update(
@@ -157,16 +173,6 @@ def main(argv: list[str] | None = None) -> None:
             )
         )
         lap("edge")
-    if "markets" in stages:
-        log("markets: end to end over 1,000 and 10,000 live markets at the same price rate")
-        results.update(
-            markets.bench_markets(
-                universes=markets.QUICK_UNIVERSES, clients=50, rate=200, duration=5, warmup=4, rounds=1
-            )
-            if quick
-            else markets.bench_markets()
-        )
-        lap("markets")
     if "sockets" in stages:
         log("sockets: the hub and a bare server at 1k, 5k and 10k logged-in sockets")
         results.update(
