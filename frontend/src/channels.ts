@@ -4,7 +4,7 @@
 // another (subscriptions are rate limited per user).
 import { ApiError, api, specMarkets, type StreamSpec } from "./api";
 import { readJSON, storage, writeJSON } from "./dom";
-import type { ChannelFrame, ChannelListener } from "./protocol";
+import type { ChannelListener, ViewFrame } from "./protocol";
 
 const DEBOUNCE_MS = 200;
 const RETRY_MS = 3000;
@@ -41,7 +41,7 @@ export class ManagedChannel {
   constructor(
     private readonly client: ChannelHost,
     private readonly storageKey: string,
-    private readonly onFrame: (frame: ChannelFrame, replace: boolean) => void,
+    private readonly onFrame: (frame: ViewFrame, replace: boolean) => void,
     private readonly deps: ChannelDeps = browserDeps(),
   ) {
     const saved = readJSON(deps.store, storageKey) as { id?: unknown; key?: unknown } | null;
@@ -64,7 +64,7 @@ export class ManagedChannel {
 
   private listener() {
     return {
-      onFrame: (frame: ChannelFrame, replace: boolean) => this.onFrame(frame, replace),
+      onFrame: (frame: ViewFrame, replace: boolean) => this.onFrame(frame, replace),
       onLost: () => {
         this.channelId = null;
         this.sentKey = null;

@@ -141,7 +141,7 @@ export interface GameQuestion {
   title: string;
   options: string[];
   points: Record<string, number>;
-  status: string;
+  status: "open" | "closed" | "settled" | "void";
   day: string;
   opened_at: number;
   until_minute: number | null;
