@@ -3,6 +3,7 @@
 // kept for the browser tab, so the next page attaches to the same channel instead of creating
 // another (subscriptions are rate limited per user).
 import { ApiError, api, specMarkets, type StreamSpec } from "./api";
+import type { ChannelCreated } from "./contract/api";
 import { readJSON, storage, writeJSON } from "./dom";
 import type { ChannelListener, ViewFrame } from "./protocol";
 
@@ -15,8 +16,16 @@ export interface ChannelHost {
   forget(channelId: string): void;
 }
 
+/** What a managed channel asks of the control API (``api``): a new channel's id; the answers to
+ * a change or an end are not read. */
+export interface ChannelControlApi {
+  subscribe(spec: StreamSpec): Promise<Pick<ChannelCreated, "channel">>;
+  change(channel: string, spec: StreamSpec): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+}
+
 export interface ChannelDeps {
-  control: Pick<typeof api, "subscribe" | "change" | "unsubscribe">;
+  control: ChannelControlApi;
   store: Storage | null;
   setTimer: (fn: () => void, ms: number) => number;
   clearTimer: (id: number) => void;

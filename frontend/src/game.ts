@@ -4,6 +4,7 @@
 // (`"view": "game"`) brings what became of each answer, their points, streak and ranks.
 import { ApiError, apiRequest } from "./api";
 import { h, readJSON, setText, storage, writeJSON } from "./dom";
+import type { ChannelCreated } from "./contract/api";
 import { showNotice } from "./notices";
 import type { ChannelListener } from "./protocol";
 import type {
@@ -222,7 +223,7 @@ export class GameWidget {
       this.client.attach(saved, this.listener(), { begun: true });
       return;
     }
-    apiRequest<{ channel: string }>("POST", "/api/streams", { view: "game", event: this.model.eventId })
+    apiRequest<ChannelCreated>("POST", "/api/streams", { view: "game", event: this.model.eventId })
       .then((created) => {
         this.channelId = created.channel;
         writeJSON(storage("session"), this.storageKey, created.channel);

@@ -61,8 +61,9 @@ export interface BetOut {
   odds: string;
   odds_display: string;
   potential_return: string;
-  payout: string | null;
-  placed_at: number | null;
+  payout: string;
+  /** epoch milliseconds */
+  placed_at: number;
   settled_at: number | null;
   legs: LegOut[];
   cash_out?: CashOutOffer | null;

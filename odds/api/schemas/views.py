@@ -151,8 +151,8 @@ class BetOut(Sparse):
     odds: DecimalOut
     odds_display: str
     potential_return: DecimalOut
-    payout: DecimalOut | None
-    placed_at: Timestamp | None
+    payout: DecimalOut
+    placed_at: Timestamp
     settled_at: Timestamp | None
     legs: Annotated[list[LegOut], Field(min_length=1, max_length=MAX_LEGS)]
     cash_out: CashOutOffer | None = None
