@@ -10,6 +10,7 @@
 // - and, for a logged-in punter, their own news (`bet.decided`: a held in-play bet was decided).
 // The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
 // 15 s of quiet, and answers our pings), and is then replaced.
+import type { QueryIn } from "./contract/api";
 import type {
   BetLegsFrame,
   BetSettledFrame,
@@ -51,13 +52,7 @@ function isGameFrame(frame: ChannelFrame | GameViewFrame): frame is GameViewFram
 }
 
 /** What a list follows: every condition given must hold (docs/protocol.md, *Shared query channels*). */
-export interface Query {
-  sport?: string | null;
-  in_play?: boolean | null;
-  starting_within_minutes?: number | null;
-  competition?: number | null;
-  headline?: boolean | null;
-}
+export type Query = QueryIn;
 
 export interface QueryListener {
   /** Every market the query holds now (after a connect, a gap or a slow spell). */
