@@ -2,8 +2,9 @@
 
 Two TypeScript modules under ``frontend/src/contract/``:
 
-- ``api.ts``: every request and answer body of the JSON APIs (``odds/api/schemas/``), read as
-  the server validates them (a member with a default or absent unless given is optional);
+- ``api.ts``: every request and answer body of the JSON APIs (``odds/api/schemas/``): a request's
+  member with a default is optional; an answer's member is required unless it may be left out
+  (a ``Sparse`` answer's member that was not given, a member excluded when empty);
 - ``frames.ts``: every websocket frame (``reducers/frames.py``): the server's frames as they are
   written, ``ServerFrame`` their union, and the client's messages, ``ClientMessage``.
 
@@ -18,7 +19,8 @@ from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
+from pydantic_core import core_schema
 
 from odds.api import typescript
 from odds.api.schemas import common, game, meta, ops, snapshots, streams, views
@@ -38,6 +40,32 @@ def _header(source: str) -> str:
     )
 
 
+def _always_written(model: type[BaseModel]) -> list[str]:
+    """The members an answer always carries: pydantic writes every member, defaults too, except
+    a ``Sparse`` answer's members not given (default None) and a member with ``exclude_if``."""
+    sparse = issubclass(model, common.Sparse)
+    return [
+        field.alias or name
+        for name, field in model.model_fields.items()
+        if field.exclude_if is None and not (sparse and field.default is None and not field.is_required())
+    ]
+
+
+class _BodySchema(GenerateJsonSchema):
+    """Request bodies as the server validates them; answers with the members they always carry
+    required (the validation schema would call every member with a default optional)."""
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> JsonSchemaValue:
+        json_schema = super().model_schema(schema)
+        model = schema["cls"]
+        if issubclass(model, common.Model) and "properties" in json_schema:
+            written = set(_always_written(model))
+            json_schema["required"] = [name for name in json_schema["properties"] if name in written]
+            if not json_schema["required"]:
+                del json_schema["required"]
+        return json_schema
+
+
 def api_models() -> list[type[BaseModel]]:
     """Every body model of the JSON APIs, each once, in the order the schema modules declare them."""
     found: dict[int, type[BaseModel]] = {}
@@ -54,7 +82,9 @@ def api_models() -> list[type[BaseModel]]:
 
 
 def api_module() -> str:
-    _, document = models_json_schema([(model, "validation") for model in api_models()], ref_template=REF)
+    _, document = models_json_schema(
+        [(model, "validation") for model in api_models()], ref_template=REF, schema_generator=_BodySchema
+    )
     return typescript.module(header=_header("odds/api/schemas/"), definitions=document["$defs"])
 
 

@@ -125,3 +125,37 @@ def test_a_schema_maps_to_the_typescript_type_it_allows(schema, expected):
 def test_a_member_whose_name_is_not_an_identifier_is_quoted():
     text = typescript.declaration("X", {"type": "object", "properties": {"break": {"type": "string"}, "a-b": {}}})
     assert text == 'export interface X {\n  break?: string;\n  "a-b"?: unknown;\n}'
+
+
+@pytest.mark.parametrize(
+    ("model", "given"),
+    [
+        (
+            "streams.ChannelCreated",
+            {
+                "channel": "c" * 32,
+                "websocket": "/ws/odds",
+                "spec": {"view": "slip", "markets": [], "query": None, "slip": [], "stake": None, "bets": []},
+            },
+        ),
+        ("streams.SpecOut", {"view": "slip", "markets": [], "query": None, "slip": [], "stake": None, "bets": []}),
+        ("ops.KafkaHealth", {"brokers": 1, "under_replicated": 0, "offline": 0}),
+        ("ops.AlertsNow", {"available": False, "alerts": []}),
+        ("views.BreakOut", {"break": {"exclusion": "time_out", "until": 1}}),
+    ],
+)
+def test_an_answers_required_members_are_those_it_always_writes(model, given):
+    """The generated answer types call a member required exactly when the server writes it even
+    when it was not given (defaults are written; a Sparse answer's ungiven members are not)."""
+    from odds.api.schemas import ops, streams, views
+
+    module, name = model.split(".")
+    cls = getattr({"streams": streams, "ops": ops, "views": views}[module], name)
+    written = set(cls.model_validate(given).model_dump(by_alias=True))
+    assert written == set(contract._always_written(cls))
+    declared = re.search(
+        rf"^export interface {name} \{{\n(.*?)\n\}}", (contract.CONTRACT_DIR / "api.ts").read_text(), re.M | re.S
+    )
+    assert declared is not None
+    required = set(re.findall(r"^  (\w+): ", declared.group(1), re.M))
+    assert required == written

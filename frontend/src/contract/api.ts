@@ -11,12 +11,12 @@ export interface AlertNow {
   severity: string;
   summary: string;
   labels: Record<string, string>;
-  active_at?: string | null;
+  active_at: string | null;
 }
 
 export interface AlertsNow {
   available: boolean;
-  error?: string | null;
+  error: string | null;
   alerts: AlertNow[];
 }
 
@@ -42,7 +42,7 @@ export interface BeginRequest {
 }
 
 export interface BetList {
-  v?: 1;
+  v: 1;
   bets: BetOut[];
 }
 
@@ -84,7 +84,7 @@ export interface BetPlaceRequest {
 }
 
 export interface BetPlaced {
-  v?: 1;
+  v: 1;
   created: boolean;
   bet: BetOut;
 }
@@ -125,7 +125,7 @@ export interface BodyRefusedDetail {
 }
 
 export interface BreakOut {
-  v?: 1;
+  v: 1;
   break: BreakTaken;
 }
 
@@ -171,13 +171,13 @@ export interface CashOutRequest {
 }
 
 export interface ChannelCreated {
-  v?: 1;
+  v: 1;
   /** 32 characters for a punter's channel; 40 for a query's shared channel */
   channel: string;
   spec: SpecOut;
   websocket: string;
   /** a query's shared channel: attach to it (anyone may); it needs no begin and takes no change */
-  shared?: boolean;
+  shared: boolean;
 }
 
 export interface ChannelEndNotFound {
@@ -192,7 +192,7 @@ export interface ChannelEndNotFoundDetail {
 }
 
 export interface ChannelEnded {
-  v?: 1;
+  v: 1;
   channel: string;
   ended: true;
 }
@@ -215,19 +215,19 @@ export interface ChannelRow {
 }
 
 export interface ChannelSpec {
-  v?: 1;
+  v: 1;
   channel: string;
   spec: SpecOut;
 }
 
 export interface ChannelStatus {
-  v?: 1;
+  v: 1;
   channel: string;
   status: string;
 }
 
 export interface ChannelsOut {
-  v?: 1;
+  v: 1;
   channels: ChannelRow[];
 }
 
@@ -313,7 +313,7 @@ export interface DepositErrorDetail {
 }
 
 export interface DepositLimitOut {
-  v?: 1;
+  v: 1;
   limit: LimitOut;
 }
 
@@ -383,7 +383,7 @@ export interface GameAnswerRefusedDetail {
  * then settled) comes on the punter's game channel.
  */
 export interface GameAnswerTaken {
-  v?: 1;
+  v: 1;
   answer_id: string;
   question_id: number;
   choice: string;
@@ -392,7 +392,7 @@ export interface GameAnswerTaken {
 
 /** A leaderboard: its top, how many play, and the punter's place when logged in. */
 export interface GameBoard {
-  v?: 1;
+  v: 1;
   scope: string;
   title: string;
   top: Record<string, unknown>[];
@@ -443,7 +443,7 @@ export interface GameNotFoundDetail {
  * leaderboard's top.
  */
 export interface GameState {
-  v?: 1;
+  v: 1;
   event_id: number;
   questions: Record<string, unknown>[];
   top: Record<string, unknown>[];
@@ -480,7 +480,7 @@ export interface GameVoidRefusedDetail {
 }
 
 export interface GameVoidRequested {
-  v?: 1;
+  v: 1;
   question_id: number;
   status: "void requested";
 }
@@ -502,7 +502,7 @@ export interface KafkaHealth {
 }
 
 export interface LatencyKept {
-  v?: 1;
+  v: 1;
   kept: number;
 }
 
@@ -548,7 +548,7 @@ export interface LegPrice {
 }
 
 export interface LiabilityOut {
-  v?: 1;
+  v: 1;
   selections: LiabilityRow[];
 }
 
@@ -617,7 +617,7 @@ export interface NotFoundDetail {
 }
 
 export interface OneBet {
-  v?: 1;
+  v: 1;
   bet: BetOut;
 }
 
@@ -628,7 +628,7 @@ export interface OpenApiDocument {
 }
 
 export interface OpsHistory {
-  v?: 1;
+  v: 1;
   range: "5m" | "15m" | "1h" | "6h" | "24h" | "7d";
   stride_s: number;
   ts: number[];
@@ -636,7 +636,7 @@ export interface OpsHistory {
 }
 
 export interface OpsSnapshot {
-  v?: 1;
+  v: 1;
   /** epoch milliseconds */
   ts: number;
   queries: Record<string, unknown>;
@@ -675,7 +675,7 @@ export interface PaymentErrorDetail {
 
 /** A deposit or withdrawal and the balance after it; ``created`` is false for a repeat. */
 export interface PaymentOut {
-  v?: 1;
+  v: 1;
   created: boolean;
   entry: LedgerEntryOut;
   wallet: Balance;
@@ -766,7 +766,7 @@ export interface SelectionView {
 }
 
 export interface SettlementOut {
-  v?: 1;
+  v: 1;
   market_id: number;
   market_status: "open" | "suspended" | "closed" | "settled";
   total: number;
@@ -863,7 +863,7 @@ export interface ViewSnapshot {
 }
 
 export interface WalletOut {
-  v?: 1;
+  v: 1;
   wallet: Balance;
   ledger: LedgerEntryOut[];
 }
