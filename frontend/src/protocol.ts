@@ -12,7 +12,9 @@
 // 15 s of quiet, and answers our pings), and is then replaced.
 import type { QueryIn } from "./contract/api";
 import type {
+  AttachMessage,
   BetLegsFrame,
+  ClientMessage,
   BetSettledFrame,
   GameViewFrame,
   MarketFrame,
@@ -325,7 +327,7 @@ export class OddsClient {
 
   private sendQuery(channel: QueryChannel): void {
     channel.awaitingImage = channel.lastSeq === 0;
-    this.send({ type: "query", query: channel.query, ...(channel.lastSeq > 0 ? { last_seq: channel.lastSeq } : {}) });
+    this.send({ type: "query", query: { ...channel.query }, ...(channel.lastSeq > 0 ? { last_seq: channel.lastSeq } : {}) });
   }
 
   private queryOf(id: string): QueryChannel | undefined {
@@ -643,7 +645,7 @@ export class OddsClient {
     });
   }
 
-  private send(message: object): void {
+  private send(message: ClientMessage): void {
     if (!this.connected || this.socket === null) return;
     this.socket.send(JSON.stringify(message));
     this.lastSent = this.now();
@@ -653,7 +655,7 @@ export class OddsClient {
     channel.attached = false;
     channel.attachSent = true;
     channel.sentLastSeq = channel.lastSeq > 0 ? channel.lastSeq : null;
-    const message: Record<string, unknown> = { type: "attach", channel: channel.id };
+    const message: AttachMessage = { type: "attach", channel: channel.id };
     if (channel.sentLastSeq !== null) message.last_seq = channel.sentLastSeq;
     this.send(message);
   }
