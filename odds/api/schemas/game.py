@@ -5,19 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field
 
-from odds.api.schemas.common import (
-    BODY_ERRORS,
-    Answer,
-    Body,
-    Id,
-    Model,
-    Text,
-    refusal,
-)
+from odds.api.schemas.common import BODY_ERRORS, Answer, Body, Id, Model, Text, refusal
 from reducers.schemas import GAME_CHOICES, GAME_VOID_REASON_MAX
 
 # Literal types made at run time are strings to the type checker.

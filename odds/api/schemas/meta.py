@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from odds.api.schemas.common import (
-    Model,
-)
+from odds.api.schemas.common import Model
 from odds.core.health import CHECKS
 
 # Literal types made at run time are strings to the type checker.

@@ -6,26 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    WithJsonSchema,
-)
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema
 
-from odds.api.schemas.common import (
-    Answer,
-    Count,
-    DecimalText,
-    Id,
-    Model,
-    Sparse,
-    Timestamp,
-    invalid,
-    refusal,
-    values,
-)
+from odds.api.schemas.common import Answer, Count, DecimalText, Id, Model, Sparse, Timestamp, invalid, refusal, values
 from odds.catalogue.models import Market
 from odds.ops.selectors.ops import RANGES
 

@@ -5,15 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import (
-    Field,
-)
+from pydantic import Field
 
-from odds.api.schemas.common import (
-    DecimalText,
-    Model,
-    Sparse,
-)
+from odds.api.schemas.common import DecimalText, Model, Sparse
 
 
 class SelectionView(Model):
