@@ -7,7 +7,7 @@ BIN := infra/bin
 # and the login page's demo accounts. `SPORTSBOOK_DEMO=0 make up` (or in .env) leaves them out.
 export SPORTSBOOK_DEMO ?= 1
 
-.PHONY: help deps services services-stop topics migrate seed up down status test lint rules unit bench bench-quick lock logs backup restore targets
+.PHONY: help deps services services-stop topics migrate seed up down status test lint rules contract unit bench bench-quick lock logs backup restore targets
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
@@ -20,6 +20,7 @@ help:
 	@echo "              restore PostgreSQL as it was at TIME, or TIME=latest: all the archive holds"
 	@echo "              (docs/reliability.md; then manage.py after_restore)"
 	@echo "make rules    write frontend/src/rules.json from reducers/rules.py (bet limits, the odds ladder)"
+	@echo "make contract write frontend/src/contract/ (the browser's API and websocket types) from the pydantic schemas"
 
 deps:
 	@$(BIN)/deps.sh all
@@ -76,11 +77,15 @@ targets:
 rules: deps
 	$(PY) -m reducers.rules --write
 
+contract: deps
+	$(PY) manage.py contract --write
+
 lint: deps
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy .
 	.venv/bin/lint-imports
+	$(PY) manage.py contract --check
 	cd frontend && npx tsc --noEmit
 
 test: deps

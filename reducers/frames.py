@@ -5,11 +5,12 @@ messages, channel frames) and by the edge (``odds/core/events.py``); client → 
 by the edge (``odds/streaming/consumers.py``). Each is a ``TypedDict`` here: builders are type-checked
 against it, frames are encoded with orjson (a frame is a plain dict, so the reducers' hot paths
 pay nothing for it), and decoded and validated with pydantic (``SERVER_FRAME``, ``CLIENT_MESSAGE``,
-``head``). The browser's types (``frontend/src/protocol.ts``) name the same frames;
-``tests/unit/test_frames.py`` checks that both sides know the same ``type``s and that every
-frame round-trips through its definition.
+``head``). The browser's types are generated from these (``frontend/src/contract/frames.ts``,
+``make contract``); ``tests/unit/test_frames.py`` checks that both sides know the same ``type``s
+and that every frame round-trips through its definition.
 
-To add a field to a frame, add it here: mypy then names every builder that must set it.
+To add a field to a frame, add it here: mypy then names every builder that must set it, and
+``make contract`` gives it to the browser's type (the TypeScript check names every reader).
 
 Prices and money are decimal strings, never floats; timestamps are epoch milliseconds.
 """
@@ -351,6 +352,10 @@ class SessionCloseMessage(TypedDict):
 # --- the predictor game (docs/protocol.md, "The predictor game") ---
 
 
+# A question's life: open, closed (no more answers), then settled or void.
+QuestionStatus = Literal["open", "closed", "settled", "void"]
+
+
 class GameQuestion(TypedDict):
     """A question of an event's game (``reducers.game.question_frame``)."""
 
@@ -360,7 +365,7 @@ class GameQuestion(TypedDict):
     title: str
     options: list[str]
     points: dict[str, int]
-    status: str
+    status: QuestionStatus
     day: str
     opened_at: int
     until_minute: int | None

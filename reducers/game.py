@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 
 import orjson
 
-from reducers.frames import GameNews, GamePunter, GameQuestion
+from reducers.frames import GameNews, GamePunter, GameQuestion, QuestionStatus
 from reducers.schemas import GameAnswer, GameEvent
 
 # --- the questions ---
@@ -67,7 +67,6 @@ BOOK_KEEP_MS = 3600_000
 # Days of points a punter's state keeps (the day leaderboards of today and yesterday).
 DAYS_KEPT = 2
 
-QuestionStatus = Literal["open", "closed", "settled", "void"]
 OPEN: QuestionStatus = "open"
 CLOSED: QuestionStatus = "closed"
 SETTLED: QuestionStatus = "settled"

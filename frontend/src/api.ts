@@ -1,15 +1,30 @@
 // The REST API (docs/protocol.md, "REST API" and "Control API"): JSON in and out, the session
 // cookie for authentication, the csrftoken cookie echoed in X-CSRFToken on writes.
 import type { CashOutPolicy } from "./cashout";
+import type {
+  BetList,
+  BetOut,
+  BetPlaceRequest,
+  BetPlaced,
+  BetRejectedDetail,
+  CashOutRefusedDetail,
+  ChannelCreated,
+  ChannelSpec,
+  ChannelStatus,
+  ClaimedBetIn,
+  ErrorDetail,
+  LegOut,
+  OneBet,
+  SlipLegIn,
+  WalletOut,
+} from "./contract/api";
 import type { Held } from "./protocol";
 
-export interface ApiErrorBody {
-  code: string;
-  message: string;
-  field?: string;
-  selections?: { selection_id: number; price_seen: string; price: string }[];
-  quote?: string | null;
-}
+// The bodies' types are generated from the API's pydantic schemas (src/contract/api.ts).
+
+/** An error body's ``error``: its code, message and field, and what some refusals add (a rejected
+ * bet's current prices, a refused cash-out's new quote). */
+export type ApiErrorBody = ErrorDetail & Partial<Pick<BetRejectedDetail, "selections">> & Partial<Pick<CashOutRefusedDetail, "quote">>;
 
 /** A refusal from the server (4xx/5xx with the error shape), or a network failure (status 0). */
 export class ApiError extends Error {
@@ -23,7 +38,7 @@ export class ApiError extends Error {
   }
 
   get field(): string | undefined {
-    return this.body?.field;
+    return this.body?.field ?? undefined;
   }
 }
 
@@ -67,63 +82,21 @@ export async function apiRequest<T>(method: string, path: string, body?: unknown
 
 // --- bodies ---
 
-export interface BetLeg {
-  selection_id: number;
-  selection: string;
-  market_id: number;
-  market: string;
-  event_id: number;
-  event: string;
-  price: string;
-  price_display: string;
-  price_seen: string;
-  result: "undecided" | "won" | "lost" | "void";
-}
+export type BetLeg = LegOut;
+export type Bet = BetOut;
+export type PricePolicy = BetOut["price_policy"];
+export type PlaceBetRequest = BetPlaceRequest;
 
-export interface Bet {
-  id: number;
-  idempotency_key: string;
-  kind: "single" | "accumulator";
-  status: "pending" | "accepted" | "rejected" | "won" | "lost" | "void" | "cashed_out";
-  price_policy: PricePolicy;
-  stake: string;
-  odds: string;
-  potential_return: string;
-  payout: string;
-  placed_at: number;
-  /** A bet held by the in-play delay: when it is decided (epoch ms, the server's clock). */
-  accept_at?: number | null;
-  settled_at: number | null;
-  legs: BetLeg[];
-  cash_out?: { available: boolean; quote: string | null };
-  reject?: { code: string; message: string };
-  /** Why a trader voided the bet, in their words. */
-  void_reason?: string | null;
-}
-
-export type PricePolicy = "none" | "any" | "better";
-
-export interface PlaceBetRequest {
-  v: 1;
-  idempotency_key: string;
-  stake: string;
-  price_policy: PricePolicy;
-  selections: { selection_id: number; price: string }[];
-}
-
+/** The specs the pages subscribe with: a slip's legs and stake, or the punter's open bets. */
 export interface StreamSpecSlip {
   view: "slip";
-  slip: { selection_id: number; market_id: number }[];
+  slip: SlipLegIn[];
   stake: string | null;
 }
 
 export interface StreamSpecBets {
   view: "bets";
-  bets: {
-    bet_id: number;
-    stake: string;
-    legs: { selection_id: number; market_id: number; price: string; result?: BetLeg["result"] }[];
-  }[];
+  bets: ClaimedBetIn[];
 }
 
 export type StreamSpec = StreamSpecSlip | StreamSpecBets;
@@ -135,22 +108,21 @@ export function specMarkets(spec: StreamSpec): number[] {
 }
 
 export const api = {
-  placeBet: (body: PlaceBetRequest) => apiRequest<{ v: 1; created: boolean; bet: Bet }>("POST", "/api/bets", body),
-  bets: (state: "open" | "settled", limit = 50) =>
-    apiRequest<{ v: 1; bets: Bet[] }>("GET", `/api/bets?state=${state}&limit=${limit}`),
+  placeBet: (body: PlaceBetRequest) => apiRequest<BetPlaced>("POST", "/api/bets", body),
+  bets: (state: "open" | "settled", limit = 50) => apiRequest<BetList>("GET", `/api/bets?state=${state}&limit=${limit}`),
   cashOut: (betId: number, quote: string, accept: CashOutPolicy) =>
-    apiRequest<{ v: 1; bet: Bet }>("POST", `/api/bets/${betId}/cash-out`, { v: 1, quote, accept }),
-  wallet: () => apiRequest<{ v: 1; wallet: { currency: string; balance: string } }>("GET", "/api/wallet"),
-  subscribe: (spec: StreamSpec) => apiRequest<{ v: 1; channel: string }>("POST", "/api/streams", spec),
+    apiRequest<OneBet>("POST", `/api/bets/${betId}/cash-out`, { v: 1, quote, accept }),
+  wallet: () => apiRequest<WalletOut>("GET", "/api/wallet"),
+  subscribe: (spec: StreamSpec) => apiRequest<ChannelCreated>("POST", "/api/streams", spec),
   begin: (channel: string, resync: boolean, since: Held = {}) =>
-    apiRequest<unknown>(
+    apiRequest<ChannelStatus>(
       "POST",
       `/api/streams/${encodeURIComponent(channel)}/begin${resync ? "?resync=1" : ""}`,
       Object.keys(since).length > 0 ? { since } : undefined,
     ),
   change: (channel: string, spec: StreamSpec) =>
-    apiRequest<unknown>("PUT", `/api/streams/${encodeURIComponent(channel)}`, spec),
-  unsubscribe: (channel: string) => apiRequest<unknown>("DELETE", `/api/streams/${encodeURIComponent(channel)}`),
+    apiRequest<ChannelSpec>("PUT", `/api/streams/${encodeURIComponent(channel)}`, spec),
+  unsubscribe: (channel: string) => apiRequest<ChannelStatus>("DELETE", `/api/streams/${encodeURIComponent(channel)}`),
 };
 
 /** A fresh idempotency key: one per placement attempt, reused only to retry that attempt. */

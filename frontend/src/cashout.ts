@@ -1,10 +1,12 @@
 // How far a cash-out value may move between the punter's click and the book's answer: the
 // punter's setting (the select on My bets, labelled there), sent with every cash-out
 // (POST /api/bets/<id>/cash-out, field "accept").
+import type { CashOutRequest } from "./contract/api";
 import type { KeyValueStore } from "./odds";
 
-export const CASH_OUT_POLICIES = ["better", "exact", "any"] as const;
-export type CashOutPolicy = (typeof CASH_OUT_POLICIES)[number];
+export type CashOutPolicy = NonNullable<CashOutRequest["accept"]>;
+/** The select's options, in its order; each one the schema allows. */
+export const CASH_OUT_POLICIES = ["better", "exact", "any"] as const satisfies readonly CashOutPolicy[];
 
 const KEY = "sportsbook.cashOutAccept";
 

@@ -3,8 +3,9 @@
 // kept for the browser tab, so the next page attaches to the same channel instead of creating
 // another (subscriptions are rate limited per user).
 import { ApiError, api, specMarkets, type StreamSpec } from "./api";
+import type { ChannelCreated } from "./contract/api";
 import { readJSON, storage, writeJSON } from "./dom";
-import type { ChannelFrame, ChannelListener } from "./protocol";
+import type { ChannelListener, ViewFrame } from "./protocol";
 
 const DEBOUNCE_MS = 200;
 const RETRY_MS = 3000;
@@ -15,8 +16,16 @@ export interface ChannelHost {
   forget(channelId: string): void;
 }
 
+/** What a managed channel asks of the control API (``api``): a new channel's id; the answers to
+ * a change or an end are not read. */
+export interface ChannelControlApi {
+  subscribe(spec: StreamSpec): Promise<Pick<ChannelCreated, "channel">>;
+  change(channel: string, spec: StreamSpec): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+}
+
 export interface ChannelDeps {
-  control: Pick<typeof api, "subscribe" | "change" | "unsubscribe">;
+  control: ChannelControlApi;
   store: Storage | null;
   setTimer: (fn: () => void, ms: number) => number;
   clearTimer: (id: number) => void;
@@ -41,7 +50,7 @@ export class ManagedChannel {
   constructor(
     private readonly client: ChannelHost,
     private readonly storageKey: string,
-    private readonly onFrame: (frame: ChannelFrame, replace: boolean) => void,
+    private readonly onFrame: (frame: ViewFrame, replace: boolean) => void,
     private readonly deps: ChannelDeps = browserDeps(),
   ) {
     const saved = readJSON(deps.store, storageKey) as { id?: unknown; key?: unknown } | null;
@@ -64,7 +73,7 @@ export class ManagedChannel {
 
   private listener() {
     return {
-      onFrame: (frame: ChannelFrame, replace: boolean) => this.onFrame(frame, replace),
+      onFrame: (frame: ViewFrame, replace: boolean) => this.onFrame(frame, replace),
       onLost: () => {
         this.channelId = null;
         this.sentKey = null;

@@ -4,114 +4,36 @@
 // (`"view": "game"`) brings what became of each answer, their points, streak and ranks.
 import { ApiError, apiRequest } from "./api";
 import { h, readJSON, setText, storage, writeJSON } from "./dom";
+import type { ChannelCreated } from "./contract/api";
 import { showNotice } from "./notices";
 import type { ChannelListener } from "./protocol";
+import type {
+  GameAnswerState,
+  GameLeader,
+  GameNews,
+  GamePunter,
+  GameQuestion,
+  GameQuestionsFrame,
+  GameRank,
+  GameStateFrame,
+  GameTopFrame,
+  GameViewFrame,
+} from "./contract/frames";
 
-export interface GameQuestion {
-  id: number;
-  event_id: number;
-  kind: string;
-  title: string;
-  options: string[];
-  points: Record<string, number>;
-  status: "open" | "closed" | "settled" | "void";
-  day: string;
-  opened_at: number;
-  until_minute: number | null;
-  close_minute: number | null;
-  closed_at: number | null;
-  outcome: string | null;
-  void_reason: string | null;
-}
-
-export interface GameLeader {
-  rank: number;
-  name: string;
-  points: number;
-}
-
-export interface GameAnswerState {
-  event_id: number;
-  choice: string;
-  result: "pending" | "won" | "lost" | "void";
-  points: number;
-}
-
-export interface GamePunter {
-  version: number;
-  streak: number;
-  best_streak: number;
-  answered: number;
-  correct: number;
-  days: Record<string, number>;
-  matches: Record<string, number>;
-  answers: Record<string, GameAnswerState>;
-}
-
-export interface GameNews {
-  kind: "accepted" | "refused" | "settled";
-  question_id: number;
-  event_id: number;
-  choice: string;
-  answer_id: string;
-  result?: string;
-  points?: number;
-  reason?: string;
-}
-
-export interface GameRank {
-  match: number | null;
-  day: number | null;
-  players: number;
-  day_players: number;
-}
-
-/** An event's game as a page starts following it: every question and the leaderboard's top. */
-export interface GameStateFrame {
-  type: "game.state";
-  v: 1;
-  event_id: number;
-  questions: GameQuestion[];
-  top: GameLeader[];
-  players: number;
-  batch: number;
-}
-
-/** Questions of the event opened, closed, settled or voided. */
-export interface GameQuestionsFrame {
-  type: "game.questions";
-  v: 1;
-  event_id: number;
-  questions: GameQuestion[];
-  batch: number;
-}
-
-/** The event's leaderboard's top moved. */
-export interface GameTopFrame {
-  type: "game.top";
-  v: 1;
-  event_id: number;
-  top: GameLeader[];
-  players: number;
-  batch: number;
-}
+export type {
+  GameAnswerState,
+  GameLeader,
+  GameNews,
+  GamePunter,
+  GameQuestion,
+  GameQuestionsFrame,
+  GameRank,
+  GameStateFrame,
+  GameTopFrame,
+  GameViewFrame,
+} from "./contract/frames";
 
 export type GamePublicFrame = GameStateFrame | GameQuestionsFrame | GameTopFrame;
-
-/** A punter's game channel: its image (everything) or a delta (what changed of the punter's). */
-export interface GameViewFrame {
-  type: "game.image" | "game.delta";
-  v: 1;
-  seq: number;
-  channel: string;
-  event_id: number;
-  me?: GamePunter | null;
-  news?: GameNews[];
-  rank?: GameRank;
-  questions?: GameQuestion[];
-  top?: GameLeader[];
-  resync?: boolean;
-}
 
 const STAGE: Record<GameQuestion["status"], number> = { open: 0, closed: 1, settled: 2, void: 2 };
 
@@ -301,7 +223,7 @@ export class GameWidget {
       this.client.attach(saved, this.listener(), { begun: true });
       return;
     }
-    apiRequest<{ channel: string }>("POST", "/api/streams", { view: "game", event: this.model.eventId })
+    apiRequest<ChannelCreated>("POST", "/api/streams", { view: "game", event: this.model.eventId })
       .then((created) => {
         this.channelId = created.channel;
         writeJSON(storage("session"), this.storageKey, created.channel);

@@ -2,16 +2,15 @@
 // send it to the channels showing its markets. Its clock and scoreboard are drawn by scoreboard.ts.
 export { clockSeconds, clockText } from "./scoreboard";
 
-export interface MatchClock {
-  running: boolean;
-  elapsed_s: number;
-  at: number;
-  direction: "up" | "down";
-  limit_s: number | null;
-  rate?: number;
-}
+import type { ClockState, MatchMessage as MatchFrame } from "./contract/frames";
 
-export interface MatchScore {
+// The generated types (reducers/frames.py) carry these as the reducers' validated text and score
+// object; the browser reads them by their values, so it states the values reducers/schemas.py
+// allows (MATCH_STATUSES, CLOCK_DIRECTIONS, match_score_from_json).
+export type MatchClock = Omit<ClockState, "direction"> & { direction: "up" | "down" };
+
+/** A score in its sport's terms (reducers/schemas.py, ``match_score_from_json``). */
+export type MatchScore = {
   home?: number;
   away?: number;
   periods?: number[][];
@@ -20,18 +19,10 @@ export interface MatchScore {
   points?: string[];
   set_games?: number[][];
   server?: "home" | "away";
-}
+};
 
-export interface MatchMessage {
-  type: "match";
-  v: number;
-  event_id: number;
-  seq: number;
-  sport: string;
+export type MatchMessage = Omit<MatchFrame, "status" | "score" | "clock"> & {
   status: "scheduled" | "in_play" | "break" | "finished";
-  period: number;
   score: MatchScore;
   clock: MatchClock | null;
-  incidents: { kind: string; side: string; period: number; at: number }[];
-  suspension?: { reason: string; since: number } | null;
-}
+};

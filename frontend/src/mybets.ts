@@ -8,7 +8,7 @@ import { h, setText, storage } from "./dom";
 import type { OddsFormat } from "./odds";
 import { displayOdds } from "./prices";
 import { liveScore } from "./scores";
-import type { ChannelFrame, OddsClient } from "./protocol";
+import type { OddsClient, ViewFrame } from "./protocol";
 import { GENERIC_REFUSAL, refusalText } from "./refusals";
 import { pageLimits } from "./slipView";
 import { moneyMoved } from "./wallet";
@@ -122,7 +122,7 @@ export class MyBetsPage {
     this.render();
   }
 
-  private frame(frame: ChannelFrame): void {
+  private frame(frame: ViewFrame): void {
     if (frame.bets === undefined) return;
     for (const item of frame.bets) {
       const old = this.quotes.get(item.bet_id);

@@ -2,6 +2,7 @@
 // One entry, dispatched on <body data-page>; every page polls the staff JSON API.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import type { ChannelsOut, LiabilityOut, SettlementOut } from "./contract/api";
 import {
   alertNames,
   alertsOfQuery,
@@ -354,22 +355,11 @@ function lagPage(): void {
 
 // --- Trader pages ----------------------------------------------------------------------------
 
-interface LiabilityRow {
-  selection_id: number;
-  selection: string;
-  market: string;
-  event: string;
-  price: string;
-  liability: string;
-  liability_pence: number;
-  bets: number;
-}
-
 function liabilityPage(): void {
   const table = document.getElementById("liability") as HTMLTableElement | null;
   if (!table) return;
   every(POLL_MS, async () => {
-    const { selections } = await getJson<{ selections: LiabilityRow[] }>(table.dataset.url ?? "");
+    const { selections } = await getJson<LiabilityOut>(table.dataset.url ?? "");
     const top = Math.max(1, ...selections.map((s) => s.liability_pence));
     const body = table.tBodies[0];
     body?.replaceChildren(
@@ -398,25 +388,12 @@ function liabilityPage(): void {
   });
 }
 
-interface ChannelRow {
-  channel: string;
-  user: string;
-  view: string;
-  query: Record<string, unknown> | null;
-  markets: number[];
-  status: string;
-  seq: number;
-  created: number;
-  seen: number;
-  partitions: Record<string, number>;
-}
-
 function subscriptionsPage(): void {
   const table = document.getElementById("channels") as HTMLTableElement | null;
   if (!table) return;
   const endUrl = table.dataset.endUrl ?? "";
   const refresh = async () => {
-    const { channels } = await getJson<{ channels: ChannelRow[] }>(table.dataset.url ?? "");
+    const { channels } = await getJson<ChannelsOut>(table.dataset.url ?? "");
     const now = Date.now();
     table.tBodies[0]?.replaceChildren(
       ...channels.map((c) => {
@@ -457,7 +434,7 @@ function settlementPage(): void {
   const status = document.getElementById("settle-status");
   if (!host || !bar || !count || !status) return;
   const poll = async () => {
-    const p = await getJson<{ total: number; settled: number; done: boolean; market_status: string }>(host.dataset.url ?? "");
+    const p = await getJson<SettlementOut>(host.dataset.url ?? "");
     bar.max = Math.max(1, p.total);
     bar.value = p.settled;
     count.textContent = `${p.settled} / ${p.total}`;

@@ -1,5 +1,6 @@
 // Pure helpers of the staff pages: flattening a metrics snapshot into chart series, keeping a
 // bounded live history, and formatting. No DOM here, so vitest covers it without a browser.
+import type { AlertNow as Alert, AlertsNow, KafkaHealth, OpsHistory } from "./contract/api";
 
 export type Status = "OK" | "WARN" | "STALL" | "STOP" | "ERR";
 
@@ -65,21 +66,7 @@ export interface Snapshot {
   alerts?: AlertsNow;
 }
 
-/** One alert Prometheus holds: `firing`, or `pending` (over its threshold, not yet for its `for`). */
-export interface Alert {
-  name: string;
-  state: "firing" | "pending" | string;
-  severity: string;
-  summary: string;
-  labels: Record<string, string>;
-  active_at: string | null;
-}
-
-export interface AlertsNow {
-  available: boolean;
-  error: string | null;
-  alerts: Alert[];
-}
+export type { AlertNow as Alert, AlertsNow, KafkaHealth } from "./contract/api";
 
 /** The alerts of one reducer query (labelled with it), firing first. */
 export function alertsOfQuery(alerts: AlertsNow | undefined, query: string): Alert[] {
@@ -112,16 +99,6 @@ export function describeAlerts(alerts: AlertsNow | undefined): { level: "ok" | "
   return { level: firing ? "bad" : "warn", text: `Alerts: ${parts.join(", ")}.` };
 }
 
-/** The brokers the cluster reports and the platform's partitions short of replicas or leader. */
-export interface KafkaHealth {
-  brokers: number;
-  replication_factor: number;
-  partitions: number;
-  under_replicated: number;
-  offline: number;
-  leaders: Record<string, number>;
-}
-
 /** One line for the platform list: brokers, and the partitions that need an operator's eye. */
 export function describeKafka(k: KafkaHealth): string {
   const parts = [`${k.brokers} broker${k.brokers === 1 ? "" : "s"}`, `${k.partitions} partitions`];
@@ -130,10 +107,8 @@ export function describeKafka(k: KafkaHealth): string {
   return parts.join(" · ");
 }
 
-export interface History {
-  ts: number[];
-  series: Record<string, (number | null)[]>;
-}
+/** What the charts read of the history (GET /ops/api/history). */
+export type History = Pick<OpsHistory, "ts" | "series">;
 
 const SEVERITY: Record<Status, number> = { OK: 0, WARN: 1, STALL: 2, STOP: 3, ERR: 4 };
 

@@ -4,11 +4,11 @@
 // a "bet.decided" frame; a bet still undecided GRACE_MS after its time is looked up instead.
 import type { Bet } from "./api";
 
-export interface BetDecision {
-  id: number;
-  status: Bet["status"];
-  reject: { code: string; message: string } | null;
-}
+import type { BetDecision as DecidedFrameBet } from "./contract/frames";
+
+/** A held bet's outcome: a ``bet.decided`` frame's decision, or the bet's status looked up
+ * later (GET /api/bets), by when it may have settled. */
+export type BetDecision = Omit<DecidedFrameBet, "status"> & { status: Bet["status"] };
 
 export const GRACE_MS = 3_000;
 

@@ -10,127 +10,51 @@
 // - and, for a logged-in punter, their own news (`bet.decided`: a held in-play bet was decided).
 // The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
 // 15 s of quiet, and answers our pings), and is then replaced.
-import type { GamePublicFrame, GameQuestionsFrame, GameStateFrame, GameTopFrame, GameViewFrame } from "./game";
+import type { QueryIn } from "./contract/api";
+import type {
+  AttachMessage,
+  BetLegsFrame,
+  ClientMessage,
+  BetSettledFrame,
+  GameViewFrame,
+  MarketFrame,
+  MatchFrame,
+  MatchMessage as MatchState,
+  QueryFrame,
+  ServerFrame,
+  SessionEndedFrame,
+  ViewFrame,
+} from "./contract/frames";
+import type { GamePublicFrame } from "./game";
 import type { MatchMessage } from "./matchclock";
 import type { BetDecision } from "./pending";
 
-export interface SelectionState {
-  id: number;
-  price: string;
-  status: string;
-}
-
-export interface MarketState {
-  type: "market";
-  market_id: number;
-  seq: number;
-  status: string;
-  tradable: boolean;
-  selections: SelectionState[];
-  merged?: number;
-  ts?: { event: number; produce: number; kafka: number; reducer: number };
-}
-
-export interface SlipLegSummary {
-  selection_id: number;
-  market_id: number;
-  price: string | null;
-  suspended: boolean;
-}
-
-export interface SlipSummary {
-  legs: SlipLegSummary[];
-  placeable: boolean;
-  combined_odds?: string;
-  potential_return?: string;
-}
-
-export interface BetCashOut {
-  bet_id: number;
-  cash_out: string | null;
-}
-
-export interface ChannelFrame {
-  seq: number;
-  type: "view.image" | "view.delta" | "view.match";
-  v: number;
-  channel: string;
-  markets: MarketState[];
-  /** The match state of the channel's events: all of them in an image, the new ones in ``view.match``. */
-  matches?: MatchMessage[];
-  resync?: boolean;
-  /** An image begun with `since`: it leaves out the markets the client said it holds at their current state. */
-  since?: boolean;
-  slip?: SlipSummary;
-  bets?: BetCashOut[];
-}
-
-/** A market's status changed (docs/protocol.md, `market.status`): sent just before the market's
- * state of the same sequence, and never conflated away. */
-export interface MarketStatusFrame {
-  type: "market.status";
-  v: number;
-  market_id: number;
-  seq: number;
-  status: string;
-  tradable: boolean;
-  ts?: { event: number; produce: number; kafka: number; reducer: number };
-}
-
-/** Every frame the server sends on the odds websocket (docs/protocol.md); ``handle`` has a case
- * for each, and the compiler fails when one is added here without its case. */
-export type ServerFrame =
-  | { type: "hello"; v: number; user: string | null }
-  | { type: "image"; v: number; markets: MarketState[] }
-  | MarketState
-  | { type: "markets"; items: MarketState[] }
-  | MarketStatusFrame
-  | { type: "conflated"; merged: number }
-  | { type: "pong"; ts: number }
-  | { type: "heartbeat"; ts: number }
-  | { type: "error"; code: string; message: string }
-  | { type: "attached"; channel: string; query?: Query }
-  | { type: "resumed"; channel: string; after: number; count: number; resync: boolean }
-  | { type: "ended"; channel: string; reason: string }
-  | { type: "bet.decided"; bet: BetDecision }
-  | SessionEnded
-  | BetSettled
-  | BetLegs
-  | MatchMessage
-  | { type: "matches"; v: 1; items: MatchMessage[] }
-  | QueryFrame
-  | ChannelFrame
-  | GameStateFrame
-  | GameQuestionsFrame
-  | GameTopFrame
-  | GameViewFrame;
+// The frames' types are generated from reducers/frames.py (src/contract/frames.ts); these names
+// are the ones the pages use.
+export type {
+  BetCashOut,
+  MarketStatusFrame,
+  QueryFrame,
+  SelectionState,
+  ServerFrame,
+  SlipLegSummary,
+  SlipSummary,
+  ViewFrame,
+} from "./contract/frames";
+export type MarketState = MarketFrame;
+export type SessionEnded = SessionEndedFrame;
+export type BetLegs = BetLegsFrame;
+export type BetSettled = BetSettledFrame;
+/** A subscriber channel's frame: its image or a delta (``view.image``, ``view.delta``), or new
+ * match states of its events (``view.match``). */
+export type ChannelFrame = ViewFrame | MatchFrame;
 
 function isGameFrame(frame: ChannelFrame | GameViewFrame): frame is GameViewFrame {
   return frame.type === "game.image" || frame.type === "game.delta";
 }
 
 /** What a list follows: every condition given must hold (docs/protocol.md, *Shared query channels*). */
-export interface Query {
-  sport?: string | null;
-  in_play?: boolean | null;
-  starting_within_minutes?: number | null;
-  competition?: number | null;
-  headline?: boolean | null;
-}
-
-/** A shared query channel's frame: all the markets it holds (``image``), or those that joined, left
- * or changed in what a list shows (docs/protocol.md, ``view.query``). */
-export interface QueryFrame {
-  type: "view.query";
-  v: 1;
-  seq: number;
-  channel: string;
-  image?: boolean;
-  markets?: number[];
-  added?: number[];
-  removed?: number[];
-  changed?: number[];
-}
+export type Query = QueryIn;
 
 export interface QueryListener {
   /** Every market the query holds now (after a connect, a gap or a slow spell). */
@@ -154,28 +78,6 @@ class QueryChannel {
     readonly query: Query,
     readonly listener: QueryListener,
   ) {}
-}
-
-/** The socket's session ended (docs/protocol.md, `session.ended`); the server closes it next. */
-export interface SessionEnded {
-  type: "session.ended";
-  v: 1;
-  reason: "logged_out" | "password_changed" | "deactivated" | "self_excluded";
-}
-
-/** Legs of an open bet of the punter were decided (docs/protocol.md, `bet.legs`). */
-export interface BetLegs {
-  type: "bet.legs";
-  v: 1;
-  bet: { id: number; legs: { selection_id: number; result: "won" | "lost" | "void" }[] };
-}
-
-/** A bet of the punter closed: won, lost, void or cashed out (docs/protocol.md, `bet.settled`). */
-export interface BetSettled {
-  type: "bet.settled";
-  v: 1;
-  bet: { id: number; status: "won" | "lost" | "void" | "cashed_out"; title: string; stake: string; payout: string };
-  wallet: { currency: string; balance: string };
 }
 
 export class MarketBook {
@@ -228,7 +130,7 @@ export type ConnectionStatus = "connecting" | "live" | "reconnecting" | "offline
 /** Receives one channel's frames, in sequence order, each exactly once. */
 export interface ChannelListener {
   /** An image (``replace``: the channel's whole state) or a delta (the markets that changed). */
-  onFrame(frame: ChannelFrame, replace: boolean): void;
+  onFrame(frame: ViewFrame, replace: boolean): void;
   /** The server no longer knows the channel: ``code`` is the reason of an ``ended`` frame
    * (expired, unsubscribed, ended_by_staff) or the error of a refused attach. */
   onLost?(code: string): void;
@@ -425,7 +327,7 @@ export class OddsClient {
 
   private sendQuery(channel: QueryChannel): void {
     channel.awaitingImage = channel.lastSeq === 0;
-    this.send({ type: "query", query: channel.query, ...(channel.lastSeq > 0 ? { last_seq: channel.lastSeq } : {}) });
+    this.send({ type: "query", query: { ...channel.query }, ...(channel.lastSeq > 0 ? { last_seq: channel.lastSeq } : {}) });
   }
 
   private queryOf(id: string): QueryChannel | undefined {
@@ -508,10 +410,10 @@ export class OddsClient {
         this.stats.conflated += frame.merged;
         break;
       case "match":
-        this.options.onMatch?.(frame);
+        this.match(frame);
         break;
       case "matches":
-        for (const match of frame.items) this.options.onMatch?.(match);
+        for (const match of frame.items) this.match(match);
         break;
       case "view.image":
       case "view.delta":
@@ -573,6 +475,12 @@ export class OddsClient {
     }
   }
 
+  /** A match state as the pages read it: its status, score and clock direction are the values
+   * the reducers validated (reducers/schemas.py), which the generated type leaves as text. */
+  private match(state: MatchState): void {
+    this.options.onMatch?.(state as MatchMessage);
+  }
+
   private update(state: MarketState): void {
     const applied = this.book.apply(state);
     if (applied === null) return;
@@ -617,7 +525,7 @@ export class OddsClient {
       channel.listener.onGame?.(frame, replace);
       return;
     }
-    for (const match of frame.matches ?? []) this.options.onMatch?.(match);
+    for (const match of frame.matches ?? []) this.match(match);
     if (frame.type === "view.match") return; // the channel's view (markets, slip, bets) is unchanged
     for (const state of frame.markets ?? []) this.update(state);
     channel.listener.onFrame(frame, replace);
@@ -737,7 +645,7 @@ export class OddsClient {
     });
   }
 
-  private send(message: object): void {
+  private send(message: ClientMessage): void {
     if (!this.connected || this.socket === null) return;
     this.socket.send(JSON.stringify(message));
     this.lastSent = this.now();
@@ -747,7 +655,7 @@ export class OddsClient {
     channel.attached = false;
     channel.attachSent = true;
     channel.sentLastSeq = channel.lastSeq > 0 ? channel.lastSeq : null;
-    const message: Record<string, unknown> = { type: "attach", channel: channel.id };
+    const message: AttachMessage = { type: "attach", channel: channel.id };
     if (channel.sentLastSeq !== null) message.last_seq = channel.sentLastSeq;
     this.send(message);
   }

@@ -7,7 +7,7 @@ import { h, readJSON, setText, storage, writeJSON } from "./dom";
 import type { OddsFormat } from "./odds";
 import { type BetDecision, HeldBets, withDecision } from "./pending";
 import { displayOdds, markSelected } from "./prices";
-import type { ChannelFrame, MarketState, OddsClient } from "./protocol";
+import type { MarketState, OddsClient, ViewFrame } from "./protocol";
 import { refusalText } from "./refusals";
 import { LIMITS } from "./rules";
 import { liveScore, onEventStatus } from "./scores";
@@ -65,7 +65,7 @@ export class SlipView {
   private placing = false;
   private readonly flashes = new Map<number, Move>();
   /** The channel's own view of the slip, for the page to check against ours. */
-  serverSummary: ChannelFrame["slip"] | null = null;
+  serverSummary: ViewFrame["slip"] | null = null;
 
   constructor(private readonly options: SlipViewOptions) {
     this.slip = BetSlip.fromJSON(readJSON(storage("local"), SLIP_KEY), pageLimits());
@@ -151,7 +151,7 @@ export class SlipView {
     if (touched) this.refresh();
   }
 
-  private channelFrame(frame: ChannelFrame): void {
+  private channelFrame(frame: ViewFrame): void {
     if (frame.slip === undefined) return;
     this.serverSummary = frame.slip;
     this.aside.dataset.channelSeq = String(frame.seq);

@@ -16,6 +16,7 @@ function football(overrides: Partial<MatchMessage> = {}): MatchMessage {
     score: { home: 1, away: 0 },
     clock: { running: true, elapsed_s: 600, at: AT, direction: "up", limit_s: null, rate: 1 },
     incidents: [],
+    ts: { event: 1, produce: 1, kafka: 1, reducer: 1 },
     ...overrides,
   };
 }
@@ -27,7 +28,7 @@ describe("match clock", () => {
   });
 
   it("stands still when the state says it is stopped", () => {
-    const stopped = football({ clock: { running: false, elapsed_s: 600, at: AT, direction: "up", limit_s: null } });
+    const stopped = football({ clock: { running: false, elapsed_s: 600, at: AT, direction: "up", limit_s: null, rate: 1 } });
     expect(clockSeconds(stopped.clock!, AT + 60_000)).toBe(600);
   });
 
@@ -36,7 +37,7 @@ describe("match clock", () => {
   });
 
   it("shows added time past the end of a half", () => {
-    const clock = { running: true, elapsed_s: 45 * 60 + 70, at: AT, direction: "up" as const, limit_s: null };
+    const clock = { running: true, elapsed_s: 45 * 60 + 70, at: AT, direction: "up" as const, limit_s: null, rate: 1 };
     expect(clockText(football({ clock }), AT)).toBe("45+2'");
     expect(clockText(football({ period: 2, clock: { ...clock, elapsed_s: 90 * 60 + 5 } }), AT)).toBe("90+1'");
   });
@@ -51,7 +52,7 @@ describe("match clock", () => {
       sport: "basketball",
       period: 3,
       score: { home: 61, away: 58 },
-      clock: { running: true, elapsed_s: 30, at: AT, direction: "down", limit_s: 720 },
+      clock: { running: true, elapsed_s: 30, at: AT, direction: "down", limit_s: 720, rate: 1 },
     });
     expect(clockText(match, AT)).toBe("Q3 11:30");
     expect(clockText(match, AT + 5_000)).toBe("Q3 11:25");

@@ -11,6 +11,7 @@ function bet(overrides: Partial<Bet> = {}): Bet {
     price_policy: "none",
     stake: "10.00",
     odds: "2.10",
+    odds_display: "2.10",
     potential_return: "21.00",
     payout: "0.00",
     placed_at: 1_000_000,

@@ -13,7 +13,7 @@ import {
 } from "../src/protocol";
 
 function market(id: number, seq: number, price = "2.00"): MarketState {
-  return { type: "market", market_id: id, seq, status: "open", tradable: true, selections: [{ id: 1, price, status: "active" }] };
+  return { type: "market", v: 1, market_id: id, seq, status: "open", tradable: true, selections: [{ id: 1, price, status: "active" }] };
 }
 
 class FakeSocket implements Socket {
@@ -120,12 +120,13 @@ const FOOTBALL_MATCH: MatchMessage = {
   status: "in_play",
   period: 1,
   score: { home: 1, away: 0 },
-  clock: { running: true, elapsed_s: 60, at: 1, direction: "up", limit_s: null },
+  clock: { running: true, elapsed_s: 60, at: 1, direction: "up", limit_s: null, rate: 1 },
   incidents: [],
+  ts: { event: 1, produce: 1, kafka: 1, reducer: 1 },
 };
 
 function frame(seq: number, kind: "image" | "delta" | "match", extra: Partial<ChannelFrame> = {}): ChannelFrame {
-  return { seq, type: `view.${kind}`, v: 1, channel: CH, markets: [], ...extra };
+  return { seq, type: `view.${kind}`, v: 1, channel: CH, markets: [], ...extra } as ChannelFrame;
 }
 
 function recorder(): ChannelListener & { frames: [number, boolean][]; lost: string[] } {

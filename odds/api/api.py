@@ -2,7 +2,7 @@
 
 Each endpoint is declared once, in its area's router (``views``: bets and wallet, ``streams``,
 ``snapshots``, ``ops``: trading and operations, and ``meta`` below), with the bodies it reads
-and answers (``odds/api/schemas.py``). From those declarations django-ninja validates every
+and answers (``odds/api/schemas/``, a module per router). From those declarations django-ninja validates every
 request and generates the OpenAPI 3.1 document served at ``GET /api/openapi.json``; the URL
 patterns below route to them. Adding an endpoint is one decorated function in its router.
 
@@ -25,8 +25,10 @@ from ninja import NinjaAPI, Router, Status
 from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
-from odds.api import game, ops, schemas, snapshots, streams, views
+from odds.api import game, ops, snapshots, streams, views
 from odds.api.http import ANSWERED, JsonParser, JsonRenderer, answer_exception, answers, method_not_allowed
+from odds.api.schemas import common
+from odds.api.schemas.meta import Health, OpenApiDocument
 from odds.core.health import health_public
 
 View = Callable[..., HttpResponseBase]
@@ -76,7 +78,7 @@ class JsonApi(NinjaAPI):
 
 api = JsonApi(
     title="Sportsbook JSON API",
-    version=str(schemas.API_VERSION),
+    version=str(common.API_VERSION),
     description=(
         "Bets, cash-out, wallet, the stream control API and the staff APIs. Every error is "
         '`{"v": 1, "error": {"code", "message", "field"?}}`; money and prices are decimal strings. '
@@ -107,11 +109,11 @@ def openapi_description() -> dict[str, Any]:
     "api/openapi.json",
     summary="This description",
     url_name="openapi",
-    **answers({200: (schemas.OpenApiDocument, "OpenAPI 3.1.")}, access="public"),
+    **answers({200: (OpenApiDocument, "OpenAPI 3.1.")}, access="public"),
 )
 def openapi_json(request: HttpRequest) -> HttpResponse:
     """Public, like the API's documentation."""
-    return HttpResponse(schemas.dumps(openapi_description()), content_type="application/json")
+    return HttpResponse(common.dumps(openapi_description()), content_type="application/json")
 
 
 # /healthz: public liveness, never cached by a client; the checks behind it run at most every
@@ -125,8 +127,8 @@ health = Router(tags=["meta"])
     url_name="healthz",
     **answers(
         {
-            200: (schemas.Health, "Every component is healthy."),
-            503: (schemas.Health, "At least one component is not (`failing` names them)."),
+            200: (Health, "Every component is healthy."),
+            503: (Health, "At least one component is not (`failing` names them)."),
         },
         access="public",
     ),

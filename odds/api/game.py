@@ -7,9 +7,10 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
 
-from odds.api import schemas as s
 from odds.api.http import Session, answers, error_response
-from odds.api.schemas import ApiError
+from odds.api.schemas import common
+from odds.api.schemas import game as s
+from odds.api.schemas.common import ApiError
 from odds.game.selectors.game import game_leaderboard, game_state
 from odds.game.services.game import GameRefused, game_answer, game_question_void
 
@@ -64,11 +65,11 @@ def game_answers(request: HttpRequest, body: s.GameAnswerIn) -> HttpResponse | S
     url_name="game-event",
     **answers(
         {200: (s.GameState, "The game (no questions before the game has any).")},
-        {400: (s.QueryRefused, "`event_id` is not an id.")},
+        {400: (common.QueryRefused, "`event_id` is not an id.")},
         access="public",
     ),
 )
-def game_event(request: HttpRequest, event_id: s.PathId) -> s.GameState:
+def game_event(request: HttpRequest, event_id: common.PathId) -> s.GameState:
     return s.GameState.model_validate(game_state(event_id=event_id))
 
 
@@ -78,11 +79,11 @@ def game_event(request: HttpRequest, event_id: s.PathId) -> s.GameState:
     url_name="game-leaderboard",
     **answers(
         {200: (s.GameBoard, "The top 50, and the punter's place when logged in.")},
-        {400: (s.QueryRefused, "A query parameter is invalid (`field` names it).")},
+        {400: (common.QueryRefused, "A query parameter is invalid (`field` names it).")},
         access="public",
     ),
 )
-def game_board(request: HttpRequest, event: s.PathId | None = None, day: s.GameDay | None = None) -> s.GameBoard:
+def game_board(request: HttpRequest, event: common.PathId | None = None, day: s.GameDay | None = None) -> s.GameBoard:
     user_id = request.user.pk if request.user.is_authenticated else None
     board = game_leaderboard(event_id=event, day=day, user_id=user_id)
     me = s.GameMe(rank=board.rank, points=board.points) if user_id is not None else None
@@ -108,7 +109,7 @@ def game_board(request: HttpRequest, event: s.PathId | None = None, day: s.GameD
     ),
 )
 def game_void(
-    request: HttpRequest, question_id: s.PathId, body: s.GameVoidIn
+    request: HttpRequest, question_id: common.PathId, body: s.GameVoidIn
 ) -> HttpResponse | Status[s.GameVoidRequested]:
     try:
         game_question_void(event_id=body.event_id, question_id=question_id, reason=body.reason)

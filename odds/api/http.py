@@ -29,8 +29,17 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 from redis import RedisError
 
-from odds.api import schemas
-from odds.api.schemas import ApiError, dumps
+from odds.api.schemas.common import (
+    ApiError,
+    BodyRefused,
+    CsrfFailed,
+    DatabaseUnavailable,
+    NotAuthenticated,
+    StaffOnly,
+    StaffRead,
+    TooLarge,
+    dumps,
+)
 from odds.core.text import MAX_INT, MIN_INT, id_from_text
 
 log = logging.getLogger(__name__)
@@ -404,22 +413,22 @@ def answers(
     bodies by name, shown in the document (and tried by the API fuzzing)."""
     common: dict[int, Answer] = {}
     if access != "public":
-        common[401] = (schemas.NotAuthenticated, "Not logged in.", ("WWW-Authenticate",))
+        common[401] = (NotAuthenticated, "Not logged in.", ("WWW-Authenticate",))
         common[503] = (
-            schemas.DatabaseUnavailable,
+            DatabaseUnavailable,
             "The database cannot be reached (retry after `Retry-After` seconds); nothing was written.",
             ("Retry-After",),
         )
     forbidden = {
-        "write": (schemas.CsrfFailed, "Refused: the CSRF token is missing or wrong."),
-        "staff": (schemas.StaffRead, "Refused: the user is not staff."),
-        "staff_write": (schemas.StaffOnly, "Refused: the CSRF token is missing or wrong or the user is not staff."),
+        "write": (CsrfFailed, "Refused: the CSRF token is missing or wrong."),
+        "staff": (StaffRead, "Refused: the user is not staff."),
+        "staff_write": (StaffOnly, "Refused: the CSRF token is missing or wrong or the user is not staff."),
     }
     if access in forbidden:
         common[403] = forbidden[access]
     if body:
-        common[400] = (schemas.BodyRefused, "The body is not JSON or a field is invalid (`field` names it).")
-        common[413] = (schemas.TooLarge, "The body is larger than `DATA_UPLOAD_MAX_MEMORY_SIZE`.")
+        common[400] = (BodyRefused, "The body is not JSON or a field is invalid (`field` names it).")
+        common[413] = (TooLarge, "The body is larger than `DATA_UPLOAD_MAX_MEMORY_SIZE`.")
     every = {**common, **ok, **(refused or {})}
     described: dict[int, Any] = {}
     for status, (_model, description, *headers) in every.items():

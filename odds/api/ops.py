@@ -10,9 +10,10 @@ from django.http import HttpRequest
 from ninja import Router, Status
 from pydantic import Field
 
-from odds.api import schemas as s
 from odds.api.http import Session, answers
-from odds.api.schemas import ApiError
+from odds.api.schemas import common
+from odds.api.schemas import ops as s
+from odds.api.schemas.common import ApiError
 from odds.catalogue.models import Market
 from odds.core.metrics import browser_latency_record, latency_watch_markets, metrics_snapshot
 from odds.core.staff import END_CHANNELS
@@ -57,7 +58,7 @@ def ops_history(
     url_name="ops-api-latency",
     **answers(
         {202: (s.LatencyKept, "Kept.")},
-        {400: (s.BodyRefused, "The body is not JSON or a sample is invalid.")},
+        {400: (common.BodyRefused, "The body is not JSON or a sample is invalid.")},
         access="staff_write",
         body=True,
         examples={"samples": {"samples": [{"e2e": 120, "ws": 8}, {"e2e": 95.5}]}},
@@ -97,7 +98,7 @@ def trading_channels(request: HttpRequest) -> s.ChannelsOut:
         {
             404: (s.ChannelEndNotFound, "No such live channel."),
             503: (
-                s.CommandUnavailable,
+                common.CommandUnavailable,
                 "The database cannot be reached, or Kafka did not acknowledge the command (`command_not_sent`), or"
                 " Redis refused the write (`state_unavailable`); try again.",
                 ("Retry-After",),
@@ -106,7 +107,7 @@ def trading_channels(request: HttpRequest) -> s.ChannelsOut:
         access="staff_write",
     ),
 )
-def trading_channel_end(request: HttpRequest, channel_id: s.ChannelId) -> Status[s.ChannelEnded]:
+def trading_channel_end(request: HttpRequest, channel_id: common.ChannelId) -> Status[s.ChannelEnded]:
     if not request.user.has_perm(END_CHANNELS):
         raise ApiError(403, "staff_only", f"ending a channel needs the permission {END_CHANNELS}")
     try:
@@ -124,7 +125,7 @@ def trading_channel_end(request: HttpRequest, channel_id: s.ChannelId) -> Status
     url_name="trading-api-settlement",
     **answers(
         {200: (s.SettlementOut, "How many of the market's bets are settled.")},
-        {404: (s.NotFound, "No such market.")},
+        {404: (common.NotFound, "No such market.")},
         access="staff",
     ),
 )

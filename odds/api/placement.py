@@ -56,7 +56,8 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
 from redis import RedisError
 
 from odds.api.http import body_read, csrf_check, error_response
-from odds.api.schemas import ApiError, BetPlaceRequest
+from odds.api.schemas.common import ApiError
+from odds.api.schemas.views import BetPlaceRequest
 from odds.api.views import bet_invalid_error, placement_response, rate_limited_error
 from odds.betting.services.bets import BetRateLimited, bet_attempt_count_async
 from odds.betting.services.placement import PLACE_SQL, SELECTION_MARKETS_SQL, BetInvalid, bet_place

@@ -12,9 +12,10 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router
 from pydantic import Field
 
-from odds.api import schemas as s
 from odds.api.http import answers, error_response
-from odds.api.schemas import ApiError
+from odds.api.schemas import common
+from odds.api.schemas import snapshots as s
+from odds.api.schemas.common import ApiError
 from odds.catalogue.models import Competition, Event, Sport
 from odds.catalogue.selectors.catalogue import STARTING_SOON, competition_get, event_detail, event_list
 from odds.streaming.selectors.snapshots import Snapshot, view_snapshot
@@ -54,7 +55,7 @@ ABOUT = (
 
 def _view(path: str, summary: str, url_name: str, *, missing: str | None = None) -> Any:
     found = {200: (s.ViewSnapshot, "The view's snapshot.", ("ETag", "Cache-Control"))}
-    refused = {404: (s.NotFound, f"No such {missing}.")} if missing else {}
+    refused = {404: (common.NotFound, f"No such {missing}.")} if missing else {}
     return router.api_operation(
         ["GET", "HEAD"],
         path,

@@ -9,9 +9,10 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
 from redis.exceptions import RedisError
 
-from odds.api import schemas as s
 from odds.api.http import Session, answers, error_response, json_only
-from odds.api.schemas import ApiError
+from odds.api.schemas import common
+from odds.api.schemas import streams as s
+from odds.api.schemas.common import ApiError
 from odds.streaming.services.streams import (
     StreamError,
     stream_begin,
@@ -72,7 +73,7 @@ def _session_key(request: HttpRequest) -> str:
 
 
 UNAVAILABLE = (
-    s.CommandUnavailable,
+    common.CommandUnavailable,
     "The database cannot be reached, or Kafka did not acknowledge the command (`command_not_sent`), or Redis"
     " refused the write (`state_unavailable`: at its memory limit, or unreachable); try again after"
     " `Retry-After` seconds.",
@@ -84,7 +85,7 @@ CONTROL_LIMITED = (
     "Above the punter's begin, resync and change rate limit; retry after `Retry-After` seconds.",
     ("Retry-After",),
 )
-SPEC_REFUSED = (s.BodyRefused, "The body is not JSON or the spec is invalid (`field` names the part).")
+SPEC_REFUSED = (common.BodyRefused, "The body is not JSON or the spec is invalid (`field` names the part).")
 SPEC_EXAMPLES = {
     "markets": {"view": "markets", "markets": [42, 43]},
     "query": {"view": "markets", "query": {"sport": "football", "starting_within_minutes": 60}},
@@ -110,7 +111,7 @@ SPEC_EXAMPLES = {
         {
             400: SPEC_REFUSED,
             409: (s.TooManyChannels, "The punter or the browser session has its most live channels."),
-            429: (s.RateLimited, "Above the subscription rate limit."),
+            429: (common.RateLimited, "Above the subscription rate limit."),
             503: UNAVAILABLE,
         },
         access="write",
@@ -164,7 +165,7 @@ def streams(request: HttpRequest, body: s.SubscriptionSpec) -> HttpResponse | St
     ),
 )
 def stream_begin_view(
-    request: HttpRequest, channel_id: s.ChannelId, resync: s.Resync = None, body: s.BeginRequest | None = None
+    request: HttpRequest, channel_id: common.ChannelId, resync: s.Resync = None, body: s.BeginRequest | None = None
 ) -> HttpResponse | Status[s.ChannelStatus]:
     try:
         stream_begin(
@@ -194,7 +195,7 @@ def stream_begin_view(
     ),
 )
 def stream_change_view(
-    request: HttpRequest, channel_id: s.ChannelId, body: s.SubscriptionSpec
+    request: HttpRequest, channel_id: common.ChannelId, body: s.SubscriptionSpec
 ) -> HttpResponse | Status[s.ChannelSpec]:
     spec = _spec(body)
     if spec.query is not None:
@@ -217,7 +218,7 @@ def stream_change_view(
     summary="End the channel",
     **answers({202: (s.ChannelStatus, "Ended.")}, {404: NO_CHANNEL, 503: UNAVAILABLE}, access="write"),
 )
-def stream_end_view(request: HttpRequest, channel_id: s.ChannelId) -> HttpResponse | Status[s.ChannelStatus]:
+def stream_end_view(request: HttpRequest, channel_id: common.ChannelId) -> HttpResponse | Status[s.ChannelStatus]:
     try:
         stream_unsubscribe(channel_id=channel_id, user_id=_user_id(request), session_key=request.session.session_key)
     except StreamError as exc:

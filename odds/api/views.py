@@ -1,5 +1,5 @@
 """Bets and wallet endpoints (``/api/bets``, ``/api/wallet``): each declares its URL, the body
-it reads and the answers it gives (``odds/api/schemas.py``), and calls one service or selector."""
+it reads and the answers it gives (``odds/api/schemas/views.py``), and calls one service or selector."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
 from pydantic import Field
 
-from odds.api import schemas as s
 from odds.api.http import Session, answers, error_response, json_response
-from odds.api.schemas import ApiError, BetOut, BetPlaceRequest, Whole
+from odds.api.schemas import common
+from odds.api.schemas import views as s
+from odds.api.schemas.common import ApiError, Whole
+from odds.api.schemas.views import BetOut, BetPlaceRequest
 from odds.betting.models import Bet
 from odds.betting.selectors.bets import bet_cash_out_quotes, bet_list, wallet_for_user, wallet_statement
 from odds.betting.services.bets import (
@@ -72,7 +74,7 @@ def placement_response(placement: Placement) -> HttpResponse:
 
 
 EXCLUDED = (
-    s.Excluded,
+    common.Excluded,
     "Refused: the CSRF token is missing or wrong, or the punter's time-out or self-exclusion runs"
     " (`excluded`: the message says until when).",
 )
@@ -97,9 +99,9 @@ EXCLUDED = (
             400: (s.BetRefused, "Malformed or against a rule of the bet; nothing was recorded."),
             403: EXCLUDED,
             409: (s.BetRejected, "Refused and recorded as rejected, with every leg's current price."),
-            429: (s.RateLimited, "Above the placement rate limit; nothing was recorded."),
+            429: (common.RateLimited, "Above the placement rate limit; nothing was recorded."),
             503: (
-                s.PlacementUnavailable,
+                common.PlacementUnavailable,
                 "The database cannot be reached (`database_unavailable`), Redis cannot count the attempt or read"
                 " the prices (`state_unavailable`: at its memory limit, or unreachable), or this web process's"
                 " placement pool is saturated (`overloaded`, answered at once); nothing was recorded: send the same"
@@ -140,7 +142,7 @@ def bets_place(request: HttpRequest, body: BetPlaceRequest) -> HttpResponse:
     summary="My bets, newest first, each open bet with its live cash-out quote",
     **answers(
         {200: (s.BetList, "The bets.")},
-        {400: (s.QueryRefused, "A query parameter is invalid (`field` names it).")},
+        {400: (common.QueryRefused, "A query parameter is invalid (`field` names it).")},
     ),
 )
 def bets_list(
@@ -163,7 +165,7 @@ def bets_list(
         {200: (s.OneBet, "Cashed out: the current quote (`payout`) is paid into the wallet.")},
         {
             403: EXCLUDED,
-            404: (s.NotFound, "No such bet of this punter."),
+            404: (common.NotFound, "No such bet of this punter."),
             409: (s.CashOutRefused, "No cash-out at this quote: `quote` is the current offer (null when none)."),
         },
         access="write",
@@ -302,7 +304,7 @@ def wallet_break(request: HttpRequest, body: s.BreakRequest) -> s.BreakOut:
         found = wallet_break_take(user=_user(request), length=body.length)
     except PaymentRefused as exc:
         raise payment_refused_error(exc) from exc
-    until = s.timestamp(found.excluded_until)
+    until = common.timestamp(found.excluded_until)
     assert until is not None  # a break was just taken or one runs longer
     taken = s.BreakTaken(exclusion=found.exclusion, until=until)
     return s.BreakOut(break_=taken)

@@ -25,7 +25,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from odds.api.http import error_response, query_ids
-from odds.api.schemas import ApiError
+from odds.api.schemas.common import ApiError
 from odds.api.snapshots import public_cache_control
 from odds.catalogue.models import Competition, Event
 from odds.catalogue.selectors.catalogue import (

@@ -188,22 +188,22 @@ def server_frame_types() -> set[str]:
 
 
 def browser_frame_types() -> set[str]:
-    """The ``type``s of ``ServerFrame`` in frontend/src/protocol.ts (inline members and the
-    interfaces it names, wherever in frontend/src they are declared)."""
-    source = (ROOT / "frontend" / "src" / "protocol.ts").read_text()
-    declared = "\n".join(path.read_text() for path in sorted((ROOT / "frontend" / "src").glob("*.ts")))
-    union = re.search(r"export type ServerFrame =(.*?);\n", source, re.S)
+    """The ``type``s of the ``ServerFrame`` the browser handles: frontend/src/protocol.ts takes it
+    from the generated frontend/src/contract/frames.ts (whose currency tests/unit/test_contract.py
+    checks), where each member is an interface naming its ``type``s."""
+    protocol = (ROOT / "frontend" / "src" / "protocol.ts").read_text()
+    exported = re.search(r"export type \{([^}]*)\} from \"./contract/frames\";", protocol)
+    assert exported is not None
+    assert "ServerFrame" in re.findall(r"\w+", exported.group(1))
+    generated = (ROOT / "frontend" / "src" / "contract" / "frames.ts").read_text()
+    union = re.search(r"export type ServerFrame =(.*?);\n", generated, re.S)
     assert union is not None
     found: set[str] = set()
-    for member in (m.strip() for m in union.group(1).split("\n  |") if m.strip()):
-        body = member
-        if re.fullmatch(r"\|?\s*\w+", member):
-            name = member.lstrip("| ").strip()
-            interface = re.search(rf"export interface {name} \{{(.*?)\n\}}", declared, re.S)
-            assert interface is not None, name
-            body = interface.group(1)
-        kinds = re.search(r'type: ((?:"[^"]+"(?:\s*\|\s*)?)+)', body)
-        assert kinds is not None, member
+    for name in (m.strip() for m in union.group(1).split("|") if m.strip()):
+        interface = re.search(rf"export interface {name} \{{(.*?)\n\}}", generated, re.S)
+        assert interface is not None, name
+        kinds = re.search(r'^  type: ((?:"[^"]+"(?:\s*\|\s*)?)+);', interface.group(1), re.M)
+        assert kinds is not None, name
         found.update(re.findall(r'"([^"]+)"', kinds.group(1)))
     return found
 

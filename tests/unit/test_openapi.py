@@ -107,7 +107,7 @@ def test_the_description_loads_as_openapi_3_1_with_every_reference_resolved():
 
 
 def test_the_cash_out_tolerance_is_described_as_the_validator_reads_it():
-    from odds.api.schemas import CashOutRequest
+    from odds.api.schemas.views import CashOutRequest
 
     accept = openapi_description()["components"]["schemas"]["CashOutRequest"]["properties"]["accept"]
     read = [CashOutRequest.model_validate({"quote": "1.00", "accept": value}).accept for value in accept["enum"]]

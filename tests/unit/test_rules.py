@@ -8,7 +8,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from odds.api import schemas
+from odds.api.schemas import streams
 from odds.betting.services import placement
 from odds.core import formatting
 from reducers import betting, rules
@@ -45,7 +45,7 @@ def test_every_reader_of_a_limit_has_the_rules_value():
         rules.MAX_LEGS,
     )
     assert betting.MAX_LEGS == rules.MAX_LEGS
-    assert schemas.SLIP_VIEW_MAX_STAKE == rules.SLIP_VIEW_MAX_STAKE
+    assert streams.SLIP_VIEW_MAX_STAKE == rules.SLIP_VIEW_MAX_STAKE
     assert tuple(Fraction(rung) for rung in rules.FRACTIONAL_LADDER) == formatting.FRACTIONAL_LADDER
 
 
