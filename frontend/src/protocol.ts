@@ -10,6 +10,7 @@
 // - and, for a logged-in punter, their own news (`bet.decided`: a held in-play bet was decided).
 // The connection is judged dead after 40 s without any frame (the server sends a heartbeat after
 // 15 s of quiet, and answers our pings), and is then replaced.
+import type { DeskBetFrame, DeskFollowedFrame, DeskFrame, DeskLiabilityFrame } from "./deskmodel";
 import type { GamePublicFrame, GameQuestionsFrame, GameStateFrame, GameTopFrame, GameViewFrame } from "./game";
 import type { MatchMessage } from "./matchclock";
 import type { BetDecision } from "./pending";
@@ -103,7 +104,10 @@ export type ServerFrame =
   | GameStateFrame
   | GameQuestionsFrame
   | GameTopFrame
-  | GameViewFrame;
+  | GameViewFrame
+  | DeskBetFrame
+  | DeskLiabilityFrame
+  | DeskFollowedFrame;
 
 function isGameFrame(frame: ChannelFrame | GameViewFrame): frame is GameViewFrame {
   return frame.type === "game.image" || frame.type === "game.delta";
@@ -273,6 +277,8 @@ export interface ClientOptions {
   /** A public frame of a game the page follows (``game.state``, ``game.questions``, ``game.top``). */
   onGame?: (frame: GamePublicFrame) => void;
   onError?: (code: string, message: string) => void;
+  /** Follow the trading desk's staff channels (``desk``): its ticker and liability frames. */
+  onDesk?: (frame: DeskFrame) => void;
   control?: ChannelControl;
   connect?: (url: string) => Socket;
   schedule?: (fn: () => void, ms: number) => void;
@@ -562,6 +568,11 @@ export class OddsClient {
       case "error":
         this.serverError(frame.code, frame.message);
         break;
+      case "desk.bet":
+      case "desk.liability":
+      case "desk.followed":
+        this.options.onDesk?.(frame);
+        break;
       case "pong":
       case "heartbeat":
         // Only proof of life (lastHeard above).
@@ -775,6 +786,7 @@ export class OddsClient {
       }
       for (const channel of this.channels.values()) this.sendAttach(channel);
       for (const channel of this.queries.values()) this.sendQuery(channel);
+      if (this.options.onDesk) this.send({ type: "desk" });
     };
     socket.onmessage = (ev) => {
       if (typeof ev.data !== "string") return;
