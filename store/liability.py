@@ -91,6 +91,11 @@ return 1
 """
 
 
+def desk_channels() -> list[str]:
+    """The trading desk's staff pub-sub channels: the ticker's and the books'."""
+    return [keys.desk_ticker_channel(), keys.desk_liability_channel()]
+
+
 @dataclass(frozen=True)
 class BookChange:
     """What one bet event changes: its id, its deltas and its ticker frame (encoded)."""
