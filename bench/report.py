@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import bets, channels, e2e, edge, feed, game, reducers, suspend, up, views
+from bench import bets, channels, desk, e2e, edge, feed, game, reducers, suspend, up, views
 from bench.common import RESULTS, ROOT
 
 TARGETS = [
@@ -25,6 +25,7 @@ TARGETS = [
     *up.TARGETS,
     *channels.TARGETS,
     *game.TARGETS,
+    *desk.TARGETS,
 ]
 
 
@@ -133,6 +134,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         lines += ["", "![Edge throughput and latency](img/edge.png)"]
     lines += channels.markdown_lines(results)
     lines += game.markdown_lines(results)
+    lines += desk.markdown_lines(results)
     # The current profile of each stage; the history of runs stays in bench/results/history.md.
     profiles = ROOT / "bench" / "PROFILES.md"
     if profiles.exists():

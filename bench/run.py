@@ -15,10 +15,12 @@ Stages (each a median of several runs where it is cheap enough to repeat):
             a plain watch in the same run (bench/channels.py)
   game      the predictor game: answers into the Spark game query's state, a goal settling every
             punter at once, the reducers' memory with the state held (bench/game.py)
+  desk      the trading desk: a bet accepted → its ticker and liability frames on a trader's
+            websocket at the bets stage's rate (bench/desk.py)
   up        `make up` to a healthy /healthz
 
 Each stage lives in a module of its own (bench/<stage>.py: feed, reducers, edge, e2e with the
-footprint, views, suspend, bets, channels, game, up), which exposes its ``bench_<stage>()`` and its rows
+footprint, views, suspend, bets, channels, game, desk, up), which exposes its ``bench_<stage>()`` and its rows
 of the table; this module reads the command line and runs the stages in order. bench/report.py
 writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
 table in docs/performance.md. `--quick` (used by `make test` as a smoke test) runs every stage
@@ -44,7 +46,7 @@ import django
 
 django.setup()
 
-from bench import bets, channels, e2e, edge, feed, game, reducers, report, suspend, up, views
+from bench import bets, channels, desk, e2e, edge, feed, game, reducers, report, suspend, up, views
 from bench.common import RESULTS, cpu_probe_ms, log, machine
 
 
@@ -58,11 +60,13 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         nargs="*",
         default=None,
-        help="stages to run (feed reducers e2e edge views suspend bets channels game up)",
+        help="stages to run (feed reducers e2e edge views suspend bets channels game desk up)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
-    stages = set(args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "game", "up"])
+    stages = set(
+        args.only or ["feed", "reducers", "edge", "views", "e2e", "suspend", "bets", "channels", "game", "desk", "up"]
+    )
     results: dict[str, Any] = {
         "machine": machine(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -174,6 +178,11 @@ def main(argv: list[str] | None = None) -> None:
         results.update(game.bench_game(quick=quick))
         game.game_ratio(results)
         lap("game")
+    if "desk" in stages:
+        log("desk: bets at the bets stage's rate → the ticker and liability frames on a trader's socket")
+        results.update(desk.bench_desk(quick=quick))
+        desk.desk_ratio(results)
+        lap("desk")
     if "up" in stages and not quick:
         log("make up → healthy")
         results.update(up.bench_up())
