@@ -107,6 +107,12 @@ def test_the_risk_view_shows_each_outcomes_pl_live_and_orders_events_by_exposure
     names = sorted([(small.event.name, small.event_id), (large.event.name, large.event_id)])
     expect(page.locator(".risk-event").first).to_have_attribute("data-event", str(names[0][1]))
     page.get_by_label("Order by").select_option("exposure")
+    page.reload()  # the first image, read from the books the reducer keeps
+    for market in (small, large):
+        expect(page.locator(f'.risk-event[data-event="{market.event_id}"]')).to_be_visible()
+    expect(page.locator(f'.risk-event[data-event="{small.event_id}"] [data-role="event-worst"]')).to_have_text(
+        f"{MINUS}£6.00"
+    )
     _shots(page, "risk")
 
     page.locator(f'.risk-event[data-event="{large.event_id}"] h2 a').click()
