@@ -19,7 +19,7 @@ the ``desk.liability`` frame that carries them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +164,38 @@ class BookStore:
             return {}
         scores = self._client.zmscore(keys.event_books_index(), [str(e) for e in ids])
         return {e: -int(score) if score is not None else 0 for e, score in zip(ids, scores, strict=True)}
+
+    def replace(self, books: Mapping[int, MarketBook]) -> None:
+        """Make ``books`` (market id → book, the open bets' whole figure) every book there is, in
+        one transaction: what the site's restore does once the reducer has read every bet event
+        (odds/ops/services/restore.py); the seen-markers are the selection store's to set."""
+        old_markets = self._client.zrange(keys.market_books_index(), 0, -1)
+        old_events = self._client.zrange(keys.event_books_index(), 0, -1)
+        pipe = self._client.pipeline(transaction=True)
+        for market_id in old_markets:
+            pipe.delete(keys.market_book(int(market_id)))
+        for event_id in old_events:
+            pipe.delete(keys.event_book(int(event_id)))
+        pipe.delete(keys.market_books_index(), keys.event_books_index())
+        worsts: dict[int, int] = {}
+        for market_id, book in books.items():
+            if not book.bets:
+                continue
+            mapping: dict[str, Any] = {
+                "staked": book.staked,
+                "bets": book.bets,
+                "event": book.event_id,
+                "worst": book.worst,
+                "worst_sel": book.worst_selection or "",
+            }
+            mapping.update({f"r:{selection_id}": pence for selection_id, pence in book.returns})
+            pipe.hset(keys.market_book(market_id), mapping=mapping)
+            pipe.zadd(keys.market_books_index(), {str(market_id): -book.worst})
+            pipe.hset(keys.event_book(book.event_id), str(market_id), book.worst)
+            worsts[book.event_id] = worsts.get(book.event_id, 0) + book.worst
+        for event_id, worst in worsts.items():
+            pipe.zadd(keys.event_books_index(), {str(event_id): -worst})
+        pipe.execute()
 
     def publish_liability(self, frame: bytes) -> None:
         self._client.publish(keys.desk_liability_channel(), frame)

@@ -190,3 +190,19 @@ def test_a_market_frame_lists_every_named_outcome_with_its_pl():
     assert (body["worst"], body["worst_selection"], body["staked"]) == (-3000, ARSENAL, 4000)
     frame = liability_frame([body], ts=1)
     assert frames.SERVER_FRAME.validate_python(frame) == frame
+
+
+def test_a_restore_replaces_every_book_and_ranking_with_the_open_bets_figures(fake_store):
+    from store.liability import BookChange, BookStore
+
+    store = BookStore(fake_store)
+    stale = leg_event("placed", event_id="old", bet_id=9, stake="1.00", legs=((41, 4, 400, "9.00"),))
+    store.apply([BookChange(stale.event_id, [], outcome_deltas(stale), b"{}")], seen_ttl_s=60)
+    expected = books_of(worked_example())
+    store.replace(expected)
+    assert store.books([1, 2, 4]) == (
+        {**expected, 4: MarketBook(4, 0)},
+        {100: expected[1].worst, 200: expected[2].worst},
+    )
+    assert store.riskiest_events(limit=5) == [(100, -3000), (200, -2000)]
+    assert fake_store.hget(keys.market_book(1), "worst_sel") == str(ARSENAL).encode()
