@@ -18,10 +18,12 @@ Stages (each a median of several runs where it is cheap enough to repeat):
             a plain watch in the same run (bench/channels.py)
   game      the predictor game: answers into the Spark game query's state, a goal settling every
             punter at once, the reducers' memory with the state held (bench/game.py)
+  desk      the trading desk: a bet accepted → its ticker and liability frames on a trader's
+            websocket at the bets stage's rate (bench/desk.py)
   up        `make up` to a healthy /healthz
 
 Each stage lives in a module of its own (bench/<stage>.py: feed, reducers, edge, e2e with the
-footprint, views, suspend, bets, channels, game, up), which exposes its ``bench_<stage>()`` and its rows
+footprint, views, suspend, bets, channels, game, desk, up), which exposes its ``bench_<stage>()`` and its rows
 of the table; this module reads the command line and runs the stages in order. bench/report.py
 writes bench/results/<date>.json, bench/results/latest.json, PNG plots under docs/img/ and the
 table in docs/performance.md. `--quick` (used by `make test` as a smoke test) runs every stage
@@ -47,7 +49,7 @@ import django
 
 django.setup()
 
-from bench import bets, channels, e2e, edge, feed, game, markets, reducers, report, sockets, suspend, up, views
+from bench import bets, channels, desk, e2e, edge, feed, game, markets, reducers, report, sockets, suspend, up, views
 from bench.common import RESULTS, cpu_probe_ms, log, machine
 
 
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         nargs="*",
         default=None,
-        help="stages to run (feed reducers e2e markets edge sockets views suspend bets channels game up)",
+        help="stages to run (feed reducers e2e markets edge sockets views suspend bets channels game desk up)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
@@ -79,6 +81,7 @@ def main(argv: list[str] | None = None) -> None:
             "bets",
             "channels",
             "game",
+            "desk",
             "up",
         ]
     )
@@ -217,6 +220,11 @@ def main(argv: list[str] | None = None) -> None:
         results.update(game.bench_game(quick=quick))
         game.game_ratio(results)
         lap("game")
+    if "desk" in stages:
+        log("desk: bets at the bets stage's rate → the ticker and liability frames on a trader's socket")
+        results.update(desk.bench_desk(quick=quick))
+        desk.desk_ratio(results)
+        lap("desk")
     if "up" in stages and not quick:
         log("make up → healthy")
         results.update(up.bench_up())

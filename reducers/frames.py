@@ -486,6 +486,87 @@ class GameViewFrame(GameViewBody):
     seq: int
 
 
+# --- the trading desk's staff channels (reducers/liability.py builds them; staff sockets only) ---
+
+
+class DeskBetLeg(TypedDict):
+    """One leg of a ticker bet, named from the markets table (empty names for a market it does not know)."""
+
+    market_id: int
+    selection_id: int
+    event_id: int
+    price: str
+    sport: str
+    event: str
+    market: str
+    selection: str
+    in_play: bool
+
+
+class DeskBetFrame(TypedDict):
+    """``desk.bet``: one bet event the liability reducer counted (the ticker). ``id`` is the bet
+    event's id (unique per bet and change); ``kind`` what happened to the bet: ``placed``,
+    ``voided``, ``cashed_out`` or ``settled``; amounts are decimal strings; ``ts`` when the bet
+    event happened and ``reducer_ts`` when the reducer counted it (epoch ms)."""
+
+    type: Literal["desk.bet"]
+    v: int
+    id: str
+    bet_id: int
+    kind: str
+    user_id: int
+    stake: str
+    potential_return: str
+    legs: list[DeskBetLeg]
+    ts: int
+    reducer_ts: int
+
+
+class DeskOutcome(TypedDict):
+    """The book's profit (positive) or loss (negative) in pence if this selection wins."""
+
+    selection_id: int
+    name: str
+    pl: int
+
+
+class DeskMarketBook(TypedDict):
+    """One market's book in integer pence: ``staked`` by the open bets with a leg in it (``bets``),
+    the P/L on each outcome, the worst of them (``worst``, on ``worst_selection``; null when no
+    selection carries a return) and its event's worst case (``event_worst``)."""
+
+    market_id: int
+    event_id: int
+    sport: str
+    event: str
+    market: str
+    in_play: bool
+    staked: int
+    bets: int
+    outcomes: list[DeskOutcome]
+    worst: int
+    worst_selection: int | None
+    event_worst: int
+
+
+class DeskLiabilityFrame(TypedDict):
+    """``desk.liability``: the markets whose books one batch of bet events moved; a market with
+    no open bet left has ``bets`` 0 and leaves the risk view."""
+
+    type: Literal["desk.liability"]
+    v: int
+    markets: list[DeskMarketBook]
+    ts: int
+
+
+class DeskFollowedFrame(TypedDict):
+    """``desk.followed``: the staff socket follows the desk's channels from now on."""
+
+    type: Literal["desk.followed"]
+    v: int
+    channels: list[str]
+
+
 ServerFrame = Annotated[
     SessionEndedFrame
     | HelloFrame
@@ -511,7 +592,10 @@ ServerFrame = Annotated[
     | GameStateFrame
     | GameQuestionsFrame
     | GameTopFrame
-    | GameViewFrame,
+    | GameViewFrame
+    | DeskBetFrame
+    | DeskLiabilityFrame
+    | DeskFollowedFrame,
     Discriminator("type"),
 ]
 SERVER_FRAME: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
@@ -607,8 +691,15 @@ class PingMessage(TypedDict):
     type: Literal["ping"]
 
 
+class DeskMessage(TypedDict):
+    """Follow the trading desk's staff channels (``desk.bet`` and ``desk.liability`` frames);
+    refused with ``staff_only`` on a socket whose user is not staff."""
+
+    type: Literal["desk"]
+
+
 ClientMessage = Annotated[
-    WatchMessage | UnwatchMessage | AttachMessage | QueryMessage | PingMessage, Discriminator("type")
+    WatchMessage | UnwatchMessage | AttachMessage | QueryMessage | PingMessage | DeskMessage, Discriminator("type")
 ]
 CLIENT_MESSAGE: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
 
@@ -681,7 +772,9 @@ def encode(
     | MatchMessage
     | GameViewBody
     | GameQuestionsFrame
-    | GameTopFrame,
+    | GameTopFrame
+    | DeskBetFrame
+    | DeskLiabilityFrame,
 ) -> bytes:
     """A frame (or a channel frame's body, or a match message stored for images) as JSON."""
     return orjson.dumps(frame)

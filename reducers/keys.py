@@ -181,6 +181,47 @@ def liability_index() -> str:
     return f"{namespace()}:liab:index"
 
 
+def market_book(market_id: int) -> str:
+    """Hash: one market's book from open bets (reducers/liability.py, docs/liability.md):
+    ``staked`` (pence staked by bets with a leg in it), ``bets`` (their count), ``event`` (its event
+    id), ``worst`` (the book's P/L on its worst outcome), ``worst_sel`` (that outcome) and
+    ``r:<selection>`` (pence returned if that selection wins). Absent while no bet is open on it."""
+    return f"{namespace()}:book:{market_id}"
+
+
+def market_books_index() -> str:
+    """Sorted set: market id scored by its worst-case loss in pence (minus its worst P/L)."""
+    return f"{namespace()}:book:index"
+
+
+def event_book(event_id: int) -> str:
+    """Hash: market id → that market's worst P/L in pence, for each market of one event with open bets."""
+    return f"{namespace()}:evbook:{event_id}"
+
+
+def event_books_index() -> str:
+    """Sorted set: event id scored by its worst-case loss in pence (minus the sum of its markets'
+    worst P/L), for the risk view."""
+    return f"{namespace()}:evbook:index"
+
+
+def desk_ticker_channel() -> str:
+    """Pub-sub channel, staff only: one ``desk.bet`` frame per bet event the liability reducer
+    counted (the trading desk's ticker)."""
+    return f"{namespace()}:desk:ticker"
+
+
+def desk_liability_channel() -> str:
+    """Pub-sub channel, staff only: one ``desk.liability`` frame per micro-batch that moved some
+    market's book, with those markets' figures."""
+    return f"{namespace()}:desk:liability"
+
+
+def desk_ticker_log() -> str:
+    """List, newest first and capped: the latest ``desk.bet`` frames, for the ticker page's first image."""
+    return f"{namespace()}:desk:ticker:log"
+
+
 def bet_event_seen(event_id: str) -> str:
     """Marker that a bet event was aggregated (de-duplication of at-least-once delivery)."""
     return f"{namespace()}:betevt:{event_id}"

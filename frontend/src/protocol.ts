@@ -25,6 +25,7 @@ import type {
   SessionEndedFrame,
   ViewFrame,
 } from "./contract/frames";
+import type { DeskFrame } from "./deskmodel";
 import type { GamePublicFrame } from "./game";
 import type { MatchMessage } from "./matchclock";
 import type { BetDecision } from "./pending";
@@ -175,6 +176,8 @@ export interface ClientOptions {
   /** A public frame of a game the page follows (``game.state``, ``game.questions``, ``game.top``). */
   onGame?: (frame: GamePublicFrame) => void;
   onError?: (code: string, message: string) => void;
+  /** Follow the trading desk's staff channels (``desk``): its ticker and liability frames. */
+  onDesk?: (frame: DeskFrame) => void;
   control?: ChannelControl;
   connect?: (url: string) => Socket;
   schedule?: (fn: () => void, ms: number) => void;
@@ -464,6 +467,11 @@ export class OddsClient {
       case "error":
         this.serverError(frame.code, frame.message);
         break;
+      case "desk.bet":
+      case "desk.liability":
+      case "desk.followed":
+        this.options.onDesk?.(frame);
+        break;
       case "pong":
       case "heartbeat":
         // Only proof of life (lastHeard above).
@@ -683,6 +691,7 @@ export class OddsClient {
       }
       for (const channel of this.channels.values()) this.sendAttach(channel);
       for (const channel of this.queries.values()) this.sendQuery(channel);
+      if (this.options.onDesk) this.send({ type: "desk" });
     };
     socket.onmessage = (ev) => {
       if (typeof ev.data !== "string") return;

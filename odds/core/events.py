@@ -49,6 +49,11 @@ def hello(*, user: str | None) -> str:
     return frames.encode_text({"type": "hello", "v": PROTOCOL_VERSION, "user": user})
 
 
+def desk_followed(*, channels: list[str]) -> str:
+    """The socket follows the trading desk's staff channels (``channels``: what they carry)."""
+    return frames.encode_text({"type": "desk.followed", "v": PROTOCOL_VERSION, "channels": channels})
+
+
 def image(*, markets: Iterable[str | bytes]) -> str:
     """The current state of the requested markets; ``markets`` are raw reducer states."""
     return frames.image_text(markets=markets)

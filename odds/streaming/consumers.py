@@ -1,6 +1,6 @@
 """Websocket consumer: public market prices (watch), match states (watch with events), the
-predictor games' public frames (watch with games), subscriber channels (attach) and shared query
-channels (query).
+predictor games' public frames (watch with games), subscriber channels (attach), shared query
+channels (query) and, for staff, the trading desk's channels (desk).
 
 The consumer does the I/O; the socket's protocol state and its decisions (latest-wins per market,
 channel frames in order with a resync past the bound, recovery holds, frame and image budgets)
@@ -51,6 +51,7 @@ from reducers.schemas import InvalidRecord
 from reducers.subscriptions import LOST, is_shared_channel, query_from_json
 from reducers.views import query_frame
 from store.game import game_channels, game_state_texts, queue_games
+from store.liability import desk_channels
 from store.markets import queue_states, raw_states
 from store.matches import match_channels, queue_matches, raw_matches
 
@@ -212,7 +213,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         get_hub().socket_closed(cause=self.closed_by or events.close_cause(code))
         session = self.session
         await self.market_channels_remove(list(session.watched))
-        followed = [*session.attached, *session.followed, *session.games]
+        followed = [*session.attached, *session.followed, *session.games, *session.desk]
         if session.punter is not None:
             followed.append(session.punter)
         await get_hub().remove(self, [name.decode() for name in followed])
@@ -222,6 +223,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         session.watched.clear()
         session.followed.clear()
         session.games.clear()
+        session.desk.clear()
 
     # --- delivery (called by the hub for every message on a channel this socket wants) ---
 
@@ -402,6 +404,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self._attach(message["channel"], message.get("last_seq"))
         elif message["type"] == "query":
             await self._follow_query(message["query"], message.get("last_seq"))
+        elif message["type"] == "desk":
+            await self._follow_desk()
         else:
             await self.send(text_data=events.pong(ts=int(time.time() * 1000)))
 
@@ -467,6 +471,18 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=events.matches(items=[state.decode() for state in found.values()]))
             for text in game_state_texts(game_ids, replies[len(ids) + len(event_ids) :]):
                 await self.send(text_data=text)
+
+    async def _follow_desk(self) -> None:
+        """Follow the trading desk's ticker and liability channels: staff only, checked here
+        (the server's side of the socket), whatever page opened it."""
+        user = self.scope.get("user")
+        if not (user and user.is_authenticated and user.is_staff):
+            await self._error("staff_only", "the trading desk's channels are for staff only")
+            return
+        names = desk_channels()
+        await get_hub().add(self, names)
+        self.session.follow_desk(names)
+        await self.send(text_data=events.desk_followed(channels=["ticker", "liability"]))
 
     def _follow(self, channel_id: str) -> bytes:
         name = keys.subscriber_channel(channel_id).encode()

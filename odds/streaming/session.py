@@ -129,6 +129,8 @@ class Session:
     followed: dict[bytes, int] = field(default_factory=dict)
     # Events whose predictor games the socket follows: their public game channel → event id.
     games: dict[bytes, int] = field(default_factory=dict)
+    # The trading desk's staff channels the socket follows (a staff user's socket only).
+    desk: set[bytes] = field(default_factory=set)
     # Subscriber channels attached: pub-sub name → channel id; the newest sequence queued for
     # each; the frames held back while one is recovered from its log.
     attached: dict[bytes, str] = field(default_factory=dict)
@@ -160,8 +162,9 @@ class Session:
             self.holding[channel].append(payload)
         elif channel in self.followed:
             self.latest_matches[channel] = payload
-        elif channel in self.games:
-            # A question settled or the top moved: each frame says what changed, none is dropped.
+        elif channel in self.games or channel in self.desk:
+            # A question settled or the top moved, a bet on the ticker, books that moved: each
+            # frame says what changed, none is dropped.
             self.ordered.append(payload)
         elif channel in self.attached:
             return self._channel_frame(channel, payload)
@@ -278,6 +281,9 @@ class Session:
 
     def follow(self, names: Iterable[str], event_ids: Iterable[int]) -> None:
         self.followed.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))
+
+    def follow_desk(self, names: Iterable[str]) -> None:
+        self.desk.update(name.encode() for name in names)
 
     def follow_games(self, names: Iterable[str], event_ids: Iterable[int]) -> None:
         self.games.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))

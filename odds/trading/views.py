@@ -40,6 +40,7 @@ from odds.catalogue.services.markets import (
 )
 from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, VOID_BETS, staff_page
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
+from odds.trading.selectors.desk import desk_risk_books, desk_sports, desk_ticker
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
     SEARCH_MAX_LENGTH,
@@ -436,6 +437,29 @@ def settlement_page(request: HttpRequest, market_id: int) -> HttpResponse:
 @staff_page
 def liability_page(request: HttpRequest) -> HttpResponse:
     return render(request, "odds/trading/liability.html", {"page": "liability"})
+
+
+# The ticker's filters, read by the page's script from the form the view fills in.
+TICKER_FILTERS = ("sport", "stake_over", "customer", "in_play")
+
+
+@staff_page
+def risk_page(request: HttpRequest) -> HttpResponse:
+    return render(request, "odds/trading/risk.html", {"page": "risk", "books": desk_risk_books()})
+
+
+@staff_page
+def ticker_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "odds/trading/ticker.html",
+        {
+            "page": "ticker",
+            "bets": desk_ticker(),
+            "sports": desk_sports(),
+            "filters": {name: request.GET.get(name, "")[:40] for name in TICKER_FILTERS},
+        },
+    )
 
 
 @staff_page

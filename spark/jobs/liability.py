@@ -1,47 +1,55 @@
-"""Liability reducer: bet events → liability per selection in Redis (adder/subtractor).
+"""Liability reducer: bet events → liability per selection and per outcome in Redis
+(adder/subtractor), the trading desk's ticker and liability frames on its staff channels.
 
-Each bet event carries a unique ``event_id``; the script marks it seen and applies its deltas
-in one step, so redelivered events (at-least-once) are counted exactly once.
+Each bet event carries a unique ``event_id``; the store's script marks it seen and applies its
+deltas in one step, so redelivered events (at-least-once) are counted and published exactly once.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import redis
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from reducers import keys, topics
-from reducers.liability import SEEN_TTL_S, liability_deltas
+from reducers import frames, topics
+from reducers.liability import (
+    SEEN_TTL_S,
+    LiabilityDelta,
+    MarketNames,
+    OutcomeDelta,
+    liability_deltas,
+    liability_frame,
+    market_book_frame,
+    names_of,
+    outcome_deltas,
+    ticker_frame,
+)
 from reducers.queries import LIABILITY
-from reducers.schemas import InvalidRecord, decode_bet_event
+from reducers.schemas import BetEvent, InvalidRecord, decode_bet_event
 from spark.faults import failure_of
 from spark.jobs.query import dead_letters_of, start_query
 from spark.sinks.dead_letter import DeadLetters, Rejects
 from store.clients import redis_client
+from store.liability import BookChange, BookStore
+from store.markets import MarketStore
 
 log = logging.getLogger("spark.jobs.liability")
 QUERY_NAME = LIABILITY.name
 
-APPLY_ONCE = """
-if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) == false then return 0 end
-local n = (#KEYS - 2)
-for i = 1, n do
-  local pence = tonumber(ARGV[1 + i * 3 - 2])
-  redis.call('HINCRBY', KEYS[1 + i], 'pence', pence)
-  redis.call('HINCRBY', KEYS[1 + i], 'bets', tonumber(ARGV[1 + i * 3 - 1]))
-  redis.call('ZINCRBY', KEYS[#KEYS], pence, ARGV[1 + i * 3])
-end
-return 1
-"""
-
 
 class LiabilityProcessor:
+    """One micro-batch of bet events: decoded, named from the markets table, counted once each
+    with their ticker frames published (``store.liability.BookStore.apply``), then one
+    ``desk.liability`` frame with every market whose book moved."""
+
     def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
         self._redis = redis_client
-        self._script = redis_client.register_script(APPLY_ONCE)
+        self._books = BookStore(redis_client)
+        self._markets = MarketStore(redis_client)
         self._dead_letters = dead_letters
 
     def process_rows(self, rows: list[Any]) -> dict[str, int]:
@@ -49,43 +57,59 @@ class LiabilityProcessor:
         rejects = Rejects(
             sink=self._dead_letters, redis_client=self._redis, source_topic=topics.bets(), counter_prefix="bet_"
         )
-        pipe = self._redis.pipeline(transaction=False)
-        queued: list[Any] = []
+        decoded: list[tuple[Any, BetEvent, list[LiabilityDelta], list[OutcomeDelta]]] = []
         for row in sorted(rows, key=lambda r: (r["partition"], r["offset"])):
             try:
                 event = decode_bet_event(row["value"])
-                deltas = liability_deltas(event)
+                decoded.append((row, event, liability_deltas(event), outcome_deltas(event)))
             except InvalidRecord as exc:
                 counts["rejected"] += 1
                 rejects.add(row, exc.reason, exc.detail)
-                continue
             except Exception as exc:  # anything else a record can raise is that record's fault
                 counts["rejected"] += 1
                 rejects.add(row, *failure_of(exc, stage="decode"))
-                continue
-            args: list[Any] = [SEEN_TTL_S]
-            for delta in deltas:
-                args.extend([delta.pence, delta.bets, delta.selection_id])
-            self._script(
-                keys=[
-                    keys.bet_event_seen(event.event_id),
-                    *(keys.liability(d.selection_id) for d in deltas),
-                    keys.liability_index(),
-                ],
-                args=args,
-                client=pipe,
-            )
-            queued.append(row)
-        if queued:
+        if decoded:
+            names = {
+                market_id: names_of(definition)
+                for market_id, definition in self._markets.definitions(
+                    leg.market_id for _, event, _, _ in decoded for leg in event.legs
+                ).items()
+            }
+            now = int(time.time() * 1000)
+            changes = [
+                BookChange(
+                    event_id=event.event_id,
+                    selections=selections,
+                    markets=markets,
+                    ticker=frames.encode(ticker_frame(event, names=names, reducer_ts=now)),
+                )
+                for _, event, selections, markets in decoded
+            ]
+            moved: set[int] = set()
             # Each script's reply on its own: one record's error reply must not fail the others.
-            for row, applied in zip(queued, pipe.execute(raise_on_error=False), strict=True):
+            for (row, _, _, markets), applied in zip(
+                decoded, self._books.apply(changes, seen_ttl_s=SEEN_TTL_S), strict=True
+            ):
                 if isinstance(applied, Exception):
                     counts["rejected"] += 1
                     rejects.add(row, *failure_of(applied, stage="apply"))
+                elif applied:
+                    counts["applied"] += 1
+                    moved.update(m.market_id for m in markets)
                 else:
-                    counts["applied" if int(applied) else "duplicates"] += 1
+                    counts["duplicates"] += 1
+            if moved:
+                self._publish_books(moved, names)
         rejects.flush()
         return counts
+
+    def _publish_books(self, market_ids: set[int], names: dict[int, MarketNames]) -> None:
+        books, worsts = self._books.books(market_ids)
+        markets = [
+            market_book_frame(book, names=names.get(market_id, MarketNames()), event_worst=worsts.get(book.event_id, 0))
+            for market_id, book in sorted(books.items())
+        ]
+        self._books.publish_liability(frames.encode(liability_frame(markets, ts=int(time.time() * 1000))))
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         counts = self.process_rows(batch.collect())

@@ -136,6 +136,22 @@ def every_server_frame() -> list[bytes]:
         stamped(query_frame(channel_id=SHARED, added=[61], removed=[42], changed=[57]), 5),
         events.attached(channel=SHARED, query={"in_play": True, "headline": True}).encode(),
         *game_frames(),
+        *desk_frames(),
+    ]
+
+
+def desk_frames() -> list[bytes]:
+    from reducers.liability import MarketNames, books_of, liability_frame, market_book_frame, ticker_frame
+    from tests.factories import bet_event_build
+
+    placed = bet_event_build("placed", event_id="1:placed", legs=((101, "2.50"), (202, "1.50")))
+    names = {101: MarketNames(sport="football", event="A v B", market="Match result", selections=((101, "A"),))}
+    book = books_of([placed])[101]
+    followed: frames.DeskFollowedFrame = {"type": "desk.followed", "v": 1, "channels": ["ticker", "liability"]}
+    return [
+        frames.encode(ticker_frame(placed, names=names, reducer_ts=9)),
+        frames.encode(liability_frame([market_book_frame(book, names=names[101], event_worst=-2750)], ts=9)),
+        frames.encode_text(followed).encode(),
     ]
 
 
@@ -241,6 +257,7 @@ def test_text_that_is_not_a_frame_has_no_kind():
             {"type": "attach", "channel": CHANNEL, "last_seq": 0},
         ),
         ('{"type": "ping"}', {"type": "ping"}),
+        ('{"type": "desk"}', {"type": "desk"}),
     ],
 )
 def test_every_client_message_decodes_through_its_definition(raw, decoded):

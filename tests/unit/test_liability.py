@@ -1,5 +1,28 @@
-from reducers.liability import aggregate, liability_deltas
+from decimal import Decimal
+
+import pytest
+
+from reducers import frames, keys
+from reducers.liability import (
+    MarketBook,
+    MarketNames,
+    aggregate,
+    books_of,
+    event_worst,
+    liability_deltas,
+    liability_frame,
+    market_book_frame,
+    outcome_deltas,
+    ticker_frame,
+)
+from reducers.schemas import BetEvent, BetLeg
 from tests.factories import bet_event_build as event
+from tests.fakes import fake_store_client
+
+
+@pytest.fixture
+def fake_store():
+    return fake_store_client()
 
 
 def test_a_placed_single_adds_its_net_payout():
@@ -28,3 +51,158 @@ def test_adder_then_subtractor_nets_to_zero_and_duplicates_count_once():
         ]
     )
     assert totals == {1: (600, 1)}
+
+
+# --- liability per outcome (docs/liability.md) ---
+
+
+def leg_event(kind: str, *, event_id: str, bet_id: int, stake: str, legs: tuple[tuple[int, int, int, str], ...]):
+    """A bet event whose legs are (selection, market, event, price); return = stake times the prices."""
+    ret = Decimal(stake)
+    for *_, price in legs:
+        ret *= Decimal(price)
+    return BetEvent(
+        event_id=event_id,
+        type=kind,
+        bet_id=bet_id,
+        user_id=7,
+        stake=Decimal(stake),
+        potential_return=ret.quantize(Decimal("0.01")),
+        legs=tuple(BetLeg(selection_id=s, market_id=m, event_id=e, price=Decimal(p)) for s, m, e, p in legs),
+        ts=1,
+    )
+
+
+ARSENAL, DRAW, CHELSEA = 11, 12, 13  # market 1 of event 100
+LAKERS, CELTICS = 21, 22  # market 2 of event 200
+
+
+def worked_example() -> list[BetEvent]:
+    """docs/liability.md's example: a double across two events and two singles."""
+    return [
+        leg_event(
+            "placed", event_id="d", bet_id=1, stake="10.00", legs=((ARSENAL, 1, 100, "2.00"), (LAKERS, 2, 200, "1.50"))
+        ),
+        leg_event("placed", event_id="s1", bet_id=2, stake="20.00", legs=((ARSENAL, 1, 100, "2.00"),)),
+        leg_event("placed", event_id="s2", bet_id=3, stake="10.00", legs=((DRAW, 1, 100, "3.50"),)),
+    ]
+
+
+def test_a_single_keeps_the_markets_stakes_and_pays_its_outcomes_return():
+    books = books_of(worked_example()[1:])
+    book = books[1]
+    assert (book.staked, book.bets) == (3000, 2)
+    assert [book.pl(s) for s in (ARSENAL, DRAW, CHELSEA)] == [-1000, -500, 3000]
+
+
+def test_a_double_counts_its_whole_stake_and_return_on_each_of_its_markets():
+    books = books_of(worked_example())
+    assert [books[1].pl(s) for s in (ARSENAL, DRAW, CHELSEA)] == [-3000, 500, 4000]
+    assert [books[2].pl(s) for s in (LAKERS, CELTICS)] == [-2000, 1000]
+
+
+def test_the_worst_outcome_is_the_selection_that_returns_most():
+    books = books_of(worked_example())
+    assert (books[1].worst, books[1].worst_selection) == (-3000, ARSENAL)
+    assert (books[2].worst, books[2].worst_selection) == (-2000, LAKERS)
+
+
+def test_an_event_worst_case_sums_its_markets_worst_outcomes():
+    second = leg_event("placed", event_id="s3", bet_id=4, stake="5.00", legs=((31, 3, 100, "4.00"),))
+    books = books_of([*worked_example(), second])
+    assert event_worst([b for b in books.values() if b.event_id == 100]) == -3000 + (500 - 2000)
+
+
+def test_a_market_with_nobody_paid_on_any_outcome_keeps_its_whole_stake():
+    book = MarketBook(market_id=1, event_id=1, staked=1000, bets=1, returns=())
+    assert (book.worst, book.worst_selection) == (1000, None)
+
+
+def test_settling_voiding_or_cashing_out_every_bet_removes_the_market_book():
+    placed = worked_example()
+    closing = [
+        leg_event(
+            kind,
+            event_id=f"{kind}{e.bet_id}",
+            bet_id=e.bet_id,
+            stake=str(e.stake),
+            legs=tuple((leg.selection_id, leg.market_id, leg.event_id, str(leg.price)) for leg in e.legs),
+        )
+        for kind, e in zip(("settled", "voided", "cashed_out"), placed, strict=True)
+    ]
+    assert books_of([*placed, *closing]) == {}
+
+
+def test_a_redelivered_bet_event_moves_the_book_once():
+    once = books_of(worked_example())
+    assert books_of([*worked_example(), *worked_example()]) == once
+
+
+def test_amounts_are_integer_pence_never_floats():
+    [delta] = outcome_deltas(leg_event("placed", event_id="p", bet_id=1, stake="0.10", legs=((1, 1, 1, "1.01"),)))
+    assert (delta.staked, delta.returns) == (10, 10)
+    assert all(type(v) is int for v in (delta.staked, delta.returns, delta.bets))
+
+
+def test_the_store_script_and_the_decision_agree_on_every_book(fake_store):
+    from store.liability import BookChange, BookStore
+
+    events = [
+        *worked_example(),
+        leg_event("placed", event_id="s4", bet_id=5, stake="3.00", legs=((CELTICS, 2, 200, "2.40"),)),
+        leg_event("voided", event_id="v2", bet_id=2, stake="20.00", legs=((ARSENAL, 1, 100, "2.00"),)),
+    ]
+    store = BookStore(fake_store)
+    changes = [BookChange(e.event_id, liability_deltas(e), outcome_deltas(e), b"{}") for e in [*events, events[0]]]
+    assert store.apply(changes, seen_ttl_s=60) == [1, 1, 1, 1, 1, 0]
+    stored, worsts = store.books([1, 2])
+    expected = books_of(events)
+    assert stored == expected
+    assert worsts == {100: expected[1].worst, 200: expected[2].worst}
+    assert store.riskiest_events(limit=5) == [(200, expected[2].worst), (100, expected[1].worst)]  # largest loss first
+    assert fake_store.hget(keys.market_book(1), "worst_sel") == str(expected[1].worst_selection).encode()
+
+
+def test_a_ticker_frame_names_each_leg_from_the_markets_table():
+    double = worked_example()[0]
+    names = {
+        1: MarketNames(
+            sport="football",
+            event="Arsenal v Chelsea",
+            market="Match result",
+            in_play=True,
+            selections=((ARSENAL, "Arsenal"), (DRAW, "Draw"), (CHELSEA, "Chelsea")),
+        )
+    }
+    frame = ticker_frame(double, names=names, reducer_ts=5)
+    assert frames.SERVER_FRAME.validate_python(frame) == frame
+    assert (frame["kind"], frame["stake"], frame["potential_return"]) == ("placed", "10.00", "30.00")
+    first, second = frame["legs"]
+    assert (first["event"], first["selection"], first["in_play"]) == ("Arsenal v Chelsea", "Arsenal", True)
+    assert (second["market"], second["selection"], second["in_play"]) == ("", "", False)
+
+
+def test_a_market_frame_lists_every_named_outcome_with_its_pl():
+    book = books_of(worked_example())[1]
+    names = MarketNames(selections=((ARSENAL, "Arsenal"), (DRAW, "Draw"), (CHELSEA, "Chelsea")))
+    body = market_book_frame(book, names=names, event_worst=-3000)
+    assert [(o["name"], o["pl"]) for o in body["outcomes"]] == [("Arsenal", -3000), ("Draw", 500), ("Chelsea", 4000)]
+    assert (body["worst"], body["worst_selection"], body["staked"]) == (-3000, ARSENAL, 4000)
+    frame = liability_frame([body], ts=1)
+    assert frames.SERVER_FRAME.validate_python(frame) == frame
+
+
+def test_a_restore_replaces_every_book_and_ranking_with_the_open_bets_figures(fake_store):
+    from store.liability import BookChange, BookStore
+
+    store = BookStore(fake_store)
+    stale = leg_event("placed", event_id="old", bet_id=9, stake="1.00", legs=((41, 4, 400, "9.00"),))
+    store.apply([BookChange(stale.event_id, [], outcome_deltas(stale), b"{}")], seen_ttl_s=60)
+    expected = books_of(worked_example())
+    store.replace(expected)
+    assert store.books([1, 2, 4]) == (
+        {**expected, 4: MarketBook(4, 0)},
+        {100: expected[1].worst, 200: expected[2].worst},
+    )
+    assert store.riskiest_events(limit=5) == [(100, -3000), (200, -2000)]
+    assert fake_store.hget(keys.market_book(1), "worst_sel") == str(ARSENAL).encode()

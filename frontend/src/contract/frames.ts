@@ -71,6 +71,92 @@ export interface DecidedLeg {
   result: "won" | "lost" | "void";
 }
 
+/**
+ * ``desk.bet``: one bet event the liability reducer counted (the ticker). ``id`` is the bet
+ * event's id (unique per bet and change); ``kind`` what happened to the bet: ``placed``,
+ * ``voided``, ``cashed_out`` or ``settled``; amounts are decimal strings; ``ts`` when the bet
+ * event happened and ``reducer_ts`` when the reducer counted it (epoch ms).
+ */
+export interface DeskBetFrame {
+  type: "desk.bet";
+  v: number;
+  id: string;
+  bet_id: number;
+  kind: string;
+  user_id: number;
+  stake: string;
+  potential_return: string;
+  legs: DeskBetLeg[];
+  ts: number;
+  reducer_ts: number;
+}
+
+/** One leg of a ticker bet, named from the markets table (empty names for a market it does not know). */
+export interface DeskBetLeg {
+  market_id: number;
+  selection_id: number;
+  event_id: number;
+  price: string;
+  sport: string;
+  event: string;
+  market: string;
+  selection: string;
+  in_play: boolean;
+}
+
+/** ``desk.followed``: the staff socket follows the desk's channels from now on. */
+export interface DeskFollowedFrame {
+  type: "desk.followed";
+  v: number;
+  channels: string[];
+}
+
+/**
+ * ``desk.liability``: the markets whose books one batch of bet events moved; a market with
+ * no open bet left has ``bets`` 0 and leaves the risk view.
+ */
+export interface DeskLiabilityFrame {
+  type: "desk.liability";
+  v: number;
+  markets: DeskMarketBook[];
+  ts: number;
+}
+
+/**
+ * One market's book in integer pence: ``staked`` by the open bets with a leg in it (``bets``),
+ * the P/L on each outcome, the worst of them (``worst``, on ``worst_selection``; null when no
+ * selection carries a return) and its event's worst case (``event_worst``).
+ */
+export interface DeskMarketBook {
+  market_id: number;
+  event_id: number;
+  sport: string;
+  event: string;
+  market: string;
+  in_play: boolean;
+  staked: number;
+  bets: number;
+  outcomes: DeskOutcome[];
+  worst: number;
+  worst_selection: number | null;
+  event_worst: number;
+}
+
+/**
+ * Follow the trading desk's staff channels (``desk.bet`` and ``desk.liability`` frames);
+ * refused with ``staff_only`` on a socket whose user is not staff.
+ */
+export interface DeskMessage {
+  type: "desk";
+}
+
+/** The book's profit (positive) or loss (negative) in pence if this selection wins. */
+export interface DeskOutcome {
+  selection_id: number;
+  name: string;
+  pl: number;
+}
+
 /** A subscriber channel ended; published by the reducers as they remove it. */
 export interface EndedFrame {
   type: "ended";
@@ -472,11 +558,15 @@ export type ServerFrame =
   | GameStateFrame
   | GameQuestionsFrame
   | GameTopFrame
-  | GameViewFrame;
+  | GameViewFrame
+  | DeskBetFrame
+  | DeskLiabilityFrame
+  | DeskFollowedFrame;
 
 export type ClientMessage =
   | WatchMessage
   | UnwatchMessage
   | AttachMessage
   | QueryMessage
-  | PingMessage;
+  | PingMessage
+  | DeskMessage;

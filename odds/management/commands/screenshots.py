@@ -35,6 +35,8 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("trading", TRADER, "trading-markets", ()),
     ("trading-event", TRADER, "trading-event", ("EVENT",)),
     ("liability", TRADER, "trading-liability", ()),
+    ("risk", TRADER, "trading-risk", ()),
+    ("ticker", TRADER, "trading-ticker", ()),
     ("game-staff", TRADER, "game-staff", ()),
     ("subscriptions", TRADER, "trading-subscriptions", ()),
     ("lag", TRADER, "ops-lag", ()),

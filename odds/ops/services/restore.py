@@ -11,7 +11,8 @@ run again after any of them failed. docs/reliability.md has the whole procedure.
    hold, go to the bets dead-letter topic with reason ``not_in_restored_database``; the bet ids
    Kafka has seen are never handed out again.
 3. ``liability``: once the liability reducer has read the bets topic to its end, the figures are
-   rebuilt from the database's open bets, with the reducer's seen-markers to match.
+   rebuilt from the database's open bets (liability per selection and each market's book per
+   outcome), with the reducer's seen-markers to match.
 4. ``store``: Redis's market state is the reducers' to rebuild from Kafka (``spark/rebuild.py``,
    whenever the store's mark is missing); the step waits for the mark, after removing it when
    asked to.
@@ -40,8 +41,9 @@ from odds.core.metrics import COUNTER_DEAD_LETTERS, committed_offsets, log_end_o
 from odds.core.outbox import outbox_drain, outbox_pending_count
 from odds.models import OutboxMessage
 from reducers import keys, restore, topics
-from reducers.liability import SEEN_TTL_S, aggregate
+from reducers.liability import SEEN_TTL_S, aggregate, books_of
 from reducers.schemas import InvalidRecord, decode_bet_event
+from store.liability import BookStore
 from store.markets import LiabilityStore
 
 log = logging.getLogger(__name__)
@@ -282,11 +284,14 @@ def liability_rebuild(
     totals = aggregate(events)
     marks = restore.liability_marks(verdicts, open_bet_events=(e.event_id for e in events))
     LiabilityStore(redis_shared()).replace(totals, seen=marks.seen, unseen=marks.unseen, seen_ttl_s=SEEN_TTL_S)
+    books = books_of(events)
+    BookStore(redis_shared()).replace(books)
     return StepReport(
         DONE,
         {
             "open_bets": len(open_bets),
             "selections": len(totals),
+            "markets": len(books),
             "marked_seen": len(marks.seen),
             "cleared": len(marks.unseen),
         },

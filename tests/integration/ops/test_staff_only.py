@@ -87,7 +87,16 @@ def test_non_staff_user_gets_403(pattern, punter):
 
 
 @pytest.mark.parametrize(
-    "name", ["trading-markets", "trading-liability", "trading-subscriptions", "ops-lag", "trading-api-liability"]
+    "name",
+    [
+        "trading-markets",
+        "trading-liability",
+        "trading-risk",
+        "trading-ticker",
+        "trading-subscriptions",
+        "ops-lag",
+        "trading-api-liability",
+    ],
 )
 def test_staff_gets_the_page(name, staff_client, redis_client):
     assert staff_client.get(reverse(name)).status_code == 200

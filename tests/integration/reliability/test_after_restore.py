@@ -29,6 +29,7 @@ from odds.ops.services.restore import records_since
 from reducers import keys, restore, topics
 from reducers.schemas import BetEvent
 from store.clients import kafka_consumer
+from store.liability import BookStore
 from store.markets import LiabilityStore
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
@@ -156,6 +157,9 @@ def test_after_restore_relays_once_dead_letters_what_the_database_lost_and_rebui
     assert totals[draw.id] == (int((Decimal("15.00") - 5) * 100), 1)
     assert redis_client.exists(keys.bet_event_seen(lost.event_id))
     assert not redis_client.exists(keys.bet_event_seen(settled_later.event_id))
+    # So is the market's book: £17 staked; Home pays £24.00, Draw £15.00.
+    [book] = BookStore(redis_client).books([market.id])[0].values()
+    assert (book.staked, book.bets, book.pl(home.id), book.pl(draw.id)) == (1700, 3, 1700 - 2400, 1700 - 1500)
     # The next bet takes an id Kafka has never seen.
     assert bet_accepted(punter, home, stake="1.00").id > lost.bet_id
 

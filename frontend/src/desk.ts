@@ -1,0 +1,224 @@
+// The trading desk's live pages: the risk view (/trading/risk/) and the bet ticker
+// (/trading/ticker/). Each starts from the image the page was built with (a json_script) and
+// follows the desk's staff channels over the odds websocket (`desk`, docs/protocol.md).
+import { h, setText } from "./dom";
+import {
+  type DeskBetFrame,
+  type DeskFrame,
+  type DeskMarketBook,
+  formatPence,
+  RiskBook,
+  type RiskEvent,
+  type RiskSort,
+  Ticker,
+  type TickerFilter,
+  tickerShows,
+} from "./deskmodel";
+import { type ConnectionStatus, OddsClient } from "./protocol";
+
+function image<T>(id: string): T[] {
+  const node = document.getElementById(id);
+  if (node === null) return [];
+  try {
+    return JSON.parse(node.textContent ?? "[]") as T[];
+  } catch {
+    return [];
+  }
+}
+
+function connection(status: ConnectionStatus): void {
+  const node = document.getElementById("desk-conn");
+  if (node === null) return;
+  node.dataset.state = status;
+  node.textContent = status === "live" ? "Live" : status === "offline" ? "Offline" : "Connecting…";
+}
+
+/** A page's address for an id, from the one Django reversed with 0 (its last "/0/"). */
+function urlWithId(template: string, id: number): string {
+  const at = template.lastIndexOf("/0/");
+  return at < 0 ? template : `${template.slice(0, at)}/${id}/${template.slice(at + 3)}`;
+}
+
+function plCell(pence: number, worst: boolean): HTMLTableCellElement {
+  const cls = `num ${pence < 0 ? "pl-loss" : "pl-win"}${worst ? " pl-worst" : ""}`;
+  return h("td", { class: cls, "data-label": "P/L" }, formatPence(pence));
+}
+
+function marketTable(book: DeskMarketBook): HTMLTableElement {
+  const caption = h(
+    "caption",
+    {},
+    book.market || `Market ${book.market_id}`,
+    " ",
+    h("span", { class: "hint" }, `· staked ${formatPence(book.staked)} · ${book.bets} open bet${book.bets === 1 ? "" : "s"}`),
+  );
+  const rows = book.outcomes.map((o) =>
+    h(
+      "tr",
+      { "data-selection": o.selection_id, class: o.selection_id === book.worst_selection ? "worst" : null },
+      h("th", { scope: "row" }, o.name || `Selection ${o.selection_id}`, o.selection_id === book.worst_selection ? h("span", { class: "badge status-closed" }, "worst") : null),
+      plCell(o.pl, o.selection_id === book.worst_selection),
+    ),
+  );
+  return h(
+    "table",
+    { class: "grid risk-market", "data-market": book.market_id },
+    caption,
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Outcome"), h("th", { scope: "col", class: "num" }, "Book P/L"))),
+    h("tbody", {}, ...rows),
+  );
+}
+
+function eventSection(event: RiskEvent, eventUrl: string, moved: Set<number>): HTMLElement {
+  const markets = [...event.markets.values()].sort((a, b) => a.worst - b.worst || a.market_id - b.market_id);
+  const section = h(
+    "section",
+    { class: "panel risk-event", "data-event": event.event_id, "aria-label": event.event || `Event ${event.event_id}` },
+    h(
+      "header",
+      { class: "risk-head" },
+      h("h2", {}, h("a", { href: urlWithId(eventUrl, event.event_id) }, event.event || `Event ${event.event_id}`)),
+      h("span", { class: "badge" }, event.sport || "—"),
+      event.in_play ? h("span", { class: "badge status-open" }, "in play") : null,
+      h("span", { class: "risk-figure" }, "Worst case ", h("strong", { class: event.worst < 0 ? "pl-loss" : "pl-win", "data-role": "event-worst" }, formatPence(event.worst))),
+      h("span", { class: "risk-figure" }, "Staked ", h("strong", {}, formatPence(event.staked))),
+    ),
+    h("div", { class: "risk-markets" }, ...markets.map(marketTable)),
+  );
+  if (markets.some((m) => moved.has(m.market_id))) section.classList.add("flash-change");
+  return section;
+}
+
+function riskPage(host: HTMLElement): void {
+  const book = new RiskBook();
+  for (const market of image<DeskMarketBook>("risk-image")) book.apply(market);
+  const sortPicker = document.getElementById("risk-sort") as HTMLSelectElement | null;
+  const eventUrl = host.dataset.eventUrl ?? "/trading/event/0/";
+  let moved = new Set<number>();
+  let scheduled = false;
+  const render = () => {
+    scheduled = false;
+    const events = book.sorted((sortPicker?.value ?? "exposure") as RiskSort);
+    host.replaceChildren(
+      ...(events.length ? events.map((e) => eventSection(e, eventUrl, moved)) : [h("p", { class: "panel" }, "No open bets: nothing at risk.")]),
+    );
+    setText(document.getElementById("risk-count"), `${events.length} event${events.length === 1 ? "" : "s"} with open bets`);
+    moved = new Set();
+  };
+  const later = () => {
+    if (scheduled) return;
+    scheduled = true;
+    window.requestAnimationFrame(render);
+  };
+  sortPicker?.addEventListener("change", render);
+  render();
+  follow((frame) => {
+    if (frame.type !== "desk.liability") return;
+    for (const market of frame.markets) {
+      book.apply(market);
+      moved.add(market.market_id);
+    }
+    later();
+  });
+}
+
+const KIND_LABEL: Record<string, string> = { placed: "Placed", settled: "Settled", voided: "Voided", cashed_out: "Cashed out" };
+
+function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string): HTMLTableRowElement {
+  const when = new Date(bet.ts);
+  const legs = bet.legs.map((leg) =>
+    h(
+      "div",
+      { class: "ticker-leg" },
+      h("a", { href: `${urlWithId(eventUrl, leg.event_id)}#market-${leg.market_id}` }, leg.selection || `Selection ${leg.selection_id}`),
+      ` @ ${leg.price} · `,
+      h("span", { class: "hint" }, [leg.market, leg.event, leg.sport].filter(Boolean).join(" · ") || `market ${leg.market_id}`),
+      leg.in_play ? h("span", { class: "badge status-open" }, "in play") : null,
+    ),
+  );
+  return h(
+    "tr",
+    { "data-bet": bet.bet_id, "data-kind": bet.kind, class: `ticker-${bet.kind}` },
+    h("td", { "data-label": "When" }, h("time", { datetime: when.toISOString() }, when.toLocaleTimeString("en-GB"))),
+    h("td", { "data-label": "What" }, h("span", { class: "badge" }, KIND_LABEL[bet.kind] ?? bet.kind), ` #${bet.bet_id}`, bet.legs.length > 1 ? ` (${bet.legs.length}-fold)` : ""),
+    h("td", { "data-label": "Customer" }, h("a", { href: urlWithId(customerUrl, bet.user_id) }, `#${bet.user_id}`)),
+    h("td", { "data-label": "Selections" }, ...legs),
+    h("td", { class: "num", "data-label": "Stake" }, `£${bet.stake}`),
+    h("td", { class: "num", "data-label": "Returns" }, `£${bet.potential_return}`),
+  );
+}
+
+function tickerPage(table: HTMLTableElement): void {
+  const ticker = new Ticker();
+  for (const bet of image<DeskBetFrame>("ticker-image").reverse()) ticker.add(bet);
+  const form = document.getElementById("ticker-filters") as HTMLFormElement | null;
+  const body = table.tBodies[0] ?? table.createTBody();
+  const eventUrl = table.dataset.eventUrl ?? "/trading/event/0/";
+  const customerUrl = table.dataset.customerUrl ?? "/admin/auth/user/0/change/";
+  const filter = (): TickerFilter => {
+    const data = form ? new FormData(form) : new FormData();
+    return {
+      sport: String(data.get("sport") ?? ""),
+      stakeOver: String(data.get("stake_over") ?? ""),
+      customer: String(data.get("customer") ?? ""),
+      inPlay: data.get("in_play") !== null,
+    };
+  };
+  const render = () => {
+    const chosen = filter();
+    const shown = ticker.bets.filter((bet) => tickerShows(bet, chosen));
+    body.replaceChildren(
+      ...(shown.length ? shown.map((bet) => tickerRow(bet, eventUrl, customerUrl)) : [h("tr", {}, h("td", { colspan: 6 }, "No bet matches."))]),
+    );
+    setText(document.getElementById("ticker-count"), `${shown.length} of the latest ${ticker.bets.length} bets`);
+  };
+  form?.addEventListener("submit", (event) => {
+    event.preventDefault();
+    render();
+  });
+  form?.addEventListener("input", () => {
+    const query = new URLSearchParams();
+    for (const [key, value] of new FormData(form)) if (String(value)) query.set(key, String(value));
+    window.history.replaceState(null, "", query.size ? `?${query}` : window.location.pathname);
+    render();
+  });
+  render();
+  follow((frame) => {
+    if (frame.type !== "desk.bet" || !ticker.add(frame)) return;
+    const chosen = filter();
+    if (!tickerShows(frame, chosen)) return;
+    render();
+    body.rows[0]?.classList.add("flash-change");
+  });
+}
+
+function follow(onDesk: (frame: DeskFrame) => void): void {
+  const scheme = window.location.protocol === "https:" ? "wss" : "ws";
+  const client = new OddsClient({
+    url: `${scheme}://${window.location.host}/ws/odds/`,
+    markets: [],
+    onMarket: () => undefined,
+    onStatus: (status) => connection(status),
+    onDesk: (frame) => {
+      if (frame.type === "desk.followed") connection("live");
+      else onDesk(frame);
+    },
+    onError: (code, message) => {
+      const node = document.getElementById("desk-conn");
+      if (node !== null && code === "staff_only") node.textContent = message;
+    },
+  });
+  window.addEventListener("offline", () => client.stop());
+  window.addEventListener("online", () => client.start());
+  client.start();
+}
+
+function boot(): void {
+  const risk = document.getElementById("risk");
+  if (risk !== null) riskPage(risk);
+  const ticker = document.getElementById("ticker");
+  if (ticker instanceof HTMLTableElement) tickerPage(ticker);
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);
+else boot();

@@ -1,0 +1,109 @@
+// The trading desk's staff frames (docs/protocol.md, "Trading desk") and the pure logic of the
+// risk view and the ticker: ordering, filtering, formatting pence. No DOM here (tests/desk.test.ts).
+
+// The frames' types are generated from reducers/frames.py (src/contract/frames.ts).
+import type { DeskBetFrame, DeskFollowedFrame, DeskLiabilityFrame, DeskMarketBook } from "./contract/frames";
+
+export type {
+  DeskBetFrame,
+  DeskBetLeg,
+  DeskFollowedFrame,
+  DeskLiabilityFrame,
+  DeskMarketBook,
+  DeskOutcome,
+} from "./contract/frames";
+
+export type DeskFrame = DeskBetFrame | DeskLiabilityFrame | DeskFollowedFrame;
+
+/** Pence as pounds with a sign and thousands separators: -123456 → "−£1,234.56". */
+export function formatPence(pence: number): string {
+  const abs = Math.abs(pence);
+  const pounds = Math.floor(abs / 100).toLocaleString("en-GB");
+  const text = `£${pounds}.${String(abs % 100).padStart(2, "0")}`;
+  return pence < 0 ? `−${text}` : text;
+}
+
+/** An event of the risk view: its markets' books and its worst case. */
+export interface RiskEvent {
+  event_id: number;
+  sport: string;
+  event: string;
+  in_play: boolean;
+  worst: number;
+  staked: number;
+  markets: Map<number, DeskMarketBook>;
+}
+
+export type RiskSort = "exposure" | "staked" | "name";
+
+/** The risk view's state: events by id, built from the page's first image and every
+ * ``desk.liability`` frame after it (each carries a market's whole figures). */
+export class RiskBook {
+  readonly events = new Map<number, RiskEvent>();
+
+  apply(book: DeskMarketBook): void {
+    let event = this.events.get(book.event_id);
+    if (event === undefined) {
+      event = { event_id: book.event_id, sport: book.sport, event: book.event, in_play: book.in_play, worst: 0, staked: 0, markets: new Map() };
+      this.events.set(book.event_id, event);
+    }
+    if (book.bets > 0) event.markets.set(book.market_id, book);
+    else event.markets.delete(book.market_id);
+    if (event.markets.size === 0) {
+      this.events.delete(book.event_id);
+      return;
+    }
+    event.worst = book.event_worst;
+    event.in_play = book.in_play || event.in_play;
+    if (book.event) event.event = book.event;
+    if (book.sport) event.sport = book.sport;
+    event.staked = [...event.markets.values()].reduce((sum, m) => sum + m.staked, 0);
+  }
+
+  /** Events in the chosen order: largest exposure (most negative worst case) first, most staked
+   * first, or by name. */
+  sorted(by: RiskSort): RiskEvent[] {
+    const events = [...this.events.values()];
+    const byName = (a: RiskEvent, b: RiskEvent) => a.event.localeCompare(b.event) || a.event_id - b.event_id;
+    if (by === "name") return events.sort(byName);
+    if (by === "staked") return events.sort((a, b) => b.staked - a.staked || byName(a, b));
+    return events.sort((a, b) => a.worst - b.worst || byName(a, b));
+  }
+}
+
+export interface TickerFilter {
+  sport: string;
+  stakeOver: string;
+  customer: string;
+  inPlay: boolean;
+}
+
+/** Whether a ticker bet passes the filters (empty filters pass everything). */
+export function tickerShows(bet: DeskBetFrame, filter: TickerFilter): boolean {
+  if (filter.sport && !bet.legs.some((leg) => leg.sport === filter.sport)) return false;
+  if (filter.stakeOver && Number(bet.stake) <= Number(filter.stakeOver)) return false;
+  if (filter.customer && String(bet.user_id) !== filter.customer.trim()) return false;
+  if (filter.inPlay && !bet.legs.some((leg) => leg.in_play)) return false;
+  return true;
+}
+
+/** The ticker's rows, newest first, each bet event once, at most ``limit``. */
+export class Ticker {
+  private readonly seen = new Set<string>();
+  readonly bets: DeskBetFrame[] = [];
+
+  constructor(private readonly limit = 200) {}
+
+  /** Add a bet event (a duplicate is ignored); true when it was new. */
+  add(bet: DeskBetFrame): boolean {
+    if (this.seen.has(bet.id)) return false;
+    this.seen.add(bet.id);
+    this.bets.unshift(bet);
+    this.bets.sort((a, b) => b.reducer_ts - a.reducer_ts);
+    while (this.bets.length > this.limit) {
+      const gone = this.bets.pop();
+      if (gone) this.seen.delete(gone.id);
+    }
+    return true;
+  }
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { type DeskBetFrame, type DeskMarketBook, formatPence, RiskBook, Ticker, tickerShows } from "../src/deskmodel";
+
+function book(market_id: number, event_id: number, worst: number, event_worst: number, bets = 1, staked = 1000): DeskMarketBook {
+  return {
+    market_id,
+    event_id,
+    sport: "football",
+    event: `Event ${event_id}`,
+    market: "Match result",
+    in_play: false,
+    staked,
+    bets,
+    outcomes: [],
+    worst,
+    worst_selection: null,
+    event_worst,
+  };
+}
+
+function bet(id: string, stake: string, user_id = 3, sport = "football", in_play = false, reducer_ts = 1): DeskBetFrame {
+  return {
+    type: "desk.bet",
+    v: 1,
+    id,
+    bet_id: 1,
+    kind: "placed",
+    user_id,
+    stake,
+    potential_return: "1.00",
+    legs: [{ market_id: 1, selection_id: 1, event_id: 1, price: "2.00", sport, event: "A v B", market: "M", selection: "A", in_play }],
+    ts: 1,
+    reducer_ts,
+  };
+}
+
+describe("formatPence", () => {
+  it("writes pounds with a real minus sign and separators", () => {
+    expect(formatPence(-123456)).toBe("−£1,234.56");
+    expect(formatPence(5)).toBe("£0.05");
+  });
+});
+
+describe("RiskBook", () => {
+  it("orders events by largest exposure, and drops a market whose last bet closed", () => {
+    const risk = new RiskBook();
+    risk.apply(book(1, 10, -500, -500));
+    risk.apply(book(2, 20, -9000, -9000));
+    expect(risk.sorted("exposure").map((e) => e.event_id)).toEqual([20, 10]);
+    risk.apply(book(2, 20, 0, 0, 0));
+    expect(risk.sorted("exposure").map((e) => e.event_id)).toEqual([10]);
+  });
+
+  it("sorts by staked across an event's markets", () => {
+    const risk = new RiskBook();
+    risk.apply(book(1, 10, -500, -500, 1, 1000));
+    risk.apply(book(3, 10, -100, -600, 1, 5000));
+    risk.apply(book(2, 20, -9000, -9000, 1, 2000));
+    expect(risk.sorted("staked").map((e) => [e.event_id, e.staked])).toEqual([
+      [10, 6000],
+      [20, 2000],
+    ]);
+  });
+});
+
+describe("ticker", () => {
+  it("keeps each bet event once, newest first", () => {
+    const ticker = new Ticker(2);
+    expect(ticker.add(bet("1:placed", "1.00", 3, "football", false, 1))).toBe(true);
+    expect(ticker.add(bet("1:placed", "1.00", 3, "football", false, 1))).toBe(false);
+    ticker.add(bet("2:placed", "1.00", 3, "football", false, 3));
+    ticker.add(bet("3:placed", "1.00", 3, "football", false, 2));
+    expect(ticker.bets.map((b) => b.id)).toEqual(["2:placed", "3:placed"]);
+  });
+
+  it("filters by sport, stake over, customer and in play", () => {
+    const none = { sport: "", stakeOver: "", customer: "", inPlay: false };
+    expect(tickerShows(bet("a", "5.00"), none)).toBe(true);
+    expect(tickerShows(bet("a", "5.00"), { ...none, sport: "tennis" })).toBe(false);
+    expect(tickerShows(bet("a", "5.00"), { ...none, stakeOver: "5" })).toBe(false);
+    expect(tickerShows(bet("a", "5.01"), { ...none, stakeOver: "5" })).toBe(true);
+    expect(tickerShows(bet("a", "5.00", 3), { ...none, customer: "4" })).toBe(false);
+    expect(tickerShows(bet("a", "5.00", 3, "football", true), { ...none, inPlay: true })).toBe(true);
+    expect(tickerShows(bet("a", "5.00"), { ...none, inPlay: true })).toBe(false);
+  });
+});
