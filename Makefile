@@ -28,8 +28,10 @@ services: deps
 	@$(BIN)/kafka.sh start
 	@$(BIN)/redis.sh start
 	@$(BIN)/postgres.sh start
+	@$(BIN)/mailpit.sh start
 
 services-stop:
+	@$(BIN)/mailpit.sh stop
 	@$(BIN)/kafka.sh stop
 	@$(BIN)/redis.sh stop
 	@$(BIN)/postgres.sh stop
@@ -53,6 +55,7 @@ up: topics seed
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
 	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching the public pages and /api/views/, as a CDN would)"
+	@$(BIN)/mailpit.sh address
 	@$(BIN)/monitoring.sh addresses
 	@echo "Demo punters    alice, bob, carol   staff: trader, operator   password: sportsbook-demo"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
@@ -68,6 +71,7 @@ status:
 	@$(BIN)/kafka.sh status
 	@$(BIN)/redis.sh status
 	@$(BIN)/postgres.sh status
+	@$(BIN)/mailpit.sh status
 
 # Each Prometheus target's health (`make up` starts Prometheus unless MONITORING=0).
 targets:
