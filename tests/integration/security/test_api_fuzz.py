@@ -49,7 +49,7 @@ from odds.api.api import openapi_description
 from odds.betting.services.wallet import wallet_deposit
 from odds.streaming.services.streams import stream_subscribe
 from reducers.subscriptions import spec_from_json
-from tests.factories import market_create
+from tests.factories import market_create, sign_in
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -105,7 +105,7 @@ class Login:
 
 def _login(user) -> Login:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     request = HttpRequest()
     masked = get_token(request)
     session_key = client.cookies[settings.SESSION_COOKIE_NAME].value
