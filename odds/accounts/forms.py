@@ -57,6 +57,8 @@ class SignupForm(allauth_forms.SignupForm):
         self.fields["email"].label = "Email"
         self.fields["password1"].label = "Password"
         self.fields["password2"].label = "Password (again)"
+        self.label_suffix = ""
+        self.order_fields(["email", "password1", "password2", "date_of_birth", "country", "currency"])
 
     def clean_date_of_birth(self) -> Any:
         born = self.cleaned_data["date_of_birth"]
