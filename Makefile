@@ -58,7 +58,8 @@ up: topics seed
 	@$(BIN)/mailpit.sh address
 	@$(BIN)/monitoring.sh addresses
 	@echo "Demo punters    alice, bob, carol   staff: trader, operator   password: sportsbook-demo"
-	@echo "                (staff pages need a second factor: an authenticator app, set up at the first one)"
+	@echo "                staff pages also need a code from an authenticator app holding the demo secret"
+	@echo "                SPORTSBOOKDEMOSTAFFTOTPSECRET234 (odds/feed/services/demo.py)"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
 down:

@@ -31,8 +31,12 @@ def signed_in_with_second_factor(request: HttpRequest) -> bool:
 def second_factor_redirect(request: HttpRequest) -> str | None:
     """Where a staff member must go before ``request`` (set up TOTP, or enter a code), or None
     when the request may go on: not a staff path, not a staff member, or a second factor used."""
+    # The path first: reading the user loads the session, which makes every response vary by
+    # cookie (and public pages uncacheable by the proxy).
+    if not is_staff_path(request.path_info):
+        return None
     user = request.user
-    if not user.is_authenticated or not user.is_staff or not is_staff_path(request.path_info):
+    if not user.is_authenticated or not user.is_staff:
         return None
     if signed_in_with_second_factor(request):
         return None
