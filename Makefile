@@ -29,8 +29,10 @@ services: deps
 	@$(BIN)/kafka.sh start
 	@$(BIN)/redis.sh start
 	@$(BIN)/postgres.sh start
+	@$(BIN)/mailpit.sh start
 
 services-stop:
+	@$(BIN)/mailpit.sh stop
 	@$(BIN)/kafka.sh stop
 	@$(BIN)/redis.sh stop
 	@$(BIN)/postgres.sh stop
@@ -54,8 +56,11 @@ up: topics seed
 	@echo "Admin           http://127.0.0.1:8000/admin/"
 	@echo "Health          http://127.0.0.1:8000/healthz"
 	@echo "Through a cache http://127.0.0.1:8080/   (nginx caching the public pages and /api/views/, as a CDN would)"
+	@$(BIN)/mailpit.sh address
 	@$(BIN)/monitoring.sh addresses
 	@echo "Demo punters    alice, bob, carol   staff: trader, operator   password: sportsbook-demo"
+	@echo "                staff pages also need a code from an authenticator app holding the demo secret"
+	@echo "                SPORTSBOOKDEMOSTAFFTOTPSECRET234 (odds/feed/services/demo.py)"
 	@echo "Logs            var/log/ (restarts: var/log/supervisord.log)    stop with: make down"
 
 down:
@@ -69,6 +74,7 @@ status:
 	@$(BIN)/kafka.sh status
 	@$(BIN)/redis.sh status
 	@$(BIN)/postgres.sh status
+	@$(BIN)/mailpit.sh status
 
 # Each Prometheus target's health (`make up` starts Prometheus unless MONITORING=0).
 targets:

@@ -1,5 +1,6 @@
 """The site's routes: the sportsbook pages, each domain's pages and the REST API."""
 
+from allauth.account import urls as account_urls
 from django.contrib.auth import views as auth_views
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
@@ -11,6 +12,13 @@ from odds.ops import urls as ops_urls
 from odds.trading import urls as trading_urls
 from odds.views import pages
 
+# allauth's account pages (sign-up, email verification, password reset and change) without its own
+# login page (the site's is /login/), and allauth.mfa's (TOTP, recovery codes) under 2fa/.
+accounts_urlpatterns: list[URLPattern | URLResolver] = [
+    *(pattern for pattern in account_urls.urlpatterns if getattr(pattern, "name", None) != "account_login"),
+    path("2fa/", include("allauth.mfa.urls")),
+]
+
 urlpatterns: list[URLPattern | URLResolver] = [
     path("", pages.home, name="home"),
     path("sport/<slug:sport_slug>/", pages.home, name="sport"),
@@ -18,6 +26,9 @@ urlpatterns: list[URLPattern | URLResolver] = [
     *urlpatterns_under("healthz"),
     path("api/", include("odds.api.urls")),
     path("login/", pages.LoginView.as_view(), name="login"),
+    # allauth's name for the same page: its flows (the second factor's, a reset's) come back here.
+    path("login/", pages.LoginView.as_view(), name="account_login"),
+    path("accounts/", include(accounts_urlpatterns)),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("in-play/", pages.in_play, name="in-play"),
     path("starting-soon/", pages.starting_soon, name="starting-soon"),

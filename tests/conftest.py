@@ -58,8 +58,9 @@ def _start_service(name: str) -> None:
 
 @pytest.fixture(scope="session")
 def services() -> None:
-    """Kafka, Redis and PostgreSQL are running (started here when nothing listens yet)."""
-    for name in ("kafka", "redis", "postgres"):
+    """Kafka, Redis, PostgreSQL and the mail catcher are running (started here when nothing
+    listens yet)."""
+    for name in ("kafka", "redis", "postgres", "mailpit"):
         _start_service(name)
 
 

@@ -1,5 +1,6 @@
-"""The site's own middleware: the Content-Security-Policy of every HTML response, and the login
-throttle in front of every login form.
+"""The site's own middleware: the Content-Security-Policy of every HTML response, the login
+throttle in front of every login form, and the staff's second factor in front of every staff
+page and action.
 
 The policy is ``CONTENT_SECURITY_POLICY`` (settings): scripts, styles and connections from this
 site only, no framing, no plugins. A browser's ``'self'`` in ``connect-src`` does not reliably
@@ -13,9 +14,12 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.http import urlencode
 
+from odds.accounts.gate import SECOND_FACTOR_MESSAGE, STAFF_API_PATHS, second_factor_redirect
 from odds.core.auth import LOGIN_THROTTLED_URLS, LoginThrottleUnavailable, login_attempt
 from odds.core.clients import client_ip
 from odds.views.pages import LOGIN_UNAVAILABLE_RETRY_S, login_refused
@@ -73,3 +77,20 @@ class LoginThrottleMiddleware:
         if throttled is not None:
             return login_refused(request, username=username, retry_after_s=throttled.retry_after_s)
         return self.get_response(request)
+
+
+class StaffSecondFactorMiddleware:
+    """No staff page or action (odds.accounts.gate) for a staff session without a second factor:
+    a page is redirected to set up TOTP or enter a code (then back), a staff JSON API answers 403."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        target = second_factor_redirect(request)
+        if target is None:
+            return self.get_response(request)
+        if request.path_info.startswith(STAFF_API_PATHS):
+            error = {"code": "second_factor_required", "message": SECOND_FACTOR_MESSAGE}
+            return JsonResponse({"v": 1, "error": error}, status=403)
+        return redirect(f"{target}?{urlencode({'next': request.get_full_path()})}")

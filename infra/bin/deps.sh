@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, idempotently: Debian packages, the Python venv, the Maven jars,
 # the npm packages. Downloads are cached (pip, ~/.m2, npm) so reruns are fast.
-# Usage: deps.sh [system|python|jars|frontend|k6|all]
+# Usage: deps.sh [system|python|jars|frontend|k6|mailpit|all]
 . "$(dirname "$0")/lib.sh"
 STAMPS="$CACHE/stamps"
 mkdir -p "$STAMPS"
@@ -114,12 +114,28 @@ k6() {
   mv "$CACHE/go-build/k6" "$bin"
 }
 
+# Mailpit, the mail catcher of `make services` (infra/bin/mailpit.sh), built from the Go module
+# proxy at the version lib.sh names.
+mailpit() {
+  local bin="$MAILPIT_BIN"
+  [ -x "$bin" ] && return 0
+  command -v go >/dev/null || { echo "Mailpit is built with Go: install Go first" >&2; exit 1; }
+  say "building Mailpit $MAILPIT_VERSION (Go module proxy)"
+  mkdir -p "$CACHE/bin" "$CACHE/go-build"
+  GOBIN="$CACHE/go-build" GOFLAGS=-buildvcs=false go install "github.com/axllent/mailpit@$MAILPIT_VERSION" >"$LOG/mailpit-build.log" 2>&1 || {
+    tail -20 "$LOG/mailpit-build.log" >&2
+    exit 1
+  }
+  mv "$CACHE/go-build/mailpit" "$bin"
+}
+
 case "${1:-all}" in
 system) system ;;
 python) python_env ;;
 jars) jars ;;
 frontend) frontend ;;
 k6) k6 ;;
-all) system; python_env; jars; frontend; k6 ;;
-*) echo "usage: $0 [system|python|jars|frontend|k6|all]" >&2; exit 2 ;;
+mailpit) mailpit ;;
+all) system; python_env; jars; frontend; k6; mailpit ;;
+*) echo "usage: $0 [system|python|jars|frontend|k6|mailpit|all]" >&2; exit 2 ;;
 esac

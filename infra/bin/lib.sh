@@ -47,6 +47,12 @@ KAFKA_JMX_LISTEN="${KAFKA_JMX_LISTEN-127.0.0.1:9404}"
 FLOWER_LISTEN="${FLOWER_LISTEN:-127.0.0.1:5555}"
 SPARK_DRIVER_METRICS="${SPARK_DRIVER_METRICS:-127.0.0.1:9465}"
 PROCESS_METRICS_LISTEN="${PROCESS_METRICS_LISTEN:-127.0.0.1:9466}"
+# The mail catcher (infra/bin/mailpit.sh): the site sends its mail to its SMTP port; its web page
+# and REST API show every mail sent, loopback only.
+MAILPIT_SMTP_LISTEN="${MAILPIT_SMTP_LISTEN:-127.0.0.1:1025}"
+MAILPIT_UI_LISTEN="${MAILPIT_UI_LISTEN:-127.0.0.1:8025}"
+MAILPIT_VERSION=v1.33.1
+MAILPIT_BIN="$CACHE/bin/mailpit-$MAILPIT_VERSION"
 # The Prometheus JMX exporter agent the broker runs with (infra/maven/jmx, `deps.sh jars`).
 KAFKA_JMX_AGENT="$CACHE/jars/jmx/jmx_prometheus_javaagent-1.0.1.jar"
 

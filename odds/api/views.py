@@ -56,9 +56,14 @@ def rate_limited_error(exc: BetRateLimited) -> ApiError:
     return ApiError(429, "rate_limited", exc.message, extra={"retry_after_s": exc.retry_after_s})
 
 
+# Refusals of a bet for the state of the punter's account rather than the bet itself.
+ACCOUNT_REFUSALS = ("excluded", "email_unverified")
+
+
 def bet_invalid_error(exc: BetInvalid) -> ApiError:
-    # A break the punter chose is not a fault of the request: 403, with the sentence to show.
-    return ApiError(403 if exc.code == "excluded" else 400, exc.code, exc.message, field=exc.field)
+    # A break the punter chose, or an email not verified yet, is not a fault of the request: 403,
+    # with the sentence to show.
+    return ApiError(403 if exc.code in ACCOUNT_REFUSALS else 400, exc.code, exc.message, field=exc.field)
 
 
 def placement_response(placement: Placement) -> HttpResponse:
@@ -75,8 +80,9 @@ def placement_response(placement: Placement) -> HttpResponse:
 
 EXCLUDED = (
     common.Excluded,
-    "Refused: the CSRF token is missing or wrong, or the punter's time-out or self-exclusion runs"
-    " (`excluded`: the message says until when).",
+    "Refused: the CSRF token is missing or wrong, the punter's time-out or self-exclusion runs"
+    " (`excluded`: the message says until when), or the punter's email is not verified yet"
+    " (`email_unverified`).",
 )
 
 

@@ -60,7 +60,24 @@ LOGIN_ACCOUNT = Limit(
 # Failed logins from one address, whatever the usernames.
 LOGIN_ADDRESS = Limit("login_address", lambda: settings.LOGIN_FAILURES_PER_IP, lambda: settings.LOGIN_FAILURE_WINDOW_S)
 
-LIMITS = (BETS, STREAM_CONTROL, SUBSCRIBE, LOGIN_ACCOUNT, LOGIN_ADDRESS)
+# Sign-ups and password-reset requests, per client address and per (normalised) email address:
+# a script cannot open accounts in bulk nor flood one mailbox with resets (odds.accounts.limits).
+SIGNUP_ADDRESS = Limit("signup_address", lambda: settings.SIGNUP_PER_IP, lambda: settings.ACCOUNT_LIMIT_WINDOW_S)
+SIGNUP_EMAIL = Limit("signup_email", lambda: settings.SIGNUP_PER_EMAIL, lambda: settings.ACCOUNT_LIMIT_WINDOW_S)
+RESET_ADDRESS = Limit("reset_address", lambda: settings.PASSWORD_RESET_PER_IP, lambda: settings.ACCOUNT_LIMIT_WINDOW_S)
+RESET_EMAIL = Limit("reset_email", lambda: settings.PASSWORD_RESET_PER_EMAIL, lambda: settings.ACCOUNT_LIMIT_WINDOW_S)
+
+LIMITS = (
+    BETS,
+    STREAM_CONTROL,
+    SUBSCRIBE,
+    LOGIN_ACCOUNT,
+    LOGIN_ADDRESS,
+    SIGNUP_ADDRESS,
+    SIGNUP_EMAIL,
+    RESET_ADDRESS,
+    RESET_EMAIL,
+)
 
 
 @dataclass(frozen=True)

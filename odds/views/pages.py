@@ -13,8 +13,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from allauth.account import views as allauth_views
 from django.conf import settings
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -197,16 +197,18 @@ def events_live(request: HttpRequest) -> HttpResponse:
 LOGIN_UNAVAILABLE_RETRY_S = 5
 
 
-class LoginView(auth_views.LoginView):
-    """Django's login page. Every POST to it has been counted by the login throttle
-    (``webapp.middleware.LoginThrottleMiddleware``) before the password is checked; ``next`` is
-    followed only to a path of this site (Django's own check)."""
+class LoginView(allauth_views.LoginView):
+    """The site's login page: allauth's login (username or email and password, then the
+    account's second factor when it has one). Every POST to it has been counted by the login
+    throttle (``webapp.middleware.LoginThrottleMiddleware``) before the password is checked;
+    ``next`` is followed only to a path of this site (allauth's own check)."""
 
     template_name = "odds/login.html"
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         # The demo accounts are listed only where they exist: a development stack with demo data.
-        return {**super().get_context_data(**kwargs), "demo_accounts": settings.DEMO}
+        context = super().get_context_data(**kwargs)
+        return {**context, "next": context.get("redirect_field_value") or "", "demo_accounts": settings.DEMO}
 
 
 def login_refused(

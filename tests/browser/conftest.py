@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from playwright.sync_api import Page
 
 from reducers.schemas import PriceUpdate
+from tests.factories import sign_in
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
@@ -33,7 +34,7 @@ def login(page: Page, asgi_server: str) -> Callable[..., User]:
 
     def log_in(user: User) -> User:
         client = Client()
-        client.force_login(user)
+        sign_in(client, user)
         session = client.cookies["sessionid"].value
         page.context.add_cookies([{"name": "sessionid", "value": session, "url": asgi_server}])
         return user

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from tests.browser.axe import axe_check
-from tests.factories import market_create, user_create
+from tests.factories import market_create, sign_in, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -38,7 +38,7 @@ def _logged_in(browser: Browser, asgi_server: str, user, size: str) -> Page:
     context = browser.new_context(viewport=SIZES[size])
     if user is not None:
         client = Client()
-        client.force_login(user)
+        sign_in(client, user)
         context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": asgi_server}])
     return context.new_page()
 

@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 from reducers.queries import QUERIES as REGISTRY
 from tests.browser.axe import axe_check
 from tests.conftest import uvicorn_serving
-from tests.factories import user_create
+from tests.factories import sign_in, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -96,7 +96,7 @@ def _staff_page(browser: Browser, url: str, width: int, height: int) -> Page:
 
     staff = user_create(balance="0", staff=True)
     client = Client()
-    client.force_login(staff)
+    sign_in(client, staff)
     context = browser.new_context(viewport={"width": width, "height": height})
     context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": url}])
     return context.new_page()

@@ -16,7 +16,7 @@ from reducers import keys, topics
 from reducers.matchstate import ConflatedMatch, encode_match, match_message
 from reducers.schemas import Incident, MatchSuspension
 from tests.browser.axe import axe_check
-from tests.factories import market_create, user_create
+from tests.factories import market_create, sign_in, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -157,7 +157,7 @@ def test_without_scripts_the_traders_event_page_serves_the_reducers_score_and_cl
     store(redis_client, state_of(event_id=market.event_id, sport="football", seq=1, home=1, suspension=suspension))
     staff = user_create(balance="0.00", staff=True)
     client = Client()
-    client.force_login(staff)
+    sign_in(client, staff)
     context = browser.new_context(java_script_enabled=False)
     context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": asgi_server}])
     page = context.new_page()

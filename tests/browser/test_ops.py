@@ -12,23 +12,29 @@ from playwright.sync_api import Page, expect
 
 from reducers import topics
 from tests.browser.axe import axe_check
-from tests.factories import market_create, markets_define, user_create
+from tests.factories import market_create, markets_define, totp_code, totp_enable, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def _log_in_as(page: Page, base: str, username: str, landing: str) -> None:
+def _log_in_as(page: Page, base: str, user, landing: str) -> None:
+    """The login form, and for staff the code of their authenticator (set up here)."""
+    secret = totp_enable(user) if user.is_staff else None
     page.goto(f"{base}/login/?next={landing}")
     axe_check(page)
-    page.fill('input[name="username"]', username)
+    page.fill('input[name="username"]', user.username)
     page.fill('input[name="password"]', "pw-for-tests")
     page.locator('form [type="submit"]').last.click()
+    if secret is not None:
+        expect(page).to_have_url(re.compile(r"/accounts/2fa/authenticate/"))
+        page.get_by_label("Code").fill(totp_code(secret))
+        page.get_by_role("button", name="Sign In").click()
     expect(page).to_have_url(f"{base}{landing}")
     axe_check(page)
 
 
-def _log_in(page: Page, base: str, username: str) -> None:
-    _log_in_as(page, base, username, "/trading/")
+def _log_in(page: Page, base: str, user) -> None:
+    _log_in_as(page, base, user, "/trading/")
 
 
 def test_trader_suspends_a_market_and_the_punters_page_shows_it(
@@ -43,7 +49,7 @@ def test_trader_suspends_a_market_and_the_punters_page_shows_it(
     expect(punter.locator("#conn-status")).to_have_attribute("data-state", "live")
 
     trader = browser.new_context().new_page()
-    _log_in(trader, asgi_server, staff.username)
+    _log_in(trader, asgi_server, staff)
     row = trader.locator(f'.market-row[data-market="{market.id}"]')
     row.locator('[data-action="suspend"]').click()
     expect(trader.locator(f'.market-row[data-market="{market.id}"]')).to_have_attribute("data-status", "suspended")
@@ -65,7 +71,7 @@ def test_lag_dashboard_leaves_ok_while_a_query_is_stopped_and_comes_back(
 
     staff = user_create(balance="0", staff=True)
     page = browser.new_context().new_page()
-    _log_in(page, asgi_server, staff.username)
+    _log_in(page, asgi_server, staff)
     page.goto(f"{asgi_server}/ops/lag")
     card = page.locator('[data-query="liability"]')
     expect(card).to_have_attribute("data-status", "OK", timeout=30_000)
@@ -112,7 +118,7 @@ def test_lag_dashboard_shows_a_query_waiting_to_be_restarted_with_its_error(
     try:
         staff = user_create(balance="0", staff=True)
         page = browser.new_context().new_page()
-        _log_in(page, asgi_server, staff.username)
+        _log_in(page, asgi_server, staff)
         page.goto(f"{asgi_server}/ops/lag")
         run = page.locator('[data-query="liability"] [data-role="run"]')
         expect(run).to_contain_text("restarting · 0 restarts", timeout=30_000)
@@ -144,11 +150,11 @@ def test_trader_settles_a_market_and_the_winners_balance_rises(
     assert placed.bet.status == "accepted"
 
     punter = browser.new_context().new_page()
-    _log_in_as(punter, asgi_server, punter_user.username, "/my-bets/")
+    _log_in_as(punter, asgi_server, punter_user, "/my-bets/")
     expect(punter.locator("#wallet-balance")).to_have_text(re.compile(r"90\.00"), timeout=30_000)
 
     trader = browser.new_context().new_page()
-    _log_in(trader, asgi_server, staff.username)
+    _log_in(trader, asgi_server, staff)
     row = trader.locator(f'.market-row[data-market="{market.id}"]')
     row.locator('select[name="winner"]').select_option(str(home.id))
     row.locator('[data-action="result"]').click()

@@ -20,7 +20,16 @@ from spark.config import load
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 REQUIRED = {"kafka", "postgres", "redis", "web", "worker", "beat", "feed", "reducer"}
-SECRETS = ("DJANGO_SECRET_KEY", "METRICS_TOKEN", "ALERTS_WEBHOOK_TOKEN", "POSTGRES_PASSWORD")
+SECRETS = (
+    "DJANGO_SECRET_KEY",
+    "METRICS_TOKEN",
+    "ALERTS_WEBHOOK_TOKEN",
+    "POSTGRES_PASSWORD",
+    "EMAIL_HOST",
+    "EMAIL_HOST_USER",
+    "EMAIL_HOST_PASSWORD",
+    "DEFAULT_FROM_EMAIL",
+)
 
 
 def secrets_set() -> dict[str, str]:

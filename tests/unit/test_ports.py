@@ -1,6 +1,6 @@
 """Every process of `make up` listens on a port of its own at the defaults: the services, the
-broker's controller port (Alertmanager's usual 9093), the web hosts, Spark and the monitoring
-(infra/bin/lib.sh, app.sh, kafka.sh)."""
+broker's controller port (Alertmanager's usual 9093), the web hosts, Spark, the monitoring and
+the mail catcher (infra/bin/lib.sh, app.sh, kafka.sh)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ SETTINGS = (
     "FLOWER_LISTEN",
     "SPARK_DRIVER_METRICS",
     "PROCESS_METRICS_LISTEN",
+    "MAILPIT_SMTP_LISTEN",
+    "MAILPIT_UI_LISTEN",
 )
 
 SCRIPT = """
@@ -34,7 +36,7 @@ echo "kafka-controller $((kafka + 1))"
 echo "redis $(port "$REDIS_URL")"
 echo "postgres $(port "$DATABASE_URL")"
 for name in PROMETHEUS_LISTEN ALERTMANAGER_LISTEN REDIS_EXPORTER_LISTEN POSTGRES_EXPORTER_LISTEN \\
-    KAFKA_JMX_LISTEN FLOWER_LISTEN SPARK_DRIVER_METRICS PROCESS_METRICS_LISTEN; do
+    KAFKA_JMX_LISTEN FLOWER_LISTEN SPARK_DRIVER_METRICS PROCESS_METRICS_LISTEN MAILPIT_SMTP_LISTEN MAILPIT_UI_LISTEN; do
   echo "$name ${!name##*:}"
 done
 """

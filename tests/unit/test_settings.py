@@ -18,7 +18,7 @@ def run_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     base = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_", "KAFKA_", "METRICS_"))
+        if not k.startswith(("DJANGO_", "DATABASE_", "REDIS_", "KAFKA_", "METRICS_", "EMAIL_"))
         and k not in ("SPORTSBOOK_DEMO", "SPORTSBOOK_ENV")
     }
     return subprocess.run(
@@ -30,6 +30,15 @@ def run_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
+
+
+# The SMTP relay production requires (webapp/settings/email.py).
+SMTP = {
+    "EMAIL_HOST": "smtp.example",
+    "EMAIL_HOST_USER": "sportsbook",
+    "EMAIL_HOST_PASSWORD": secrets.token_urlsafe(24),
+    "DEFAULT_FROM_EMAIL": "Sportsbook <no-reply@sportsbook.example>",
+}
 
 
 def test_production_without_a_secret_key_refuses_to_start():
@@ -48,9 +57,47 @@ def test_production_with_every_required_value_starts():
             "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
             "METRICS_TOKEN": secrets.token_urlsafe(32),
             "ALERTS_WEBHOOK_TOKEN": secrets.token_urlsafe(32),
+            **SMTP,
         }
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_production_without_its_smtp_relay_names_each_missing_setting():
+    result = run_check(
+        {
+            "SPORTSBOOK_ENV": "production",
+            "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+            "DATABASE_URL": "postgres://u:p@db:5432/sportsbook",
+            "REDIS_URL": "redis://redis:6379/0",
+            "KAFKA_BOOTSTRAP_SERVERS": "kafka:9092",
+            "METRICS_TOKEN": secrets.token_urlsafe(32),
+            "ALERTS_WEBHOOK_TOKEN": secrets.token_urlsafe(32),
+        }
+    )
+    assert result.returncode != 0
+    for name in SMTP:
+        assert f"{name} must be set when SPORTSBOOK_ENV=production" in result.stderr
+
+
+MAIL_SETTINGS = "s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT"
+
+
+def test_development_sends_mail_by_smtp_to_the_mail_catcher():
+    result = subprocess.run(
+        [sys.executable, "-c", f"from django.conf import settings as s; print({MAIL_SETTINGS})"],
+        cwd=ROOT,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith(("EMAIL_", "MAILPIT_", "SPORTSBOOK_ENV"))},
+            "DJANGO_SETTINGS_MODULE": "webapp.settings",
+            "MAILPIT_SMTP_LISTEN": "127.0.0.1:2525",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout.split() == ["django.core.mail.backends.smtp.EmailBackend", "127.0.0.1", "2525"]
 
 
 def test_a_malformed_number_setting_is_named():

@@ -1,5 +1,6 @@
 """Settings, one module per concern; every value comes from the environment."""
 
+from webapp.settings.accounts import *
 from webapp.settings.base import *
 from webapp.settings.celery import *
 from webapp.settings.channels import *

@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "odds.trading",
     "odds.feed",
     "odds.ops",
+    "odds.accounts",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -42,6 +43,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "allauth",
+    "allauth.account",
+    "allauth.mfa",
 ]
 
 MIDDLEWARE = [
@@ -53,6 +57,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
+    # Staff pages and actions only after a second factor (odds/accounts/gate.py).
+    "webapp.middleware.StaffSecondFactorMiddleware",
     # Every login form's POST is counted before its password is checked (odds/core/auth.py).
     "webapp.middleware.LoginThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

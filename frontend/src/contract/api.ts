@@ -353,7 +353,7 @@ export interface Excluded {
 }
 
 export interface ExcludedDetail {
-  code: "csrf_failed" | "excluded";
+  code: "csrf_failed" | "excluded" | "email_unverified";
   message: string;
   field?: string | null;
 }

@@ -30,6 +30,9 @@ class Wallet(models.Model):
     # costs placement nothing.
     exclusion = models.CharField(max_length=16, blank=True, help_text="time_out or self_exclusion")
     excluded_until = models.DateTimeField(null=True, blank=True)
+    # A signed-up punter whose email is not verified yet browses and deposits but places no bet;
+    # read by ``sb_bet_place`` from the row it locks. False for every account opened otherwise.
+    email_unverified = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -36,6 +36,10 @@ MAX_STAKE = rules.MAX_STAKE
 MAX_RETURN = rules.MAX_RETURN
 MAX_LEGS = rules.MAX_LEGS
 MAX_KEY_LENGTH = 64
+# A signed-up punter bets once their email is verified (the wallet's ``email_unverified``).
+EMAIL_UNVERIFIED_MESSAGE = (
+    "Verify your email address before you bet: follow the link we mailed you (Account: email sends a new one)."
+)
 
 # The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).
 PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s::integer[], %s, %s::jsonb, %s, %s)::text"
@@ -296,6 +300,8 @@ def placement_result(text: str) -> Placement:
         )
     if outcome == "same_event":
         raise BetInvalid(field="selections", message="an accumulator takes one selection per event", code="same_event")
+    if outcome == "email_unverified":
+        raise BetInvalid(field="account", message=EMAIL_UNVERIFIED_MESSAGE, code="email_unverified")
     if outcome == "excluded":
         message = exclusion_message(until=_instant(answer["until"]), exclusion=answer["exclusion"])
         raise BetInvalid(field="account", message=message, code="excluded")

@@ -28,6 +28,20 @@ def wallet_get_or_create(*, user: User) -> Wallet:
     return wallet
 
 
+def wallet_open(*, user: User, currency: str) -> Wallet:
+    """The wallet of a punter who has just signed up: in ``currency``, with no bets until the
+    punter's email is verified (``wallet_email_verified``)."""
+    return Wallet.objects.create(user=user, currency=currency, email_unverified=True)
+
+
+def wallet_email_verified(*, user: User) -> None:
+    """The punter's email is verified: their wallet may place bets (a user with no wallet yet
+    gets one that may)."""
+    updated = Wallet.objects.filter(user=user, email_unverified=True).update(email_unverified=False)
+    if not updated:
+        wallet_get_or_create(user=user)
+
+
 def wallet_lock(*, user: User) -> Wallet:
     """The user's wallet, locked for this transaction (created when the user has none yet).
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from allauth.mfa.models import Authenticator
+from allauth.mfa.totp.internal.auth import TOTP
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
@@ -137,6 +139,9 @@ BASKETBALL = {
 }
 
 DEMO_PASSWORD = "sportsbook-demo"
+# The demo staff's authenticator (TOTP), published like their password: add it to an
+# authenticator app by hand (base32) to sign in to the staff pages of a demo stack.
+DEMO_TOTP_SECRET = "SPORTSBOOKDEMOSTAFFTOTPSECRET234"
 DEMO_PUNTERS = ("alice", "bob", "carol")
 DEMO_DEPOSIT = Decimal("1000.00")
 
@@ -189,8 +194,8 @@ def demo_markets(
 
 def demo_users_create() -> list[str]:
     """Demo punters and two staff, each in a role and none a superuser: ``trader`` (markets,
-    results, voids) and ``operator`` (the operators' pages, ending channels); returns their
-    usernames."""
+    results, voids) and ``operator`` (the operators' pages, ending channels), each with the demo
+    authenticator (``DEMO_TOTP_SECRET``) the staff pages need; returns their usernames."""
     user_model = get_user_model()
     names = []
     roles_sync()
@@ -206,6 +211,8 @@ def demo_users_create() -> list[str]:
         user.save()
         if username in staff:
             user.groups.set([Group.objects.get(name=staff[username])])
+            if not Authenticator.objects.filter(user=user, type=Authenticator.Type.TOTP).exists():
+                TOTP.activate(user, DEMO_TOTP_SECRET)
         names.append(username)
     return names
 

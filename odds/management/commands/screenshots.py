@@ -3,21 +3,27 @@ from a running stack (`make up`) in Chromium, for docs/screenshots/:
 
     .venv/bin/python manage.py screenshots [--url http://127.0.0.1:8000] [--out docs/screenshots]
 
-The punter pages are taken as the demo punter, the staff pages as the demo trader (sessions made
-in the stack's own session store, no password typed). A page whose view is not installed is
+The punter pages are taken as the demo punter (a session made in the stack's own session store), the
+staff pages as the demo trader, signed in through the login form and the demo authenticator's code
+(the staff pages need a second factor). A page whose view is not installed is
 skipped with a note. The live parts get a few seconds to fill in before each shot.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
+from allauth.mfa.app_settings import TOTP_PERIOD
+from allauth.mfa.totp.internal.auth import format_hotp_value, hotp_value
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
+
+from odds.feed.services.demo import DEMO_PASSWORD, DEMO_TOTP_SECRET
 
 SIZES = {"desktop": {"width": 1400, "height": 1000}, "phone": {"width": 390, "height": 844}}
 PUNTER, TRADER = "alice", "trader"
@@ -125,5 +131,11 @@ class Command(BaseCommand):
         if user is None:
             raise CommandError(f"no user {username!r}: seed the demo first (make up)")
         client = Client()
-        client.force_login(user)
+        if not user.is_staff:
+            client.force_login(user)
+            return client.cookies[settings.SESSION_COOKIE_NAME].value
+        client.post(reverse("login"), {"username": username, "password": DEMO_PASSWORD})
+        code = format_hotp_value(hotp_value(DEMO_TOTP_SECRET, int(time.time()) // TOTP_PERIOD))
+        if client.post(reverse("mfa_authenticate"), {"code": code}).status_code != 302:
+            raise CommandError(f"{username!r} did not sign in with the demo password and authenticator")
         return client.cookies[settings.SESSION_COOKIE_NAME].value

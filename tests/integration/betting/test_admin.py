@@ -11,7 +11,7 @@ from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.models import OutboxMessage
 from reducers import topics
 from reducers.schemas import decode_market_definition, decode_price_update
-from tests.factories import market_create, user_create
+from tests.factories import market_create, sign_in, user_create
 from tests.integration.betting.helpers import bet_accepted, consume_until, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -21,7 +21,7 @@ CHANGELIST = "/admin/catalogue/market/"
 
 @pytest.fixture
 def staff(client, services):
-    client.force_login(user_create(balance="0", staff=True))
+    sign_in(client, user_create(balance="0", staff=True))
     return client
 
 
@@ -189,6 +189,6 @@ def test_every_model_has_a_searchable_admin_list(staff, market, model):
 
 
 def test_punters_cannot_open_the_admin(client, punter):
-    client.force_login(punter)
+    sign_in(client, punter)
     response = client.get(CHANGELIST)
     assert response.status_code == 302

@@ -62,6 +62,19 @@ def test_the_demo_staff_have_a_role_each_and_no_one_is_a_superuser(seeded):
     assert trader.has_perm("ops.end_channel")
 
 
+def test_the_demo_staff_sign_in_to_the_staff_pages_with_the_demo_authenticator(seeded):
+    from django.test import Client
+
+    from odds.feed.services.demo import DEMO_PASSWORD, DEMO_TOTP_SECRET
+    from tests.factories import totp_code
+
+    client = Client()
+    response = client.post("/login/", {"username": "trader", "password": DEMO_PASSWORD})
+    assert response["Location"] == "/accounts/2fa/authenticate/"
+    assert client.post("/accounts/2fa/authenticate/", {"code": totp_code(DEMO_TOTP_SECRET)}).status_code == 302
+    assert client.get("/trading/").status_code == 200
+
+
 def test_no_demo_data_without_the_development_flag(services, settings):
     settings.DEMO = False
     with pytest.raises(CommandError, match="SPORTSBOOK_DEMO"):

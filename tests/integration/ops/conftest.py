@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.factories import user_create
+from tests.factories import staff_sign_in, user_create
 
 
 @pytest.fixture
@@ -19,7 +19,8 @@ def punter(services):
 
 @pytest.fixture
 def staff_client(client, staff):
-    client.force_login(staff)
+    """A staff member signed in with password and TOTP code (the staff pages need both)."""
+    staff_sign_in(client, staff)
     return client
 
 

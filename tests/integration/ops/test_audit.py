@@ -29,7 +29,7 @@ from odds.catalogue.services.markets import (
     selection_price_set,
 )
 from odds.core.roles import OPERATORS, roles_sync
-from tests.factories import live_state_write, market_create, user_create
+from tests.factories import live_state_write, market_create, sign_in, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -198,7 +198,7 @@ def test_operators_read_the_log_and_staff_without_a_role_do_not(services):
     user.is_staff = True
     user.save()
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     assert client.get(reverse("trading-audit")).status_code == 403
     assert client.get(reverse("trading-audit-csv")).status_code == 403
     user.groups.add(Group.objects.get(name=OPERATORS))

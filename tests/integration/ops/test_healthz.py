@@ -10,7 +10,7 @@ import pytest
 from odds.core import health
 from odds.tasks import worker_heartbeat
 from reducers import keys
-from tests.factories import user_create
+from tests.factories import sign_in, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -24,7 +24,7 @@ def fresh_checks(settings):
 @pytest.fixture
 def operator(client):
     """The test client logged in as staff, who may read /healthz/detail."""
-    client.force_login(user_create(staff=True))
+    sign_in(client, user_create(staff=True))
     return client
 
 
@@ -122,5 +122,5 @@ def test_the_detail_is_for_staff_and_the_scrape_token_only(client, settings, kaf
     allowed = client.get("/healthz/detail", headers={"Authorization": "Bearer s3cret-token-for-the-detail"})
     assert allowed.status_code in (200, 503)
     assert "latency_ms" in allowed.json()["components"]["postgres"]
-    client.force_login(user_create())
+    sign_in(client, user_create())
     assert client.get("/healthz/detail").status_code == 401

@@ -12,7 +12,7 @@ from django.utils import timezone
 from odds.catalogue.models import Event, Market
 from odds.ops.models import MetricSample
 from odds.tasks import digest_weekly, markets_kickoff_suspend, metrics_prune, metrics_sample
-from tests.factories import live_state_write, market_create, user_create
+from tests.factories import live_state_write, market_create, sign_in, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -54,7 +54,7 @@ def test_history_api_returns_columns_for_the_range(client, services):
     from django.contrib.auth.models import User
 
     staff = User.objects.create_user("ops-history", password="x", is_staff=True)
-    client.force_login(staff)
+    sign_in(client, staff, password="x")
     now = timezone.now()
     MetricSample.objects.create(slot=10, ts=now - timedelta(minutes=2), values={"lag.prices": 3.0})
     MetricSample.objects.create(slot=11, ts=now - timedelta(hours=2), values={"lag.prices": 9.0})

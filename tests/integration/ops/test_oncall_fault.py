@@ -37,7 +37,7 @@ from odds.ops.models import Incident
 from reducers import topics
 from reducers.subscriptions import StreamCommand
 from tests.conftest import ROOT, uvicorn_serving, wait_for
-from tests.factories import market_create, user_create
+from tests.factories import market_create, sign_in, user_create
 from tests.integration.ops.monitoring import Monitoring, get_json, monitoring_running
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(600)]
@@ -222,7 +222,7 @@ def test_a_stalled_query_pages_on_call_within_its_window_and_resolves_once_it_re
     assert "Reducer query commands is" in incident.summary
 
     staff = user_create(staff=True)
-    client.force_login(staff)
+    sign_in(client, staff)
     page = client.get("/ops/oncall").content.decode()
     assert f'data-incident="{incident.pk}" data-status="open" data-alert="{ALERT}"' in page
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"

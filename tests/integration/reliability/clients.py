@@ -22,6 +22,8 @@ from typing import Any
 import websockets
 from websockets.typing import Origin
 
+from tests.factories import sign_in
+
 
 @dataclass
 class Session:
@@ -58,7 +60,7 @@ def session_for(base: str, user) -> Session:
     from django.test import Client
 
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return Session(base=base, sessionid=client.cookies["sessionid"].value)
 
 

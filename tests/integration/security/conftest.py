@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from tests.factories import user_create
+from tests.factories import sign_in, user_create
 
 
 @pytest.fixture
@@ -21,5 +21,5 @@ def staff(services):
 def logged_in(user, *, csrf: bool = False) -> Client:
     """A client logged in as ``user``; with ``csrf`` it enforces CSRF like a browser request."""
     client = Client(enforce_csrf_checks=csrf)
-    client.force_login(user)
+    sign_in(client, user)
     return client

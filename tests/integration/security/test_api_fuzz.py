@@ -49,7 +49,7 @@ from odds.api.api import openapi_description
 from odds.betting.services.wallet import wallet_deposit
 from odds.streaming.services.streams import stream_subscribe
 from reducers.subscriptions import spec_from_json
-from tests.factories import market_create
+from tests.factories import TEST_PASSWORD, market_create, sign_in
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -105,7 +105,7 @@ class Login:
 
 def _login(user) -> Login:
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     request = HttpRequest()
     masked = get_token(request)
     session_key = client.cookies[settings.SESSION_COOKIE_NAME].value
@@ -118,8 +118,12 @@ def _login(user) -> Login:
 
 
 def _user(*, staff: bool = False) -> User:
-    """A user without a password (hashing one costs half a second) and 100.00 in the wallet."""
+    """A user with 100.00 in the wallet; a punter without a password (hashing one costs half a
+    second), a staff member with one (they sign in through the form and a TOTP code)."""
     user = User.objects.create(username=f"fuzz-{uuid.uuid4().hex[:12]}", is_staff=staff)
+    if staff:
+        user.set_password(TEST_PASSWORD)
+        user.save(update_fields=["password"])
     wallet_deposit(user=user, amount=Decimal("100.00"), reference=f"fuzz-{user.pk}")
     return user
 
@@ -148,12 +152,15 @@ def world(kafka_topics, redis_client) -> Iterator[World]:
         session_key=punter.session_key,
         spec=spec_from_json({"view": "markets", "markets": [market.id]}),
     )
+    # Before the signals are disconnected: the staff's sign-in goes through the test client,
+    # whose requests connect them again.
+    staff = _login(_user(staff=True))
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:
         yield World(
             punter=punter,
-            staff=_login(_user(staff=True)),
+            staff=staff,
             bet_id=bet.id,
             market_id=market.id,
             channel_id=channel.channel_id,

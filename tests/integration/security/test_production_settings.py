@@ -24,7 +24,10 @@ PRODUCTION_ENV = {
     "DJANGO_CSRF_TRUSTED_ORIGINS": "https://sportsbook.example",
     "METRICS_TOKEN": secrets.token_urlsafe(32),
     "ALERTS_WEBHOOK_TOKEN": secrets.token_urlsafe(32),
+    "EMAIL_HOST": "smtp.sportsbook.example",
+    "EMAIL_HOST_USER": "sportsbook",
     "EMAIL_HOST_PASSWORD": "mail-password-from-env",
+    "DEFAULT_FROM_EMAIL": "Sportsbook <no-reply@sportsbook.example>",
 }
 
 

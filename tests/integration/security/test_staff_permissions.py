@@ -11,7 +11,7 @@ from django.test import Client
 from odds.betting.models import Bet
 from odds.catalogue.models import Market
 from odds.core.roles import OPERATORS, TRADERS, roles_sync
-from tests.factories import market_create, user_create
+from tests.factories import market_create, sign_in, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -26,7 +26,7 @@ def staff_member(role: str | None) -> Client:
     if role is not None:
         user.groups.add(Group.objects.get(name=role))
     client = Client()
-    client.force_login(user)
+    sign_in(client, user)
     return client
 
 

@@ -261,7 +261,7 @@ async def test_a_trader_voids_an_open_question_and_the_punters_answer_scores_not
 ):
     from django.test import Client as StaffClient
 
-    from tests.factories import market_create, user_create
+    from tests.factories import market_create, sign_in, user_create
 
     market = market_create()
     event_id = market.event_id
@@ -277,7 +277,7 @@ async def test_a_trader_voids_an_open_question_and_the_punters_answer_scores_not
     await frame_of(socket, lambda f: f["type"] == "game.delta" and f.get("news"))
 
     trader = StaffClient()
-    trader.force_login(user_create(balance="0", staff=True))
+    sign_in(trader, user_create(balance="0", staff=True))
     voided = trader.post(
         f"/trading/api/game/questions/{goal['id']}/void",
         {"event_id": event_id, "reason": "the feed missed a goal"},

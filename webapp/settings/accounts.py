@@ -1,0 +1,53 @@
+"""Accounts (django-allauth, odds/accounts): sign-up with a verified email, password reset by
+emailed link, notices of security changes, and a second factor (allauth.mfa: TOTP and recovery
+codes) that staff must use before any staff page or action (``StaffSecondFactorMiddleware``)."""
+
+from webapp.settings.env import read
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+
+# Punters sign in with their username or their email; a sign-up gives both (allauth makes the
+# username from the email's local part).
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
+# A new account browses at once; it bets once its email is verified (the wallet's flag, read by
+# sb_bet_place). "optional": allauth sends the mail but does not hold the login.
+ACCOUNT_EMAIL_VERIFICATION = "optional"
+ACCOUNT_CONFIRM_EMAIL_ON_GET = False
+ACCOUNT_EMAIL_CONFIRMATION_EXPIRE_DAYS = read.whole("ACCOUNT_EMAIL_CONFIRMATION_EXPIRE_DAYS", 3, minimum=1)
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = "Sportsbook: "
+# A notice by mail when the password or an email address changes, or a second factor is added
+# or removed.
+ACCOUNT_EMAIL_NOTIFICATIONS = True
+ACCOUNT_SESSION_REMEMBER = None
+# The login page shows its form to a signed-in visitor too (to switch accounts), as Django's did.
+ACCOUNT_AUTHENTICATED_LOGIN_REDIRECTS = False
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_PREVENT_ENUMERATION = True
+ACCOUNT_FORMS = {
+    "login": "odds.accounts.forms.LoginForm",
+    "signup": "odds.accounts.forms.SignupForm",
+    "reset_password": "odds.accounts.forms.ResetPasswordForm",
+}
+# Logins, sign-ups and password resets are counted by the site's own limits (odds.core.auth,
+# odds.accounts.limits, over Redis through the `limits` library), not allauth's second copy.
+ACCOUNT_RATE_LIMITS = {"login": False, "login_failed": False, "signup": False, "reset_password": False}
+# Password-reset links work once and expire with Django's token (PASSWORD_RESET_TIMEOUT).
+PASSWORD_RESET_TIMEOUT = read.whole("PASSWORD_RESET_TIMEOUT_S", 3600, minimum=60)
+
+# Sign-ups and password-reset requests per client address and per email address, per window.
+SIGNUP_PER_IP = read.whole("SIGNUP_PER_IP", 10, minimum=1)
+SIGNUP_PER_EMAIL = read.whole("SIGNUP_PER_EMAIL", 3, minimum=1)
+PASSWORD_RESET_PER_IP = read.whole("PASSWORD_RESET_PER_IP", 10, minimum=1)
+PASSWORD_RESET_PER_EMAIL = read.whole("PASSWORD_RESET_PER_EMAIL", 3, minimum=1)
+ACCOUNT_LIMIT_WINDOW_S = read.whole("ACCOUNT_LIMIT_WINDOW_S", 3600, minimum=1)
+
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+MFA_TOTP_ISSUER = "Sportsbook"
+MFA_ADAPTER = "allauth.mfa.adapter.DefaultMFAAdapter"
