@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make test`: lint and type-check, start the real services this run needs (reusing any that
-# already run), run the frontend and Python suites, then stop only what this run started.
+# `make test`: lint and type-check, start the real services this run needs (Kafka, Redis,
+# PostgreSQL and the mail catcher, reusing any that already run), run the frontend and Python
+# suites, then stop only what this run started.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 PY="$ROOT/.venv/bin/python"
@@ -11,7 +12,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for svc in kafka redis postgres; do
+for svc in kafka redis postgres mailpit; do
   if ! "$ROOT/infra/bin/$svc.sh" status | grep -q ': up'; then
     "$ROOT/infra/bin/$svc.sh" start
     started+=("$svc")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
 from typing import Any
 
 from confluent_kafka import Consumer, Message, Producer
@@ -94,7 +95,30 @@ def topics_ensure(*, specs: list[TopicSpec] | None = None, timeout: float = 30.0
             outcome[name] = f"partitions increased to {next(s.partitions for s in specs if s.name == name)}"
     for s in specs:
         outcome.setdefault(s.name, "exists")
+    changed = [name for name, what in outcome.items() if what != "exists"]
+    if changed:
+        partitions_led_wait(admin, changed, timeout=timeout)
     return outcome
+
+
+def partitions_led_wait(admin: AdminClient, names: list[str], *, timeout: float) -> None:
+    """Wait until every partition of ``names`` has a leader: a topic just created or grown may
+    refuse reads of its offsets and records produced to it (NOT_LEADER_FOR_PARTITION) until
+    then. Raises ``TimeoutError`` naming the partitions still without one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        known = admin.list_topics(timeout=timeout).topics
+        leaderless = [
+            f"{name}[{p.id}]" if p is not None else name
+            for name in names
+            for p in (known[name].partitions.values() if name in known and known[name].partitions else [None])
+            if p is None or p.leader < 0
+        ]
+        if not leaderless:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"partitions without a leader after {timeout:.0f} s: {', '.join(leaderless[:10])}")
+        time.sleep(0.1)
 
 
 def topic_describe(name: str) -> dict[str, str]:

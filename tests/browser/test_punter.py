@@ -286,8 +286,14 @@ def test_on_a_phone_long_names_wrap_and_the_slip_button_covers_no_price(asgi_ser
         page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
         toggle = page.locator(".slip-toggle").bounding_box()
         assert toggle is not None
-        for box in [p.bounding_box() for p in page.locator(".price:visible").all()]:
-            assert box is not None
+        # Every price's box read in one go: the live list may re-render its rows between two
+        # reads, and a row's old nodes then have no box.
+        boxes = page.locator(".price:visible").evaluate_all(
+            "prices => prices.map((p) => { const r = p.getBoundingClientRect();"
+            " return {x: r.x, y: r.y, width: r.width, height: r.height}; })"
+        )
+        assert boxes, "prices on the page"
+        for box in boxes:
             overlaps = box["y"] < toggle["y"] + toggle["height"] and toggle["y"] < box["y"] + box["height"]
             overlaps = overlaps and box["x"] < toggle["x"] + toggle["width"] and toggle["x"] < box["x"] + box["width"]
             assert not overlaps, (box, toggle)

@@ -20,15 +20,16 @@ run again after any of them failed. docs/reliability.md has the whole procedure.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
-from confluent_kafka import TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -97,6 +98,23 @@ def scan_start(*, since: datetime | None = None) -> datetime:
     return point - SCAN_MARGIN if point is not None else datetime(1970, 1, 1, tzinfo=UTC)
 
 
+T = TypeVar("T")
+
+
+def _retrying(read: Callable[[], T], *, attempts: int = 5, pause_s: float = 0.5) -> T:
+    """``read()``, again after a pause while Kafka answers with a retriable error (a partition
+    whose leader is moving or not yet elected: NOT_LEADER_FOR_PARTITION)."""
+    for attempt in range(attempts):
+        try:
+            return read()
+        except KafkaException as exc:
+            error = exc.args[0] if exc.args else None
+            if attempt == attempts - 1 or not (isinstance(error, KafkaError) and error.retriable()):
+                raise
+            time.sleep(pause_s * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def records_since(topic: str, *, since: datetime, timeout_s: float = 60.0) -> Iterator[Record]:
     """Every record of ``topic`` produced at or after ``since``, up to the log end when called."""
     partitions = topic_partitions(topic)
@@ -105,8 +123,14 @@ def records_since(topic: str, *, since: datetime, timeout_s: float = 60.0) -> It
     reader = reader_create(**{"auto.offset.reset": "earliest"})
     try:
         since_ms = int(since.timestamp() * 1000)
-        starts = reader.offsets_for_times([TopicPartition(topic, p, since_ms) for p in partitions], timeout=10)
-        ends = {p: reader.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
+        starts = _retrying(
+            lambda: reader.offsets_for_times([TopicPartition(topic, p, since_ms) for p in partitions], timeout=10)
+        )
+
+        def high_watermark(partition: int) -> int:
+            return int(reader.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)[1])
+
+        ends = {p: _retrying(functools.partial(high_watermark, p)) for p in partitions}
         assign = [tp for tp in starts if 0 <= tp.offset < ends[tp.partition]]
         if not assign:
             return

@@ -23,16 +23,31 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 def probe_topic(kafka_topics):
     """A three-partition topic of its own, read by a query named ``probe`` (no reducer runs it)."""
     name = f"{topics.namespace()}.probe.{uuid.uuid4().hex[:8]}"
-    admin_client().create_topics([NewTopic(name, num_partitions=3, replication_factor=1)])[name].result(30)
+    admin = admin_client()
+    admin.create_topics([NewTopic(name, num_partitions=3, replication_factor=1)])[name].result(30)
+    # Created is not yet led: records produced before every partition has a leader can be refused.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = admin.list_topics(name, timeout=10).topics.get(name)
+        if found is not None and len(found.partitions) == 3 and all(p.leader >= 0 for p in found.partitions.values()):
+            break
+        time.sleep(0.2)
     yield name
     admin_client().delete_topics([name], operation_timeout=30)[name].result(30)
 
 
 def _produce(producer, topic: str, partition: int, *ages_ms: int) -> None:
     now = int(time.time() * 1000)
+    failed = []
+
+    def delivered(err, _msg) -> None:
+        if err is not None:
+            failed.append(err)
+
     for age in ages_ms:
-        producer.produce(topic, value=b"{}", partition=partition, timestamp=now - age)
-    producer.flush(10)
+        producer.produce(topic, value=b"{}", partition=partition, timestamp=now - age, on_delivery=delivered)
+    assert producer.flush(10) == 0, "every record delivered within 10 s"
+    assert not failed, failed
 
 
 def _commit(group: str, topic: str, offsets: dict[int, int]) -> None:
