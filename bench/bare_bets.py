@@ -29,8 +29,8 @@ from psycopg_pool import AsyncConnectionPool
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django.setup()  # once, at import: the statement's text lives beside the models it returns
 
-from odds.betting.services.placement import PLACE_SQL  # noqa: E402
-from reducers import betting, topics  # noqa: E402
+from odds.betting.services.placement import PLACE_SQL  # noqa: E402 (after django.setup(): it imports models)
+from reducers import betting, topics  # noqa: E402 (kept with the import above it)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

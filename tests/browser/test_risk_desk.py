@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, ViewportSize, expect
 
 from odds.catalogue.models import Market
 from odds.core.roles import TRADERS, roles_sync
@@ -23,7 +23,7 @@ from tests.factories import market_create, markets_define, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 SCREENSHOTS = os.environ.get("A11Y_SCREENSHOTS")
 # The liability query's trigger is a second; on a loaded machine its first batches take longer.
 REDUCER_MS = 60_000
@@ -86,12 +86,12 @@ def _send(producer, *events: BetEvent) -> None:
 def _shots(page: Page, name: str) -> None:
     """Axe's rules at both sizes; the screenshots when asked for."""
     for size, viewport in SIZES.items():
-        page.set_viewport_size(viewport)  # type: ignore[arg-type]
+        page.set_viewport_size(viewport)
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
             page.screenshot(path=f"{SCREENSHOTS}/{name}-{size}.png", full_page=True)
         axe_check(page)
-    page.set_viewport_size(SIZES["desktop"])  # type: ignore[arg-type]
+    page.set_viewport_size(SIZES["desktop"])
 
 
 def test_the_risk_view_shows_each_outcomes_pl_live_and_orders_events_by_exposure(
