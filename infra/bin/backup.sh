@@ -207,10 +207,17 @@ restore() {
   chmod 700 "$dir"
   say "restoring $STANZA to $target into $dir"
   pgbr --pg1-path="$dir" "${recovery[@]}" restore
+  # The backup copied the socket's lock file (the socket lives in the data directory): it names
+  # the postmaster that ran then, and PostgreSQL refuses to start while that PID exists.
+  rm -f "$dir"/.s.PGSQL.*.lock
   settings "$dir" "$port" "$archive"
   touch "$LOG/postgres-restore.log" && chown postgres "$LOG/postgres-restore.log"
   say "replaying the archived WAL up to $target"
-  as_pg "$(pg_bin pg_ctl)" -D "$dir" -l "$LOG/postgres-restore.log" -w -t 3600 start >/dev/null
+  if ! as_pg "$(pg_bin pg_ctl)" -D "$dir" -l "$LOG/postgres-restore.log" -w -t 3600 start >/dev/null; then
+    echo "PostgreSQL did not start in $dir; the end of $LOG/postgres-restore.log:" >&2
+    tail -n 25 "$LOG/postgres-restore.log" >&2
+    exit 1
+  fi
   local waited=0
   until [ "$(psql_at "$dir" "$port" 'SELECT pg_is_in_recovery()')" = f ]; do
     waited=$((waited + 1))

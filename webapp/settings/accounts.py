@@ -50,4 +50,7 @@ ACCOUNT_LIMIT_WINDOW_S = read.whole("ACCOUNT_LIMIT_WINDOW_S", 3600, minimum=1)
 
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 MFA_TOTP_ISSUER = "Sportsbook"
+# A code from the period just before or after now is taken too (RFC 6238 §5.2): a code typed in
+# the last second of its 30 s is not refused on arrival. Each code still works only once.
+MFA_TOTP_TOLERANCE = 1
 MFA_ADAPTER = "allauth.mfa.adapter.DefaultMFAAdapter"
