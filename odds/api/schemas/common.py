@@ -222,12 +222,11 @@ class ErrorBody(BaseModel):
 def refusal(name: str, *codes: str, **extra: Any) -> type[ErrorBody]:
     """An error body whose ``code`` is one of ``codes``; ``extra``: more members of ``error``
     (name → type), or with a leading ``_`` members of the body itself (``_bet``)."""
-    outer = {key[1:]: (kind, ...) for key, kind in extra.items() if key.startswith("_")}
-    inner = {key: (kind | None, None) for key, kind in extra.items() if not key.startswith("_")}
+    outer: dict[str, Any] = {key[1:]: (kind, ...) for key, kind in extra.items() if key.startswith("_")}
+    inner: dict[str, Any] = {key: (kind | None, None) for key, kind in extra.items() if not key.startswith("_")}
     code: Any = Literal[codes]
-    # pydantic types create_model's fields as keyword arguments it cannot match to a dict of them.
-    detail = create_model(f"{name}Detail", __base__=ErrorDetail, code=(code, ...), **inner)  # type: ignore[call-overload]
-    return create_model(name, __base__=ErrorBody, error=(detail, ...), **outer)  # type: ignore[call-overload]
+    detail = create_model(f"{name}Detail", __base__=ErrorDetail, code=(code, ...), **inner)
+    return create_model(name, __base__=ErrorBody, error=(detail, ...), **outer)
 
 
 BODY_ERRORS = ("bad_json", "invalid", "required", "number_out_of_range")
