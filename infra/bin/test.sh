@@ -30,4 +30,5 @@ say "frontend unit tests (vitest)"
 (cd frontend && npx vitest run)
 
 say "Python tests: unit, integration (Kafka, Redis, PostgreSQL, Spark), browser (Chromium)"
-"$PY" -m pytest --durations=40 "$@"
+# Every test's time lands in var/log/pytest.xml (JUnit XML) for finding what makes the suite long.
+"$PY" -m pytest --durations=40 --junitxml="$LOG/pytest.xml" "$@"
