@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT, database_url, migrate_if_needed, percentile, session_create, sessions_remove
-from bench.edge import client_process, paced_updates, server_command
+from bench.edge import PRODUCT_APP, client_process, paced_updates, server_command
 from bench.harness import free_port, wait_until
 from reducers.market_kinds import MATCH_RESULT
 from store.clients import redis_client
@@ -651,7 +651,7 @@ def _server_start(port: int, namespace: str, *, bare: Path | None = None) -> sub
         env["BARE_BETS_SESSIONS"] = str(bare)
     logs = ROOT / "var" / "log"
     logs.mkdir(parents=True, exist_ok=True)
-    app = "bench.bare_bets:application" if bare is not None else "webapp.asgi:application"
+    app = "bench.bare_bets:application" if bare is not None else PRODUCT_APP
     return subprocess.Popen(
         server_command("uvicorn", port=port, workers=WORKERS, app=app),
         cwd=ROOT,

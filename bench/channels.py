@@ -773,13 +773,13 @@ def web_server(namespace: str, *, workers: int) -> Iterator[int]:
     this process's database (a test session's included); yields its port at once (it listens
     there once started: ``bench.edge.port_wait``), stopped afterwards."""
     from bench.common import database_url
-    from bench.edge import server_start
+    from bench.edge import PRODUCT_APP, server_start
     from bench.harness import free_port
 
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1", "DATABASE_URL": database_url()}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    server = server_start("uvicorn", port=port, workers=workers, app="webapp.asgi:application", env=env)
+    server = server_start("uvicorn", port=port, workers=workers, app=PRODUCT_APP, env=env)
     try:
         yield port
     finally:

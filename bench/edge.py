@@ -44,8 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 # The ASGI servers that serve Channels' websockets: their command lines, by name. daphne runs
-# one process whatever the workers asked for.
-_UVICORN = "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log"
+# one process whatever the workers asked for. uvicorn listens with the backlog `make up` gives it
+# (WEB_BACKLOG's default).
+_UVICORN = (
+    "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log --backlog 4096"
+)
 SERVERS = {
     "uvicorn": f"{_UVICORN} --log-level warning --ws websockets",
     "uvicorn-sansio": f"{_UVICORN} --log-level warning --ws websockets-sansio",
@@ -74,8 +77,16 @@ def server_start(server: str, *, port: int, workers: int, app: str, env: dict[st
     )
 
 
-# The application each edge runs in the server.
-EDGE_APPS = {"hub": "webapp.asgi:application", "channel_layer": "bench.plain_edge:application"}
+# The application as `make up` serves it (webapp/serve.py): uvicorn builds it in each worker
+# process with the factory, which tunes that process's garbage collector.
+PRODUCT_APP = "webapp.serve:application_load --factory"
+# The application each edge runs in the server (servers other than uvicorn load the module's).
+EDGE_APPS = {"hub": PRODUCT_APP, "channel_layer": "bench.plain_edge:application"}
+
+
+def edge_app(edge: str, server: str) -> str:
+    app = EDGE_APPS[edge]
+    return "webapp.asgi:application" if app == PRODUCT_APP and not server.startswith("uvicorn") else app
 
 
 async def _client_main(
@@ -454,7 +465,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     namespace = os.environ.get("SPORTSBOOK_NAMESPACE") or f"bench{uuid.uuid4().hex[:6]}"
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
-    server = server_start(args.server, port=port, workers=args.workers, app=EDGE_APPS[args.edge], env=env)
+    server = server_start(args.server, port=port, workers=args.workers, app=edge_app(args.edge, args.server), env=env)
     relay = None
     if args.edge == "channel_layer":
         relay = subprocess.Popen(

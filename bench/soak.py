@@ -441,8 +441,10 @@ def _soak(
     watcher: Any,
     server_start: Any,
 ) -> dict[str, Any]:
+    from bench.edge import PRODUCT_APP
+
     port = free_port()
-    server = server_start("uvicorn", port=port, workers=1, app="webapp.asgi:application", env=env)
+    server = server_start("uvicorn", port=port, workers=1, app=PRODUCT_APP, env=env)
     ctx = mp.get_context("spawn")
     out: Any = ctx.Queue()
     started = time.time()

@@ -50,8 +50,13 @@ def within(row: dict[str, Any]) -> bool:
         row["p99_ms"] <= EDGE_P99_MS
         and not row.get("client_errors")
         and row["deliveries_per_s"] >= EDGE_DELIVERED_SHARE * row["expected_per_s"]
-        and row.get("opens", row["clients"]) >= row["clients"]
+        and opened(row)
     )
+
+
+def opened(row: dict[str, Any]) -> bool:
+    """Every socket of the row connected."""
+    return row.get("opens", row["clients"]) >= row["clients"]
 
 
 def first_limit(rows: list[dict[str, Any]], *, open_files: int) -> str:
@@ -141,13 +146,17 @@ def sockets_summary(rows: list[dict[str, Any]], *, limits: dict[str, str], count
             mine = [r for r in rows if r["edge"] == kind and r["clients"] == count]
             found = best(mine)
             first = mine[0] if mine else None
+            # Memory and CPU per socket or delivery only where every socket opened: spread over
+            # sockets that never connected they would be noise, not a cost.
+            whole = next((r for r in mine if opened(r)), None)
             point[kind] = {
                 "deliveries_per_s": found["deliveries_per_s"] if found else 0,
                 "p99_ms": found["p99_ms"] if found else (first["p99_ms"] if first else None),
-                "cpu_s_per_1000": (found or first or {}).get("server_cpu_s_per_1000"),
-                "rss_per_socket_idle_kib": first["rss_per_socket_idle_kib"] if first else None,
-                "rss_per_socket_streaming_kib": (found or first or {}).get("rss_per_socket_streaming_kib"),
-                "accepted_per_s": first["accepted_per_s"] if first else None,
+                "opened": max((r.get("opens", r["clients"]) for r in mine), default=0),
+                "cpu_s_per_1000": (found or whole or {}).get("server_cpu_s_per_1000"),
+                "rss_per_socket_idle_kib": whole["rss_per_socket_idle_kib"] if whole else None,
+                "rss_per_socket_streaming_kib": (found or whole or {}).get("rss_per_socket_streaming_kib"),
+                "accepted_per_s": whole["accepted_per_s"] if whole else None,
             }
         curve.append(point)
     at_top = next(p for p in curve if p["sockets"] == top)
@@ -171,6 +180,13 @@ def sockets_summary(rows: list[dict[str, Any]], *, limits: dict[str, str], count
     }
 
 
+def cell(value: Any) -> str:
+    """A table cell: thousands separated, a figure not measured as a dash."""
+    if value is None:
+        return "—"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
 def markdown_lines(results: dict[str, Any]) -> list[str]:
     curve = results.get("sockets_curve")
     if not curve:
@@ -179,18 +195,20 @@ def markdown_lines(results: dict[str, Any]) -> list[str]:
         "",
         "### Socket scale (hub against the bare server, each count's best rate within p99 100 ms)",
         "",
-        "| sockets | hub deliveries/s | bare deliveries/s | hub p99 ms | hub CPU s / 1,000 | bare CPU s / 1,000 "
+        "| sockets | hub opened, bare opened | hub deliveries/s | bare deliveries/s | hub p99 ms "
+        "| hub CPU s / 1,000 | bare CPU s / 1,000 "
         "| hub KiB/socket idle, streaming | bare KiB/socket idle, streaming | hub accepted/s | bare accepted/s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for point in curve:
         hub, bare = point["hub"], point["ceiling"]
         lines.append(
-            f"| {point['sockets']:,} | {hub['deliveries_per_s']:,} | {bare['deliveries_per_s']:,} | {hub['p99_ms']} "
-            f"| {hub['cpu_s_per_1000']} | {bare['cpu_s_per_1000']} "
-            f"| {hub['rss_per_socket_idle_kib']}, {hub['rss_per_socket_streaming_kib']} "
-            f"| {bare['rss_per_socket_idle_kib']}, {bare['rss_per_socket_streaming_kib']} "
-            f"| {hub['accepted_per_s']} | {bare['accepted_per_s']} |"
+            f"| {point['sockets']:,} | {cell(hub.get('opened'))}, {cell(bare.get('opened'))} "
+            f"| {cell(hub['deliveries_per_s'])} | {cell(bare['deliveries_per_s'])} | {cell(hub['p99_ms'])} "
+            f"| {cell(hub['cpu_s_per_1000'])} | {cell(bare['cpu_s_per_1000'])} "
+            f"| {cell(hub['rss_per_socket_idle_kib'])}, {cell(hub['rss_per_socket_streaming_kib'])} "
+            f"| {cell(bare['rss_per_socket_idle_kib'])}, {cell(bare['rss_per_socket_streaming_kib'])} "
+            f"| {cell(hub['accepted_per_s'])} | {cell(bare['accepted_per_s'])} |"
         )
     limits = results.get("sockets_first_limit") or {}
     if limits:

@@ -40,7 +40,7 @@ from typing import Any
 import requests
 
 from bench.common import ROOT, median, migrate_if_needed
-from bench.edge import server_start
+from bench.edge import PRODUCT_APP, server_start
 from bench.harness import free_port, wait_until
 from reducers.market_kinds import MATCH_RESULT
 from store.clients import redis_client
@@ -157,7 +157,7 @@ def _stack(namespace: str) -> Iterator[tuple[str, str, Path]]:
     """The ASGI server and nginx in front of it; yields both URLs and the cache's access log."""
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
-    server = server_start("uvicorn", port=port, workers=2, app="webapp.asgi:application", env=env)
+    server = server_start("uvicorn", port=port, workers=2, app=PRODUCT_APP, env=env)
     var = Path(tempfile.mkdtemp(prefix="sportsbook-views-"))
     listen = f"127.0.0.1:{free_port()}"
     proxy_env = {**env, "SPORTSBOOK_VAR": str(var), "PROXY_LISTEN": listen, "PROXY_UPSTREAM": f"127.0.0.1:{port}"}

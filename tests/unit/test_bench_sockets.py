@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.sockets import best, first_limit, sockets_summary, within
+from bench.sockets import best, first_limit, markdown_lines, sockets_summary, within
 
 
 def row(edge: str, clients: int, rate: int, **over: Any) -> dict[str, Any]:
@@ -73,3 +73,22 @@ def test_a_count_the_hub_never_served_within_the_bound_scores_zero_not_a_missing
     summary = sockets_summary(rows, limits={}, counts=(100,))
     assert summary["edge_10k_vs_bare"] == 0.0
     assert summary["sockets_curve"][0]["hub"]["p99_ms"] == 500.0
+
+
+def test_a_count_whose_sockets_did_not_all_open_reports_no_memory_or_cost_per_socket():
+    rows = [
+        row("hub", 100, 50, opens=2, deliveries_per_s=1, rss_per_socket_streaming_kib=3.0, accepted_per_s=1),
+        row("ceiling", 100, 50),
+    ]
+    summary = sockets_summary(rows, limits={}, counts=(100,))
+    hub = summary["sockets_curve"][0]["hub"]
+    assert hub["opened"] == 2
+    assert hub["rss_per_socket_streaming_kib"] is None
+    assert hub["cpu_s_per_1000"] is None
+    assert summary["edge_rss_vs_bare"] is None
+    assert summary["edge_cpu_vs_bare"] is None
+    assert summary["edge_accepted_per_s_10k"] is None
+    assert summary["edge_10k_vs_bare"] == 0.0
+    table = "\n".join(markdown_lines(summary))
+    assert "| 100 | 2, 100 | 0 |" in table
+    assert "—, —" in table

@@ -113,3 +113,20 @@ def _env() -> dict[str, str]:
     import os
 
     return {**os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+
+
+def test_each_server_process_moves_its_start_up_objects_out_of_the_collectors_reach_and_collects_young_less_often():
+    out = _in_child(
+        """
+        import gc
+        import os
+        os.environ["WEB_GC_YOUNG"] = "40000"
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+        import django
+        django.setup()
+        from webapp import serve
+        serve.application_load()
+        print(gc.get_threshold(), gc.get_freeze_count() > 10_000)
+        """
+    )
+    assert out == "(40000, 20, 100) True"

@@ -111,6 +111,11 @@ WEB_WORKERS = read.whole("WEB_WORKERS", 2, minimum=1)
 # reconnect storm after a restart arrives at once (docs/reliability.md, "A host for many sockets").
 WEB_OPEN_FILES = read.whole("WEB_OPEN_FILES", 65_536, minimum=1024)
 WEB_BACKLOG = read.whole("WEB_BACKLOG", 4096, minimum=128)
+# Container objects allocated between two young-generation collections in a server process
+# (Python's default: 700). A web host's thousands of sockets keep hundreds of thousands of objects
+# alive; at the default, a frame that lives one hub tick survives into the old generation and the
+# full collections it brings pause every socket of the process for half a second (docs/performance.md).
+WEB_GC_YOUNG = read.whole("WEB_GC_YOUNG", 50_000, minimum=700)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
