@@ -286,9 +286,14 @@ def test_a_selection_of_a_finished_match_says_so_and_leaves_the_slip(asgi_server
     in_play(market.event_id)
     store(redis_client, state_of(event_id=market.event_id, sport="football", seq=1, home=1))
     page.goto(f"{asgi_server}/")
-    page.locator(f'.price[data-selection="{market.selections.order_by("display_order")[0].id}"]').click()
-    page.locator(f'.price[data-selection="{other.selections.order_by("display_order")[0].id}"]').click()
+    # The page is live and shows the match's clock before anything is clicked: a click that lands
+    # while the listing re-renders for the kick-off could meet a row being replaced.
+    expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
+    expect(page.locator(f'.event-row[data-event-id="{market.event_id}"] [data-clock]').first).to_be_visible()
     legs = page.locator(".slip-leg")
+    page.locator(f'.price[data-selection="{market.selections.order_by("display_order")[0].id}"]').click()
+    expect(legs).to_have_count(1)
+    page.locator(f'.price[data-selection="{other.selections.order_by("display_order")[0].id}"]').click()
     expect(legs).to_have_count(2)
     expect(legs.first.locator("[data-scoreboard] [data-clock]")).to_have_text(re.compile(r"^1[12]'$"))
 
