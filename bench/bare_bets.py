@@ -26,11 +26,12 @@ import django
 import orjson
 from psycopg_pool import AsyncConnectionPool
 
+from reducers import betting, topics
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django.setup()  # once, at import: the statement's text lives beside the models it returns
 
 from odds.betting.services.placement import PLACE_SQL  # noqa: E402 (after django.setup(): it imports models)
-from reducers import betting, topics  # noqa: E402 (kept with the import above it)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

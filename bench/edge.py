@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 from bench.common import log, migrate_if_needed, namespace, percentile, session_create, sessions_remove
-from bench.harness import free_port
+from bench.harness import ASGI_APP, free_port
 from store.clients import redis_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,9 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # The ASGI servers that serve Channels' websockets: their command lines, by name. daphne runs
 # one process whatever the workers asked for. uvicorn listens with the backlog `make up` gives it
-# (WEB_BACKLOG's default).
+# (WEB_BACKLOG).
 _UVICORN = (
-    "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log --backlog 4096"
+    "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log "
+    "--backlog {backlog}"
 )
 SERVERS = {
     "uvicorn": f"{_UVICORN} --log-level warning --ws websockets",
@@ -61,7 +62,10 @@ SERVERS = {
 
 
 def server_command(server: str, *, port: int, workers: int, app: str) -> list[str]:
-    program, *args = SERVERS[server].format(port=port, workers=workers, app=app).split()
+    from django.conf import settings
+
+    line = SERVERS[server].format(port=port, workers=workers, app=app, backlog=settings.WEB_BACKLOG)
+    program, *args = line.split()
     return [str(ROOT / ".venv" / "bin" / program), *args]
 
 
@@ -86,7 +90,7 @@ EDGE_APPS = {"hub": PRODUCT_APP, "channel_layer": "bench.plain_edge:application"
 
 def edge_app(edge: str, server: str) -> str:
     app = EDGE_APPS[edge]
-    return "webapp.asgi:application" if app == PRODUCT_APP and not server.startswith("uvicorn") else app
+    return ASGI_APP if app == PRODUCT_APP and not server.startswith("uvicorn") else app
 
 
 async def _client_main(

@@ -129,7 +129,7 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
     on markets from ``first`` on (defined here), beside a feed of ``feed_rate`` updates/s."""
     from django.conf import settings
 
-    from bench.edge import server_command
+    from bench.edge import PRODUCT_APP, server_command
     from odds.core.kafka import producer_create
 
     client = redis_client(settings.REDIS_URL)
@@ -138,7 +138,7 @@ def time_suspensions(ns: str, *, count: int, feed_rate: float, first: int) -> di
     markets_define(producer, client, WATCHED_COUNT + FEED_MARKETS, first=first)
     port = free_port()
     server = subprocess.Popen(
-        server_command("uvicorn", port=port, workers=2, app="webapp.asgi:application"),
+        server_command("uvicorn", port=port, workers=2, app=PRODUCT_APP),
         cwd=ROOT,
         env={**os.environ, "SPORTSBOOK_NAMESPACE": ns},
         start_new_session=True,
