@@ -58,9 +58,14 @@ def prices_from_probabilities(probabilities: list[float], margin: float) -> list
     ceiling = 1 / float(MIN_PRICE)
     winning = max(1, round(sum(probabilities)))
     implied = [min(max(p, 1e-4) * (1 + margin), ceiling) for p in probabilities]
-    free = [i for i, x in enumerate(implied) if x < ceiling]
-    deficit = winning * (1 + margin) - sum(implied)
-    if deficit > 0 and free:
+    # Spread the deficit in proportion over the selections still below the floor; one that
+    # reaches the floor on the way passes its share on, so the loop ends within one pass per
+    # selection.
+    for _ in probabilities:
+        free = [i for i, x in enumerate(implied) if x < ceiling]
+        deficit = winning * (1 + margin) - sum(implied)
+        if deficit <= 1e-12 or not free:
+            break
         spread = sum(implied[i] for i in free)
         for i in free:
             implied[i] = min(ceiling, implied[i] + deficit * implied[i] / spread)
