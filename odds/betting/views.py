@@ -19,7 +19,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
 from odds.betting.selectors.bets import wallet_for_user
-from odds.betting.selectors.wallet import STATEMENT_KINDS, deposit_limits_view, ledger_page, wallet_break_running
+from odds.betting.selectors.wallet import STATEMENT_KINDS, ledger_page, wallet_break_running, wallet_limits_view
 from odds.betting.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break, cooling_off_text
 from odds.catalogue.selectors.catalogue import sport_nav
 from odds.core.pages import private_page
@@ -86,12 +86,13 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
         "until": until.isoformat() if until else "",
         "filter_query": filters.urlencode(),
         "problems": problems,
-        "limits": deposit_limits_view(wallet=wallet, now=now),
+        "limit_kinds": wallet_limits_view(wallet=wallet, now=now),
+        "currency": wallet.currency if wallet else "GBP",
         "on_break": wallet_break_running(wallet=wallet),
         "time_outs": [choice for choice in Break.choices if choice[0].startswith("time_out")],
         "exclusions": [choice for choice in Break.choices if choice[0].startswith("exclude")],
         "cooling_off": cooling_off_text(),
-        "min_payment": f"{MIN_PAYMENT:,}",
-        "max_payment": f"{MAX_PAYMENT:,}",
+        "min_payment": MIN_PAYMENT,
+        "max_payment": MAX_PAYMENT,
     }
     return render(request, "odds/wallet.html", context)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 HOMES = {
     "catalogue": ["Sport", "Competition", "Event", "Market", "Selection"],
-    "betting": ["Bet", "BetLeg", "Wallet", "LedgerEntry", "DepositLimit"],
+    "betting": ["Bet", "BetLeg", "Wallet", "LedgerEntry", "WalletLimit"],
     "ops": ["MetricSample", "Incident", "DeadLetterAction", "DeadLetterHandled"],
     "odds": ["OutboxMessage"],
 }

@@ -41,6 +41,21 @@ export interface BeginRequest {
   since?: Record<string, [number, string]>;
 }
 
+export interface BetAccountRefused {
+  v: 1;
+  error: BetAccountRefusedDetail;
+}
+
+export interface BetAccountRefusedDetail {
+  code: "csrf_failed" | "excluded" | "email_unverified" | "over_loss_limit" | "over_wager_limit";
+  message: string;
+  field?: string | null;
+  period?: "day" | "week" | "month" | null;
+  limit?: string | null;
+  left?: string | null;
+  resets_at?: number | null;
+}
+
 export interface BetList {
   v: 1;
   bets: BetOut[];
@@ -310,18 +325,10 @@ export interface DepositErrorDetail {
   code: "bad_json" | "invalid" | "required" | "number_out_of_range" | "too_low" | "too_high" | "over_deposit_limit";
   message: string;
   field?: string | null;
-}
-
-export interface DepositLimitOut {
-  v: 1;
-  limit: LimitOut;
-}
-
-/** ``PUT /api/wallet/limits/<period>``: the new limit. */
-export interface DepositLimitRequest {
-  v?: 1;
-  /** the new limit */
-  amount: string | number;
+  period?: "day" | "week" | "month" | null;
+  limit?: string | null;
+  left?: string | null;
+  resets_at?: number | null;
 }
 
 /** Every refusal: ``{"v": 1, "error": {"code", "message", "field"?}}``. */
@@ -566,10 +573,21 @@ export interface LiabilityRow {
 }
 
 export interface LimitOut {
+  kind: "deposit" | "loss" | "wager";
   period: "day" | "week" | "month";
   amount: string;
   pending_amount: string | null;
   pending_from: number | null;
+}
+
+/**
+ * ``PUT /api/wallet/limits/<kind>/<period>`` (and ``/api/wallet/limits/<period>``, a deposit
+ * limit): the new limit.
+ */
+export interface LimitRequest {
+  v?: 1;
+  /** the new limit */
+  amount: string | number;
 }
 
 export interface MarketView {
@@ -860,6 +878,11 @@ export interface ViewSnapshot {
   /** When it was taken (epoch ms). */
   at: number;
   events: EventView[];
+}
+
+export interface WalletLimitOut {
+  v: 1;
+  limit: LimitOut;
 }
 
 export interface WalletOut {
