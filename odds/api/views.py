@@ -57,7 +57,7 @@ def rate_limited_error(exc: BetRateLimited) -> ApiError:
 
 
 # Refusals of a bet for the state of the punter's account rather than the bet itself.
-ACCOUNT_REFUSALS = ("excluded", "email_unverified")
+ACCOUNT_REFUSALS = ("excluded", "email_unverified", "session_limit", "reality_check")
 
 
 def bet_invalid_error(exc: BetInvalid) -> ApiError:
@@ -84,6 +84,13 @@ EXCLUDED = (
     " (`excluded`: the message says until when), or the punter's email is not verified yet"
     " (`email_unverified`).",
 )
+BET_ACCOUNT_REFUSED = (
+    s.BetAccountRefused,
+    "Refused: the CSRF token is missing or wrong, the punter's time-out or self-exclusion runs"
+    " (`excluded`: the message says until when), the punter's email is not verified yet"
+    " (`email_unverified`), the play session's time limit is reached (`session_limit`) or a reality"
+    " check waits to be acknowledged (`reality_check`: `POST /api/play/reality-check` acknowledges it).",
+)
 
 
 @router.post(
@@ -103,7 +110,7 @@ EXCLUDED = (
         },
         {
             400: (s.BetRefused, "Malformed or against a rule of the bet; nothing was recorded."),
-            403: EXCLUDED,
+            403: BET_ACCOUNT_REFUSED,
             409: (s.BetRejected, "Refused and recorded as rejected, with every leg's current price."),
             429: (common.RateLimited, "Above the placement rate limit; nothing was recorded."),
             503: (

@@ -237,6 +237,10 @@ BetRefused = refusal(
     "same_event",
     "idempotency_key_reused",
 )
+# A bet refused for the state of the punter's account, or their play session (odds/betting/play.py).
+BetAccountRefused = refusal(
+    "BetAccountRefused", "csrf_failed", "excluded", "email_unverified", "session_limit", "reality_check"
+)
 CashOutRefused = refusal("CashOutRefused", "quote_changed", "cash_out_unavailable", quote=DecimalOut)
 
 
