@@ -29,14 +29,14 @@ SCREENSHOTS = os.environ.get("SCREENSHOTS_DIR")
 SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 
 
-def screenshots(page: Page, name: str) -> None:
+def screenshots(page: Page, name: str, *, full_page: bool = False) -> None:
     if not SCREENSHOTS:
         return
     size = page.viewport_size
     for label, viewport in SIZES.items():
         page.set_viewport_size(viewport)
         page.wait_for_timeout(200)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}-{label}.png"))
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}-{label}.png"), full_page=full_page)
     if size is not None:
         page.set_viewport_size(size)
 
@@ -62,10 +62,10 @@ def test_a_reality_check_appears_when_due_holds_bets_and_continue_lets_the_next_
     expect(page.locator(".site-messages")).to_contain_text("Saved.")
     expect(page.get_by_role("radio", name="15 minutes")).to_be_checked()
     axe_check(page)
-    screenshots(page, "play-time")
+    screenshots(page, "play-time", full_page=True)
 
     # A bet of £10 in this session, then the explicit clock: the session started 20 minutes ago
-    # and its next check falls due 3 seconds from now.
+    # and its next check falls due 6 seconds from now.
     bet_place(
         user=user,
         idempotency_key=uuid.uuid4().hex,
@@ -76,14 +76,15 @@ def test_a_reality_check_appears_when_due_holds_bets_and_continue_lets_the_next_
     session = PlaySession.objects.filter(user=user, ended_at__isnull=True).latest("id")
     assert session.reality_check_s == 900
     PlaySession.objects.filter(id=session.id).update(
-        started_at=now - timedelta(minutes=20), acknowledged_at=now - timedelta(seconds=897)
+        started_at=now - timedelta(minutes=20), acknowledged_at=now - timedelta(seconds=894)
     )
 
     page.goto(f"{asgi_server}/event/{market.event_id}/")
     expect(page.locator("#conn-status")).to_have_attribute("data-state", "live")
+    page.evaluate("window.sameDocument = true")
     dialog = page.get_by_role("dialog", name="Reality check")
-    expect(dialog).to_be_hidden()
-    expect(dialog).to_be_visible(timeout=15_000)  # no reload: the page's timer
+    expect(dialog).to_be_visible(timeout=15_000)
+    assert page.evaluate("window.sameDocument === true")  # no reload: the page's timer opened it
     expect(dialog.locator("[data-reality-played]")).to_have_text("20 minutes")
     expect(dialog.locator("[data-reality-net]")).to_have_text("\u2212£10.00")  # a minus sign
     assert page.evaluate("document.activeElement.closest('dialog')?.id") == "reality-check"

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.contrib.auth.models import User
+from django.db.models import Sum
 
 from odds.betting.models import Bet, PlayPreferences, PlaySession, Wallet
 from odds.betting.play import (
@@ -19,6 +20,8 @@ from odds.betting.play import (
     time_left,
     time_played,
 )
+
+ZERO = Decimal("0.00")
 
 
 def _length(seconds: int | None) -> timedelta | None:
@@ -79,7 +82,9 @@ def play_summary(*, session: PlaySession, now: datetime) -> PlaySummary:
     )
     if session.ended_at is not None:
         bets = bets.filter(placed_at__lt=session.ended_at)
-    pairs = list(bets.values_list("stake", "payout"))
+    # Summed by the database: a session of many bets is one row, not one per bet.
+    totals = bets.aggregate(staked=Sum("stake", default=ZERO), returned=Sum("payout", default=ZERO))
+    staked, returned = totals["staked"], totals["returned"]
     wallet = Wallet.objects.filter(user_id=session.user_id).only("currency").first()
     return PlaySummary(
         session=session,
@@ -88,8 +93,8 @@ def play_summary(*, session: PlaySession, now: datetime) -> PlaySummary:
         time_left=time_left(state=state, now=now),
         check_due_at=check_due_at(state=state),
         check_pending=check_pending(state=state, now=now),
-        staked=sum((stake for stake, _ in pairs), Decimal("0.00")),
-        returned=sum((payout for _, payout in pairs), Decimal("0.00")),
-        net=net_result(bets=pairs),
+        staked=staked,
+        returned=returned,
+        net=net_result(bets=[(staked, returned)]),
         currency=wallet.currency if wallet is not None else "GBP",
     )
