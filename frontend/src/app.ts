@@ -13,6 +13,7 @@ import { matchState, pageEvents, scoresStreamDown, startScores } from "./scores"
 import { SlipView } from "./slipView";
 import { localTimes } from "./times";
 import { betsChanged, moneyMoved, WalletBadge } from "./wallet";
+import { startRealityCheck } from "./realityCheck";
 import { startWalletPage } from "./walletPage";
 
 const STATUS_TEXT: Record<ConnectionStatus, string> = {
@@ -161,6 +162,7 @@ function boot(): void {
   bets?.start();
   new WalletBadge().start();
   if (body.page === "wallet") startWalletPage();
+  if (user !== "") startRealityCheck();
   startScores();
   game = GameWidget.mount(client, user !== "");
   game?.start();

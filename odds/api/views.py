@@ -57,7 +57,14 @@ def rate_limited_error(exc: BetRateLimited) -> ApiError:
 
 
 # Refusals of a bet for the state of the punter's account rather than the bet itself.
-ACCOUNT_REFUSALS = ("excluded", "email_unverified", "over_loss_limit", "over_wager_limit")
+ACCOUNT_REFUSALS = (
+    "excluded",
+    "email_unverified",
+    "over_loss_limit",
+    "over_wager_limit",
+    "session_limit",
+    "reality_check",
+)
 
 
 def bet_invalid_error(exc: BetInvalid) -> ApiError:
@@ -86,6 +93,16 @@ EXCLUDED = (
     " (`excluded`: the message says until when), or the punter's email is not verified yet"
     " (`email_unverified`).",
 )
+BET_ACCOUNT_REFUSED = (
+    s.BetAccountRefused,
+    "Refused for the punter's account; nothing was recorded: the CSRF token is missing or wrong, the"
+    " punter's time-out or self-exclusion runs (`excluded`: the message says until when), the email is"
+    " not verified yet (`email_unverified`), the stake is over one of the punter's loss or wager limits"
+    " (`over_loss_limit`, `over_wager_limit`: `period`, the `limit`, what is `left` of it and `resets_at`,"
+    " when it next frees room; null when the stake is above the limit itself), the play session's time"
+    " limit is reached (`session_limit`) or a reality check waits to be acknowledged (`reality_check`:"
+    " `POST /api/play/reality-check` acknowledges it).",
+)
 
 
 @router.post(
@@ -105,14 +122,7 @@ EXCLUDED = (
         },
         {
             400: (s.BetRefused, "Malformed or against a rule of the bet; nothing was recorded."),
-            403: (
-                s.BetAccountRefused,
-                "Refused for the punter's account; nothing was recorded: the CSRF token is missing or wrong, the"
-                " punter's time-out or self-exclusion runs (`excluded`: the message says until when), the email is"
-                " not verified yet (`email_unverified`), or the stake is over one of the punter's loss or wager"
-                " limits (`over_loss_limit`, `over_wager_limit`: `period`, the `limit`, what is `left` of it and"
-                " `resets_at`, when it next frees room; null when the stake is above the limit itself).",
-            ),
+            403: BET_ACCOUNT_REFUSED,
             409: (s.BetRejected, "Refused and recorded as rejected, with every leg's current price."),
             429: (common.RateLimited, "Above the placement rate limit; nothing was recorded."),
             503: (

@@ -242,7 +242,8 @@ BetRefused = refusal(
 # A deposit or bet over a limit says which period's limit, what is left of it and when it next
 # frees room (``resets_at``: null when the amount is above the limit itself).
 LIMIT_BREACH: dict[str, Any] = {"period": Period, "limit": DecimalOut, "left": DecimalOut, "resets_at": Timestamp}
-# Refusals of a bet for the state of the punter's account rather than the bet itself.
+# A bet refused for the state of the punter's account, their limits or their play session
+# (odds/betting/play.py).
 BetAccountRefused = refusal(
     "BetAccountRefused",
     "csrf_failed",
@@ -250,6 +251,8 @@ BetAccountRefused = refusal(
     "email_unverified",
     "over_loss_limit",
     "over_wager_limit",
+    "session_limit",
+    "reality_check",
     **LIMIT_BREACH,
 )
 CashOutRefused = refusal("CashOutRefused", "quote_changed", "cash_out_unavailable", quote=DecimalOut)

@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import orjson
 
 from odds.betting.models import Bet, BetLeg
+from odds.betting.play import PlayState, play_refusal
+from odds.betting.selectors.play import play_state_of
 from odds.betting.services.wallet import exclusion_message
 from odds.catalogue.models import Event, Market, Selection
 from odds.catalogue.selectors.prices import LiveStates
@@ -44,6 +46,11 @@ EMAIL_UNVERIFIED_MESSAGE = (
 # The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).
 PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s::integer[], %s, %s::jsonb, %s, %s)::text"
 SELECTION_MARKETS_SQL = "SELECT id, market_id FROM odds_selection WHERE id = ANY(%s)"
+# The punter's latest open play session (odds/betting/models/play.py), by its index.
+PLAY_STATE_SQL = (
+    "SELECT started_at, time_limit_s, reality_check_s, acknowledged_at FROM odds_playsession"
+    " WHERE user_id = %s AND ended_at IS NULL ORDER BY id DESC LIMIT 1"
+)
 
 
 class BetInvalid(Exception):
@@ -191,6 +198,30 @@ class PlacementIO(Protocol):
     async def place(self, params: tuple[Any, ...]) -> str:
         """Run ``PLACE_SQL`` with ``params``; its answer as text."""
 
+    async def play_session(self, user_id: int) -> tuple[Any, ...] | None:
+        """The row ``PLAY_STATE_SQL`` reads for the punter, or None."""
+
+
+def play_state_from_row(row: tuple[Any, ...] | None) -> PlayState | None:
+    """``PLAY_STATE_SQL``'s row as the play rules take it."""
+    if row is None:
+        return None
+    started_at, time_limit_s, reality_check_s, acknowledged_at = row
+    return play_state_of(
+        started_at=started_at,
+        time_limit_s=time_limit_s,
+        reality_check_s=reality_check_s,
+        acknowledged_at=acknowledged_at,
+    )
+
+
+def play_check(*, state: PlayState | None, now: datetime) -> None:
+    """Raise ``BetInvalid`` (``session_limit`` or ``reality_check``, on the account) when the
+    punter's play session refuses bets now (``odds.betting.play.play_refusal``)."""
+    refusal = play_refusal(state=state, now=now)
+    if refusal is not None:
+        raise BetInvalid(field="account", message=refusal.message, code=refusal.code)
+
 
 async def bet_place(
     *,
@@ -208,11 +239,16 @@ async def bet_place(
     when a leg's event is in play (the in-play delay of its sport); or ``rejected`` with
     ``reject_code`` one of ``market_suspended``, ``market_closed``, ``selection_unavailable``,
     ``price_changed`` or ``insufficient_funds`` and every leg's current price. ``created`` is
-    false on a retry. A bet over the punter's loss or wager limit is refused (``BetInvalid``
-    ``over_loss_limit`` / ``over_wager_limit``, with the period and when the limit frees room),
-    nothing recorded. The money part is one statement (``PLACE_SQL``).
+    false on a retry. The punter's play session is checked first: past its time limit, or with a
+    reality check waiting, the bet is refused (``BetInvalid``, ``session_limit`` or
+    ``reality_check``) and nothing is recorded. A bet over the punter's loss or wager limit is
+    refused (``BetInvalid`` ``over_loss_limit`` / ``over_wager_limit``, with the period and when
+    the limit frees room), nothing recorded. The money part is one statement (``PLACE_SQL``).
     """
     bet_request_validate(idempotency_key=idempotency_key, stake=stake, legs=legs, price_policy=price_policy)
+    # The session time limit and a waiting reality check: a round trip before any other, so that a
+    # refused bet costs no price read.
+    play_check(state=play_state_from_row(await io.play_session(user_id)), now=datetime.now(UTC))
     ids = [leg.selection_id for leg in legs]
     missing = selection_markets.missing(ids)
     if missing:

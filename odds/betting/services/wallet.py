@@ -121,11 +121,12 @@ MAX_REQUEST_ID = 64
 
 
 class Break(models.TextChoices):
-    """What a punter can choose to stop betting and depositing for; neither ends early."""
+    """What a punter can choose to stop betting and depositing for; neither ends early. The
+    time-outs are the book's cool-off periods (docs/accounts.md)."""
 
-    TIME_OUT_24H = "time_out_24h", "Time-out for 24 hours"
-    TIME_OUT_7D = "time_out_7d", "Time-out for 7 days"
-    TIME_OUT_30D = "time_out_30d", "Time-out for 30 days"
+    TIME_OUT_24H = "time_out_24h", "Cool-off: time-out for 24 hours"
+    TIME_OUT_7D = "time_out_7d", "Cool-off: time-out for 7 days"
+    TIME_OUT_30D = "time_out_30d", "Cool-off: time-out for 30 days"
     EXCLUDE_6M = "exclude_6m", "Self-exclusion for 6 months"
     EXCLUDE_1Y = "exclude_1y", "Self-exclusion for 1 year"
     EXCLUDE_5Y = "exclude_5y", "Self-exclusion for 5 years"
