@@ -60,7 +60,7 @@ from odds.api.schemas.common import ApiError
 from odds.api.schemas.views import BetPlaceRequest
 from odds.api.views import bet_invalid_error, placement_response, rate_limited_error
 from odds.betting.services.bets import BetRateLimited, bet_attempt_count_async
-from odds.betting.services.placement import PLACE_SQL, PLAY_STATE_SQL, SELECTION_MARKETS_SQL, BetInvalid, bet_place
+from odds.betting.services.placement import PLACE_SQL, SELECTION_MARKETS_SQL, BetInvalid, bet_place
 from odds.catalogue.selectors.prices import LiveStates, live_states_parse, live_states_read
 from odds.streaming.hub import get_hub
 
@@ -168,11 +168,6 @@ class _PoolIO:
             row = await (await conn.execute(PLACE_SQL, params)).fetchone()
         assert row is not None  # a SELECT of a function answers one row
         return str(row[0])
-
-    async def play_session(self, user_id: int) -> tuple[Any, ...] | None:
-        async with self.endpoint.connection() as conn:
-            row = await (await conn.execute(PLAY_STATE_SQL, [user_id])).fetchone()
-        return None if row is None else tuple(row)
 
 
 class PlacementEndpoint:

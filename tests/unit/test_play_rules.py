@@ -23,7 +23,7 @@ from odds.betting.play import (
     time_left,
     time_played,
 )
-from odds.betting.services.placement import BetInvalid, play_check, play_state_from_row
+from odds.betting.services.placement import BetInvalid, play_check, play_state_from_answer
 
 LOGIN = datetime(2026, 11, 28, 18, 0, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)
@@ -136,9 +136,11 @@ def test_durations_read_as_words():
 
 
 def test_the_placement_refuses_on_the_account_with_the_rules_code():
-    row = (LOGIN, 1800, None, None)
-    assert play_state_from_row(None) is None
-    play_check(state=play_state_from_row(row), now=LOGIN + 29 * MINUTE)
+    micros = int(LOGIN.timestamp() * 1_000_000)
+    answer = {"started_at": micros, "time_limit_s": 1800, "reality_check_s": None, "acknowledged_at": None}
+    state = play_state_from_answer(answer)
+    assert (state.started_at, state.time_limit, state.acknowledged_at) == (LOGIN, 30 * MINUTE, None)
+    play_check(state=state, now=LOGIN + 29 * MINUTE)
     with pytest.raises(BetInvalid) as refused:
-        play_check(state=play_state_from_row(row), now=LOGIN + 30 * MINUTE)
+        play_check(state=state, now=LOGIN + 30 * MINUTE)
     assert (refused.value.code, refused.value.field) == (SESSION_LIMIT, "account")

@@ -33,7 +33,6 @@ from odds.betting.services.placement import (
     MAX_STAKE,
     MIN_STAKE,
     PLACE_SQL,
-    PLAY_STATE_SQL,
     BetInvalid,
     LegRequest,
     Placement,
@@ -150,12 +149,6 @@ class DjangoPlacementIO:
             cursor.execute(PLACE_SQL, params)
             (answer,) = cursor.fetchone()
         return str(answer)
-
-    async def play_session(self, user_id: int) -> tuple[Any, ...] | None:
-        with connection.cursor() as cursor:
-            cursor.execute(PLAY_STATE_SQL, [user_id])
-            row = cursor.fetchone()
-        return None if row is None else tuple(row)
 
 
 def bet_place(

@@ -46,11 +46,6 @@ EMAIL_UNVERIFIED_MESSAGE = (
 # The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).
 PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s::integer[], %s, %s::jsonb, %s, %s)::text"
 SELECTION_MARKETS_SQL = "SELECT id, market_id FROM odds_selection WHERE id = ANY(%s)"
-# The punter's latest open play session (odds/betting/models/play.py), by its index.
-PLAY_STATE_SQL = (
-    "SELECT started_at, time_limit_s, reality_check_s, acknowledged_at FROM odds_playsession"
-    " WHERE user_id = %s AND ended_at IS NULL ORDER BY id DESC LIMIT 1"
-)
 
 
 class BetInvalid(Exception):
@@ -198,20 +193,14 @@ class PlacementIO(Protocol):
     async def place(self, params: tuple[Any, ...]) -> str:
         """Run ``PLACE_SQL`` with ``params``; its answer as text."""
 
-    async def play_session(self, user_id: int) -> tuple[Any, ...] | None:
-        """The row ``PLAY_STATE_SQL`` reads for the punter, or None."""
 
-
-def play_state_from_row(row: tuple[Any, ...] | None) -> PlayState | None:
-    """``PLAY_STATE_SQL``'s row as the play rules take it."""
-    if row is None:
-        return None
-    started_at, time_limit_s, reality_check_s, acknowledged_at = row
+def play_state_from_answer(answer: dict[str, Any]) -> PlayState:
+    """``sb_bet_place``'s ``play`` answer (the punter's open play session) as the play rules take it."""
     return play_state_of(
-        started_at=started_at,
-        time_limit_s=time_limit_s,
-        reality_check_s=reality_check_s,
-        acknowledged_at=acknowledged_at,
+        started_at=_instant(answer["started_at"]),
+        time_limit_s=answer["time_limit_s"],
+        reality_check_s=answer["reality_check_s"],
+        acknowledged_at=_time(answer["acknowledged_at"]),
     )
 
 
@@ -239,16 +228,13 @@ async def bet_place(
     when a leg's event is in play (the in-play delay of its sport); or ``rejected`` with
     ``reject_code`` one of ``market_suspended``, ``market_closed``, ``selection_unavailable``,
     ``price_changed`` or ``insufficient_funds`` and every leg's current price. ``created`` is
-    false on a retry. The punter's play session is checked first: past its time limit, or with a
-    reality check waiting, the bet is refused (``BetInvalid``, ``session_limit`` or
-    ``reality_check``) and nothing is recorded. A bet over the punter's loss or wager limit is
+    false on a retry. A bet in a play session past its time limit, or with a reality check
+    waiting, is refused (``BetInvalid``, ``session_limit`` or ``reality_check``) and nothing is
+    recorded. A bet over the punter's loss or wager limit is
     refused (``BetInvalid`` ``over_loss_limit`` / ``over_wager_limit``, with the period and when
     the limit frees room), nothing recorded. The money part is one statement (``PLACE_SQL``).
     """
     bet_request_validate(idempotency_key=idempotency_key, stake=stake, legs=legs, price_policy=price_policy)
-    # The session time limit and a waiting reality check: a round trip before any other, so that a
-    # refused bet costs no price read.
-    play_check(state=play_state_from_row(await io.play_session(user_id)), now=datetime.now(UTC))
     ids = [leg.selection_id for leg in legs]
     missing = selection_markets.missing(ids)
     if missing:
@@ -371,6 +357,9 @@ def placement_result(text: str) -> Placement:
         raise BetInvalid(field="account", message=message, code="excluded")
     if outcome == "over_limit":
         raise limit_refusal(answer)
+    if outcome == "play":
+        play_check(state=play_state_from_answer(answer), now=_instant(answer["now"]))
+        raise ValueError(f"sb_bet_place refused a bet the play rules allow: {answer!r}")
     if outcome == "return_too_high":
         raise BetInvalid(
             field="stake", message=f"the potential return is above the maximum of {MAX_RETURN}", code="return_too_high"

@@ -129,3 +129,54 @@ def test_logging_out_ends_the_play_session(api, punter):
     session.refresh_from_db()
     assert session.end_reason == PlaySession.End.LOGOUT
     assert session.ended_at is not None
+
+
+# (minutes since the login, time limit, reality-check interval, minutes since the last check was
+# acknowledged, refused with): each side of every rule of odds/betting/play.py, as sb_bet_place
+# applies it in the statement that takes the bet.
+SESSION_STATES = [
+    (29, 30, None, None, None),
+    (31, 30, None, None, "session_limit"),
+    (14, None, 15, None, None),
+    (16, None, 15, None, "reality_check"),
+    (40, None, 15, 14, None),
+    (40, None, 15, 16, "reality_check"),
+    (31, 30, 15, 1, "session_limit"),
+    (600, None, None, None, None),
+]
+
+
+@pytest.mark.parametrize(("played", "limit", "check", "acknowledged", "refused"), SESSION_STATES)
+def test_the_placement_statement_applies_the_play_rules(
+    api, punter, market, played, limit, check, acknowledged, refused
+):
+    now = timezone.now()
+    PlaySession.objects.filter(id=login_session(api).id).update(
+        started_at=now - timedelta(minutes=played),
+        time_limit_s=None if limit is None else limit * 60,
+        reality_check_s=None if check is None else check * 60,
+        acknowledged_at=None if acknowledged is None else now - timedelta(minutes=acknowledged),
+    )
+    home = first_selection(market)
+    legs = [LegRequest(home.id, home.price)]
+    if refused is None:
+        assert bet_place(user=punter, idempotency_key="k", stake=Decimal("10.00"), legs=legs).created
+        return
+    with pytest.raises(BetInvalid) as error:
+        bet_place(user=punter, idempotency_key="k", stake=Decimal("10.00"), legs=legs)
+    assert error.value.code == refused
+    assert not Bet.objects.filter(user=punter).exists()
+
+
+def test_an_ended_session_refuses_nothing_and_a_retry_after_the_limit_gets_the_bet_taken_before(api, punter, market):
+    session = login_session(api)
+    home = first_selection(market)
+    legs = [LegRequest(home.id, home.price)]
+    first = bet_place(user=punter, idempotency_key="before", stake=Decimal("10.00"), legs=legs)
+    started_ago(session, 31, time_limit_s=1800)
+    # The answer to a request sent before the limit was lost: its retry gets the same bet.
+    retry = bet_place(user=punter, idempotency_key="before", stake=Decimal("10.00"), legs=legs)
+    assert (retry.created, retry.bet.id) == (False, first.bet.id)
+    # A session that ended (logged out) refuses nothing: only an open one counts.
+    PlaySession.objects.filter(id=session.id).update(ended_at=timezone.now())
+    assert bet_place(user=punter, idempotency_key="after", stake=Decimal("10.00"), legs=legs).created
