@@ -1,17 +1,15 @@
 """Money as a punter reads it: an amount in their wallet's currency (``£1,234.50``, ``€20.00``).
 
-Amounts are ``Decimal`` everywhere inside the platform; this is the one place that spells a
-currency's symbol. The browser's ``formatMoney`` (frontend/src/decimal.ts) shows amounts the same way.
+Amounts are ``Decimal`` everywhere inside the platform; this is the one place that spells an amount
+with its currency's symbol (the symbols are ``reducers.rules.CURRENCY_SYMBOLS``, which the browser's
+``formatMoney`` in frontend/src/decimal.ts reads through rules.json and uses the same way).
 """
 
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from reducers.rules import PENNY
-
-# The symbol of each currency a wallet may hold (odds/accounts/rules.py: CURRENCIES).
-CURRENCY_SYMBOLS: dict[str, str] = {"GBP": "£", "EUR": "€", "USD": "$"}
+from reducers.rules import CURRENCY_SYMBOLS, PENNY
 
 
 def currency_symbol(currency: str) -> str:

@@ -35,7 +35,8 @@ describe("reality check", () => {
     expect(netText("12.50", "GBP")).toBe("+£12.50");
     expect(netText("-10.00", "GBP")).toBe("−£10.00");
     expect(netText("0.00", "GBP")).toBe("£0.00");
-    expect(netText("-3.00", "EUR")).toBe("−EUR 3.00");
+    expect(netText("-3.00", "EUR")).toBe("−€3.00");
+    expect(netText("2.50", "CHF")).toBe("+CHF 2.50");
   });
 
   it("wakes at the sooner of the next check and the time limit, and not at all without either", () => {

@@ -305,3 +305,28 @@ def test_the_date_filter_counts_days_in_the_punters_time_zone(api, punter):
     assert '<tr data-kind="deposit">' in api.get("/wallet/?from=2026-06-02&tz=Asia/Tokyo").content.decode()
     # A zone that does not exist is ignored rather than refused.
     assert api.get("/wallet/?from=2026-06-01&to=2026-06-01&tz=../../etc").status_code == 200
+
+
+def _page_currency(response) -> str:
+    import re
+
+    found = re.search(rb'<body[^>]* data-currency="([^"]*)"', response.content)
+    assert found is not None, response.content[:400]
+    return found.group(1).decode()
+
+
+def test_pages_name_the_punters_wallet_currency_read_once_per_login(client, services):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from odds.betting.context_processors import WALLET_CURRENCY_KEY
+
+    assert _page_currency(client.get("/")) == "GBP"  # before login: the book's
+    client.force_login(user_create(currency="EUR"))
+    assert _page_currency(client.get("/")) == "EUR"
+    assert client.session[WALLET_CURRENCY_KEY] == "EUR"
+    first = client.get("/")
+    with CaptureQueriesContext(connection) as counted:
+        again = client.get("/")
+    assert _page_currency(again) == _page_currency(first) == "EUR"
+    assert not [q for q in counted.captured_queries if "odds_wallet" in q["sql"]]
