@@ -176,3 +176,22 @@ def digest_email(user_id: int) -> None:
     from odds.ops.services.digest import digest_send
 
     digest_send(user_id=user_id)
+
+
+@shared_task(
+    name=task_names.LIMIT_NOTICE_EMAIL,
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(*DATABASE_ERRORS, OSError),
+    retry_backoff=30,
+    retry_backoff_max=600,
+    retry_jitter=False,
+    max_retries=5,
+)
+def limit_notice_email(limit_id: int, change: str) -> None:
+    """Mail a punter that their deposit, loss or wager limit changed (a database or mail error:
+    again after 30, 60, 120 … 600 s)."""
+    from odds.betting.services.wallet import limit_notice_send
+
+    limit_notice_send(limit_id=limit_id, change=change)

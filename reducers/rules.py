@@ -24,6 +24,9 @@ MAX_LEGS = 20
 # Stakes and returns are money in pence: two decimal places.
 STAKE_PLACES = 2
 PENNY = Decimal("0.01")
+# The symbol of each currency a wallet may hold (odds/accounts/rules.py: CURRENCIES); amounts are
+# shown in the punter's wallet currency (reducers/money.py, the browser's formatMoney).
+CURRENCY_SYMBOLS: dict[str, str] = {"GBP": "£", "EUR": "€", "USD": "$"}
 # Decimal odds are shown and combined to two places.
 ODDS_PLACES = Decimal("0.01")
 
@@ -61,6 +64,7 @@ def browser_rules() -> str:
             "maxLegs": MAX_LEGS,
         },
         "stakePlaces": STAKE_PLACES,
+        "currencySymbols": CURRENCY_SYMBOLS,
         "fractionalLadder": list(FRACTIONAL_LADDER),
     }
     return json.dumps(document, indent=2) + "\n"

@@ -111,8 +111,8 @@ def markets_define(redis_client, *markets: Market) -> None:
     definitions_write(redis_client, *(market_definition(market=market) for market in markets))
 
 
-def user_create(*, balance: str = "100.00", staff: bool = False):
-    """A user whose wallet holds ``balance`` (deposited through the ledger)."""
+def user_create(*, balance: str = "100.00", staff: bool = False, currency: str = "GBP"):
+    """A user whose wallet, in ``currency``, holds ``balance`` (deposited through the ledger)."""
     from django.contrib.auth.models import User
 
     from odds.betting.services.wallet import wallet_deposit, wallet_get_or_create
@@ -121,7 +121,9 @@ def user_create(*, balance: str = "100.00", staff: bool = False):
     user = User.objects.create_user(
         username=f"{'staff' if staff else 'punter'}{n}", password="pw-for-tests", is_staff=staff, is_superuser=staff
     )
-    wallet_get_or_create(user=user)
+    wallet = wallet_get_or_create(user=user)
+    if wallet.currency != currency:
+        type(wallet).objects.filter(id=wallet.id).update(currency=currency)
     if Decimal(balance) > 0:
         wallet_deposit(user=user, amount=Decimal(balance), reference=f"test-deposit-{n}")
     return user

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from odds.accounts.gate import SECOND_FACTOR_MESSAGE, STAFF_API_PATHS, second_factor_redirect
+from odds.accounts.play import ENDED_PARAM, ENDED_SESSION_LIMIT, SESSION_LIMIT_SIGNED_OUT, signed_out_for_time_limit
 from odds.core.auth import LOGIN_THROTTLED_URLS, LoginThrottleUnavailable, login_attempt
 from odds.core.clients import client_ip
 from odds.views.pages import LOGIN_UNAVAILABLE_RETRY_S, login_refused
@@ -94,3 +95,23 @@ class StaffSecondFactorMiddleware:
             error = {"code": "second_factor_required", "message": SECOND_FACTOR_MESSAGE}
             return JsonResponse({"v": 1, "error": error}, status=403)
         return redirect(f"{target}?{urlencode({'next': request.get_full_path()})}")
+
+
+# The JSON APIs a punter's session calls: answered with a JSON body rather than sent to a page.
+API_PATHS = ("/api/", "/live/")
+
+
+class PlaySessionMiddleware:
+    """A login past its session time limit (odds.accounts.play) is signed out on its next request:
+    a page is sent to the login page, which says why; a JSON API answers 401 ``session_limit``."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not signed_out_for_time_limit(request):
+            return self.get_response(request)
+        if request.path_info.startswith(API_PATHS):
+            error = {"code": ENDED_SESSION_LIMIT, "message": SESSION_LIMIT_SIGNED_OUT}
+            return JsonResponse({"v": 1, "error": error}, status=401)
+        return redirect(f"{reverse('login')}?{urlencode({ENDED_PARAM: ENDED_SESSION_LIMIT})}")

@@ -50,6 +50,9 @@ export function cookie(name: string, source: string = typeof document === "undef
   return "";
 }
 
+// Refusals for the punter's play session, which the reality check (realityCheck.ts) answers.
+const ACCOUNT_REFUSALS = new Set(["reality_check", "session_limit"]);
+
 export async function apiRequest<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -74,6 +77,9 @@ export async function apiRequest<T>(method: string, path: string, body?: unknown
   }
   if (!response.ok) {
     const error = (payload as { error?: ApiErrorBody } | null)?.error;
+    if (error !== undefined && ACCOUNT_REFUSALS.has(error.code) && typeof window !== "undefined") {
+      window.dispatchEvent(new CustomEvent("sportsbook:account-refusal", { detail: error.code }));
+    }
     if (error !== undefined) throw new ApiError(response.status, error.code, error.message, error);
     throw new ApiError(response.status, "http_error", `The server answered ${response.status}. Try again.`);
   }

@@ -1,6 +1,7 @@
 // Page wiring: one websocket per page for the prices on it and the punter's channels, the odds
 // format switch, the bet slip, my bets, the wallet balance and live scores.
 import { api } from "./api";
+import { setPageCurrency } from "./decimal";
 import { GameWidget, pageGames, startLeaderboardPage } from "./game";
 import { storage } from "./dom";
 import { LiveList, listMarkets } from "./liveList";
@@ -13,6 +14,7 @@ import { matchState, pageEvents, scoresStreamDown, startScores } from "./scores"
 import { SlipView } from "./slipView";
 import { localTimes } from "./times";
 import { betsChanged, moneyMoved, WalletBadge } from "./wallet";
+import { startRealityCheck } from "./realityCheck";
 import { startWalletPage } from "./walletPage";
 
 const STATUS_TEXT: Record<ConnectionStatus, string> = {
@@ -89,6 +91,8 @@ function heldMarkets(): Record<string, [number, string]> {
 
 function boot(): void {
   const body = document.body.dataset;
+  // Amounts in the punter's wallet currency (the page names it; the book's own before login).
+  if (body.currency) setPageCurrency(body.currency);
   let fmt = storedOddsFormat(storage("local"));
   const format = () => fmt;
   const user = body.user ?? "";
@@ -161,6 +165,7 @@ function boot(): void {
   bets?.start();
   new WalletBadge().start();
   if (body.page === "wallet") startWalletPage();
+  if (user !== "") startRealityCheck();
   startScores();
   game = GameWidget.mount(client, user !== "");
   game?.start();

@@ -1,7 +1,7 @@
 // Exact decimal arithmetic for prices and money: a value is an integer coefficient (BigInt)
 // and a number of decimal places. Binary floats never touch a price or an amount of money.
 // Rounding follows Python's decimal module as used by reducers/betting.py and odds/core/formatting.py.
-import { STAKE_PLACES } from "./rules";
+import { CURRENCY_SYMBOLS, STAKE_PLACES } from "./rules";
 
 export interface Dec {
   readonly coef: bigint;
@@ -134,9 +134,15 @@ export interface StakeLimits {
   maxStake: string;
 }
 
-/** A stake as typed ("5", "2.5", "£10") to pence, or the reason it cannot be placed. */
+/** ``text`` without a currency symbol typed before it ("£10", "€10", "$10" → "10"). */
+function withoutSymbol(text: string): string {
+  const symbol = Object.values(CURRENCY_SYMBOLS).find((s) => text.startsWith(s));
+  return symbol === undefined ? text : text.slice(symbol.length);
+}
+
+/** A stake as typed ("5", "2.5", "£10", "€10") to pence, or the reason it cannot be placed. */
 export function parseStake(text: string, limits: StakeLimits): StakeParse {
-  const trimmed = text.trim().replace(/^£/, "");
+  const trimmed = withoutSymbol(text.trim());
   if (trimmed === "") return { ok: false, message: "Enter a stake" };
   const value = parseDec(trimmed);
   if (value === null || value.coef < 0n) return { ok: false, message: "Enter an amount such as 5.00" };
@@ -152,12 +158,25 @@ export function parseStake(text: string, limits: StakeLimits): StakeParse {
   return { ok: true, value: format(money) };
 }
 
-/** "1234.5" → "£1,234.50": amounts shown to the punter. */
-export function formatMoney(amount: string, currency = "GBP"): string {
+// The currency amounts are shown in when a caller names none: the punter's wallet currency,
+// which the page names (``data-currency`` on its body, set once by ``setPageCurrency``).
+let pageCurrency = "GBP";
+
+/** Show amounts in ``currency`` from now on where no other is named (the page's wallet currency). */
+export function setPageCurrency(currency: string): void {
+  if (/^[A-Z]{3}$/.test(currency)) pageCurrency = currency;
+}
+
+/** The symbol amounts in ``currency`` carry: "£", "€", "$", or the code and a space. */
+export function currencySymbol(currency: string = pageCurrency): string {
+  return CURRENCY_SYMBOLS[currency] ?? `${currency} `;
+}
+
+/** "1234.5" → "£1,234.50": amounts shown to the punter, in their wallet's currency. */
+export function formatMoney(amount: string, currency: string = pageCurrency): string {
   const value = quantize(dec(amount), 2, "half_up");
   const text = format({ coef: value.coef < 0n ? -value.coef : value.coef, places: 2 });
   const [whole = "0", fraction = "00"] = text.split(".");
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const symbol = currency === "GBP" ? "£" : `${currency} `;
-  return `${value.coef < 0n ? "−" : ""}${symbol}${grouped}.${fraction}`;
+  return `${value.coef < 0n ? "−" : ""}${currencySymbol(currency)}${grouped}.${fraction}`;
 }

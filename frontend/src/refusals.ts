@@ -1,7 +1,10 @@
 // Refusals in words: every code the API answers a bet or a cash-out with (docs/protocol.md, the
 // OpenAPI document) as a sentence for the punter. The server's own text is for developers; it is
 // shown only when it is already a sentence (a capital first, a full stop last), and otherwise an
-// unknown code gets a general sentence.
+// unknown code gets a general sentence. Refusals for the punter's account are worded by the
+// server, which alone knows what they say: until when a break runs (`excluded`), which loss or
+// wager limit a stake is over, what is left of it and when it frees up (`over_loss_limit`,
+// `over_wager_limit`), in the wallet's currency.
 import { formatMoney } from "./decimal";
 import type { SlipLimits } from "./slip";
 

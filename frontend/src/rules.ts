@@ -11,3 +11,6 @@ export const STAKE_PLACES: number = rules.stakePlaces;
 
 /** The fractional ladder as the platform spells it, ascending. */
 export const FRACTIONAL_LADDER: readonly string[] = rules.fractionalLadder;
+
+/** The symbol of each currency a wallet may hold; another is shown by its code and a space. */
+export const CURRENCY_SYMBOLS: Readonly<Record<string, string>> = rules.currencySymbols;

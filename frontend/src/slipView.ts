@@ -2,7 +2,7 @@
 // in) or the public price stream (anonymous), and placing bets through POST /api/bets.
 import { ApiError, type Bet, api, idempotencyKey, type PlaceBetRequest, type PricePolicy } from "./api";
 import { ManagedChannel } from "./channels";
-import { formatMoney, parseStake } from "./decimal";
+import { currencySymbol, formatMoney, parseStake } from "./decimal";
 import { h, readJSON, setText, storage, writeJSON } from "./dom";
 import type { OddsFormat } from "./odds";
 import { type BetDecision, HeldBets, withDecision } from "./pending";
@@ -373,7 +373,7 @@ export class SlipView {
         h(
           "div",
           { class: "leg-stake" },
-          h("label", { for: id, text: "Stake £" }),
+          h("label", { for: id, text: `Stake ${currencySymbol().trim()}` }),
           input,
           h("span", { class: "leg-return num", id: `return-${leg.selectionId}` }),
         ),
@@ -407,7 +407,7 @@ export class SlipView {
         h("span", { class: "acca-title", text: `${this.slip.legs.length}-fold accumulator` }),
         h("span", { class: "acca-odds num", "data-combined-odds": "" }),
       ),
-      h("div", { class: "leg-stake" }, h("label", { for: "acca-stake", text: "Stake £" }), input),
+      h("div", { class: "leg-stake" }, h("label", { for: "acca-stake", text: `Stake ${currencySymbol().trim()}` }), input),
       h("p", { class: "stake-error", id: "stake-error-acca", "aria-live": "polite" }),
     );
   }

@@ -1,4 +1,5 @@
-// The wallet page's forms: deposit, withdraw, deposit limits and breaks, sent to the wallet API.
+// The wallet page's forms: deposit, withdraw, deposit, loss and wager limits and breaks, sent to
+// the wallet API.
 // Each payment form keeps one request id until the server answers, so a double submit or a
 // retry after a lost answer pays once. Times are shown in the punter's own time zone.
 import { ApiError, apiRequest, idempotencyKey } from "./api";
@@ -7,10 +8,10 @@ const AMOUNT = /^[0-9]+(\.[0-9]{1,2})?$/;
 
 /** The amount typed, as the decimal string the API takes, or the sentence that says what is wrong. */
 export function parseAmount(raw: string): { amount: string } | { error: string } {
-  const text = raw.trim().replace(/^£/, "").replace(/,/g, "");
+  const text = raw.trim().replace(/^[£€$]/, "").replace(/,/g, "");
   if (text === "") return { error: "Enter an amount." };
   if (!/^[0-9]*\.?[0-9]*$/.test(text) || text === ".") return { error: "Enter the amount as a number, such as 20.00." };
-  if (!AMOUNT.test(text)) return { error: "Enter pounds and pence: at most two decimal places." };
+  if (!AMOUNT.test(text)) return { error: "Enter the amount with at most two decimal places." };
   if (!/[1-9]/.test(text)) return { error: "Enter an amount above zero." };
   return { amount: text };
 }
@@ -29,8 +30,10 @@ function target(form: HTMLFormElement): { path: string; method: string } {
       return { path: "/api/wallet/deposits", method: "POST" };
     case "withdraw":
       return { path: "/api/wallet/withdrawals", method: "POST" };
-    case "limit":
-      return { path: `/api/wallet/limits/${encodeURIComponent(form.dataset.period ?? "")}`, method: "PUT" };
+    case "limit": {
+      const kind = encodeURIComponent(form.dataset.kind ?? "deposit");
+      return { path: `/api/wallet/limits/${kind}/${encodeURIComponent(form.dataset.period ?? "")}`, method: "PUT" };
+    }
     default:
       return { path: "/api/wallet/break", method: "POST" };
   }

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   combinedOdds,
   compareDecimal,
+  currencySymbol,
   div,
   dec,
   format,
@@ -10,6 +11,7 @@ import {
   parseStake,
   potentialReturn,
   quantize,
+  setPageCurrency,
   sumMoney,
 } from "../src/decimal";
 import rulesJson from "./vectors/python_rules.json?raw";
@@ -98,5 +100,26 @@ describe("stakes as typed", () => {
     expect(formatMoney("1234.5")).toBe("£1,234.50");
     expect(formatMoney("0")).toBe("£0.00");
     expect(formatMoney("-10.00")).toBe("−£10.00");
+  });
+
+  it("shows money in the wallet's currency, the page's by default", () => {
+    expect(formatMoney("20", "EUR")).toBe("€20.00");
+    expect(formatMoney("-1234.5", "USD")).toBe("−$1,234.50");
+    expect(formatMoney("3", "CHF")).toBe("CHF 3.00");
+    try {
+      setPageCurrency("EUR");
+      expect(formatMoney("5")).toBe("€5.00");
+      expect(currencySymbol()).toBe("€");
+      expect(parseStake("0.05", LIMITS)).toMatchObject({ ok: false, message: "The minimum stake is €0.10" });
+      setPageCurrency("not a code");
+      expect(formatMoney("5")).toBe("€5.00");
+    } finally {
+      setPageCurrency("GBP");
+    }
+  });
+
+  it("takes a stake typed after any wallet currency's symbol", () => {
+    for (const typed of ["£10", "€10", "$10", " €10 "]) expect(parseStake(typed, LIMITS)).toEqual({ ok: true, value: "10.00" });
+    expect(parseStake("¥10", LIMITS)).toMatchObject({ ok: false });
   });
 });

@@ -32,6 +32,12 @@ describe("refusals in words", () => {
     );
   });
 
+  it.each(["over_loss_limit", "over_wager_limit"])("shows the server's sentence for %s: the limit and when it frees up", (code) => {
+    const sentence =
+      "This bet is over your daily loss limit of €50.00: you can stake €10.00 more now, and the limit frees up from 29 Nov 2026, 18:40 UTC.";
+    expect(refusalText(code, sentence, LIMITS)).toBe(sentence);
+  });
+
   it("gives a general sentence for an unknown refusal with developer text", () => {
     expect(refusalText("weird_code", "field x: expected int", LIMITS)).toBe(GENERIC_REFUSAL);
   });

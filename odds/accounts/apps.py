@@ -11,7 +11,10 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from allauth.account.signals import email_confirmed
+        from django.contrib.auth.signals import user_logged_in, user_logged_out
 
-        from odds.accounts import receivers
+        from odds.accounts import play, receivers
 
         email_confirmed.connect(receivers.email_confirmed, dispatch_uid="accounts.email_confirmed")
+        user_logged_in.connect(play.logged_in, dispatch_uid="accounts.play_session_start")
+        user_logged_out.connect(play.logged_out, dispatch_uid="accounts.play_session_end")

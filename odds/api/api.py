@@ -25,7 +25,7 @@ from ninja import NinjaAPI, Router, Status
 from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 
-from odds.api import game, ops, snapshots, streams, views
+from odds.api import game, ops, play, snapshots, streams, views
 from odds.api.http import ANSWERED, JsonParser, JsonRenderer, answer_exception, answers, method_not_allowed
 from odds.api.schemas import common
 from odds.api.schemas.meta import Health, OpenApiDocument
@@ -141,6 +141,7 @@ def healthz(request: HttpRequest) -> Status[dict[str, Any]]:
 api.add_router("", meta)
 api.add_router("", health)
 api.add_router("api/", views.router, tags=["bets"])
+api.add_router("api/", play.router)
 api.add_router("api/", streams.router)
 api.add_router("api/views/", snapshots.router)
 api.add_router("trading/api/", ops.trading)
@@ -151,7 +152,17 @@ api.add_router("trading/api/", game.trading)
 
 # The routers whose answers are a session's or a moment's: never cached. The others are public
 # documents (the OpenAPI description) or say themselves how long to keep them (view snapshots).
-NEVER_CACHED = {views.router, streams.router, ops.trading, ops.ops, health, game.router, game.public, game.trading}
+NEVER_CACHED = {
+    views.router,
+    play.router,
+    streams.router,
+    ops.trading,
+    ops.ops,
+    health,
+    game.router,
+    game.public,
+    game.trading,
+}
 
 
 def _json_edge(view: View, *, private: bool) -> View:

@@ -23,11 +23,11 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_jso
 from pydantic_core import core_schema
 
 from odds.api import typescript
-from odds.api.schemas import common, game, meta, ops, snapshots, streams, views
+from odds.api.schemas import common, game, meta, ops, play, snapshots, streams, views
 from reducers import frames
 
 CONTRACT_DIR = Path(__file__).resolve().parents[2] / "frontend" / "src" / "contract"
-SCHEMA_MODULES: tuple[ModuleType, ...] = (common, views, streams, snapshots, ops, game, meta)
+SCHEMA_MODULES: tuple[ModuleType, ...] = (common, views, play, streams, snapshots, ops, game, meta)
 # The bases the bodies are built on: not bodies themselves.
 BASES = (common.Model, common.Sparse, common.Body, common.Answer)
 REF = "#/$defs/{model}"

@@ -28,8 +28,8 @@ from odds.betting.services.bets import (
 )
 from odds.betting.services.wallet import (
     PaymentRefused,
-    deposit_limit_set,
     wallet_break_take,
+    wallet_limit_set,
     wallet_payment_deposit,
     wallet_withdraw,
 )
@@ -57,13 +57,22 @@ def rate_limited_error(exc: BetRateLimited) -> ApiError:
 
 
 # Refusals of a bet for the state of the punter's account rather than the bet itself.
-ACCOUNT_REFUSALS = ("excluded", "email_unverified")
+ACCOUNT_REFUSALS = (
+    "excluded",
+    "email_unverified",
+    "over_loss_limit",
+    "over_wager_limit",
+    "session_limit",
+    "reality_check",
+)
 
 
 def bet_invalid_error(exc: BetInvalid) -> ApiError:
-    # A break the punter chose, or an email not verified yet, is not a fault of the request: 403,
-    # with the sentence to show.
-    return ApiError(403 if exc.code in ACCOUNT_REFUSALS else 400, exc.code, exc.message, field=exc.field)
+    # A break the punter chose, an email not verified yet or a limit the punter set is not a fault
+    # of the request: 403, with the sentence to show (and a limit's period and reset time).
+    return ApiError(
+        403 if exc.code in ACCOUNT_REFUSALS else 400, exc.code, exc.message, field=exc.field, extra=exc.extra
+    )
 
 
 def placement_response(placement: Placement) -> HttpResponse:
@@ -84,6 +93,16 @@ EXCLUDED = (
     " (`excluded`: the message says until when), or the punter's email is not verified yet"
     " (`email_unverified`).",
 )
+BET_ACCOUNT_REFUSED = (
+    s.BetAccountRefused,
+    "Refused for the punter's account; nothing was recorded: the CSRF token is missing or wrong, the"
+    " punter's time-out or self-exclusion runs (`excluded`: the message says until when), the email is"
+    " not verified yet (`email_unverified`), the stake is over one of the punter's loss or wager limits"
+    " (`over_loss_limit`, `over_wager_limit`: `period`, the `limit`, what is `left` of it and `resets_at`,"
+    " when it next frees room; null when the stake is above the limit itself), the play session's time"
+    " limit is reached (`session_limit`) or a reality check waits to be acknowledged (`reality_check`:"
+    " `POST /api/play/reality-check` acknowledges it).",
+)
 
 
 @router.post(
@@ -103,7 +122,7 @@ EXCLUDED = (
         },
         {
             400: (s.BetRefused, "Malformed or against a rule of the bet; nothing was recorded."),
-            403: EXCLUDED,
+            403: BET_ACCOUNT_REFUSED,
             409: (s.BetRejected, "Refused and recorded as rejected, with every leg's current price."),
             429: (common.RateLimited, "Above the placement rate limit; nothing was recorded."),
             503: (
@@ -205,7 +224,7 @@ def wallet(request: HttpRequest) -> s.WalletOut:
 
 def payment_refused_error(exc: PaymentRefused) -> ApiError:
     status = {"excluded": 403, "request_id_reused": 409}.get(exc.code, 400)
-    return ApiError(status, exc.code, exc.message, field=exc.field)
+    return ApiError(status, exc.code, exc.message, field=exc.field, extra=exc.extra)
 
 
 def _payment(request: HttpRequest, body: s.PaymentRequest, *, deposit: bool) -> Status[s.PaymentOut]:
@@ -218,7 +237,7 @@ def _payment(request: HttpRequest, body: s.PaymentRequest, *, deposit: bool) -> 
     answer = s.PaymentOut(
         created=payment.created,
         entry=s.LedgerEntryOut.of(entry),
-        wallet=s.Balance(currency="GBP", balance=entry.balance_after),
+        wallet=s.Balance(currency=payment.currency, balance=entry.balance_after),
     )
     return Status(201 if payment.created else 200, answer)
 
@@ -270,28 +289,43 @@ def wallet_withdrawals(request: HttpRequest, body: s.PaymentRequest) -> Status[s
     return _payment(request, body, deposit=False)
 
 
-@router.put(
-    "wallet/limits/{period}",
-    summary="Set a deposit limit: lower at once, higher after the cooling-off period",
-    url_name="wallet-limit",
-    **answers(
-        {
-            200: (
-                s.DepositLimitOut,
-                "The limit: `amount` applies now; a raise waits in `pending_amount` until `pending_from`.",
-            )
-        },
-        {400: (s.PaymentError, "The period or the amount is not acceptable; the limit is unchanged.")},
-        access="write",
-        body=True,
-    ),
+LIMIT_ANSWERS = answers(
+    {
+        200: (
+            s.WalletLimitOut,
+            "The limit: `amount` applies now; a raise waits in `pending_amount` until `pending_from`.",
+        )
+    },
+    {400: (s.PaymentError, "The kind, the period or the amount is not acceptable; the limit is unchanged.")},
+    access="write",
+    body=True,
 )
-def wallet_limit(request: HttpRequest, period: s.Period, body: s.DepositLimitRequest) -> s.DepositLimitOut:
+
+
+@router.put(
+    "wallet/limits/{kind}/{period}",
+    summary="Set a deposit, loss or wager limit: lower at once, higher after the cooling-off period",
+    url_name="wallet-kind-limit",
+    **LIMIT_ANSWERS,
+)
+def wallet_kind_limit(
+    request: HttpRequest, kind: s.LimitKind, period: s.Period, body: s.LimitRequest
+) -> s.WalletLimitOut:
     try:
-        limit = deposit_limit_set(user=_user(request), period=period, amount=body.amount)
+        limit = wallet_limit_set(user=_user(request), kind=kind, period=period, amount=body.amount)
     except PaymentRefused as exc:
         raise payment_refused_error(exc) from exc
-    return s.DepositLimitOut.of(limit)
+    return s.WalletLimitOut.of(limit)
+
+
+@router.put(
+    "wallet/limits/{period}",
+    summary="Set a deposit limit (as `PUT /api/wallet/limits/deposit/{period}`)",
+    url_name="wallet-limit",
+    **LIMIT_ANSWERS,
+)
+def wallet_limit(request: HttpRequest, period: s.Period, body: s.LimitRequest) -> s.WalletLimitOut:
+    return wallet_kind_limit(request, "deposit", period, body)
 
 
 @router.post(

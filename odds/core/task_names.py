@@ -26,6 +26,7 @@ MARKETS_KICKOFF_SUSPEND = "odds.tasks.markets_kickoff_suspend"
 DIGEST_WEEKLY = "odds.tasks.digest_weekly"
 DIGEST_EMAIL = "odds.tasks.digest_email"
 MARKETS_OPENING_PUBLISH = "odds.tasks.markets_opening_publish"
+LIMIT_NOTICE_EMAIL = "odds.tasks.limit_notice_email"
 
 
 def registered(name: str) -> Task:

@@ -24,6 +24,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control, se
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET
 
+from odds.accounts.play import ENDED_PARAM, ENDED_SESSION_LIMIT, SESSION_LIMIT_SIGNED_OUT
 from odds.api.http import error_response, query_ids
 from odds.api.schemas.common import ApiError
 from odds.api.snapshots import public_cache_control
@@ -208,7 +209,13 @@ class LoginView(allauth_views.LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         # The demo accounts are listed only where they exist: a development stack with demo data.
         context = super().get_context_data(**kwargs)
-        return {**context, "next": context.get("redirect_field_value") or "", "demo_accounts": settings.DEMO}
+        return {
+            **context,
+            "next": context.get("redirect_field_value") or "",
+            "demo_accounts": settings.DEMO,
+            "session_limit_ended": self.request.GET.get(ENDED_PARAM) == ENDED_SESSION_LIMIT,
+            "session_limit_message": SESSION_LIMIT_SIGNED_OUT,
+        }
 
 
 def login_refused(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def live_market(redis_client):
     return market
 
 
-def place_five(page: Page, asgi_server: str, market, *, pick: bool = True) -> None:
+def place_five(page: Page, asgi_server: str, market, *, pick: bool = True, symbol: str = "£") -> None:
     """£5 on the market's first selection from its event page (``pick``: added to the slip first;
     the slip keeps a refused bet's selection)."""
     page.goto(f"{asgi_server}/event/{market.event_id}/")
@@ -60,11 +61,13 @@ def place_five(page: Page, asgi_server: str, market, *, pick: bool = True) -> No
     if pick:
         selection = market.selections.order_by("display_order")[0]
         page.locator(f'.price[data-selection="{selection.id}"]').click()
-    page.get_by_label("Stake £").fill("5")
+    page.get_by_label(f"Stake {symbol}").fill("5")
     page.locator("#slip-place").click()
 
 
-def test_a_new_punter_signs_up_verifies_by_mail_deposits_and_bets(asgi_server, redis_client, page: Page):
+def test_a_new_punter_signs_up_verifies_by_mail_deposits_bets_and_meets_a_loss_limit(
+    asgi_server, redis_client, page: Page
+):
     market = live_market(redis_client)
     email = f"new-{uuid.uuid4().hex[:10]}@example.com"
 
@@ -76,7 +79,7 @@ def test_a_new_punter_signs_up_verifies_by_mail_deposits_and_bets(asgi_server, r
     page.get_by_label(re.compile(r"^Password:?$")).fill(PASSWORD)
     page.get_by_label("Password (again)").fill(PASSWORD)
     page.get_by_label("Country").select_option("GB")
-    page.get_by_label("Currency").select_option("GBP")
+    page.get_by_label("Currency").select_option("EUR")
     # Under 18: refused, and nothing is created.
     page.get_by_label("Date of birth").fill("2015-06-01")
     axe_check(page)
@@ -94,14 +97,15 @@ def test_a_new_punter_signs_up_verifies_by_mail_deposits_and_bets(asgi_server, r
     user = User.objects.get(email=email)
     assert PunterProfile.objects.get(user=user).country == "GB"
     wallet = Wallet.objects.get(user=user)
-    assert (wallet.currency, wallet.email_unverified) == ("GBP", True)
+    assert (wallet.currency, wallet.email_unverified) == ("EUR", True)
 
-    # Deposits are open before verification; bets are not, and the slip says why.
+    # Deposits are open before verification, in the wallet's currency; bets are not, and the slip
+    # says why.
     page.goto(f"{asgi_server}/wallet/")
-    page.get_by_label("Amount (£)").first.fill("50.00")
+    page.get_by_label("Amount (€)").first.fill("50.00")
     page.get_by_role("button", name="Deposit").click()
-    expect(page.locator("#wallet-page-balance")).to_have_text("£50.00")
-    place_five(page, asgi_server, market)
+    expect(page.locator("#wallet-page-balance")).to_have_text("€50.00")
+    place_five(page, asgi_server, market, symbol="€")
     alert = page.locator(".slip-alert")
     expect(alert).to_have_attribute("data-code", "email_unverified")
     expect(alert).to_contain_text("Verify your email address before you bet")
@@ -119,9 +123,28 @@ def test_a_new_punter_signs_up_verifies_by_mail_deposits_and_bets(asgi_server, r
     assert EmailAddress.objects.get(user=user, email=email).verified
     assert not Wallet.objects.get(user=user).email_unverified
 
-    place_five(page, asgi_server, market, pick=False)
+    place_five(page, asgi_server, market, pick=False, symbol="€")
     expect(page.locator(".receipt")).to_contain_text("Bet placed")
+    expect(page.locator("#wallet-balance")).to_have_text("€45.00")
     assert Bet.objects.get(user=user).status == Bet.Status.ACCEPTED
+
+    # A daily loss limit of €8: the €5 still open counts as lost, so the next €5 is refused with
+    # the limit, what is left of it and when it frees up.
+    page.goto(f"{asgi_server}/wallet/")
+    page.get_by_label("New daily loss limit (€)").fill("8")
+    page.locator('form[data-kind="loss"][data-period="day"] button').click()
+    expect(page.locator("#limit-loss-day-state")).to_contain_text("€8.00 · €3.00 left")
+    place_five(page, asgi_server, market, symbol="€")
+    alert = page.locator(".slip-alert")
+    expect(alert).to_have_attribute("data-code", "over_loss_limit")
+    expect(alert).to_contain_text(
+        re.compile(
+            r"This bet is over your daily loss limit of €8\.00: you can stake €3\.00 more now,"
+            r" and the limit frees up from \d+ \w+ \d{4}, \d\d:\d\d UTC\."
+        )
+    )
+    assert Bet.objects.filter(user=user).count() == 1
+    assert Wallet.objects.get(user=user).balance == Decimal("45.00")
 
 
 def test_a_forgotten_password_is_reset_by_the_mailed_link_once(asgi_server, page: Page):

@@ -299,3 +299,23 @@ def test_on_a_phone_long_names_wrap_and_the_slip_button_covers_no_price(asgi_ser
             assert not overlaps, (box, toggle)
     finally:
         context.close()
+
+
+def test_a_euro_punter_stakes_and_reads_every_amount_in_euros(asgi_server, login, redis_client, page: Page):
+    market = live_market(redis_client)
+    selection = first_selection(market)
+    login(user_create(balance="100.00", currency="EUR"))
+    open_event(page, asgi_server, market)
+    expect(page.locator("#wallet-balance")).to_have_text("€100.00")
+    page.locator(f'.price[data-selection="{selection.id}"]').click()
+
+    stake = page.get_by_label("Stake €")
+    stake.fill("0.05")
+    expect(page.locator(f"#stake-error-{selection.id}")).to_have_text("The minimum stake is €0.10")
+    stake.fill("€5")
+    expect(page.locator("#slip-place")).to_have_text("Place bet €5.00")
+    page.locator("#slip-place").click()
+
+    expect(page.locator(".receipt")).to_contain_text("Stake €5.00")
+    expect(page.locator("#wallet-balance")).to_have_text("€95.00")
+    assert "£" not in page.locator("#betslip").inner_text()

@@ -15,12 +15,12 @@ pytestmark = pytest.mark.django_db
 
 HOMES = {
     "catalogue": ["Sport", "Competition", "Event", "Market", "Selection"],
-    "betting": ["Bet", "BetLeg", "Wallet", "LedgerEntry", "DepositLimit"],
+    "betting": ["Bet", "BetLeg", "Wallet", "LedgerEntry", "WalletLimit"],
     "ops": ["MetricSample", "Incident", "DeadLetterAction", "DeadLetterHandled"],
     "odds": ["OutboxMessage"],
 }
 # Models made in their app since (their tables carry the app's name, or none: a holder of permissions).
-BORN_THERE = {"betting": ["LegVerdict"], "ops": ["Operations"]}
+BORN_THERE = {"betting": ["LegVerdict", "PlayPreferences", "PlaySession"], "ops": ["Operations"]}
 MOVES = [
     ("catalogue", "0001_initial"),
     ("betting", "0001_initial"),

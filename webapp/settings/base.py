@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     # Staff pages and actions only after a second factor (odds/accounts/gate.py).
     "webapp.middleware.StaffSecondFactorMiddleware",
+    # A login past its session time limit is signed out on its next request (odds/accounts/play.py).
+    "webapp.middleware.PlaySessionMiddleware",
     # Every login form's POST is counted before its password is checked (odds/core/auth.py).
     "webapp.middleware.LoginThrottleMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -79,6 +81,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "odds.betting.context_processors.currency",
             ],
         },
     },

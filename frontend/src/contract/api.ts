@@ -41,6 +41,21 @@ export interface BeginRequest {
   since?: Record<string, [number, string]>;
 }
 
+export interface BetAccountRefused {
+  v: 1;
+  error: BetAccountRefusedDetail;
+}
+
+export interface BetAccountRefusedDetail {
+  code: "csrf_failed" | "excluded" | "email_unverified" | "over_loss_limit" | "over_wager_limit" | "session_limit" | "reality_check";
+  message: string;
+  field?: string | null;
+  period?: "day" | "week" | "month" | null;
+  limit?: string | null;
+  left?: string | null;
+  resets_at?: number | null;
+}
+
 export interface BetList {
   v: 1;
   bets: BetOut[];
@@ -310,18 +325,10 @@ export interface DepositErrorDetail {
   code: "bad_json" | "invalid" | "required" | "number_out_of_range" | "too_low" | "too_high" | "over_deposit_limit";
   message: string;
   field?: string | null;
-}
-
-export interface DepositLimitOut {
-  v: 1;
-  limit: LimitOut;
-}
-
-/** ``PUT /api/wallet/limits/<period>``: the new limit. */
-export interface DepositLimitRequest {
-  v?: 1;
-  /** the new limit */
-  amount: string | number;
+  period?: "day" | "week" | "month" | null;
+  limit?: string | null;
+  left?: string | null;
+  resets_at?: number | null;
 }
 
 /** Every refusal: ``{"v": 1, "error": {"code", "message", "field"?}}``. */
@@ -566,10 +573,21 @@ export interface LiabilityRow {
 }
 
 export interface LimitOut {
+  kind: "deposit" | "loss" | "wager";
   period: "day" | "week" | "month";
   amount: string;
   pending_amount: string | null;
   pending_from: number | null;
+}
+
+/**
+ * ``PUT /api/wallet/limits/<kind>/<period>`` (and ``/api/wallet/limits/<period>``, a deposit
+ * limit): the new limit.
+ */
+export interface LimitRequest {
+  v?: 1;
+  /** the new limit */
+  amount: string | number;
 }
 
 export interface MarketView {
@@ -703,6 +721,69 @@ export interface PlacementUnavailableDetail {
   message: string;
   field?: string | null;
   retry_after_s?: number | null;
+}
+
+export interface PlayOut {
+  v: 1;
+  settings: PlaySettings;
+  /** null: no play session (signed in before they existed) */
+  session: PlaySessionOut | null;
+}
+
+/**
+ * The login's play session: seconds are as the server counts them, so a page's timer needs
+ * no clock of its own beyond counting down.
+ */
+export interface PlaySessionOut {
+  /** epoch milliseconds */
+  started_at: number;
+  played_s: number;
+  /** null: no limit in this session */
+  time_limit_s: number | null;
+  ends_at: number | null;
+  time_left_s: number | null;
+  /** null: no reality checks in this session */
+  reality_check_s: number | null;
+  check_due_at: number | null;
+  /** 0 while a reality check waits */
+  check_due_in_s: number | null;
+  /** a reality check waits: bets are refused until it is acknowledged */
+  check_pending: boolean;
+  currency: string;
+  staked: string;
+  returned: string;
+  /** returns minus stakes of the bets placed in this session */
+  net_result: string;
+}
+
+export interface PlaySettings {
+  /** null: no limit */
+  session_limit_min: number | null;
+  /** null: no reality checks */
+  reality_check_min: number | null;
+  session_limit_choices_min: number[];
+  reality_check_choices_min: number[];
+}
+
+export interface PlaySettingsError {
+  v: 1;
+  error: PlaySettingsErrorDetail;
+}
+
+export interface PlaySettingsErrorDetail {
+  code: "bad_json" | "invalid" | "required" | "number_out_of_range";
+  message: string;
+  field?: string | null;
+}
+
+/**
+ * ``PUT /api/play/settings``: the session time limit and the reality-check interval in
+ * minutes, each one of the offered choices or null for none.
+ */
+export interface PlaySettingsRequest {
+  v?: 1;
+  session_limit_min?: 30 | 60 | 120 | 240 | 480 | null;
+  reality_check_min?: 15 | 30 | 60 | null;
 }
 
 /** At least one condition must be given (not null). */
@@ -860,6 +941,11 @@ export interface ViewSnapshot {
   /** When it was taken (epoch ms). */
   at: number;
   events: EventView[];
+}
+
+export interface WalletLimitOut {
+  v: 1;
+  limit: LimitOut;
 }
 
 export interface WalletOut {

@@ -26,7 +26,7 @@ from odds.api.schemas.common import (
     timestamp,
     values,
 )
-from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
+from odds.betting.models import Bet, LedgerEntry, Wallet, WalletLimit
 from odds.betting.services.placement import MAX_KEY_LENGTH, MAX_LEGS, LegRequest
 from odds.betting.services.wallet import BREAK_LENGTHS, MAX_REQUEST_ID
 from odds.core.formatting import OddsFormat, odds_format
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     BetState: TypeAlias = str
     OddsFormatName: TypeAlias = str
     Period: TypeAlias = str
+    LimitKind: TypeAlias = str
     BreakLength: TypeAlias = str
     BetKind: TypeAlias = str
     BetStatus: TypeAlias = str
@@ -51,7 +52,8 @@ else:
     CashOutPolicy = Literal[betting.CASH_OUT_POLICIES]
     BetState = Literal["open", "settled"]
     OddsFormatName = Literal[values(OddsFormat)]
-    Period = Literal[values(DepositLimit.Period.values)]
+    Period = Literal[values(WalletLimit.Period.values)]
+    LimitKind = Literal[values(WalletLimit.Kind.values)]
     BreakLength = Literal[values(BREAK_LENGTHS)]
     BetKind = Literal[values(Bet.Kind.values)]
     BetStatus = Literal[values(Bet.Status.values)]
@@ -237,6 +239,22 @@ BetRefused = refusal(
     "same_event",
     "idempotency_key_reused",
 )
+# A deposit or bet over a limit says which period's limit, what is left of it and when it next
+# frees room (``resets_at``: null when the amount is above the limit itself).
+LIMIT_BREACH: dict[str, Any] = {"period": Period, "limit": DecimalOut, "left": DecimalOut, "resets_at": Timestamp}
+# A bet refused for the state of the punter's account, their limits or their play session
+# (odds/betting/play.py).
+BetAccountRefused = refusal(
+    "BetAccountRefused",
+    "csrf_failed",
+    "excluded",
+    "email_unverified",
+    "over_loss_limit",
+    "over_wager_limit",
+    "session_limit",
+    "reality_check",
+    **LIMIT_BREACH,
+)
 CashOutRefused = refusal("CashOutRefused", "quote_changed", "cash_out_unavailable", quote=DecimalOut)
 
 
@@ -276,8 +294,9 @@ class PaymentRequest(Body):
     ]
 
 
-class DepositLimitRequest(Body):
-    """``PUT /api/wallet/limits/<period>``: the new limit."""
+class LimitRequest(Body):
+    """``PUT /api/wallet/limits/<kind>/<period>`` (and ``/api/wallet/limits/<period>``, a deposit
+    limit): the new limit."""
 
     amount: Annotated[Money, Field(description="the new limit")]
 
@@ -339,19 +358,21 @@ class PaymentOut(Answer):
 
 
 class LimitOut(Model):
+    kind: LimitKind
     period: Period
     amount: DecimalOut
     pending_amount: DecimalOut | None
     pending_from: Timestamp | None
 
 
-class DepositLimitOut(Answer):
+class WalletLimitOut(Answer):
     limit: LimitOut
 
     @classmethod
-    def of(cls, limit: DepositLimit) -> DepositLimitOut:
+    def of(cls, limit: WalletLimit) -> WalletLimitOut:
         return cls(
             limit=LimitOut(
+                kind=limit.kind,
                 period=limit.period,
                 amount=limit.amount,
                 pending_amount=limit.pending_amount,
@@ -372,6 +393,6 @@ class BreakOut(Answer):
 
 
 PaymentError = refusal("PaymentError", *BODY_ERRORS, "too_low", "too_high")
-DepositError = refusal("DepositError", *BODY_ERRORS, "too_low", "too_high", "over_deposit_limit")
+DepositError = refusal("DepositError", *BODY_ERRORS, "too_low", "too_high", "over_deposit_limit", **LIMIT_BREACH)
 WithdrawalError = refusal("WithdrawalError", *BODY_ERRORS, "too_low", "too_high", "insufficient_funds")
 PaymentConflict = refusal("PaymentConflict", "request_id_reused")

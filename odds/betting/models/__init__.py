@@ -1,5 +1,15 @@
 from odds.betting.models.bets import Bet, BetLeg
+from odds.betting.models.play import PlayPreferences, PlaySession
 from odds.betting.models.verdicts import LegVerdict
-from odds.betting.models.wallet import DepositLimit, LedgerEntry, Wallet
+from odds.betting.models.wallet import LedgerEntry, Wallet, WalletLimit
 
-__all__ = ["Bet", "BetLeg", "DepositLimit", "LedgerEntry", "LegVerdict", "Wallet"]
+__all__ = [
+    "Bet",
+    "BetLeg",
+    "LedgerEntry",
+    "LegVerdict",
+    "PlayPreferences",
+    "PlaySession",
+    "Wallet",
+    "WalletLimit",
+]

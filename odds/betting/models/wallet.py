@@ -20,6 +20,8 @@ from typing import ClassVar
 from django.conf import settings
 from django.db import models
 
+from reducers import limits
+
 
 class Wallet(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="wallet")
@@ -33,6 +35,10 @@ class Wallet(models.Model):
     # A signed-up punter whose email is not verified yet browses and deposits but places no bet;
     # read by ``sb_bet_place`` from the row it locks. False for every account opened otherwise.
     email_unverified = models.BooleanField(default=False, db_default=False)
+    # Whether the punter has set a loss or wager limit (``WalletLimit``): read by ``sb_bet_place``
+    # from the row it locks, so a punter without one pays nothing for the rule. Set with the first
+    # such limit, never cleared (a limit is raised, not removed).
+    bet_limits = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -92,7 +98,12 @@ class LedgerEntry(models.Model):
                 name="ledger_reference_unique",
             ),
         ]
-        indexes = [models.Index(fields=["wallet", "-id"], name="ledger_wallet_recent")]
+        indexes = [
+            models.Index(fields=["wallet", "-id"], name="ledger_wallet_recent"),
+            # What a rolling window of the wallet holds (the sums of its limits), read from the
+            # index alone.
+            models.Index(fields=["wallet", "created_at"], include=["kind", "amount"], name="ledger_wallet_time"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.amount} ({self.debit} → {self.credit})"
@@ -107,26 +118,32 @@ class LedgerEntry(models.Model):
         return Decimal("0.00")
 
 
-class DepositLimit(models.Model):
-    """A punter's limit on deposits over a rolling period (the last 24 hours, 7 days, 30 days).
+class WalletLimit(models.Model):
+    """A punter's limit on their deposits, wagers or losses over a rolling period (the last 24
+    hours, 7 days, 30 days): the rule is ``reducers.limits``'s.
 
     A lower limit applies at once; a higher one only from ``pending_from`` (a cooling-off period
-    later): until then ``amount`` still applies and ``pending_amount`` waits.
+    later): until then ``amount`` still applies and ``pending_amount`` waits. Loss and wager
+    limits are enforced by ``sb_bet_place``, which looks for them only when the wallet's
+    ``bet_limits`` says there are some.
     """
+
+    # The kinds and periods of ``reducers.limits`` (tests/unit/test_limits.py keeps them equal).
+    class Kind(models.TextChoices):
+        DEPOSIT = "deposit", "Deposit"
+        LOSS = "loss", "Loss"
+        WAGER = "wager", "Wager"
 
     class Period(models.TextChoices):
         DAY = "day", "Daily"
         WEEK = "week", "Weekly"
         MONTH = "month", "Monthly"
 
-    # The rolling window each period counts deposits over.
-    LENGTHS: ClassVar[dict[str, timedelta]] = {
-        Period.DAY: timedelta(days=1),
-        Period.WEEK: timedelta(days=7),
-        Period.MONTH: timedelta(days=30),
-    }
+    # The rolling window each period counts over.
+    LENGTHS: ClassVar[dict[str, timedelta]] = limits.PERIOD_LENGTHS
 
-    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="deposit_limits", db_index=False)
+    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="limits", db_index=False)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default="deposit")
     period = models.CharField(max_length=8, choices=Period.choices)
     amount = models.DecimalField(max_digits=14, decimal_places=2)
     pending_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
@@ -134,12 +151,21 @@ class DepositLimit(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        db_table = "odds_depositlimit"
-        ordering = ["wallet", "period"]
+        db_table = "odds_walletlimit"
+        ordering = ["wallet", "kind", "period"]
         constraints = [
-            models.UniqueConstraint(fields=["wallet", "period"], name="deposit_limit_once_per_period"),
-            models.CheckConstraint(condition=models.Q(amount__gt=0), name="deposit_limit_positive"),
+            # Also the index by which the placement statement finds a wallet's limits.
+            models.UniqueConstraint(fields=["wallet", "kind", "period"], name="wallet_limit_once_per_kind_and_period"),
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="wallet_limit_positive"),
+            models.CheckConstraint(
+                condition=models.Q(pending_amount__isnull=True) | models.Q(pending_amount__gt=0),
+                name="wallet_limit_pending_positive",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_period_display()} deposit limit {self.amount}"
+        return f"{self.get_period_display()} {self.kind} limit {self.amount}"
+
+    @property
+    def terms(self) -> limits.LimitTerms:
+        return limits.LimitTerms(amount=self.amount, pending_amount=self.pending_amount, pending_from=self.pending_from)

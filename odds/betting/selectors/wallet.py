@@ -1,4 +1,4 @@
-"""Wallet reads for the wallet page: the ledger with its filters, the deposit limits, the break."""
+"""Wallet reads for the wallet page: the ledger with its filters, the limits, the break."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from datetime import date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Min, Q, QuerySet, Sum
 from django.utils import timezone
 
-from odds.betting.models import DepositLimit, LedgerEntry, Wallet
+from odds.betting.models import LedgerEntry, Wallet, WalletLimit
+from reducers import limits
 
 LEDGER_PAGE_SIZE = 25
 # What a punter's statement shows: entries that move money in or out of the wallet. A lost
@@ -58,6 +59,7 @@ def ledger_page(
 
 @dataclass(frozen=True)
 class LimitView:
+    kind: str
     period: str
     label: str
     amount: Decimal | None
@@ -66,24 +68,40 @@ class LimitView:
     pending_from: datetime | None
 
 
-def deposit_limits_view(*, wallet: Wallet | None, now: datetime) -> list[LimitView]:
-    """Each period's limit as it applies at ``now`` (a raise whose cooling-off has ended counts),
-    what is left of it, and any raise still waiting."""
-    found = {limit.period: limit for limit in DepositLimit.objects.filter(wallet=wallet)} if wallet else {}
-    views = []
-    for period, label in DepositLimit.Period.choices:
-        limit = found.get(period)
-        if limit is None or wallet is None:
-            views.append(LimitView(period, label, None, None, None, None))
-            continue
-        amount, pending_amount, pending_from = limit.amount, limit.pending_amount, limit.pending_from
-        if pending_from is not None and pending_from <= now and pending_amount is not None:
-            amount, pending_amount, pending_from = pending_amount, None, None
-        used = deposited_since(wallet=wallet, since=now - DepositLimit.LENGTHS[period])
-        views.append(
-            LimitView(period, label, amount, max(Decimal("0.00"), amount - used), pending_amount, pending_from)
-        )
-    return views
+@dataclass(frozen=True)
+class LimitKindView:
+    kind: str
+    label: str
+    limits: list[LimitView]
+
+
+def wallet_limits_view(*, wallet: Wallet | None, now: datetime) -> list[LimitKindView]:
+    """Each kind's limits, each period's as it applies at ``now`` (a raise whose cooling-off has
+    ended counts), what is left of it, and any raise still waiting."""
+    found = {(limit.kind, limit.period): limit for limit in WalletLimit.objects.filter(wallet=wallet)} if wallet else {}
+    kinds = []
+    for kind, kind_label in WalletLimit.Kind.choices:
+        views = []
+        for period, label in WalletLimit.Period.choices:
+            limit = found.get((kind, period))
+            if limit is None or wallet is None:
+                views.append(LimitView(kind, period, label, None, None, None, None))
+                continue
+            terms = limits.terms_at(limit.terms, now=now)
+            window = limit_window(wallet=wallet, kind=kind, period=period, now=now)
+            views.append(
+                LimitView(
+                    kind,
+                    period,
+                    label,
+                    terms.amount,
+                    limits.left(kind=kind, amount=terms.amount, window=window),
+                    terms.pending_amount,
+                    terms.pending_from,
+                )
+            )
+        kinds.append(LimitKindView(kind, kind_label, views))
+    return kinds
 
 
 def wallet_break_running(*, wallet: Wallet | None) -> bool:
@@ -95,9 +113,25 @@ def wallet_on_break(*, wallet: Wallet) -> bool:
     return wallet.excluded_until is not None and wallet.excluded_until > timezone.now()
 
 
-def deposited_since(*, wallet: Wallet, since: datetime) -> Decimal:
-    """What the punter deposited after ``since`` (withdrawals do not count against limits)."""
-    total = LedgerEntry.objects.filter(wallet=wallet, kind=LedgerEntry.Kind.DEPOSIT, created_at__gt=since).aggregate(
-        total=Sum("amount")
-    )["total"]
-    return total or Decimal("0.00")
+def limit_window(*, wallet: Wallet, kind: str, period: str, now: datetime) -> limits.Window:
+    """What the rolling window of ``period`` up to ``now`` holds for a limit of ``kind``: the
+    deposits (withdrawals do not count), or the stakes and what bets paid back
+    (``reducers.limits``), read from the index of the wallet's ledger by time."""
+    since = now - limits.PERIOD_LENGTHS[period]
+    entries = LedgerEntry.objects.filter(wallet=wallet, created_at__gt=since)
+    if kind == limits.LimitKind.DEPOSIT:
+        counted = Q(kind=LedgerEntry.Kind.DEPOSIT)
+        found = entries.filter(counted).aggregate(counted=Sum("amount"), first_at=Min("created_at"))
+        return limits.Window(counted=found["counted"] or Decimal("0.00"), first_at=found["first_at"])
+    stakes = Q(kind=limits.STAKE_ENTRY)
+    returns = Q(kind__in=limits.RETURN_ENTRIES)
+    found = entries.filter(stakes | returns).aggregate(
+        counted=Sum("amount", filter=stakes),
+        returned=Sum("amount", filter=returns),
+        first_at=Min("created_at", filter=stakes),
+    )
+    return limits.Window(
+        counted=found["counted"] or Decimal("0.00"),
+        returned=found["returned"] or Decimal("0.00"),
+        first_at=found["first_at"],
+    )

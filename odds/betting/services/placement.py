@@ -26,10 +26,12 @@ from typing import Any, Protocol
 import orjson
 
 from odds.betting.models import Bet, BetLeg
+from odds.betting.play import PlayState, play_refusal
+from odds.betting.selectors.play import play_state_of
 from odds.betting.services.wallet import exclusion_message
 from odds.catalogue.models import Event, Market, Selection
 from odds.catalogue.selectors.prices import LiveStates
-from reducers import betting, rules, schemas, topics
+from reducers import betting, limits, rules, schemas, topics
 
 MIN_STAKE = rules.MIN_STAKE
 MAX_STAKE = rules.MAX_STAKE
@@ -49,11 +51,13 @@ SELECTION_MARKETS_SQL = "SELECT id, market_id FROM odds_selection WHERE id = ANY
 class BetInvalid(Exception):
     """The request is malformed or breaks a rule of the bet itself; nothing was recorded."""
 
-    def __init__(self, *, field: str, message: str, code: str = "invalid") -> None:
+    def __init__(self, *, field: str, message: str, code: str = "invalid", extra: dict[str, Any] | None = None) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
         self.code = code
+        # More members of the API's error (a limit's ``period`` and ``resets_at``).
+        self.extra = extra or {}
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,24 @@ class PlacementIO(Protocol):
         """Run ``PLACE_SQL`` with ``params``; its answer as text."""
 
 
+def play_state_from_answer(answer: dict[str, Any]) -> PlayState:
+    """``sb_bet_place``'s ``play`` answer (the punter's open play session) as the play rules take it."""
+    return play_state_of(
+        started_at=_instant(answer["started_at"]),
+        time_limit_s=answer["time_limit_s"],
+        reality_check_s=answer["reality_check_s"],
+        acknowledged_at=_time(answer["acknowledged_at"]),
+    )
+
+
+def play_check(*, state: PlayState | None, now: datetime) -> None:
+    """Raise ``BetInvalid`` (``session_limit`` or ``reality_check``, on the account) when the
+    punter's play session refuses bets now (``odds.betting.play.play_refusal``)."""
+    refusal = play_refusal(state=state, now=now)
+    if refusal is not None:
+        raise BetInvalid(field="account", message=refusal.message, code=refusal.code)
+
+
 async def bet_place(
     *,
     user_id: int,
@@ -206,7 +228,11 @@ async def bet_place(
     when a leg's event is in play (the in-play delay of its sport); or ``rejected`` with
     ``reject_code`` one of ``market_suspended``, ``market_closed``, ``selection_unavailable``,
     ``price_changed`` or ``insufficient_funds`` and every leg's current price. ``created`` is
-    false on a retry. The money part is one statement (``PLACE_SQL``).
+    false on a retry. A bet in a play session past its time limit, or with a reality check
+    waiting, is refused (``BetInvalid``, ``session_limit`` or ``reality_check``) and nothing is
+    recorded. A bet over the punter's loss or wager limit is
+    refused (``BetInvalid`` ``over_loss_limit`` / ``over_wager_limit``, with the period and when
+    the limit frees room), nothing recorded. The money part is one statement (``PLACE_SQL``).
     """
     bet_request_validate(idempotency_key=idempotency_key, stake=stake, legs=legs, price_policy=price_policy)
     ids = [leg.selection_id for leg in legs]
@@ -282,6 +308,30 @@ def bet_from_json(data: dict[str, Any]) -> Bet:
     return bet
 
 
+def limit_refusal(answer: dict[str, Any]) -> BetInvalid:
+    """``sb_bet_place``'s ``over_limit`` answer as the refusal the punter reads: which loss or
+    wager limit, what is left of it and when it next frees room."""
+    resets_at = _time(answer["resets_at"])
+    breach = limits.Breach(
+        kind=answer["kind"],
+        period=answer["period"],
+        amount=Decimal(answer["amount"]),
+        left=Decimal(answer["left"]),
+        resets_at=resets_at,
+    )
+    return BetInvalid(
+        field="stake",
+        message=limits.breach_message(breach, currency=answer["currency"]),
+        code=breach.code,
+        extra={
+            "period": breach.period,
+            "limit": breach.amount,
+            "left": breach.left,
+            "resets_at": answer["resets_at"] // 1000 if answer["resets_at"] is not None else None,
+        },
+    )
+
+
 def placement_result(text: str) -> Placement:
     """``sb_bet_place``'s answer as a ``Placement``; raises ``BetInvalid`` when nothing was recorded."""
     answer = orjson.loads(text)
@@ -305,6 +355,11 @@ def placement_result(text: str) -> Placement:
     if outcome == "excluded":
         message = exclusion_message(until=_instant(answer["until"]), exclusion=answer["exclusion"])
         raise BetInvalid(field="account", message=message, code="excluded")
+    if outcome == "over_limit":
+        raise limit_refusal(answer)
+    if outcome == "play":
+        play_check(state=play_state_from_answer(answer), now=_instant(answer["now"]))
+        raise ValueError(f"sb_bet_place refused a bet the play rules allow: {answer!r}")
     if outcome == "return_too_high":
         raise BetInvalid(
             field="stake", message=f"the potential return is above the maximum of {MAX_RETURN}", code="return_too_high"

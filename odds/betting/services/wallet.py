@@ -5,15 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.mail import send_mail
 from django.db import models, transaction
 from django.utils import timezone
 
-from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
-from odds.betting.selectors.wallet import deposited_since, wallet_on_break
+from odds.betting.models import Bet, LedgerEntry, Wallet, WalletLimit
+from odds.betting.selectors.wallet import limit_window, wallet_on_break
+from odds.core import task_names
+from odds.core.task_names import enqueue
 from odds.streaming.services.sessions import punter_sessions_end
+from reducers import limits
+from reducers.money import money_text
 
 Account = LedgerEntry.Account
 Kind = LedgerEntry.Kind
@@ -112,19 +118,15 @@ def stake_refund(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
 MIN_PAYMENT = Decimal("1.00")
 MAX_PAYMENT = Decimal("100000.00")
 MAX_REQUEST_ID = 64
-LIMIT_WORDS: dict[str, str] = {
-    DepositLimit.Period.DAY: "24 hours",
-    DepositLimit.Period.WEEK: "7 days",
-    DepositLimit.Period.MONTH: "30 days",
-}
 
 
 class Break(models.TextChoices):
-    """What a punter can choose to stop betting and depositing for; neither ends early."""
+    """What a punter can choose to stop betting and depositing for; neither ends early. The
+    time-outs are the book's cool-off periods (docs/accounts.md)."""
 
-    TIME_OUT_24H = "time_out_24h", "Time-out for 24 hours"
-    TIME_OUT_7D = "time_out_7d", "Time-out for 7 days"
-    TIME_OUT_30D = "time_out_30d", "Time-out for 30 days"
+    TIME_OUT_24H = "time_out_24h", "Cool-off: time-out for 24 hours"
+    TIME_OUT_7D = "time_out_7d", "Cool-off: time-out for 7 days"
+    TIME_OUT_30D = "time_out_30d", "Cool-off: time-out for 30 days"
     EXCLUDE_6M = "exclude_6m", "Self-exclusion for 6 months"
     EXCLUDE_1Y = "exclude_1y", "Self-exclusion for 1 year"
     EXCLUDE_5Y = "exclude_5y", "Self-exclusion for 5 years"
@@ -141,19 +143,22 @@ BREAK_LENGTHS: dict[str, timedelta] = {
 
 
 class PaymentRefused(Exception):
-    """A deposit, withdrawal or limit the rules refuse; ``message`` says why, in words."""
+    """A deposit, withdrawal or limit the rules refuse; ``message`` says why, in words;
+    ``extra``: more members of the API's error (a limit's ``period`` and ``resets_at``)."""
 
-    def __init__(self, *, code: str, message: str, field: str = "amount") -> None:
+    def __init__(self, *, code: str, message: str, field: str = "amount", extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
+        self.extra = extra or {}
 
 
 @dataclass(frozen=True)
 class Payment:
     entry: LedgerEntry
     created: bool  # False: a repeat of a request already paid, answered with its entry
+    currency: str  # the wallet's
 
 
 def cooling_off_text() -> str:
@@ -185,18 +190,21 @@ def exclusion_check(*, wallet: Wallet) -> None:
         raise PaymentRefused(code="excluded", message=message, field="account")
 
 
-def payment_amount_check(*, amount: Decimal) -> None:
+def payment_amount_check(*, amount: Decimal, currency: str) -> None:
+    """Refuse (``PaymentRefused``) an amount that is not money or outside the payment bounds."""
     if not amount.is_finite():
         raise PaymentRefused(code="invalid", message="Enter the amount as a number, such as 20.00.")
     exponent = amount.as_tuple().exponent
     if isinstance(exponent, int) and exponent < -2:
-        raise PaymentRefused(code="invalid", message="Enter pounds and pence: at most two decimal places.")
+        raise PaymentRefused(code="invalid", message="Enter the amount with at most two decimal places.")
     if amount <= 0:
         raise PaymentRefused(code="invalid", message="Enter an amount above zero.")
     if amount < MIN_PAYMENT:
-        raise PaymentRefused(code="too_low", message=f"The smallest amount is £{MIN_PAYMENT}.")
+        raise PaymentRefused(code="too_low", message=f"The smallest amount is {money_text(MIN_PAYMENT, currency)}.")
     if amount > MAX_PAYMENT:
-        raise PaymentRefused(code="too_high", message=f"The largest amount at a time is £{MAX_PAYMENT:,}.")
+        raise PaymentRefused(
+            code="too_high", message=f"The largest amount at a time is {money_text(MAX_PAYMENT, currency)}."
+        )
 
 
 def _request_id_check(request_id: str) -> None:
@@ -206,42 +214,57 @@ def _request_id_check(request_id: str) -> None:
         )
 
 
-def _same_payment(existing: LedgerEntry, *, amount: Decimal) -> None:
+def _same_payment(existing: LedgerEntry, *, amount: Decimal, currency: str) -> None:
     """A repeated ``request_id`` answers the first payment only when it asks for the same amount:
     another amount is a different payment sent under a used id, refused (``request_id_reused``)."""
     if not amount.is_finite() or amount != existing.amount:
         raise PaymentRefused(
             code="request_id_reused",
-            message=f"This request id was already used for a payment of £{existing.amount}; nothing was paid."
+            message=f"This request id was already used for a payment of {money_text(existing.amount, currency)};"
+            " nothing was paid."
             " Send a new request id for another payment.",
             field="request_id",
         )
 
 
-def deposit_limits_apply(*, wallet: Wallet, now: datetime) -> list[DepositLimit]:
-    """The wallet's limits, with every raise whose cooling-off has ended made current."""
-    limits = list(DepositLimit.objects.filter(wallet=wallet))
-    for limit in limits:
-        if limit.pending_from is not None and limit.pending_from <= now and limit.pending_amount is not None:
-            limit.amount = limit.pending_amount
-            limit.pending_amount = None
-            limit.pending_from = None
-            limit.save(update_fields=["amount", "pending_amount", "pending_from", "updated_at"])
-    return limits
+def limits_in_force(*, wallet: Wallet, kind: str, now: datetime) -> list[tuple[WalletLimit, limits.LimitTerms]]:
+    """The wallet's limits of ``kind``, each with its terms at ``now`` (a raise whose cooling-off
+    has ended in force), day before week before month."""
+    order = list(limits.PERIOD_LENGTHS)
+    found = sorted(WalletLimit.objects.filter(wallet=wallet, kind=kind), key=lambda limit: order.index(limit.period))
+    return [(limit, limits.terms_at(limit.terms, now=now)) for limit in found]
 
 
-def deposit_headroom(*, wallet: Wallet, limits: list[DepositLimit], now: datetime) -> tuple[Decimal, str] | None:
-    """How much more the punter may deposit now and the period that allows the least, or None
-    without limits."""
-    tightest: tuple[Decimal, str] | None = None
-    for limit in limits:
-        left = max(
-            Decimal("0.00"),
-            limit.amount - deposited_since(wallet=wallet, since=now - DepositLimit.LENGTHS[limit.period]),
+def deposit_breach(*, wallet: Wallet, amount: Decimal, now: datetime) -> limits.Breach | None:
+    """The deposit limit ``amount`` would break (the one that frees room last), or None."""
+    return limits.breach_reported(
+        breach
+        for limit, terms in limits_in_force(wallet=wallet, kind=limits.LimitKind.DEPOSIT, now=now)
+        if (
+            breach := limits.breach_of(
+                kind=limit.kind,
+                period=limit.period,
+                amount=terms.amount,
+                window=limit_window(wallet=wallet, kind=limit.kind, period=limit.period, now=now),
+                more=amount,
+            )
         )
-        if tightest is None or left < tightest[0]:
-            tightest = (left, limit.period)
-    return tightest
+        is not None
+    )
+
+
+def limit_refused(breach: limits.Breach, *, currency: str) -> PaymentRefused:
+    """A deposit over a limit as the refusal the punter reads (the same words as a bet's)."""
+    return PaymentRefused(
+        code=breach.code,
+        message=limits.breach_message(breach, currency=currency),
+        extra={
+            "period": breach.period,
+            "limit": breach.amount,
+            "left": breach.left,
+            "resets_at": limits.epoch_ms(breach.resets_at) if breach.resets_at is not None else None,
+        },
+    )
 
 
 def wallet_deposit(*, user: User, amount: Decimal, reference: str) -> LedgerEntry:
@@ -259,21 +282,16 @@ def _deposit(*, user: User, amount: Decimal, reference: str, checked: bool) -> P
         existing = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.DEPOSIT, reference=reference).first()
         if existing is not None:
             if checked:
-                _same_payment(existing, amount=amount)
-            return Payment(entry=existing, created=False)
+                _same_payment(existing, amount=amount, currency=wallet.currency)
+            return Payment(entry=existing, created=False, currency=wallet.currency)
         # The wallet lock serialises deposits of one wallet, so the check above cannot race.
         if checked:
             now = timezone.now()
             exclusion_check(wallet=wallet)
-            payment_amount_check(amount=amount)
-            headroom = deposit_headroom(wallet=wallet, limits=deposit_limits_apply(wallet=wallet, now=now), now=now)
-            if headroom is not None and amount > headroom[0]:
-                left, period = headroom
-                raise PaymentRefused(
-                    code="over_deposit_limit",
-                    message=f"This deposit is over your deposit limit: you can deposit £{left} more in the"
-                    f" {LIMIT_WORDS[period]} to come.",
-                )
+            payment_amount_check(amount=amount, currency=wallet.currency)
+            breach = deposit_breach(wallet=wallet, amount=amount, now=now)
+            if breach is not None:
+                raise limit_refused(breach, currency=wallet.currency)
         entry = ledger_post(
             wallet=wallet,
             kind=Kind.DEPOSIT,
@@ -282,7 +300,7 @@ def _deposit(*, user: User, amount: Decimal, reference: str, checked: bool) -> P
             amount=amount,
             reference=reference,
         )
-        return Payment(entry=entry, created=True)
+        return Payment(entry=entry, created=True, currency=wallet.currency)
 
 
 def wallet_payment_deposit(*, user: User, amount: Decimal, request_id: str) -> Payment:
@@ -301,12 +319,13 @@ def wallet_withdraw(*, user: User, amount: Decimal, request_id: str) -> Payment:
         wallet = wallet_lock(user=user)
         existing = LedgerEntry.objects.filter(wallet=wallet, kind=Kind.WITHDRAWAL, reference=request_id).first()
         if existing is not None:
-            _same_payment(existing, amount=amount)
-            return Payment(entry=existing, created=False)
-        payment_amount_check(amount=amount)
+            _same_payment(existing, amount=amount, currency=wallet.currency)
+            return Payment(entry=existing, created=False, currency=wallet.currency)
+        payment_amount_check(amount=amount, currency=wallet.currency)
         if amount > wallet.balance:
             raise PaymentRefused(
-                code="insufficient_funds", message=f"You can withdraw at most your balance of £{wallet.balance}."
+                code="insufficient_funds",
+                message=f"You can withdraw at most your balance of {money_text(wallet.balance, wallet.currency)}.",
             )
         entry = ledger_post(
             wallet=wallet,
@@ -316,31 +335,64 @@ def wallet_withdraw(*, user: User, amount: Decimal, request_id: str) -> Payment:
             amount=amount,
             reference=request_id,
         )
-        return Payment(entry=entry, created=True)
+        return Payment(entry=entry, created=True, currency=wallet.currency)
 
 
-def deposit_limit_set(*, user: User, period: str, amount: Decimal) -> DepositLimit:
-    """Set the punter's deposit limit of ``period``: a lower (or first) limit applies at once, a
-    higher one after ``DEPOSIT_LIMIT_COOLING_OFF_S`` (the current limit applies meanwhile)."""
-    if period not in DepositLimit.LENGTHS:
+def wallet_limit_set(
+    *, user: User, kind: str, period: str, amount: Decimal, now: datetime | None = None
+) -> WalletLimit:
+    """Set the punter's ``kind`` limit (deposit, loss or wager) of ``period``: a lower (or first)
+    limit applies at once, a higher one after ``DEPOSIT_LIMIT_COOLING_OFF_S`` (the current limit
+    applies meanwhile; ``reducers.limits.limit_change``). The punter is mailed the change."""
+    if kind not in limits.KINDS:
+        raise PaymentRefused(code="invalid", message="Choose a deposit, loss or wager limit.", field="kind")
+    if period not in limits.PERIOD_LENGTHS:
         raise PaymentRefused(code="invalid", message="Choose a daily, weekly or monthly limit.", field="period")
-    payment_amount_check(amount=amount)
     with transaction.atomic():
         wallet = wallet_lock(user=user)
-        now = timezone.now()
-        deposit_limits_apply(wallet=wallet, now=now)
-        limit = DepositLimit.objects.filter(wallet=wallet, period=period).first()
+        payment_amount_check(amount=amount, currency=wallet.currency)
+        now = now or timezone.now()
+        limit = WalletLimit.objects.filter(wallet=wallet, kind=kind, period=period).first()
+        decided = limits.limit_change(
+            current=limit.terms if limit is not None else None,
+            amount=amount,
+            now=now,
+            cooling_off=timedelta(seconds=settings.DEPOSIT_LIMIT_COOLING_OFF_S),
+        )
         if limit is None:
-            return DepositLimit.objects.create(wallet=wallet, period=period, amount=amount)
-        if amount <= limit.amount:
-            limit.amount = amount
-            limit.pending_amount = None
-            limit.pending_from = None
-        else:
-            limit.pending_amount = amount
-            limit.pending_from = now + timedelta(seconds=settings.DEPOSIT_LIMIT_COOLING_OFF_S)
+            limit = WalletLimit(wallet=wallet, kind=kind, period=period)
+        limit.amount = decided.terms.amount
+        limit.pending_amount = decided.terms.pending_amount
+        limit.pending_from = decided.terms.pending_from
         limit.save()
+        if kind in limits.BET_KINDS and not wallet.bet_limits:
+            # From now on the placement statement looks for this wallet's bet limits.
+            wallet.bet_limits = True
+            wallet.save(update_fields=["bet_limits", "updated_at"])
+        limit_id, change = limit.pk, decided.change.value
+        # The change stands whether or not its notice can be queued (a broker down is logged).
+        transaction.on_commit(lambda: enqueue(task_names.LIMIT_NOTICE_EMAIL, limit_id, change), robust=True)
         return limit
+
+
+def limit_notice_send(*, limit_id: int, change: str) -> bool:
+    """Mail the punter that their limit changed (``change``: ``reducers.limits.Change``), as it
+    stands now. A raise that a later change has replaced is not announced (that change sends
+    its own notice). Returns whether a mail was sent."""
+    limit = WalletLimit.objects.select_related("wallet__user").get(pk=limit_id)
+    user = limit.wallet.user
+    if not user.email:
+        return False
+    if change == limits.Change.RAISE_WAITS and limit.pending_amount is None:
+        return False
+    subject, text = limits.change_notice(
+        kind=limit.kind,
+        period=limit.period,
+        change=limits.LimitChange(limit.terms, limits.Change(change)),
+        currency=limit.wallet.currency,
+    )
+    send_mail(subject=subject, message=text, from_email=settings.DEFAULT_FROM_EMAIL, recipient_list=[user.email])
+    return True
 
 
 def wallet_break_take(*, user: User, length: str) -> Wallet:

@@ -10,14 +10,15 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from odds.betting.models import Bet, DepositLimit, LedgerEntry, Wallet
+from odds.betting.models import Bet, LedgerEntry, Wallet, WalletLimit
+from odds.betting.selectors.wallet import wallet_limits_view
 from odds.betting.services.bets import BetInvalid, CashOutRejected, LegRequest, bet_cash_out, bet_place
 from odds.betting.services.settlement import bet_settle
 from odds.betting.services.wallet import (
     Break,
     PaymentRefused,
-    deposit_limit_set,
     wallet_break_take,
+    wallet_limit_set,
     wallet_payment_deposit,
     wallet_withdraw,
 )
@@ -72,7 +73,7 @@ def test_a_withdrawal_never_exceeds_the_balance(punter):
 
 def test_a_deposit_over_the_limit_is_refused_saying_how_much_is_left(punter):
     # The punter's first £100 today counts: £50 is left of £150.
-    deposit_limit_set(user=punter, period="day", amount=Decimal("150.00"))
+    wallet_limit_set(user=punter, kind="deposit", period="day", amount=Decimal("150.00"))
     wallet_payment_deposit(user=punter, amount=Decimal("30.00"), request_id="d-1")
     with pytest.raises(PaymentRefused) as refused:
         wallet_payment_deposit(user=punter, amount=Decimal("20.01"), request_id="d-2")
@@ -84,27 +85,37 @@ def test_a_deposit_over_the_limit_is_refused_saying_how_much_is_left(punter):
 
 def test_a_lower_limit_applies_at_once_and_a_higher_one_after_the_cooling_off(services):
     punter = user_create(balance="0")
-    deposit_limit_set(user=punter, period="week", amount=Decimal("100.00"))
-    lowered = deposit_limit_set(user=punter, period="week", amount=Decimal("40.00"))
+    wallet_limit_set(user=punter, kind="deposit", period="week", amount=Decimal("100.00"))
+    lowered = wallet_limit_set(user=punter, kind="deposit", period="week", amount=Decimal("40.00"))
     assert (lowered.amount, lowered.pending_amount) == (Decimal("40.00"), None)
 
-    raised = deposit_limit_set(user=punter, period="week", amount=Decimal("500.00"))
+    raised = wallet_limit_set(user=punter, kind="deposit", period="week", amount=Decimal("500.00"))
     assert (raised.amount, raised.pending_amount) == (Decimal("40.00"), Decimal("500.00"))
     assert raised.pending_from is not None
     assert timedelta(hours=23, minutes=59) < raised.pending_from - timezone.now() <= timedelta(hours=24)
-    with pytest.raises(PaymentRefused, match=r"£40\.00 more"):
+    with pytest.raises(
+        PaymentRefused, match=r"above your weekly deposit limit of £40\.00: you can deposit £40\.00 more"
+    ):
         wallet_payment_deposit(user=punter, amount=Decimal("41.00"), request_id="r-1")
 
-    DepositLimit.objects.filter(pk=raised.pk).update(pending_from=timezone.now() - timedelta(seconds=1))
+    WalletLimit.objects.filter(pk=raised.pk).update(pending_from=timezone.now() - timedelta(seconds=1))
     wallet_payment_deposit(user=punter, amount=Decimal("41.00"), request_id="r-2")
-    assert DepositLimit.objects.get(pk=raised.pk).amount == Decimal("500.00")
     assert _balance(punter) == Decimal("41.00")
+    # The page shows the raise as the limit in force, with what is left of it.
+    deposits = wallet_limits_view(wallet=Wallet.objects.get(user=punter), now=timezone.now())[0]
+    weekly = next(limit for limit in deposits.limits if limit.period == "week")
+    assert (deposits.kind, weekly.amount, weekly.left, weekly.pending_amount) == (
+        "deposit",
+        Decimal("500.00"),
+        Decimal("459.00"),
+        None,
+    )
 
 
 @override_settings(DEPOSIT_LIMIT_COOLING_OFF_S=3600)
 def test_the_cooling_off_is_a_setting(punter):
-    deposit_limit_set(user=punter, period="month", amount=Decimal("10.00"))
-    raised = deposit_limit_set(user=punter, period="month", amount=Decimal("20.00"))
+    wallet_limit_set(user=punter, kind="deposit", period="month", amount=Decimal("10.00"))
+    raised = wallet_limit_set(user=punter, kind="deposit", period="month", amount=Decimal("20.00"))
     assert raised.pending_from is not None
     assert raised.pending_from - timezone.now() <= timedelta(hours=1)
 
@@ -294,3 +305,28 @@ def test_the_date_filter_counts_days_in_the_punters_time_zone(api, punter):
     assert '<tr data-kind="deposit">' in api.get("/wallet/?from=2026-06-02&tz=Asia/Tokyo").content.decode()
     # A zone that does not exist is ignored rather than refused.
     assert api.get("/wallet/?from=2026-06-01&to=2026-06-01&tz=../../etc").status_code == 200
+
+
+def _page_currency(response) -> str:
+    import re
+
+    found = re.search(rb'<body[^>]* data-currency="([^"]*)"', response.content)
+    assert found is not None, response.content[:400]
+    return found.group(1).decode()
+
+
+def test_pages_name_the_punters_wallet_currency_read_once_per_login(client, services):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from odds.betting.context_processors import WALLET_CURRENCY_KEY
+
+    assert _page_currency(client.get("/")) == "GBP"  # before login: the book's
+    client.force_login(user_create(currency="EUR"))
+    assert _page_currency(client.get("/")) == "EUR"
+    assert client.session[WALLET_CURRENCY_KEY] == "EUR"
+    first = client.get("/")
+    with CaptureQueriesContext(connection) as counted:
+        again = client.get("/")
+    assert _page_currency(again) == _page_currency(first) == "EUR"
+    assert not [q for q in counted.captured_queries if "odds_wallet" in q["sql"]]
