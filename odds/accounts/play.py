@@ -5,11 +5,11 @@ request (``PlaySessionMiddleware`` in webapp/middleware.py) with the reason on t
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import logout
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import DatabaseError
 from django.http import HttpRequest
 from django.utils import timezone
@@ -36,7 +36,8 @@ def logged_in(*, request: HttpRequest | None, user: AbstractBaseUser, **kwargs: 
     """``user_logged_in``: the login starts a play session, named in its Django session."""
     if request is None or not hasattr(request, "session"):
         return
-    session = play_session_start(user=user, now=timezone.now())  # type: ignore[arg-type]
+    # The signal names the user model in general; the site's is Django's User.
+    session = play_session_start(user=cast(User, user), now=timezone.now())
     request.session[PLAY_SESSION_KEY] = session.id
 
 

@@ -12,13 +12,13 @@ from django.utils import timezone
 from odds.betting.models import Bet, PlaySession, Wallet
 from tests.factories import market_create
 from tests.integration.betting.helpers import bet_body, selections_of
-from tests.integration.betting.test_placement_endpoint import placing, post  # noqa: F401  (a fixture)
+from tests.integration.betting.test_placement_endpoint import post, session_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_fast_path_refuses_past_the_limit_and_while_a_check_waits(placing):  # noqa: F811
-    url, punter, session = placing
+def test_the_fast_path_refuses_past_the_limit_and_while_a_check_waits(asgi_server, punter, redis_client):
+    url, session = asgi_server, session_of(punter)
     home = selections_of(market_create(prices=("2.10", "3.40", "3.50")))[0]
     play = PlaySession.objects.create(user=punter, started_at=timezone.now() - timedelta(minutes=31), time_limit_s=1800)
 
