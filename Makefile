@@ -7,14 +7,14 @@ BIN := infra/bin
 # and the login page's demo accounts. `SPORTSBOOK_DEMO=0 make up` (or in .env) leaves them out.
 export SPORTSBOOK_DEMO ?= 1
 
-.PHONY: help deps services services-stop topics migrate seed up down status test lint rules contract unit bench bench-quick lock logs backup restore targets
+.PHONY: help deps services services-stop topics migrate seed up down status test lint rules contract unit bench bench-check bench-quick lock logs backup restore targets
 
 help:
 	@echo "make up       install what is missing, start the whole stack, wait until healthy"
 	@echo "make down     stop everything 'make up' started (supervisord and its processes, then the services)"
 	@echo "make status   show what runs (supervisord's processes, then the services)"
 	@echo "make test     lint, type-check and run every test against real services"
-	@echo "make bench    run the benchmarks (writes docs/performance.md)"
+	@echo "make bench    check the harness (make bench-check), run the benchmarks (writes docs/performance.md)"
 	@echo "make backup   take a full backup of the local PostgreSQL now (pgBackRest; WAL is archived all along)"
 	@echo "make restore TIME='2026-11-28 10:15:00+00' [RESTORE_DIR=... RESTORE_PORT=...]"
 	@echo "              restore PostgreSQL as it was at TIME, or TIME=latest: all the archive holds"
@@ -105,6 +105,9 @@ lock:
 
 logs:
 	@tail -n 20 var/log/*.log
+
+bench-check: deps
+	@$(BIN)/bench.sh --check
 
 bench-quick: deps
 	@.venv/bin/python -m bench.run --quick

@@ -36,6 +36,9 @@ os.environ.setdefault("LIVE_PRICE_MAX_AGE_S", "600")
 # group runs alone: ``pytest -m reliability``, ``pytest -m "not browser and not bench"``.
 FOLDER_GROUPS = ("unit", "browser", "reliability", "security", "betting", "ops", "streaming")
 BENCH_FILES = ("test_bench_", "test_soak")
+# The runs that are loads in their own right (every benchmark stage end to end, a minute of soak):
+# `make bench-check` and `make bench` run them, `make test` leaves them out (pyproject's addopts).
+LOAD_FILES = ("test_bench_quick", "test_soak")
 
 
 def groups_of(path: Path) -> list[str]:
@@ -43,6 +46,8 @@ def groups_of(path: Path) -> list[str]:
     groups = [part for part in path.relative_to(ROOT / "tests").parts[:-1] if part in FOLDER_GROUPS]
     if path.name.startswith(BENCH_FILES):
         groups.append("bench")
+    if path.name.startswith(LOAD_FILES):
+        groups.append("load")
     return groups
 
 

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# `make bench`: start the services the benchmarks need, run them, stop what this run started.
+# `make bench`: start the services the benchmarks need, check the harness at smoke size (the `load`
+# tests: every stage end to end and a minute of soak, about 7 minutes; BENCH_CHECK=0 skips them),
+# run the benchmarks, stop what this run started. `make bench-check` (`bench.sh --check`) runs the
+# smoke tests alone.
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 started=()
@@ -13,4 +16,9 @@ for svc in kafka redis postgres; do
     started+=("$svc")
   fi
 done
+if [[ "${1:-}" == --check || "${BENCH_CHECK:-1}" != 0 ]]; then
+  say "benchmark harness at smoke size: pytest -m load"
+  "$ROOT/.venv/bin/python" -m pytest -m load -q
+fi
+[[ "${1:-}" == --check ]] && exit 0
 "$ROOT/.venv/bin/python" -m bench.run "$@"

@@ -16,7 +16,9 @@ def test_the_group_of_a_test_is_its_folder_or_a_benchmark():
     assert groups_of(TESTS / "unit" / "test_rules.py") == ["unit"]
     assert groups_of(TESTS / "integration" / "reliability" / "test_money.py") == ["reliability"]
     assert groups_of(TESTS / "integration" / "security" / "test_csrf.py") == ["security"]
-    assert groups_of(TESTS / "integration" / "test_bench_quick.py") == ["bench"]
+    assert groups_of(TESTS / "integration" / "test_bench_quick.py") == ["bench", "load"]
+    assert groups_of(TESTS / "integration" / "test_soak.py") == ["bench", "load"]
+    assert groups_of(TESTS / "integration" / "test_bench_bets.py") == ["bench"]
     assert groups_of(TESTS / "integration" / "streaming" / "test_streams.py") == ["streaming"]
     assert groups_of(TESTS / "integration" / "test_domain_apps.py") == []
 
@@ -36,3 +38,24 @@ def test_a_group_marker_selects_its_folder_and_nothing_else():
     picked = [line for line in result.stdout.splitlines() if "::" in line]
     assert len(picked) > 10
     assert [test for test in picked if not test.startswith(folder)] == []
+
+
+def _collected(*args: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode in (0, 5), result.stdout + result.stderr  # 5: everything deselected
+    return [line for line in result.stdout.splitlines() if "::" in line]
+
+
+def test_make_test_leaves_the_loads_to_make_bench_check():
+    loads = ["tests/integration/test_bench_quick.py", "tests/integration/test_soak.py"]
+    assert _collected(*loads) == []  # the default selection, as `make test` runs it
+    picked = _collected("-m", "load", *loads, "tests/integration/test_bench_bets.py")
+    assert len(picked) >= 3
+    assert {test.split("::")[0] for test in picked} == set(loads)
