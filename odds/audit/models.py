@@ -15,6 +15,7 @@ from django.utils import timezone
 class AuditEntry(models.Model):
     class Kind(models.TextChoices):
         PRICE_SET = "price_set", "Price set"
+        MARGIN_SET = "margin_set", "Margin set"
         MARKET_SUSPEND = "market_suspend", "Market suspended"
         MARKET_RESUME = "market_resume", "Market resumed"
         EVENT_SUSPEND = "event_suspend", "Event suspended"

@@ -98,6 +98,15 @@ class Market(models.Model):
     # blank while it trades.
     suspension_reason = models.CharField(max_length=16, choices=suspensions.CHOICES, blank=True)
     suspended_by = models.CharField(max_length=150, blank=True)
+    # The book's margin on this market as a trader set it (0.0500: an overround of 105 % per
+    # winner); empty, the pricing model's own. The feed prices every book of the market with it.
+    margin = models.DecimalField(
+        max_digits=5,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="The margin a trader set (0.05 = 5 %); empty: the pricing model's default.",
+    )
     display_order = models.PositiveSmallIntegerField(default=0)
 
     class Meta:

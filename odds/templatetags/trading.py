@@ -18,6 +18,14 @@ def result_choices(market: Market) -> list[ResultEntry]:
     return market_result_choices(market=market)
 
 
+@register.filter
+def margin_percent(market: Market) -> str:
+    """The margin a trader set, as the field takes it ("6.25"); empty while the model's own holds."""
+    if market.margin is None:
+        return ""
+    return f"{market.margin * 100:.2f}".rstrip("0").rstrip(".")
+
+
 @register.inclusion_tag("odds/trading/_suspension.html")
 def suspension(market: Market) -> dict[str, object]:
     """Why a suspended market is suspended, who did it and for how long (flagged when long)."""

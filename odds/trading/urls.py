@@ -24,6 +24,7 @@ urlpatterns = [
     path("trading/markets/<int:market_id>/suspend", trading.market_suspend_view, name="trading-market-suspend"),
     path("trading/markets/<int:market_id>/resume", trading.market_resume_view, name="trading-market-resume"),
     path("trading/markets/<int:market_id>/price", trading.selection_price_view, name="trading-market-price"),
+    path("trading/markets/<int:market_id>/margin", trading.market_margin_view, name="trading-market-margin"),
     path("trading/markets/<int:market_id>/result", trading.market_result_view, name="trading-market-result"),
     path("trading/markets/<int:market_id>/settle", trading.market_settle_view, name="trading-market-settle"),
     path(

@@ -32,6 +32,7 @@ from odds.catalogue.services.markets import (
     competition_markets_suspend,
     event_markets_resume,
     event_markets_suspend,
+    market_margin_set,
     market_result,
     market_resume,
     market_settlement_request,
@@ -57,6 +58,7 @@ from odds.trading.selectors.trading import (
 from odds.trading.services.operations import event_create
 from reducers.market_kinds import SPORTS, offered_kinds
 from reducers.schemas import MAX_PRICE, MIN_PRICE
+from reducers.trading import margin_from_percent
 
 # The sports a trader's new event may be of, and the markets each opens with (reducers/market_kinds.py).
 TEMPLATE_SPORTS = {slug: sport.name for slug, sport in SPORTS.items()}
@@ -340,6 +342,26 @@ def selection_price_view(request: HttpRequest, market_id: int) -> HttpResponse:
         except ValueError as exc:
             raise InputRefused(PRICE_REFUSED) from exc
         return f"{updated.name} priced at {updated.price}"
+
+    return _market_action(request, market_id, act)
+
+
+@staff_page(permission=TRADE_MARKETS)
+@require_POST
+def market_margin_view(request: HttpRequest, market_id: int) -> HttpResponse:
+    """Set the market's margin as a percentage (empty: the pricing model's own); the feed prices
+    the market's next book with it."""
+
+    def act(market: Market) -> str:
+        try:
+            margin = margin_from_percent(request.POST.get("margin", "")[:40])
+        except ValueError as exc:
+            raise InputRefused(str(exc)) from exc
+        note = request.POST.get("note", "")[:NOTE_MAX_LENGTH]
+        market_margin_set(market=market, margin=margin, by=request.user, reason=note)
+        if margin is None:
+            return f"{market.name}: margin back to the pricing model's own"
+        return f"{market.name}: margin {margin * 100:.2f} %, on its next prices"
 
     return _market_action(request, market_id, act)
 

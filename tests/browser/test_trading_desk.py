@@ -1,10 +1,11 @@
 """The trading desk as a trader (a member of the Traders role, not a superuser) in Chromium: the
 audit log and its CSV, event-wide suspend and resume, the fat-finger question, and voiding a bet
-with a reason the punter then reads in My bets."""
+with a reason the punter then reads in My bets, a market's margin."""
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,24 @@ def test_the_event_page_prices_each_control_at_the_live_price(asgi_server, kafka
     expect(row.locator('input[name="price"]')).to_have_attribute("placeholder", "2.95")
     expect(row.locator("[data-price-source]")).to_have_count(0)
     axe_check(page)
+
+
+def test_a_trader_sets_a_markets_margin_and_a_margin_out_of_bounds_is_refused_with_the_rule(
+    asgi_server, kafka_topics, redis_client, trader, page
+):
+    market = market_create()
+    page.goto(f"{asgi_server}/trading/event/{market.event_id}/")
+    row = page.locator(f"#market-{market.id}")
+    margin = row.get_by_label("Margin %")
+    expect(margin).to_have_attribute("placeholder", "model")
+    margin.fill("40")
+    row.get_by_role("button", name="Set margin").click()
+    expect(row.get_by_role("alert")).to_contain_text("percentage from 0 to 25")
+    assert Market.objects.get(id=market.id).margin is None
+
+    margin.fill("7.5")
+    row.get_by_role("button", name="Set margin").click()
+    expect(page.locator(f"#market-{market.id}").get_by_text("margin 7.50 %")).to_be_visible()
+    expect(page.locator(f"#market-{market.id}").get_by_label("Margin %")).to_have_value("7.5")
+    axe_check(page)
+    assert Market.objects.get(id=market.id).margin == Decimal("0.075")

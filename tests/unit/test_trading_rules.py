@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from reducers.trading import price_change_needs_confirmation, price_change_ratio
+from reducers.trading import margin_from_percent, price_change_needs_confirmation, price_change_ratio
 
 pytestmark = pytest.mark.unit
 
@@ -39,3 +39,21 @@ def test_the_ratio_is_the_same_either_way():
 def test_a_price_that_is_not_positive_is_refused():
     with pytest.raises(ValueError, match="positive"):
         price_change_ratio(current=Decimal("0"), new=Decimal("2"))
+
+
+def test_a_margin_is_typed_as_a_percentage_and_kept_as_a_fraction():
+    assert margin_from_percent("5") == Decimal("0.05")
+    assert margin_from_percent(" 6.25 % ") == Decimal("0.0625")
+    assert margin_from_percent("0") == Decimal("0")
+    assert margin_from_percent("25") == Decimal("0.25")
+
+
+def test_an_empty_margin_means_the_models_own():
+    assert margin_from_percent("") is None
+    assert margin_from_percent("  ") is None
+
+
+@pytest.mark.parametrize("text", ["25.01", "-1", "5.125", "abc", "1e1", ".", "5..0", "1000000", "NaN", "0x10"])
+def test_a_margin_out_of_bounds_or_not_a_number_is_refused_with_the_rule(text):
+    with pytest.raises(ValueError, match="percentage from 0 to 25"):
+        margin_from_percent(text)

@@ -36,7 +36,13 @@ from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 from reducers.suspensions import Reason
-from reducers.trading import price_change_needs_confirmation, price_change_ratio
+from reducers.trading import (
+    MARGIN_MAX,
+    MARGIN_MIN,
+    MARGIN_REFUSED,
+    price_change_needs_confirmation,
+    price_change_ratio,
+)
 from store.markets import MarketStore
 
 log = logging.getLogger(__name__)
@@ -464,6 +470,32 @@ def selection_price_set(
         )
     log.info("selection %s priced at %s by %s", selection.id, price, by)
     return Selection.objects.get(id=selection.id)
+
+
+def market_margin_set(*, market: Market, margin: Decimal | None, by: Actor = None, reason: str = "") -> Market:
+    """A trader's margin for ``market`` (``None``: back to the pricing model's own), audited with the
+    margin it replaced. The market's version moves, so the feed picks the margin up on its next
+    look at the catalogue and prices the market's next book with it (``Feed.sync_catalogue``).
+    Setting the margin it already has changes nothing."""
+    if margin is not None and not MARGIN_MIN <= margin <= MARGIN_MAX:
+        raise ValueError(MARGIN_REFUSED)
+    with transaction.atomic():
+        locked = _lock(market)
+        if locked.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):
+            raise MarketStateError(f"market {locked.id} is {locked.status}; its margin can no longer change")
+        if locked.margin == margin:
+            return locked
+        _changed(locked, margin=margin)
+        audit_record(
+            by=by,
+            kind=AuditEntry.Kind.MARGIN_SET,
+            obj=locked,
+            before={"margin": locked.margin},
+            after={"margin": margin},
+            reason=reason,
+        )
+    log.info("market %s margin set to %s by %s", market.id, margin, by)
+    return Market.objects.get(id=market.id)
 
 
 def market_result(

@@ -93,6 +93,7 @@ class SimulatedMarket:
     market_id: int
     selection_ids: list[int]
     walk: RandomWalk
+    # The pricing model's margin for the market; a trader's (``Market.margin``) wins while set.
     margin: float
     event_id: int = 0
     kind: MarketKind | None = None
@@ -103,6 +104,13 @@ class SimulatedMarket:
     prices: list[Decimal] = field(default_factory=list)
     bias: list[float] = field(default_factory=list)
     noise: list[float] = field(default_factory=list)
+    trader_margin: Decimal | None = None
+
+    @property
+    def book_margin(self) -> float:
+        """The margin the market's books carry: the trader's when one is set, else the model's.
+        (A ratio for the pricing arithmetic, not money.)"""
+        return float(self.trader_margin) if self.trader_margin is not None else self.margin
 
     @property
     def winning(self) -> int:
@@ -115,7 +123,7 @@ class SimulatedMarket:
         """The market's prices now; ``step`` moves its noise (or walk) first."""
         if pricer is None or self.kind is None or not self.priced_by(pricer):
             chances = self.walk.step() if step else self.walk.probabilities()
-            return prices_from_probabilities(chances, self.margin)
+            return prices_from_probabilities(chances, self.book_margin)
         fair = pricer.fair(self.kind, self.line)
         if not self.bias:
             self.bias = [0.0] * len(fair)
@@ -126,7 +134,7 @@ class SimulatedMarket:
         weights = [max(p, 1e-6) * math.exp(b + n) for p, b, n in zip(fair, self.bias, self.noise, strict=True)]
         total = sum(weights)
         chances = [min(0.9995, self.winning * w / total) for w in weights]
-        return prices_from_probabilities(chances, self.margin)
+        return prices_from_probabilities(chances, self.book_margin)
 
     def rebase(self, overrides: dict[int, Decimal], pricer: EventPricer | None) -> None:
         """A trader's prices put in: the book as it now stands becomes the market's, kept from
@@ -169,6 +177,7 @@ def markets_load(*, limit: int, rng: random.Random, known_events: set[int] | Non
                 selection_ids=[s.id for s in selections],
                 walk=RandomWalk(probabilities_from_prices(prices), rng=rng),
                 margin=rng.uniform(0.04, 0.08),
+                trader_margin=market.margin,
                 event_id=market.event_id,
                 kind=kind,
                 line=market.line,
@@ -698,15 +707,19 @@ class FeedRunner:
     # --- trader changes ---
 
     def sync_catalogue(self) -> None:
-        """Follow changes made outside the feed: trader suspensions, resumptions and prices."""
-        rows = Market.objects.filter(id__in=list(self.by_id)).values_list("id", "status", "version")
+        """Follow changes made outside the feed: trader suspensions, resumptions, prices and margins."""
+        rows = Market.objects.filter(id__in=list(self.by_id)).values_list("id", "status", "version", "margin")
         changed = []
-        for market_id, status, version in rows:
+        repriced = []
+        for market_id, status, version, margin in rows:
             simulated = self.by_id[market_id]
             if version == simulated.version:
                 continue
             simulated.version = version
             simulated.status = status
+            if margin != simulated.trader_margin:
+                simulated.trader_margin = margin
+                repriced.append(simulated)
             changed.append(simulated)
         if not changed:
             return
@@ -722,7 +735,20 @@ class FeedRunner:
             simulated.catalogue_prices = fresh
             if overrides:
                 simulated.rebase(overrides, self.pricers.get(simulated.event_id))
+        self._margins_publish(repriced)
         self.markets = [m for m in self.markets if m.status in TRADING]
+
+    def _margins_publish(self, markets: list[SimulatedMarket]) -> None:
+        """Publish at once the book of each open market whose margin a trader changed, so the new
+        margin shows on the next prices rather than whenever the market next moves."""
+        open_markets = [m for m in markets if m.status == Market.Status.OPEN]
+        if not open_markets:
+            return
+        seqs = sequences_next(self.redis, [m.market_id for m in open_markets])
+        now_ms = int(time.time() * 1000)
+        for market, seq in zip(open_markets, seqs, strict=True):
+            market.prices = market.book(self.pricers.get(market.event_id), rng=self.rng, step=False)
+            self.produce(_snapshot(market, seq=seq, now_ms=now_ms, status="open"))
 
     # --- the loop ---
 
