@@ -559,6 +559,16 @@ class DeskLiabilityFrame(TypedDict):
     ts: int
 
 
+class DeskMoversFrame(TypedDict):
+    """``desk.movers``: the event-time windows (starts, epoch ms) whose price movers one batch of
+    the movers query ranked again; the traders' movers page reads them afresh."""
+
+    type: Literal["desk.movers"]
+    v: int
+    windows: list[int]
+    ts: int
+
+
 class DeskFollowedFrame(TypedDict):
     """``desk.followed``: the staff socket follows the desk's channels from now on."""
 
@@ -595,6 +605,7 @@ ServerFrame = Annotated[
     | GameViewFrame
     | DeskBetFrame
     | DeskLiabilityFrame
+    | DeskMoversFrame
     | DeskFollowedFrame,
     Discriminator("type"),
 ]

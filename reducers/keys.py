@@ -232,6 +232,17 @@ def movers(window_start_ms: int) -> str:
     return f"{namespace()}:movers:{window_start_ms}"
 
 
+def movers_moves(window_start_ms: int) -> str:
+    """Hash: market id → its largest move in one event-time window (``reducers.movers.Move``: the
+    selection, its first and last price, the signed move), beside the window's ranking."""
+    return f"{namespace()}:movers:{window_start_ms}:moves"
+
+
+def desk_movers_channel() -> str:
+    """Pub-sub channel, staff only: one ``desk.movers`` frame per movers batch that ranked a market."""
+    return f"{namespace()}:desk:movers"
+
+
 def movers_index() -> str:
     """Sorted set: window starts (ms) that have movers, for the trader pages and expiry."""
     return f"{namespace()}:movers:index"

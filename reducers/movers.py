@@ -14,8 +14,14 @@ from typing import Any
 
 import orjson
 
+from reducers.frames import PROTOCOL_VERSION, DeskMoversFrame
+
 # How long a window's ranking is kept (seconds).
 KEEP_WINDOWS_S = 3600
+
+
+# How many markets of a window the traders' movers page and its frames show.
+MOVERS_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,29 @@ class Movement:
     market_id: int
     first: Decimal
     last: Decimal
+    selection_id: int = 0
+
+
+@dataclass(frozen=True)
+class Move:
+    """A market's largest move in one window: the selection that moved most, its first and last
+    price and the signed move in basis points (a price drifting out is positive, shortening negative)."""
+
+    selection_id: int
+    first: Decimal
+    last: Decimal
+    bps: int
+
+    def encode(self) -> bytes:
+        """As the store keeps it beside the ranking (prices as decimal strings, never floats)."""
+        return orjson.dumps(
+            {"selection_id": self.selection_id, "first": str(self.first), "last": str(self.last), "bps": self.bps}
+        )
+
+    @classmethod
+    def decode(cls, raw: bytes | str) -> Move:
+        item = orjson.loads(raw)
+        return cls(int(item["selection_id"]), Decimal(item["first"]), Decimal(item["last"]), int(item["bps"]))
 
 
 def move_bps(first: Decimal, last: Decimal) -> int:
@@ -33,18 +62,28 @@ def move_bps(first: Decimal, last: Decimal) -> int:
     return int((last - first) / first * 10_000)
 
 
-def best_moves(movements: Iterable[Movement]) -> dict[tuple[int, int], int]:
-    """Per (window start, market) the largest absolute move of any selection, in basis points.
+def biggest_moves(movements: Iterable[Movement]) -> dict[tuple[int, int], Move]:
+    """Per (window start, market) the move of the selection that moved most (by its absolute move
+    in basis points; the first met where two tie).
 
     A first price that is not positive has no relative move and is left out (the feed's schema
     refuses such prices; a record that slipped past it must not stop the ranking)."""
-    best: dict[tuple[int, int], int] = {}
+    best: dict[tuple[int, int], Move] = {}
     for movement in movements:
         if movement.first <= 0:
             continue
         key = (movement.window_start, movement.market_id)
-        best[key] = max(best.get(key, 0), abs(move_bps(movement.first, movement.last)))
+        bps = move_bps(movement.first, movement.last)
+        current = best.get(key)
+        if current is None or abs(bps) > abs(current.bps):
+            best[key] = Move(movement.selection_id, movement.first, movement.last, bps)
     return best
+
+
+def movers_frame(windows: Iterable[int], *, ts: int) -> bytes:
+    """The ``desk.movers`` frame naming the windows a batch ranked (``reducers.frames.DeskMoversFrame``)."""
+    frame: DeskMoversFrame = {"type": "desk.movers", "v": PROTOCOL_VERSION, "windows": sorted(set(windows)), "ts": ts}
+    return orjson.dumps(frame)
 
 
 # --- window partials ---
@@ -174,7 +213,13 @@ def window_movements(window_start: int, market_id: int, first: Prices, last: Pri
     in both has no move to measure in that window."""
     firsts = dict(first)
     return [
-        Movement(window_start=window_start, market_id=market_id, first=firsts[selection_id], last=price)
+        Movement(
+            window_start=window_start,
+            market_id=market_id,
+            first=firsts[selection_id],
+            last=price,
+            selection_id=selection_id,
+        )
         for selection_id, price in last
         if selection_id in firsts
     ]

@@ -92,8 +92,8 @@ return 1
 
 
 def desk_channels() -> list[str]:
-    """The trading desk's staff pub-sub channels: the ticker's and the books'."""
-    return [keys.desk_ticker_channel(), keys.desk_liability_channel()]
+    """The trading desk's staff pub-sub channels: the ticker's, the books' and the price movers'."""
+    return [keys.desk_ticker_channel(), keys.desk_liability_channel(), keys.desk_movers_channel()]
 
 
 @dataclass(frozen=True)

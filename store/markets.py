@@ -27,7 +27,7 @@ from reducers import frames, keys
 from reducers.frames import MarketFrame
 from reducers.latency import pipeline_observe
 from reducers.markets import StoredDefinition, WriteDefinition
-from reducers.movers import KEEP_WINDOWS_S
+from reducers.movers import KEEP_WINDOWS_S, Move, movers_frame
 from reducers.prices import Conflated, encode_state, market_state, restated, status_change
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_definition, decode_price_update
 from store.clients import NoScriptError
@@ -391,19 +391,42 @@ class MarketStore:
 
     # --- movers ---
 
-    def rank_movers(self, best: Mapping[tuple[int, int], int], *, now_ms: int | None = None) -> None:
-        """Record each (window start, market) score in the window's ranking and drop rankings
-        older than ``KEEP_WINDOWS_S``."""
+    def rank_movers(self, best: Mapping[tuple[int, int], Move], *, now_ms: int | None = None) -> None:
+        """Record each (window start, market) move in the window's ranking (scored by its absolute
+        move) and beside it (the selection, its prices, the signed move), drop rankings older than
+        ``KEEP_WINDOWS_S`` and tell the traders' movers pages which windows moved (``desk.movers``).
+        In one round trip; a batch read twice writes the same values again."""
         if not best:
             return
         now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
         pipe = self._client.pipeline(transaction=False)
-        for (window_start, market_id), bps in best.items():
-            pipe.zadd(keys.movers(window_start), {str(market_id): bps})
+        for (window_start, market_id), move in best.items():
+            pipe.zadd(keys.movers(window_start), {str(market_id): abs(move.bps)})
+            pipe.hset(keys.movers_moves(window_start), str(market_id), move.encode())
             pipe.expire(keys.movers(window_start), KEEP_WINDOWS_S)
+            pipe.expire(keys.movers_moves(window_start), KEEP_WINDOWS_S)
             pipe.zadd(keys.movers_index(), {str(window_start): window_start})
         pipe.zremrangebyscore(keys.movers_index(), 0, now_ms - KEEP_WINDOWS_S * 1000)
+        pipe.publish(keys.desk_movers_channel(), movers_frame((w for w, _ in best), ts=now_ms))
         pipe.execute()
+
+    def movers(self, *, windows: int, top: int) -> list[tuple[int, list[tuple[int, Move]]]]:
+        """The newest ``windows`` windows (newest first), each with its ``top`` markets by absolute
+        move, biggest first: (window start, [(market id, move)]). Two round trips."""
+        starts = [int(w) for w in self._client.zrevrange(keys.movers_index(), 0, windows - 1)]
+        if not starts:
+            return []
+        pipe = self._client.pipeline(transaction=False)
+        for start in starts:
+            pipe.zrevrange(keys.movers(start), 0, top - 1)
+            pipe.hgetall(keys.movers_moves(start))
+        answers = pipe.execute()
+        out = []
+        for i, start in enumerate(starts):
+            ranked, moves = answers[2 * i], answers[2 * i + 1]
+            rows = [(int(m), Move.decode(moves[m])) for m in ranked if m in moves]
+            out.append((start, rows))
+        return out
 
 
 class ReplicationLag(RuntimeError):

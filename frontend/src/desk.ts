@@ -7,6 +7,7 @@ import {
   type DeskFrame,
   type DeskMarketBook,
   formatPence,
+  moversRefreshDelay,
   RiskBook,
   type RiskEvent,
   type RiskSort,
@@ -192,6 +193,35 @@ function tickerPage(table: HTMLTableElement): void {
   });
 }
 
+/**
+ * The price movers page: the server renders the table (names from the catalogue); a
+ * ``desk.movers`` frame says a window moved, and the table is read again, at most every
+ * MOVERS_REFRESH_MS however often frames come.
+ */
+function moversPage(host: HTMLElement): void {
+  let last = 0;
+  let waiting = false;
+  const refresh = async (): Promise<void> => {
+    waiting = false;
+    last = Date.now();
+    const url = new URL(window.location.href);
+    url.searchParams.set("fragment", "table");
+    try {
+      const response = await fetch(url, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+      if (response.ok) host.innerHTML = await response.text();
+    } catch {
+      // Offline for a moment: the next frame reads it again.
+    }
+  };
+  follow((frame) => {
+    if (frame.type !== "desk.movers") return;
+    const delay = moversRefreshDelay(last, Date.now(), waiting);
+    if (delay === null) return;
+    waiting = true;
+    window.setTimeout(() => void refresh(), delay);
+  });
+}
+
 function follow(onDesk: (frame: DeskFrame) => void): void {
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
   const client = new OddsClient({
@@ -218,6 +248,8 @@ function boot(): void {
   if (risk !== null) riskPage(risk);
   const ticker = document.getElementById("ticker");
   if (ticker instanceof HTMLTableElement) tickerPage(ticker);
+  const movers = document.getElementById("movers");
+  if (movers !== null) moversPage(movers);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

@@ -2,7 +2,13 @@
 // risk view and the ticker: ordering, filtering, formatting pence. No DOM here (tests/desk.test.ts).
 
 // The frames' types are generated from reducers/frames.py (src/contract/frames.ts).
-import type { DeskBetFrame, DeskFollowedFrame, DeskLiabilityFrame, DeskMarketBook } from "./contract/frames";
+import type {
+  DeskBetFrame,
+  DeskFollowedFrame,
+  DeskLiabilityFrame,
+  DeskMarketBook,
+  DeskMoversFrame,
+} from "./contract/frames";
 
 export type {
   DeskBetFrame,
@@ -10,10 +16,23 @@ export type {
   DeskFollowedFrame,
   DeskLiabilityFrame,
   DeskMarketBook,
+  DeskMoversFrame,
   DeskOutcome,
 } from "./contract/frames";
 
-export type DeskFrame = DeskBetFrame | DeskLiabilityFrame | DeskFollowedFrame;
+export type DeskFrame = DeskBetFrame | DeskLiabilityFrame | DeskMoversFrame | DeskFollowedFrame;
+
+/** How often, at most, the movers page reads its table afresh however often windows move (ms). */
+export const MOVERS_REFRESH_MS = 2000;
+
+/**
+ * When the movers page should read its table next, given when it last did (``last``, ms), now,
+ * and whether a read is already waiting: null when the waiting one covers this frame too.
+ */
+export function moversRefreshDelay(last: number, now: number, waiting: boolean): number | null {
+  if (waiting) return null;
+  return Math.max(0, last + MOVERS_REFRESH_MS - now);
+}
 
 /** Pence as pounds with a sign and thousands separators: -123456 → "−£1,234.56". */
 export function formatPence(pence: number): string {

@@ -469,6 +469,7 @@ export class OddsClient {
         break;
       case "desk.bet":
       case "desk.liability":
+      case "desk.movers":
       case "desk.followed":
         this.options.onDesk?.(frame);
         break;

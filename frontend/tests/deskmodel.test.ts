@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { type DeskBetFrame, type DeskMarketBook, formatPence, RiskBook, Ticker, tickerShows } from "../src/deskmodel";
+import {
+  type DeskBetFrame,
+  type DeskMarketBook,
+  formatPence,
+  MOVERS_REFRESH_MS,
+  moversRefreshDelay,
+  RiskBook,
+  Ticker,
+  tickerShows,
+} from "../src/deskmodel";
 
 function book(market_id: number, event_id: number, worst: number, event_worst: number, bets = 1, staked = 1000): DeskMarketBook {
   return {
@@ -82,5 +91,19 @@ describe("ticker", () => {
     expect(tickerShows(bet("a", "5.00", 3), { ...none, customer: "4" })).toBe(false);
     expect(tickerShows(bet("a", "5.00", 3, "football", true), { ...none, inPlay: true })).toBe(true);
     expect(tickerShows(bet("a", "5.00"), { ...none, inPlay: true })).toBe(false);
+  });
+});
+
+describe("moversRefreshDelay", () => {
+  it("reads the table at once when it was last read long enough ago", () => {
+    expect(moversRefreshDelay(0, 10_000, false)).toBe(0);
+  });
+
+  it("waits out the rest of the interval after a recent read", () => {
+    expect(moversRefreshDelay(10_000, 10_500, false)).toBe(MOVERS_REFRESH_MS - 500);
+  });
+
+  it("adds nothing while a read is already waiting", () => {
+    expect(moversRefreshDelay(10_000, 10_500, true)).toBeNull();
   });
 });

@@ -473,7 +473,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=text)
 
     async def _follow_desk(self) -> None:
-        """Follow the trading desk's ticker and liability channels: staff only, checked here
+        """Follow the trading desk's ticker, liability and movers channels: staff only, checked here
         (the server's side of the socket), whatever page opened it."""
         user = self.scope.get("user")
         if not (user and user.is_authenticated and user.is_staff):
@@ -482,7 +482,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         names = desk_channels()
         await get_hub().add(self, names)
         self.session.follow_desk(names)
-        await self.send(text_data=events.desk_followed(channels=["ticker", "liability"]))
+        await self.send(text_data=events.desk_followed(channels=["ticker", "liability", "movers"]))
 
     def _follow(self, channel_id: str) -> bytes:
         name = keys.subscriber_channel(channel_id).encode()

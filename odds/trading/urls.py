@@ -1,5 +1,5 @@
 """The trading pages (staff only): events, markets, results and settlement, liability, the risk
-view and the bet ticker, channels."""
+view, the bet ticker and the price movers, channels."""
 
 from django.urls import path
 
@@ -41,6 +41,7 @@ urlpatterns = [
     path("trading/liability", trading.liability_page, name="trading-liability"),
     path("trading/risk/", trading.risk_page, name="trading-risk"),
     path("trading/ticker/", trading.ticker_page, name="trading-ticker"),
+    path("trading/movers/", trading.movers_page, name="trading-movers"),
     path("trading/audit", trading.audit_page, name="trading-audit"),
     path("trading/bets/<int:bet_id>/void", trading.bet_void_view, name="trading-bet-void"),
     path("trading/audit.csv", trading.audit_csv, name="trading-audit-csv"),

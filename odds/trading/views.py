@@ -41,7 +41,7 @@ from odds.catalogue.services.markets import (
 )
 from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, VOID_BETS, staff_page
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
-from odds.trading.selectors.desk import desk_risk_books, desk_sports, desk_ticker
+from odds.trading.selectors.desk import desk_movers, desk_risk_books, desk_sports, desk_ticker
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
     SEARCH_MAX_LENGTH,
@@ -463,6 +463,17 @@ def liability_page(request: HttpRequest) -> HttpResponse:
 
 # The ticker's filters, read by the page's script from the form the view fills in.
 TICKER_FILTERS = ("sport", "stake_over", "customer", "in_play")
+
+
+@staff_page
+def movers_page(request: HttpRequest) -> HttpResponse:
+    """The markets whose prices moved most in each of the newest event-time windows (the movers
+    query's rankings); ``?fragment=table`` is the table alone, which the page reads again on each
+    ``desk.movers`` frame."""
+    context = {"page": "movers", "windows": desk_movers()}
+    if request.GET.get("fragment") == "table":
+        return render(request, "odds/trading/_movers.html", context)
+    return render(request, "odds/trading/movers.html", context)
 
 
 @staff_page

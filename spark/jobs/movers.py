@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
-from reducers.movers import best_moves, prices_of, window_movements
+from reducers.movers import biggest_moves, prices_of, window_movements
 from reducers.queries import MOVERS
 from spark.config import config
 from spark.sinks.replicated import Replicated
@@ -99,14 +99,14 @@ def ranked(row: Any) -> bool:
 
 
 class MoversSink:
-    """Scores each window's markets (``reducers.movers.best_moves``) into the store's rankings."""
+    """Scores each window's markets (``reducers.movers.biggest_moves``) into the store's rankings."""
 
     def __init__(self, *, redis_client: redis.Redis) -> None:
         self._store = MarketStore(redis_client)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         self._store.rank_movers(
-            best_moves(
+            biggest_moves(
                 movement
                 for row in batch.collect()
                 if ranked(row)

@@ -1,10 +1,11 @@
 """The trading desk as a trader (a member of the Traders role, not a superuser) in Chromium: the
 audit log and its CSV, event-wide suspend and resume, the fat-finger question, and voiding a bet
-with a reason the punter then reads in My bets, a market's margin."""
+with a reason the punter then reads in My bets, a market's margin, the price movers."""
 
 from __future__ import annotations
 
 import re
+import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,11 +16,13 @@ from playwright.sync_api import Browser, Page, expect
 from odds.betting.models import Bet
 from odds.catalogue.models import Market
 from odds.core.roles import TRADERS, roles_sync
-from reducers import topics
+from reducers import keys, topics
+from reducers.movers import Move
 from reducers.schemas import decode_price_update
+from store.markets import MarketStore
 from tests.browser.axe import axe_check
 from tests.conftest import wait_for
-from tests.factories import market_create, user_create
+from tests.factories import market_create, markets_define, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 from tests.integration.topic_records import records_from_start
 
@@ -180,3 +183,31 @@ def test_a_trader_sets_a_markets_margin_and_a_margin_out_of_bounds_is_refused_wi
     expect(page.locator(f"#market-{market.id}").get_by_label("Margin %")).to_have_value("7.5")
     axe_check(page)
     assert Market.objects.get(id=market.id).margin == Decimal("0.075")
+
+
+def test_the_movers_page_shows_a_window_that_moves_while_it_is_open(
+    asgi_server, kafka_topics, redis_client, trader, page
+):
+    # After every real window the session's movers query ranks, so it is the newest.
+    window = 4_200_000_000_000
+    market = market_create()
+    markets_define(redis_client, market)
+    home = selections_of(market)[0]
+    try:
+        page.goto(f"{asgi_server}/trading/movers/")
+        expect(page.locator("#desk-conn")).to_have_text("Live")
+        expect(page.locator(f'#movers tr[data-market="{market.id}"]')).to_have_count(0)
+        MarketStore(redis_client).rank_movers(
+            {(window, market.id): Move(home.id, Decimal("2.10"), Decimal("2.60"), 2380)}, now_ms=int(time.time() * 1000)
+        )
+        row = page.locator(f'#movers tr[data-market="{market.id}"]')
+        expect(row).to_contain_text("+23.80 %")
+        expect(row).to_contain_text(home.name)
+        expect(row).to_contain_text("drifting")
+        axe_check(page)
+        page.set_viewport_size({"width": 390, "height": 844})
+        expect(row).to_be_visible()
+        axe_check(page)
+    finally:
+        redis_client.delete(keys.movers(window), keys.movers_moves(window))
+        redis_client.zrem(keys.movers_index(), str(window))

@@ -142,13 +142,19 @@ def every_server_frame() -> list[bytes]:
 
 def desk_frames() -> list[bytes]:
     from reducers.liability import MarketNames, books_of, liability_frame, market_book_frame, ticker_frame
+    from reducers.movers import movers_frame
     from tests.factories import bet_event_build
 
     placed = bet_event_build("placed", event_id="1:placed", legs=((101, "2.50"), (202, "1.50")))
     names = {101: MarketNames(sport="football", event="A v B", market="Match result", selections=((101, "A"),))}
     book = books_of([placed])[101]
-    followed: frames.DeskFollowedFrame = {"type": "desk.followed", "v": 1, "channels": ["ticker", "liability"]}
+    followed: frames.DeskFollowedFrame = {
+        "type": "desk.followed",
+        "v": 1,
+        "channels": ["ticker", "liability", "movers"],
+    }
     return [
+        movers_frame([60_000], ts=9),
         frames.encode(ticker_frame(placed, names=names, reducer_ts=9)),
         frames.encode(liability_frame([market_book_frame(book, names=names[101], event_worst=-2750)], ts=9)),
         frames.encode_text(followed).encode(),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import orjson
+
 from reducers.markets import (
     StoredDefinition,
     WriteDefinition,
@@ -12,14 +14,16 @@ from reducers.markets import (
     plan_table,
 )
 from reducers.movers import (
+    Move,
     Movement,
     WindowPartial,
-    best_moves,
+    biggest_moves,
     decode_partial,
     encode_partial,
     fold_partials,
     merge_all,
     move_bps,
+    movers_frame,
     window_movements,
 )
 from reducers.prices import Conflated, admit, unknown_items
@@ -156,27 +160,43 @@ def test_a_move_is_signed_and_truncated_toward_zero():
     assert move_bps(Decimal("3.00"), Decimal("3.01")) == 33
 
 
-def test_a_market_scores_its_largest_absolute_move_in_each_window():
-    best = best_moves(
+def test_a_market_scores_its_largest_absolute_move_in_each_window_with_the_selection_that_made_it():
+    best = biggest_moves(
         [
-            Movement(window_start=0, market_id=1, first=Decimal("2.00"), last=Decimal("2.10")),
-            Movement(window_start=0, market_id=1, first=Decimal("2.00"), last=Decimal("1.80")),
-            Movement(window_start=0, market_id=2, first=Decimal("5.00"), last=Decimal("5.00")),
-            Movement(window_start=60_000, market_id=1, first=Decimal("2.10"), last=Decimal("2.121")),
+            Movement(window_start=0, market_id=1, first=Decimal("2.00"), last=Decimal("2.10"), selection_id=11),
+            Movement(window_start=0, market_id=1, first=Decimal("2.00"), last=Decimal("1.80"), selection_id=12),
+            Movement(window_start=0, market_id=2, first=Decimal("5.00"), last=Decimal("5.00"), selection_id=21),
+            Movement(window_start=60_000, market_id=1, first=Decimal("2.10"), last=Decimal("2.121"), selection_id=11),
         ]
     )
-    assert best == {(0, 1): 1000, (0, 2): 0, (60_000, 1): 100}
+    assert best == {
+        (0, 1): Move(12, Decimal("2.00"), Decimal("1.80"), -1000),
+        (0, 2): Move(21, Decimal("5.00"), Decimal("5.00"), 0),
+        (60_000, 1): Move(11, Decimal("2.10"), Decimal("2.121"), 100),
+    }
 
 
 def test_a_first_price_that_is_not_positive_is_left_out_instead_of_dividing_by_zero():
-    best = best_moves(
+    best = biggest_moves(
         [
             Movement(window_start=0, market_id=1, first=Decimal("0"), last=Decimal("2.00")),
             Movement(window_start=0, market_id=2, first=Decimal("-1"), last=Decimal("2.00")),
             Movement(window_start=0, market_id=3, first=Decimal("2.00"), last=Decimal("2.02")),
         ]
     )
-    assert best == {(0, 3): 100}
+    assert list(best) == [(0, 3)]
+    assert best[(0, 3)].bps == 100
+
+
+def test_a_move_is_kept_and_read_back_exactly():
+    move = Move(7, Decimal("3.35"), Decimal("2.875"), -1417)
+    assert Move.decode(move.encode()) == move
+    assert orjson.loads(move.encode()) == {"selection_id": 7, "first": "3.35", "last": "2.875", "bps": -1417}
+
+
+def test_the_movers_frame_names_each_window_once_in_order():
+    frame = orjson.loads(movers_frame([120_000, 60_000, 120_000], ts=5))
+    assert frame == {"type": "desk.movers", "v": 1, "windows": [60_000, 120_000], "ts": 5}
 
 
 def d(text: str) -> Decimal:
@@ -217,4 +237,4 @@ def test_a_partial_survives_its_record_with_exact_prices():
 
 def test_a_window_moves_each_selection_in_both_its_first_and_last_snapshot():
     moves = window_movements(0, 1, ((1, d("2.00")), (2, d("3.00"))), ((2, d("3.30")), (3, d("9.00"))))
-    assert moves == [Movement(window_start=0, market_id=1, first=d("3.00"), last=d("3.30"))]
+    assert moves == [Movement(window_start=0, market_id=1, first=d("3.00"), last=d("3.30"), selection_id=2)]

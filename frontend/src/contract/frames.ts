@@ -150,6 +150,17 @@ export interface DeskMessage {
   type: "desk";
 }
 
+/**
+ * ``desk.movers``: the event-time windows (starts, epoch ms) whose price movers one batch of
+ * the movers query ranked again; the traders' movers page reads them afresh.
+ */
+export interface DeskMoversFrame {
+  type: "desk.movers";
+  v: number;
+  windows: number[];
+  ts: number;
+}
+
 /** The book's profit (positive) or loss (negative) in pence if this selection wins. */
 export interface DeskOutcome {
   selection_id: number;
@@ -561,6 +572,7 @@ export type ServerFrame =
   | GameViewFrame
   | DeskBetFrame
   | DeskLiabilityFrame
+  | DeskMoversFrame
   | DeskFollowedFrame;
 
 export type ClientMessage =

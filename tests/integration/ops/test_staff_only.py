@@ -93,6 +93,7 @@ def test_non_staff_user_gets_403(pattern, punter):
         "trading-liability",
         "trading-risk",
         "trading-ticker",
+        "trading-movers",
         "trading-subscriptions",
         "ops-lag",
         "trading-api-liability",

@@ -4,6 +4,7 @@ effects are written in, and what the readers get back."""
 from __future__ import annotations
 
 import time
+from decimal import Decimal
 
 import orjson
 import pytest
@@ -13,8 +14,10 @@ from hypothesis import strategies as st
 from reducers import keys
 from reducers.latency import PIPELINE_STAGES, histogram_key, histogram_read
 from reducers.markets import StoredDefinition, WriteDefinition
+from reducers.movers import Move
 from reducers.prices import conflate, is_newer
 from store.markets import MarketStore, queue_states, raw_states
+from tests.conftest import wait_for
 from tests.factories import definition_build, raw_price_update
 
 pytestmark = pytest.mark.integration
@@ -73,8 +76,14 @@ def test_movers_rankings_keep_an_hour_of_windows(redis_client):
     store = MarketStore(redis_client)
     now = 10_000_000_000
     old, recent = now - 2 * 3_600_000, now - 60_000
-    store.rank_movers({(old, 1): 50}, now_ms=old)
-    store.rank_movers({(recent, 1): 500, (recent, 2): 20}, now_ms=now)
+    store.rank_movers({(old, 1): Move(11, Decimal("2.00"), Decimal("2.01"), 50)}, now_ms=old)
+    store.rank_movers(
+        {
+            (recent, 1): Move(11, Decimal("2.00"), Decimal("2.10"), 500),
+            (recent, 2): Move(21, Decimal("5.00"), Decimal("4.99"), -20),
+        },
+        now_ms=now,
+    )
     assert redis_client.zrange(keys.movers(recent), 0, -1, desc=True, withscores=True) == [(b"1", 500.0), (b"2", 20.0)]
     # The index is shared with the running movers query, whose windows are real times: only
     # the two windows of this test are looked at.
@@ -82,6 +91,44 @@ def test_movers_rankings_keep_an_hour_of_windows(redis_client):
     assert str(recent).encode() in indexed
     assert str(old).encode() not in indexed
     assert 0 < redis_client.ttl(keys.movers(recent)) <= 3600
+    assert 0 < redis_client.ttl(keys.movers_moves(recent)) <= 3600
+
+
+def test_movers_are_read_back_newest_window_first_biggest_move_first_and_announced_to_the_desk(redis_client):
+    store = MarketStore(redis_client)
+    pubsub = redis_client.pubsub()
+    pubsub.subscribe(keys.desk_movers_channel())
+    wait_for(lambda: pubsub.get_message(timeout=1) is not None, what="subscribed")
+    # Far in the future, so the running movers query's real windows come after these in the index.
+    first, second = 4_000_000_000_000, 4_000_000_060_000
+    now = int(time.time() * 1000)
+    store.rank_movers(
+        {
+            (first, 7): Move(71, Decimal("3.00"), Decimal("2.50"), -1666),
+            (second, 7): Move(72, Decimal("4.00"), Decimal("4.20"), 500),
+            (second, 8): Move(81, Decimal("1.50"), Decimal("1.80"), 2000),
+        },
+        now_ms=now,
+    )
+    windows = store.movers(windows=2, top=10)
+    assert windows == [
+        (
+            second,
+            [
+                (8, Move(81, Decimal("1.50"), Decimal("1.80"), 2000)),
+                (7, Move(72, Decimal("4.00"), Decimal("4.20"), 500)),
+            ],
+        ),
+        (first, [(7, Move(71, Decimal("3.00"), Decimal("2.50"), -1666))]),
+    ]
+    assert store.movers(windows=1, top=1) == [(second, [(8, Move(81, Decimal("1.50"), Decimal("1.80"), 2000))])]
+    message = pubsub.get_message(timeout=5)
+    assert message is not None
+    assert orjson.loads(message["data"]) == {"type": "desk.movers", "v": 1, "windows": [first, second], "ts": now}
+    pubsub.close()
+    for window in (first, second):
+        redis_client.delete(keys.movers(window), keys.movers_moves(window))
+        redis_client.zrem(keys.movers_index(), str(window))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

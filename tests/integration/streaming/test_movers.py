@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 
 from reducers import keys, topics
+from reducers.movers import Move
 from reducers.schemas import PriceUpdate
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
@@ -68,6 +69,9 @@ def test_movement_is_ranked_per_event_time_window_and_late_records_are_counted(
         what="a 25% move ranked in its window",
     )
     assert redis_client.zscore(keys.movers_index(), str(window_start)) == window_start
+    # Beside the score: which selection moved, from what to what (drifting out from 2.00 to 2.50).
+    kept = Move.decode(redis_client.hget(keys.movers_moves(window_start), str(market_id)))
+    assert kept == Move(1, Decimal("2.00"), Decimal("2.50"), 2500)
 
     before = int(redis_client.hget(keys.counter("late_records"), "prices") or 0)
     produce_at(producer, raw_price_update(market_id=market_id, seq=3, prices=((1, "9.00"),)), now - 15 * 60_000)
