@@ -40,10 +40,26 @@ export function listUrl(location: { pathname: string }, seq: number): string {
   return `${location.pathname}?fragment=listing&v=${seq}`;
 }
 
+/**
+ * What finds an element of the list again once the list is drawn anew: a price by its selection,
+ * a link by where it goes; null for anything else (focus then stays where the browser puts it).
+ */
+export function focusSelector(element: { tagName: string; getAttribute(name: string): string | null }): string | null {
+  const selection = element.getAttribute("data-selection");
+  if (selection !== null && /^\d+$/.test(selection)) return `[data-selection="${selection}"]`;
+  const href = element.getAttribute("href");
+  if (element.tagName === "A" && href !== null && /^\/[\w\-/?=&.%]*$/.test(href)) return `a[href="${href}"]`;
+  return null;
+}
+
 export class LiveList {
   private pending: number | null = null;
   private timer = false;
   private fetching = false;
+  // A pointer pressed in the list: a new list waits for its release, so the press and release land
+  // on the same button (a list drawn between them would swallow the click).
+  private pressed = false;
+  private held: string | null = null;
 
   constructor(
     private readonly root: HTMLElement,
@@ -51,6 +67,23 @@ export class LiveList {
   ) {}
 
   start(): void {
+    this.root.addEventListener("pointerdown", () => {
+      this.pressed = true;
+    });
+    const release = (): void => {
+      if (!this.pressed) return;
+      this.pressed = false;
+      const held = this.held;
+      this.held = null;
+      // After the click this release starts has run on the list as it is now.
+      if (held !== null) window.setTimeout(() => this.replace(held), 0);
+    };
+    document.addEventListener("pointerup", release);
+    document.addEventListener("pointercancel", release);
+    this.follow();
+  }
+
+  private follow(): void {
     const raw = this.root.dataset.query;
     if (raw === undefined || raw === "") return;
     let query: Query;
@@ -106,11 +139,21 @@ export class LiveList {
   }
 
   private replace(html: string): void {
+    if (this.pressed) {
+      this.held = html;
+      return;
+    }
     const before = listMarkets(this.root);
     const eventsBefore = listEvents(this.root);
+    const active = document.activeElement;
+    const refocus = active instanceof HTMLElement && this.root.contains(active) ? focusSelector(active) : null;
     const template = document.createElement("template");
     template.innerHTML = html;
     this.root.replaceChildren(template.content);
+    if (refocus !== null) {
+      const again = this.root.querySelector<HTMLElement>(refocus);
+      again?.focus({ preventScroll: true });
+    }
     const after = listMarkets(this.root);
     const eventsAfter = listEvents(this.root);
     const client = this.options.client;

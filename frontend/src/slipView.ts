@@ -693,8 +693,9 @@ export class SlipView {
     return { kind: "error", text: refusalText(error.code, error.message, this.slip.limits), code: error.code };
   }
 
-  /** Redraw prices after the odds format changed. */
+  /** Redraw prices after the odds format changed or a list was drawn anew (its buttons marked again). */
   reformat(): void {
+    markSelected(new Set(this.slip.legs.map((leg) => leg.selectionId)));
     this.render();
   }
 }

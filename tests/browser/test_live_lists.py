@@ -1,6 +1,7 @@
 """Event lists that follow the stream, for a visitor who is not logged in: an event that kicks off
 appears on In play without a reload and leaves it when it finishes; a goal changes the score on
-the home page with no /live/events request (match states come over the websocket)."""
+the home page with no /live/events request (match states come over the websocket); a click or
+the keyboard focus on a price survives the list being drawn anew."""
 
 from __future__ import annotations
 
@@ -86,3 +87,47 @@ def test_a_goal_changes_the_score_on_the_home_page_with_no_live_events_request(
     expect(score).to_have_text("1", timeout=30_000)
     page.wait_for_timeout(6_000)  # longer than the poll the page used to make
     assert polled == []
+
+
+def _in_play_list(asgi_server, redis_client, page: Page, market) -> None:
+    """In play open with ``market``'s event listed and the page following its shared channel."""
+    Event.objects.filter(id=market.event_id).update(status=Event.Status.IN_PLAY)
+    markets_define(redis_client, market)
+    page.goto(f"{asgi_server}/in-play/")
+    expect(page.locator(f'#listing .event-row[data-event-id="{market.event_id}"]')).to_be_visible()
+    channel = shared_channel_id(QuerySpec(in_play=True, headline=True))
+    wait_for(lambda: redis_client.exists(keys.channel_meta(channel)), timeout=60, what="the page's shared channel")
+
+
+def test_a_click_pressed_while_the_list_is_drawn_anew_still_adds_the_price_to_the_slip(
+    asgi_server, reducers_running, redis_client, page: Page
+):
+    market, joining = market_create(), market_create()
+    _in_play_list(asgi_server, redis_client, page, market)
+    price = page.locator(f'#listing .price[data-selection="{market.selections.order_by("id").first().id}"]')
+    price.hover()
+    page.mouse.down()
+    # Another event kicks off while the button is held: the list is fetched again meanwhile.
+    with page.expect_response(lambda response: "fragment=listing" in response.url, timeout=15_000):
+        event_becomes(redis_client, joining, Event.Status.IN_PLAY)
+    page.wait_for_timeout(300)  # the new list arrived; with the button still held it waits
+    page.mouse.up()
+    expect(price).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f'#listing .event-row[data-event-id="{joining.event_id}"]')).to_be_visible()
+    expect(
+        page.locator(f'#listing .price[data-selection="{market.selections.order_by("id").first().id}"]')
+    ).to_have_attribute("aria-pressed", "true")
+
+
+def test_keyboard_focus_stays_on_the_same_price_when_the_list_is_drawn_anew(
+    asgi_server, reducers_running, redis_client, page: Page
+):
+    market, joining = market_create(), market_create()
+    _in_play_list(asgi_server, redis_client, page, market)
+    selection = market.selections.order_by("id").last().id
+    page.locator(f'#listing .price[data-selection="{selection}"]').focus()
+    event_becomes(redis_client, joining, Event.Status.IN_PLAY)
+    expect(page.locator(f'#listing .event-row[data-event-id="{joining.event_id}"]')).to_be_visible(timeout=10_000)
+    assert page.evaluate("document.activeElement && document.activeElement.dataset.selection") == str(selection)
+    page.keyboard.press("Enter")
+    expect(page.locator(f'#listing .price[data-selection="{selection}"]')).to_have_attribute("aria-pressed", "true")
