@@ -149,8 +149,8 @@ def desk_frames() -> list[bytes]:
     book = books_of([placed])[101]
     followed: frames.DeskFollowedFrame = {"type": "desk.followed", "v": 1, "channels": ["ticker", "liability"]}
     return [
-        frames.encode(ticker_frame(placed, names=names, reducer_ts=9)),
-        frames.encode(liability_frame([market_book_frame(book, names=names[101], event_worst=-2750)], ts=9)),
+        frames.encode(ticker_frame(placed, names=names, reducer_ts=9, rates={})),
+        frames.encode(liability_frame([market_book_frame(book, names=names[101], event_worst=-2750, rates={})], ts=9)),
         frames.encode_text(followed).encode(),
     ]
 
