@@ -31,6 +31,10 @@ RATE_PLACES = 6
 MIN_RATE = Decimal("0.001")
 MAX_RATE = Decimal("1000")
 
+# The rates a fresh install converts at until the operator sets the real ones on the desk's rates
+# page (written after each migrate where a currency has none: odds.trading.apps).
+DEFAULT_RATES: dict[str, Decimal] = {"EUR": Decimal("0.85"), "USD": Decimal("0.79")}
+
 # Currency → millionths of the book's currency per unit.
 Rates = Mapping[str, int]
 

@@ -3,6 +3,7 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { ChannelsOut, LiabilityOut, SettlementOut } from "./contract/api";
+import { formatMoney } from "./decimal";
 import {
   alertNames,
   alertsOfQuery,

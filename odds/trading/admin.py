@@ -28,6 +28,7 @@ from odds.catalogue.services.markets import (
 )
 from odds.core.staff import RESULT_MARKETS, TRADE_MARKETS
 from odds.trading.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
+from reducers.money import Amounts
 
 
 @admin.register(Sport)
@@ -76,10 +77,13 @@ def _each_market(
 
 
 def _impact_totals(impacts: list[ResultImpact]) -> dict[str, Any]:
+    """The impacts added up: bets, and stakes and payouts per currency and in the book's."""
     return {
         "bets": sum(impact.bets for impact in impacts),
-        "stake": sum((impact.stake for impact in impacts), Decimal("0.00")),
-        "payout": sum((impact.payout for impact in impacts), Decimal("0.00")),
+        "stake": sum((impact.stake for impact in impacts), Amounts()),
+        "payout": sum((impact.payout for impact in impacts), Amounts()),
+        "stake_book": sum((impact.stake_book for impact in impacts), Decimal("0.00")),
+        "payout_book": sum((impact.payout_book for impact in impacts), Decimal("0.00")),
     }
 
 

@@ -12,14 +12,14 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from odds.accounts.rules import CURRENCIES
 from reducers.rates import MAX_RATE, MIN_RATE, RATE_PLACES
+from reducers.rules import CURRENCY_SYMBOLS
 
 
 class ExchangeRate(models.Model):
     """What one unit of ``currency`` is worth in the book's currency, from ``set_at`` on."""
 
-    currency = models.CharField(max_length=3, choices=CURRENCIES)
+    currency = models.CharField(max_length=3, choices=[(c, c) for c in CURRENCY_SYMBOLS])
     rate = models.DecimalField(max_digits=6 + RATE_PLACES, decimal_places=RATE_PLACES)
     set_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

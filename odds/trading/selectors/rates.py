@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from odds.core.connections import redis_shared
 from odds.trading.models import ExchangeRate
 from reducers.rates import rate_units
 from reducers.rules import BOOK_CURRENCY, CURRENCY_SYMBOLS
+from store.liability import BookStore
 
 RATE_HISTORY_SHOWN = 50
 
@@ -51,6 +53,12 @@ def exchange_rate_units() -> dict[str, int]:
     """The current rates as the books are converted at: currency → millionths of the book's
     currency (the book's own and every currency with a rate set)."""
     return {rate.currency: rate_units(rate.rate) for rate in exchange_rates_current() if rate.rate is not None}
+
+
+def exchange_rates_in_force() -> dict[str, int]:
+    """The rates the books are converted at now, as the desk reads them: Redis's mirror
+    (``store.liability.BookStore.rates``), or PostgreSQL's rates before anything has mirrored them."""
+    return BookStore(redis_shared()).rates() or exchange_rate_units()
 
 
 def exchange_rate_history(*, limit: int = RATE_HISTORY_SHOWN) -> list[ExchangeRate]:

@@ -17,7 +17,7 @@ from odds.trading.models import ExchangeRate
 from odds.trading.selectors.rates import exchange_rate_units, exchange_rates_current
 from reducers import frames
 from reducers.liability import liability_frame, market_book_frames, names_of
-from reducers.rates import rate_check
+from reducers.rates import DEFAULT_RATES, rate_check
 from reducers.rules import BOOK_CURRENCY
 from store.liability import BookStore
 from store.markets import MarketStore
@@ -46,6 +46,17 @@ def exchange_rate_set(*, currency: str, rate: Decimal, by: Actor, note: str = ""
         )
         transaction.on_commit(lambda: task_names.enqueue(task_names.EXCHANGE_RATES_APPLY), robust=True)
     return row
+
+
+def exchange_rates_default(*, using: str = "default") -> list[str]:
+    """Give each currency that has no rate yet its default (``reducers.rates.DEFAULT_RATES``);
+    returns the currencies given one."""
+    given = []
+    for currency, rate in DEFAULT_RATES.items():
+        if not ExchangeRate.objects.using(using).filter(currency=currency).exists():
+            ExchangeRate.objects.using(using).create(currency=currency, rate=rate, note="default rate")
+            given.append(currency)
+    return given
 
 
 def exchange_rates_apply() -> int:
