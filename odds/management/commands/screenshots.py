@@ -43,6 +43,7 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("liability", TRADER, "trading-liability", ()),
     ("risk", TRADER, "trading-risk", ()),
     ("ticker", TRADER, "trading-ticker", ()),
+    ("rates", TRADER, "trading-rates", ()),
     ("game-staff", TRADER, "game-staff", ()),
     ("subscriptions", TRADER, "trading-subscriptions", ()),
     ("lag", TRADER, "ops-lag", ()),
