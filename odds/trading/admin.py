@@ -27,6 +27,7 @@ from odds.catalogue.services.markets import (
     selection_price_set,
 )
 from odds.core.staff import RESULT_MARKETS, TRADE_MARKETS
+from odds.trading.models import ExchangeRate
 from odds.trading.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
 from reducers.money import Amounts
 
@@ -230,3 +231,21 @@ class SelectionAdmin(AuditedAdmin):
             except PriceChangeUnconfirmed as exc:
                 # The admin has no confirmation step: the trading page asks and applies it.
                 self.message_user(request, f"Not applied: {exc.message} on the trading page.", messages.ERROR)
+
+
+@admin.register(ExchangeRate)
+class ExchangeRateAdmin(admin.ModelAdmin):
+    """The history of the exchange rates, read only: a rate is set on the desk's rates page
+    (/trading/rates), which audits it and converts the books at it."""
+
+    list_display = ("currency", "rate", "set_by", "set_at", "note")
+    list_filter = ("currency",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
