@@ -26,6 +26,7 @@ from odds.catalogue.services.markets import (
     market_suspend,
     selection_price_set,
 )
+from odds.core.admin import ReadOnlyAdmin
 from odds.core.staff import RESULT_MARKETS, TRADE_MARKETS
 from odds.trading.models import ExchangeRate
 from odds.trading.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
@@ -234,18 +235,9 @@ class SelectionAdmin(AuditedAdmin):
 
 
 @admin.register(ExchangeRate)
-class ExchangeRateAdmin(admin.ModelAdmin):
+class ExchangeRateAdmin(ReadOnlyAdmin):
     """The history of the exchange rates, read only: a rate is set on the desk's rates page
     (/trading/rates), which audits it and converts the books at it."""
 
     list_display = ("currency", "rate", "set_by", "set_at", "note")
     list_filter = ("currency",)
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
