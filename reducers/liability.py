@@ -219,21 +219,25 @@ def event_worst(books: list[MarketBook], rates: Rates) -> int:
 
 
 def book_from_hash(market_id: int, raw: Mapping[bytes, bytes]) -> MarketBook:
-    """A market's book as ``keys.market_book`` holds it (an empty hash: no open bet)."""
-    staked: list[tuple[str, int]] = []
-    returns: list[tuple[int, str, int]] = []
+    """A market's book as ``keys.market_book`` holds it (an empty hash: no open bet). A book
+    written before currencies (``staked``, ``r:<selection>``) is in the book's currency."""
+    staked: dict[str, int] = {}
+    returns: dict[tuple[int, str], int] = {}
     for name, value in raw.items():
-        if name.startswith(b"s:") and int(value):
-            staked.append((name[2:].decode(), int(value)))
-        elif name.startswith(b"r:") and int(value):
-            currency, selection_id = name[2:].decode().split(":")
-            returns.append((int(selection_id), currency, int(value)))
+        text, amount = name.decode(), int(value)
+        if text == "staked" or text.startswith("s:"):
+            currency = text[2:] if text.startswith("s:") else BOOK_CURRENCY
+            staked[currency] = staked.get(currency, 0) + amount
+        elif text.startswith("r:"):
+            currency, _, selection_id = text[2:].rpartition(":")
+            key = (int(selection_id), currency or BOOK_CURRENCY)
+            returns[key] = returns.get(key, 0) + amount
     return MarketBook(
         market_id=market_id,
         event_id=int(raw.get(b"event", 0)),
-        staked=tuple(sorted(staked)),
+        staked=tuple(sorted((c, p) for c, p in staked.items() if p)),
         bets=int(raw.get(b"bets", 0)),
-        returns=tuple(sorted(returns)),
+        returns=tuple(sorted((s, c, r) for (s, c), r in returns.items() if r)),
     )
 
 

@@ -41,9 +41,36 @@ RERANK_BATCH = 200
 # ``pence`` and rank; the market's ``worst`` and ``worst_sel``, its rank, its entry in its event's
 # book and the event's rank (the sum of its markets' worst P/L). A market with no open bet left is
 # removed.
+#
+# A book written before currencies (``pence`` of a selection without any ``c:`` field; a market's
+# ``staked`` and ``r:<selection>``) was all in the book's currency: ``upgrade_*`` moves it to that
+# currency's fields the first time a script touches it, so a running book keeps its figures.
 LUA_REFRESH = (
     LUA_TO_BOOK
     + """
+local function upgrade_selection(key)
+  local fields = redis.call('HGETALL', key)
+  local pence = nil
+  for f = 1, #fields, 2 do
+    if string.sub(fields[f], 1, 2) == 'c:' then return end
+    if fields[f] == 'pence' then pence = fields[f + 1] end
+  end
+  if pence ~= nil then redis.call('HINCRBY', key, 'c:' .. BOOK, pence) end
+end
+local function upgrade_market(book)
+  local fields = redis.call('HGETALL', book)
+  for f = 1, #fields, 2 do
+    local name, value = fields[f], fields[f + 1]
+    local sel = string.match(name, '^r:(%d+)$')
+    if name == 'staked' then
+      redis.call('HINCRBY', book, 's:' .. BOOK, value)
+      redis.call('HDEL', book, name)
+    elseif sel ~= nil then
+      redis.call('HINCRBY', book, 'r:' .. BOOK .. ':' .. sel, value)
+      redis.call('HDEL', book, name)
+    end
+  end
+end
 local function refresh_selection(key, index, selection, rates)
   local fields = redis.call('HGETALL', key)
   local total = 0
@@ -66,7 +93,7 @@ local function refresh_market(book, evbook, mindex, eindex, market, event, rates
       bets = tonumber(value)
     elseif kind == 's:' then
       staked[string.sub(name, 3)] = tonumber(value)
-    elseif kind == 'r:' and tonumber(value) ~= 0 then
+    elseif kind == 'r:' and tonumber(value) ~= 0 and string.match(name, '^r:[^:]+:%d+$') then
       local currency, sel = string.match(name, '^r:([^:]+):(%d+)$')
       if paid[sel] == nil then
         paid[sel] = {}
@@ -125,6 +152,7 @@ local ns, nm = tonumber(ARGV[5]), tonumber(ARGV[6])
 local at = 7
 for i = 1, ns do
   local key = KEYS[6 + i]
+  upgrade_selection(key)
   redis.call('HINCRBY', key, 'c:' .. ARGV[at + 3], ARGV[at])
   redis.call('HINCRBY', key, 'bets', ARGV[at + 1])
   refresh_selection(key, KEYS[2], ARGV[at + 2], rates)
@@ -133,6 +161,7 @@ end
 for i = 1, nm do
   local book, evbook = KEYS[6 + ns + 2 * i - 1], KEYS[6 + ns + 2 * i]
   local currency = ARGV[at + 6]
+  upgrade_market(book)
   redis.call('HINCRBY', book, 's:' .. currency, ARGV[at])
   redis.call('HINCRBY', book, 'r:' .. currency .. ':' .. ARGV[at + 3], ARGV[at + 1])
   redis.call('HINCRBY', book, 'bets', ARGV[at + 2])
@@ -153,7 +182,10 @@ RERANK_SELECTIONS = (
     LUA_REFRESH
     + """
 local rates = rates_table(KEYS[1])
-for i = 1, #ARGV do refresh_selection(KEYS[2 + i], KEYS[2], ARGV[i], rates) end
+for i = 1, #ARGV do
+  upgrade_selection(KEYS[2 + i])
+  refresh_selection(KEYS[2 + i], KEYS[2], ARGV[i], rates)
+end
 return #ARGV
 """
 )
@@ -165,6 +197,7 @@ RERANK_MARKETS = (
     + """
 local rates = rates_table(KEYS[1])
 for i = 1, #ARGV / 2 do
+  upgrade_market(KEYS[2 + 2 * i])
   refresh_market(KEYS[2 + 2 * i], KEYS[3 + 2 * i], KEYS[2], KEYS[3], ARGV[2 * i - 1], ARGV[2 * i], rates)
 end
 return #ARGV / 2

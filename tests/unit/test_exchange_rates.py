@@ -6,7 +6,15 @@ from decimal import Decimal
 import pytest
 
 from reducers import keys
-from reducers.liability import MarketBook, SelectionTotal, aggregate, books_of, liability_deltas, outcome_deltas
+from reducers.liability import (
+    MarketBook,
+    SelectionTotal,
+    aggregate,
+    book_from_hash,
+    books_of,
+    liability_deltas,
+    outcome_deltas,
+)
 from reducers.rates import LUA_TO_BOOK, RateRefused, book_amount, in_book, rate_check, rate_units, to_book
 from reducers.schemas import decode_bet_event
 from store.liability import BookChange, BookStore
@@ -163,3 +171,26 @@ def test_a_void_after_a_rate_change_cancels_its_bet_exactly(fake_store):
     assert books[1] == books_of([kept])[1]
     assert fake_store.hget(keys.liability(1), "c:EUR") == b"0"
     assert int(fake_store.hget(keys.liability(1), "pence")) == 100
+
+
+def test_a_book_written_before_currencies_is_kept_in_the_book_currency_and_cancels_exactly(fake_store):
+    store = BookStore(fake_store)
+    store.rates_set({"EUR": 850_000})
+    placed = event("placed", event_id="old", stake="10.00", legs=((1, "3.00"),))
+    # As the store held it before currencies: one sum of pence, in pounds.
+    fake_store.hset(keys.liability(1), mapping={"pence": 2000, "bets": 1})
+    fake_store.zadd(keys.liability_index(), {"1": 2000})
+    fake_store.hset(keys.market_book(1), mapping={"staked": 1000, "bets": 1, "event": 1, "r:1": 3000, "worst": -2000})
+    euro = event("placed", event_id="e", bet_id=2, stake="10.00", legs=((1, "3.00"),), currency="EUR")
+    store.apply(_changes(euro), seen_ttl_s=60)
+    assert int(fake_store.hget(keys.liability(1), "pence")) == 2000 + 1700
+    assert store.books([1])[0][1] == books_of([placed, euro])[1]
+    voided = event("voided", event_id="v", stake="10.00", legs=((1, "3.00"),))
+    store.apply(_changes(voided), seen_ttl_s=60)
+    assert int(fake_store.hget(keys.liability(1), "pence")) == 1700
+    assert store.books([1])[0][1] == books_of([euro])[1]
+
+
+def test_the_desk_reads_a_book_written_before_currencies_in_the_book_currency():
+    raw = {b"staked": b"1000", b"bets": b"1", b"event": b"7", b"r:1": b"3000", b"worst": b"-2000"}
+    assert book_from_hash(1, raw) == MarketBook(1, 7, staked=(("GBP", 1000),), bets=1, returns=((1, "GBP", 3000),))
