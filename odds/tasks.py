@@ -178,6 +178,14 @@ def digest_email(user_id: int) -> None:
     digest_send(user_id=user_id)
 
 
+@shared_task(name=task_names.EXCHANGE_RATES_APPLY, ignore_result=True)
+def exchange_rates_apply() -> None:
+    """After the operator set a rate, and by beat: the books converted at the current rates."""
+    from odds.trading.services.rates import exchange_rates_apply as apply
+
+    apply()
+
+
 @shared_task(
     name=task_names.LIMIT_NOTICE_EMAIL,
     ignore_result=True,

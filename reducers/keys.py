@@ -172,30 +172,32 @@ def market_definitions_index() -> str:
 
 
 def liability(selection_id: int) -> str:
-    """Hash: ``pence`` (open exposure in pence), ``bets`` (open bet count) for one selection."""
+    """Hash for one selection: ``c:<currency>`` (open exposure in pence of that currency, exact),
+    ``bets`` (open bet count) and ``pence`` (their sum in book pence at the current rates)."""
     return f"{namespace()}:liab:{selection_id}"
 
 
 def liability_index() -> str:
-    """Sorted set: selection id scored by exposure in pence, for the trader pages."""
+    """Sorted set: selection id scored by exposure in book pence at the current rates, for the trader pages."""
     return f"{namespace()}:liab:index"
 
 
 def market_book(market_id: int) -> str:
-    """Hash: one market's book from open bets (reducers/liability.py, docs/liability.md):
-    ``staked`` (pence staked by bets with a leg in it), ``bets`` (their count), ``event`` (its event
-    id), ``worst`` (the book's P/L on its worst outcome), ``worst_sel`` (that outcome) and
-    ``r:<selection>`` (pence returned if that selection wins). Absent while no bet is open on it."""
+    """Hash: one market's book from open bets (reducers/liability.py, docs/liability.md), exact per
+    currency: ``s:<currency>`` (pence of it staked by bets with a leg in the market) and
+    ``r:<currency>:<selection>`` (pence of it returned if that selection wins); ``bets`` (their
+    count), ``event`` (its event id), and in book pence at the current rates ``worst`` (the book's
+    P/L on its worst outcome) and ``worst_sel`` (that outcome). Absent while no bet is open on it."""
     return f"{namespace()}:book:{market_id}"
 
 
 def market_books_index() -> str:
-    """Sorted set: market id scored by its worst-case loss in pence (minus its worst P/L)."""
+    """Sorted set: market id scored by its worst-case loss in book pence (minus its worst P/L)."""
     return f"{namespace()}:book:index"
 
 
 def event_book(event_id: int) -> str:
-    """Hash: market id → that market's worst P/L in pence, for each market of one event with open bets."""
+    """Hash: market id → that market's worst P/L in book pence, for each market of one event with open bets."""
     return f"{namespace()}:evbook:{event_id}"
 
 
@@ -203,6 +205,13 @@ def event_books_index() -> str:
     """Sorted set: event id scored by its worst-case loss in pence (minus the sum of its markets'
     worst P/L), for the risk view."""
     return f"{namespace()}:evbook:index"
+
+
+def exchange_rates() -> str:
+    """Hash: currency → its rate into the book's currency in millionths (reducers/rates.py), the
+    operator's current rates as PostgreSQL holds them (odds.trading.ExchangeRate), mirrored here for
+    the liability reducer's scripts and the desk's reads."""
+    return f"{namespace()}:fx:rates"
 
 
 def desk_ticker_channel() -> str:

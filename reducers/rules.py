@@ -27,6 +27,9 @@ PENNY = Decimal("0.01")
 # The symbol of each currency a wallet may hold (odds/accounts/rules.py: CURRENCIES); amounts are
 # shown in the punter's wallet currency (reducers/money.py, the browser's formatMoney).
 CURRENCY_SYMBOLS: dict[str, str] = {"GBP": "£", "EUR": "€", "USD": "$"}
+# The book's own currency: what the trading desk adds every wallet's amounts up in (at the rates the
+# operator sets, reducers/rates.py) and what a wallet holds unless chosen otherwise.
+BOOK_CURRENCY = "GBP"
 # Decimal odds are shown and combined to two places.
 ODDS_PLACES = Decimal("0.01")
 

@@ -38,6 +38,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from reducers.frames import MAX_WIRE_INT, ClockState, IncidentState, SelectionState, SuspensionState
+from reducers.rules import BOOK_CURRENCY, CURRENCY_SYMBOLS
 from reducers.suspensions import REASONS as SUSPENSION_REASON_TABLE
 
 PRICE_SCHEMA_VERSION: Final = 1
@@ -791,6 +792,9 @@ class BetEvent:
     potential_return: Annotated[Decimal, BeforeValidator(_bet_amount("potential_return"))]
     legs: Annotated[tuple[BetLeg, ...], Len(1)]
     ts: PositiveInt
+    # The wallet's currency, which the stake and return are in; an event written before wallets
+    # had currencies has none and is in the book's currency.
+    currency: Annotated[str, one_of(*CURRENCY_SYMBOLS)] = field(default=BOOK_CURRENCY, kw_only=True)
 
     def to_json(self) -> dict[str, Any]:
         return _BET_EVENT.dump_python(self, mode="json")
@@ -818,6 +822,7 @@ _BET_RULES = Rules(
         ("stake",),
         ("potential_return",),
         ("ts",),
+        ("currency",),
     ),
     explain={
         ("type",): _says("bad_field", "type unknown"),
@@ -830,6 +835,7 @@ _BET_RULES = Rules(
         **{(name,): _must_be_int for name in ("bet_id", "user_id", "ts")},
         ("stake",): _says("bad_field", "stake must be a decimal string"),
         ("potential_return",): _says("bad_field", "potential_return must be a decimal string"),
+        ("currency",): _says("bad_field", f"currency must be one of {', '.join(CURRENCY_SYMBOLS)}"),
     },
 )
 

@@ -26,9 +26,11 @@ from typing import Any, Protocol
 from reducers import frames, keys
 from reducers.frames import MarketFrame
 from reducers.latency import pipeline_observe
+from reducers.liability import SelectionTotal
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.movers import KEEP_WINDOWS_S, Move, movers_frame
 from reducers.prices import Conflated, encode_state, market_state, restated, status_change
+from reducers.rates import rates_from_hash
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_definition, decode_price_update
 from store.clients import NoScriptError
 
@@ -475,17 +477,22 @@ class LiabilityStore:
         self._client = client
 
     def replace(
-        self, totals: Mapping[int, tuple[int, int]], *, seen: Iterable[str], unseen: Iterable[str], seen_ttl_s: int
+        self, totals: Mapping[int, SelectionTotal], *, seen: Iterable[str], unseen: Iterable[str], seen_ttl_s: int
     ) -> None:
-        """Make ``totals`` (selection → open exposure in pence, open bets) the whole figure, in one
-        transaction; mark ``seen`` event ids counted and forget ``unseen`` ones."""
+        """Make ``totals`` (selection → open exposure per currency, open bets) the whole figure,
+        converted and ranked at the rates held, in one transaction; mark ``seen`` event ids
+        counted and forget ``unseen`` ones."""
+        rates = rates_from_hash(self._client.hgetall(keys.exchange_rates()))
         old = [int(member) for member in self._client.zrange(keys.liability_index(), 0, -1)]
         pipe = self._client.pipeline(transaction=True)
         for selection_id in old:
             pipe.delete(keys.liability(selection_id))
         pipe.delete(keys.liability_index())
-        for selection_id, (pence, bets) in totals.items():
-            pipe.hset(keys.liability(selection_id), mapping={"pence": pence, "bets": bets})
+        for selection_id, total in totals.items():
+            pence = total.in_book(rates)
+            mapping: dict[str, int] = {"pence": pence, "bets": total.bets}
+            mapping.update({f"c:{currency}": amount for currency, amount in total.pence})
+            pipe.hset(keys.liability(selection_id), mapping=mapping)
             pipe.zadd(keys.liability_index(), {str(selection_id): pence})
         for event_id in seen:
             pipe.set(keys.bet_event_seen(event_id), "1", ex=seen_ttl_s)
@@ -494,13 +501,16 @@ class LiabilityStore:
             pipe.delete(*forget)
         pipe.execute()
 
-    def totals(self) -> dict[int, tuple[int, int]]:
-        """Every selection's (pence, open bets) as stored."""
+    def totals(self) -> dict[int, SelectionTotal]:
+        """Every selection's open exposure per currency and open bets, as stored."""
         ids = [int(member) for member in self._client.zrange(keys.liability_index(), 0, -1)]
         pipe = self._client.pipeline(transaction=False)
         for selection_id in ids:
-            pipe.hmget(keys.liability(selection_id), "pence", "bets")
+            pipe.hgetall(keys.liability(selection_id))
         return {
-            selection_id: (int(pence or 0), int(bets or 0))
-            for selection_id, (pence, bets) in zip(ids, pipe.execute(), strict=True)
+            selection_id: SelectionTotal(
+                tuple(sorted((k[2:].decode(), int(v)) for k, v in raw.items() if k.startswith(b"c:") and int(v))),
+                int(raw.get(b"bets", 0)),
+            )
+            for selection_id, raw in zip(ids, pipe.execute(), strict=True)
         }

@@ -155,10 +155,10 @@ def live_state_write(
 
 
 def bet_event_build(
-    kind: str, *, event_id: str, bet_id: int = 1, stake: str = "10.00", legs=((1, "2.50"),)
+    kind: str, *, event_id: str, bet_id: int = 1, stake: str = "10.00", legs=((1, "2.50"),), currency: str = "GBP"
 ) -> BetEvent:
-    """A bet event of ``kind``; ``legs`` are (selection id, price), each on a market and event of
-    the selection's id; the potential return is the stake times every leg's price."""
+    """A bet event of ``kind`` in ``currency``; ``legs`` are (selection id, price), each on a market
+    and event of the selection's id; the potential return is the stake times every leg's price."""
     prices = [Decimal(p) for _, p in legs]
     ret = Decimal(stake)
     for p in prices:
@@ -172,6 +172,7 @@ def bet_event_build(
         potential_return=ret.quantize(Decimal("0.01")),
         legs=tuple(BetLeg(selection_id=s, market_id=s, event_id=s, price=Decimal(p)) for s, p in legs),
         ts=1,
+        currency=currency,
     )
 
 

@@ -6,11 +6,13 @@ import {
   type DeskBetFrame,
   type DeskFrame,
   type DeskMarketBook,
+  betAmount,
   formatPence,
   moversRefreshDelay,
   RiskBook,
   type RiskEvent,
   type RiskSort,
+  setBookCurrency,
   Ticker,
   type TickerFilter,
   tickerShows,
@@ -115,6 +117,7 @@ function riskPage(host: HTMLElement): void {
   render();
   follow((frame) => {
     if (frame.type !== "desk.liability") return;
+    setBookCurrency(frame.currency);
     for (const market of frame.markets) {
       book.apply(market);
       moved.add(market.market_id);
@@ -144,8 +147,8 @@ function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string): HT
     h("td", { "data-label": "What" }, h("span", { class: "badge" }, KIND_LABEL[bet.kind] ?? bet.kind), ` #${bet.bet_id}`, bet.legs.length > 1 ? ` (${bet.legs.length}-fold)` : ""),
     h("td", { "data-label": "Customer" }, h("a", { href: urlWithId(customerUrl, bet.user_id) }, `#${bet.user_id}`)),
     h("td", { "data-label": "Selections" }, ...legs),
-    h("td", { class: "num", "data-label": "Stake" }, `£${bet.stake}`),
-    h("td", { class: "num", "data-label": "Returns" }, `£${bet.potential_return}`),
+    h("td", { class: "num", "data-label": "Stake" }, betAmount(bet.stake, bet.currency, bet.book_stake)),
+    h("td", { class: "num", "data-label": "Returns" }, betAmount(bet.potential_return, bet.currency, bet.book_potential_return)),
   );
 }
 
@@ -244,6 +247,7 @@ function follow(onDesk: (frame: DeskFrame) => void): void {
 }
 
 function boot(): void {
+  setBookCurrency(document.body.dataset.bookCurrency ?? "");
   const risk = document.getElementById("risk");
   if (risk !== null) riskPage(risk);
   const ticker = document.getElementById("ticker");

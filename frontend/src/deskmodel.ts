@@ -9,6 +9,7 @@ import type {
   DeskMarketBook,
   DeskMoversFrame,
 } from "./contract/frames";
+import { compareDecimal, currencySymbol, formatMoney } from "./decimal";
 
 export type {
   DeskBetFrame,
@@ -34,12 +35,28 @@ export function moversRefreshDelay(last: number, now: number, waiting: boolean):
   return Math.max(0, last + MOVERS_REFRESH_MS - now);
 }
 
-/** Pence as pounds with a sign and thousands separators: -123456 → "−£1,234.56". */
-export function formatPence(pence: number): string {
+// The book's currency, which every figure of the desk's books is in: the page names it
+// (``data-book-currency`` on its body) and each ``desk.liability`` frame carries it.
+let bookCurrency = "GBP";
+
+/** Show the books' figures in ``currency`` from now on (the book's currency). */
+export function setBookCurrency(currency: string): void {
+  if (/^[A-Z]{3}$/.test(currency)) bookCurrency = currency;
+}
+
+/** Integer pence of the book's currency with a sign and thousands separators: -123456 → "−£1,234.56". */
+export function formatPence(pence: number, currency: string = bookCurrency): string {
   const abs = Math.abs(pence);
-  const pounds = Math.floor(abs / 100).toLocaleString("en-GB");
-  const text = `£${pounds}.${String(abs % 100).padStart(2, "0")}`;
+  const whole = Math.floor(abs / 100).toLocaleString("en-GB");
+  const text = `${currencySymbol(currency)}${whole}.${String(abs % 100).padStart(2, "0")}`;
   return pence < 0 ? `−${text}` : text;
+}
+
+/** A bet's amount in its own currency and, when that is not the book's, in the book's too:
+ * "€10.00 (£8.50)"; "£10.00". */
+export function betAmount(amount: string, currency: string, inBook: string): string {
+  const own = formatMoney(amount, currency);
+  return currency === bookCurrency ? own : `${own} (${formatMoney(inBook, bookCurrency)})`;
 }
 
 /** An event of the risk view: its markets' books and its worst case. */
@@ -97,10 +114,12 @@ export interface TickerFilter {
   inPlay: boolean;
 }
 
-/** Whether a ticker bet passes the filters (empty filters pass everything). */
+/** Whether a ticker bet passes the filters (empty filters pass everything); the stake is
+ * compared in the book's currency. */
 export function tickerShows(bet: DeskBetFrame, filter: TickerFilter): boolean {
   if (filter.sport && !bet.legs.some((leg) => leg.sport === filter.sport)) return false;
-  if (filter.stakeOver && Number(bet.stake) <= Number(filter.stakeOver)) return false;
+  const over = filter.stakeOver.trim();
+  if (/^\d+(\.\d+)?$/.test(over) && compareDecimal(bet.book_stake, over) <= 0) return false;
   if (filter.customer && String(bet.user_id) !== filter.customer.trim()) return false;
   if (filter.inPlay && !bet.legs.some((leg) => leg.in_play)) return false;
   return true;

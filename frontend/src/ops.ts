@@ -3,6 +3,7 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { ChannelsOut, LiabilityOut, SettlementOut } from "./contract/api";
+import { formatMoney } from "./decimal";
 import {
   alertNames,
   alertsOfQuery,
@@ -377,7 +378,7 @@ function liabilityPage(): void {
           el("td", {}, s.selection),
           el("td", { class: "num" }, s.price),
           el("td", { class: "num" }, String(s.bets)),
-          el("td", { class: "num", "data-role": "liability" }, s.liability),
+          el("td", { class: "num", "data-role": "liability" }, formatMoney(s.liability, s.currency)),
           el("td"),
         );
         row.lastElementChild?.append(bar);

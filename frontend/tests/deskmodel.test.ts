@@ -1,11 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
+  betAmount,
   type DeskBetFrame,
   type DeskMarketBook,
   formatPence,
   MOVERS_REFRESH_MS,
   moversRefreshDelay,
   RiskBook,
+  setBookCurrency,
   Ticker,
   tickerShows,
 } from "../src/deskmodel";
@@ -27,7 +29,16 @@ function book(market_id: number, event_id: number, worst: number, event_worst: n
   };
 }
 
-function bet(id: string, stake: string, user_id = 3, sport = "football", in_play = false, reducer_ts = 1): DeskBetFrame {
+function bet(
+  id: string,
+  stake: string,
+  user_id = 3,
+  sport = "football",
+  in_play = false,
+  reducer_ts = 1,
+  currency = "GBP",
+  book_stake = stake,
+): DeskBetFrame {
   return {
     type: "desk.bet",
     v: 1,
@@ -35,18 +46,45 @@ function bet(id: string, stake: string, user_id = 3, sport = "football", in_play
     bet_id: 1,
     kind: "placed",
     user_id,
+    currency,
     stake,
     potential_return: "1.00",
+    book_stake,
+    book_potential_return: "1.00",
     legs: [{ market_id: 1, selection_id: 1, event_id: 1, price: "2.00", sport, event: "A v B", market: "M", selection: "A", in_play }],
     ts: 1,
     reducer_ts,
   };
 }
 
+afterEach(() => setBookCurrency("GBP"));
+
 describe("formatPence", () => {
-  it("writes pounds with a real minus sign and separators", () => {
+  it("writes the book's currency with a real minus sign and separators", () => {
     expect(formatPence(-123456)).toBe("−£1,234.56");
     expect(formatPence(5)).toBe("£0.05");
+  });
+
+  it("names the book's currency the page or frame gave, never a fixed pound", () => {
+    setBookCurrency("EUR");
+    expect(formatPence(-123456)).toBe("−€1,234.56");
+    expect(formatPence(100, "USD")).toBe("$1.00");
+  });
+
+  it("ignores a currency that is not a code", () => {
+    setBookCurrency("");
+    expect(formatPence(100)).toBe("£1.00");
+  });
+});
+
+describe("betAmount", () => {
+  it("shows a bet in the book's currency as it is", () => {
+    expect(betAmount("1234.50", "GBP", "1234.50")).toBe("£1,234.50");
+  });
+
+  it("shows a bet in another currency with its figure in the book's", () => {
+    expect(betAmount("10.00", "EUR", "8.50")).toBe("€10.00 (£8.50)");
+    expect(betAmount("2000", "USD", "1580")).toBe("$2,000.00 (£1,580.00)");
   });
 });
 
@@ -91,6 +129,13 @@ describe("ticker", () => {
     expect(tickerShows(bet("a", "5.00", 3), { ...none, customer: "4" })).toBe(false);
     expect(tickerShows(bet("a", "5.00", 3, "football", true), { ...none, inPlay: true })).toBe(true);
     expect(tickerShows(bet("a", "5.00"), { ...none, inPlay: true })).toBe(false);
+  });
+
+  it("compares the stake over in the book's currency", () => {
+    const over = { sport: "", stakeOver: "9", customer: "", inPlay: false };
+    expect(tickerShows(bet("a", "10.00", 3, "football", false, 1, "EUR", "8.50"), over)).toBe(false);
+    expect(tickerShows(bet("a", "10.00", 3, "football", false, 1, "USD", "9.01"), over)).toBe(true);
+    expect(tickerShows(bet("a", "10.00", 3, "football", false, 1, "EUR", "8.50"), { ...over, stakeOver: "£9" })).toBe(true);
   });
 });
 

@@ -25,6 +25,7 @@ class AuditEntry(models.Model):
         MARKET_RESULT = "market_result", "Market resulted"
         SETTLEMENT_REQUEST = "settlement_request", "Settlement run again"
         BET_VOID = "bet_void", "Bet voided"
+        RATE_SET = "rate_set", "Exchange rate set"
         ADMIN_ADD = "admin_add", "Added in the admin"
         ADMIN_CHANGE = "admin_change", "Changed in the admin"
         ADMIN_DELETE = "admin_delete", "Deleted in the admin"

@@ -18,6 +18,7 @@ from odds.betting.selectors.bets import wallets_with_ledger_balance
 from odds.betting.services.bets import bet_void
 from odds.core.admin import ReadOnlyAdmin
 from odds.core.staff import VOID_BETS
+from reducers.money import Amounts
 
 
 class BetLegInline(admin.TabularInline):
@@ -54,15 +55,19 @@ class BetAdmin(ReadOnlyAdmin):
     @admin.action(description="Void selected bets (refund the stake)", permissions=["void"])
     def void(self, request: HttpRequest, queryset: QuerySet[Bet]) -> HttpResponse | None:
         """Lists the bets and the stakes to refund first; voids only once that is confirmed."""
-        bets = list(queryset.select_related("user").order_by("id"))
+        bets = list(queryset.select_related("user__wallet").order_by("id"))
         if request.POST.get("confirm") != "yes":
             open_bets = [bet for bet in bets if bet.status == Bet.Status.ACCEPTED]
+            # Each punter's stake back in their wallet's currency: the refund per currency.
+            refund = Amounts()
+            for bet in open_bets:
+                refund.add(bet.stake, bet.user.wallet.currency)
             context = {
                 **self.admin_site.each_context(request),
                 "title": "Void bets",
                 "bets": bets,
                 "open_bets": len(open_bets),
-                "refund": sum((bet.stake for bet in open_bets), Decimal("0.00")),
+                "refund": refund,
                 "opts": self.model._meta,
                 "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             }

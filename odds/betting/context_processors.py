@@ -8,9 +8,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 
 from odds.betting.models import Wallet
+from reducers.rules import BOOK_CURRENCY
 
 WALLET_CURRENCY_KEY = "wallet_currency"
-BOOK_CURRENCY = Wallet._meta.get_field("currency").get_default()
 
 
 def wallet_currency(request: HttpRequest) -> str:
@@ -30,5 +30,6 @@ def wallet_currency(request: HttpRequest) -> str:
 
 
 def currency(request: HttpRequest) -> dict[str, str]:
-    """``currency``: what ``data-currency`` on the page's body names (frontend/src/decimal.ts)."""
-    return {"currency": wallet_currency(request)}
+    """``currency``: what ``data-currency`` on the page's body names (frontend/src/decimal.ts);
+    ``book_currency``: what the staff pages add every wallet's amounts up in."""
+    return {"currency": wallet_currency(request), "book_currency": BOOK_CURRENCY}

@@ -39,6 +39,8 @@ ROLES: dict[str, tuple[str, ...]] = {
         "ops.end_channel",
         "odds.view_outboxmessage",
         "audit.view_auditentry",
+        "trading.view_exchangerate",
+        "trading.set_exchange_rate",
     ),
 }
 

@@ -20,6 +20,7 @@ CREATE_EVENTS = "catalogue.add_event"
 VOID_BETS = "betting.void_bet"
 END_CHANNELS = "ops.end_channel"
 VIEW_AUDIT = "audit.view_auditentry"
+SET_EXCHANGE_RATES = "trading.set_exchange_rate"
 
 
 def staff_page(view: View | None = None, *, permission: str | None = None) -> Any:

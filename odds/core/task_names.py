@@ -27,6 +27,7 @@ DIGEST_WEEKLY = "odds.tasks.digest_weekly"
 DIGEST_EMAIL = "odds.tasks.digest_email"
 MARKETS_OPENING_PUBLISH = "odds.tasks.markets_opening_publish"
 LIMIT_NOTICE_EMAIL = "odds.tasks.limit_notice_email"
+EXCHANGE_RATES_APPLY = "odds.tasks.exchange_rates_apply"
 
 
 def registered(name: str) -> Task:

@@ -26,8 +26,11 @@ from odds.catalogue.services.markets import (
     market_suspend,
     selection_price_set,
 )
+from odds.core.admin import ReadOnlyAdmin
 from odds.core.staff import RESULT_MARKETS, TRADE_MARKETS
+from odds.trading.models import ExchangeRate
 from odds.trading.selectors.trading import ResultImpact, market_open_bets_count, market_result_impact
+from reducers.money import Amounts
 
 
 @admin.register(Sport)
@@ -76,10 +79,13 @@ def _each_market(
 
 
 def _impact_totals(impacts: list[ResultImpact]) -> dict[str, Any]:
+    """The impacts added up: bets, and stakes and payouts per currency and in the book's."""
     return {
         "bets": sum(impact.bets for impact in impacts),
-        "stake": sum((impact.stake for impact in impacts), Decimal("0.00")),
-        "payout": sum((impact.payout for impact in impacts), Decimal("0.00")),
+        "stake": sum((impact.stake for impact in impacts), Amounts()),
+        "payout": sum((impact.payout for impact in impacts), Amounts()),
+        "stake_book": sum((impact.stake_book for impact in impacts), Decimal("0.00")),
+        "payout_book": sum((impact.payout_book for impact in impacts), Decimal("0.00")),
     }
 
 
@@ -226,3 +232,12 @@ class SelectionAdmin(AuditedAdmin):
             except PriceChangeUnconfirmed as exc:
                 # The admin has no confirmation step: the trading page asks and applies it.
                 self.message_user(request, f"Not applied: {exc.message} on the trading page.", messages.ERROR)
+
+
+@admin.register(ExchangeRate)
+class ExchangeRateAdmin(ReadOnlyAdmin):
+    """The history of the exchange rates, read only: a rate is set on the desk's rates page
+    (/trading/rates), which audits it and converts the books at it."""
+
+    list_display = ("currency", "rate", "set_by", "set_at", "note")
+    list_filter = ("currency",)

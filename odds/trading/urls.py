@@ -43,6 +43,7 @@ urlpatterns = [
     path("trading/ticker/", trading.ticker_page, name="trading-ticker"),
     path("trading/movers/", trading.movers_page, name="trading-movers"),
     path("trading/audit", trading.audit_page, name="trading-audit"),
+    path("trading/rates", trading.rates_page, name="trading-rates"),
     path("trading/bets/<int:bet_id>/void", trading.bet_void_view, name="trading-bet-void"),
     path("trading/audit.csv", trading.audit_csv, name="trading-audit-csv"),
     path("trading/subscriptions", trading.subscriptions_page, name="trading-subscriptions"),

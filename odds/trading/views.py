@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from django import forms
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -39,9 +40,18 @@ from odds.catalogue.services.markets import (
     market_suspend,
     selection_price_set,
 )
-from odds.core.staff import CREATE_EVENTS, RESULT_MARKETS, TRADE_MARKETS, VIEW_AUDIT, VOID_BETS, staff_page
+from odds.core.staff import (
+    CREATE_EVENTS,
+    RESULT_MARKETS,
+    SET_EXCHANGE_RATES,
+    TRADE_MARKETS,
+    VIEW_AUDIT,
+    VOID_BETS,
+    staff_page,
+)
 from odds.core.text import DECIMAL_MAX_LENGTH, DECIMAL_TEXT, id_from_text
 from odds.trading.selectors.desk import desk_movers, desk_risk_books, desk_sports, desk_ticker
+from odds.trading.selectors.rates import exchange_rate_history, exchange_rates_current
 from odds.trading.selectors.trading import (
     MARKET_STATUS_FILTERS,
     SEARCH_MAX_LENGTH,
@@ -56,7 +66,11 @@ from odds.trading.selectors.trading import (
     trading_market_query,
 )
 from odds.trading.services.operations import event_create
+from odds.trading.services.rates import exchange_rate_set
 from reducers.market_kinds import SPORTS, offered_kinds
+from reducers.money import money_text
+from reducers.rates import RateRefused, rate_check
+from reducers.rules import BOOK_CURRENCY, CURRENCY_SYMBOLS
 from reducers.schemas import MAX_PRICE, MIN_PRICE
 from reducers.trading import margin_from_percent
 
@@ -556,7 +570,7 @@ def audit_csv(request: HttpRequest) -> StreamingHttpResponse:
 @require_POST
 def bet_void_view(request: HttpRequest, bet_id: int) -> HttpResponse:
     """Void an open bet with a reason the punter reads in My bets (required)."""
-    bet = get_object_or_404(Bet.objects.select_related("user"), id=bet_id)
+    bet = get_object_or_404(Bet.objects.select_related("user__wallet"), id=bet_id)
     back = next_url(request, default=reverse("trading-markets"))
     reason = " ".join(request.POST.get("reason", "").split())
     if not reason:
@@ -564,7 +578,61 @@ def bet_void_view(request: HttpRequest, bet_id: int) -> HttpResponse:
         return redirect(back)
     voided = bet_void(bet=bet, by=request.user, reason=reason)
     if voided.status == Bet.Status.VOID and bet.status == Bet.Status.ACCEPTED:
-        messages.success(request, f"Voided bet {bet.id}; £{voided.stake} returned to {bet.user.get_username()}")
+        refund = money_text(voided.stake, bet.user.wallet.currency)
+        messages.success(request, f"Voided bet {bet.id}; {refund} returned to {bet.user.get_username()}")
     else:
         messages.error(request, f"Bet {bet.id} is {voided.get_status_display().lower()}; only an open bet is voided")
     return redirect(back)
+
+
+class ExchangeRateForm(forms.Form):
+    """A new rate for one currency: a decimal of at most six places (``reducers.rates.rate_check``
+    holds the bounds and says what is wrong)."""
+
+    currency = forms.ChoiceField(choices=[(c, c) for c in CURRENCY_SYMBOLS if c != BOOK_CURRENCY])
+    rate = forms.DecimalField(max_digits=20, decimal_places=12, min_value=0)
+    note = forms.CharField(max_length=200, required=False)
+
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if "currency" in data and "rate" in data:
+            try:
+                data["rate"] = rate_check(currency=data["currency"], rate=data["rate"])
+            except RateRefused as exc:
+                self.add_error("rate", str(exc))
+        return data
+
+
+def _rates(request: HttpRequest, *, form: ExchangeRateForm | None = None, status: int = 200) -> HttpResponse:
+    return render(
+        request,
+        "odds/trading/rates.html",
+        {
+            "rates": exchange_rates_current(),
+            "history": exchange_rate_history(),
+            "form": form,
+            "can_set": request.user.has_perm(SET_EXCHANGE_RATES),
+            "page": "rates",
+        },
+        status=status,
+    )
+
+
+@staff_page
+def rates_page(request: HttpRequest) -> HttpResponse:
+    """The exchange rates the desk converts at, and their history; a post sets one (operators)."""
+    if request.method != "POST":
+        return _rates(request)
+    if not request.user.has_perm(SET_EXCHANGE_RATES):
+        raise PermissionDenied(f"this action needs the permission {SET_EXCHANGE_RATES}")
+    form = ExchangeRateForm(request.POST)
+    if not form.is_valid():
+        return _rates(request, form=form, status=400)
+    row = exchange_rate_set(
+        currency=form.cleaned_data["currency"],
+        rate=form.cleaned_data["rate"],
+        by=request.user,
+        note=" ".join(form.cleaned_data["note"].split()),
+    )
+    messages.success(request, f"1 {row.currency} is now {row.rate.normalize()} {BOOK_CURRENCY}")
+    return redirect("trading-rates")

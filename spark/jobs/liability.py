@@ -1,5 +1,6 @@
 """Liability reducer: bet events → liability per selection and per outcome in Redis
-(adder/subtractor), the trading desk's ticker and liability frames on its staff channels.
+(adder/subtractor, exact per currency, converted at the operator's rates), the trading desk's
+ticker and liability frames on its staff channels.
 
 Each bet event carries a unique ``event_id``; the store's script marks it seen and applies its
 deltas in one step, so redelivered events (at-least-once) are counted and published exactly once.
@@ -23,7 +24,7 @@ from reducers.liability import (
     OutcomeDelta,
     liability_deltas,
     liability_frame,
-    market_book_frame,
+    market_book_frames,
     names_of,
     outcome_deltas,
     ticker_frame,
@@ -76,12 +77,13 @@ class LiabilityProcessor:
                 ).items()
             }
             now = int(time.time() * 1000)
+            rates = self._books.rates()
             changes = [
                 BookChange(
                     event_id=event.event_id,
                     selections=selections,
                     markets=markets,
-                    ticker=frames.encode(ticker_frame(event, names=names, reducer_ts=now)),
+                    ticker=frames.encode(ticker_frame(event, names=names, reducer_ts=now, rates=rates)),
                 )
                 for _, event, selections, markets in decoded
             ]
@@ -104,11 +106,8 @@ class LiabilityProcessor:
         return counts
 
     def _publish_books(self, market_ids: set[int], names: dict[int, MarketNames]) -> None:
-        books, worsts = self._books.books(market_ids)
-        markets = [
-            market_book_frame(book, names=names.get(market_id, MarketNames()), event_worst=worsts.get(book.event_id, 0))
-            for market_id, book in sorted(books.items())
-        ]
+        books, worsts, rates = self._books.books(market_ids)
+        markets = market_book_frames(books, names=names, worsts=worsts, rates=rates)
         self._books.publish_liability(frames.encode(liability_frame(markets, ts=int(time.time() * 1000))))
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:

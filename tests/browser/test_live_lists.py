@@ -104,7 +104,7 @@ def test_a_click_pressed_while_the_list_is_drawn_anew_still_adds_the_price_to_th
 ):
     market, joining = market_create(), market_create()
     _in_play_list(asgi_server, redis_client, page, market)
-    price = page.locator(f'#listing .price[data-selection="{market.selections.order_by("id").first().id}"]')
+    price = page.locator(f'#listing .price[data-selection="{market.selections.order_by("id")[0].id}"]')
     price.hover()
     page.mouse.down()
     # Another event kicks off while the button is held: the list is fetched again meanwhile.
@@ -115,7 +115,7 @@ def test_a_click_pressed_while_the_list_is_drawn_anew_still_adds_the_price_to_th
     expect(price).to_have_attribute("aria-pressed", "true")
     expect(page.locator(f'#listing .event-row[data-event-id="{joining.event_id}"]')).to_be_visible()
     expect(
-        page.locator(f'#listing .price[data-selection="{market.selections.order_by("id").first().id}"]')
+        page.locator(f'#listing .price[data-selection="{market.selections.order_by("id")[0].id}"]')
     ).to_have_attribute("aria-pressed", "true")
 
 
@@ -124,7 +124,7 @@ def test_keyboard_focus_stays_on_the_same_price_when_the_list_is_drawn_anew(
 ):
     market, joining = market_create(), market_create()
     _in_play_list(asgi_server, redis_client, page, market)
-    selection = market.selections.order_by("id").last().id
+    selection = market.selections.order_by("-id")[0].id
     page.locator(f'#listing .price[data-selection="{selection}"]').focus()
     event_becomes(redis_client, joining, Event.Status.IN_PLAY)
     expect(page.locator(f'#listing .event-row[data-event-id="{joining.event_id}"]')).to_be_visible(timeout=10_000)

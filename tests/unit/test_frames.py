@@ -155,8 +155,8 @@ def desk_frames() -> list[bytes]:
     }
     return [
         movers_frame([60_000], ts=9),
-        frames.encode(ticker_frame(placed, names=names, reducer_ts=9)),
-        frames.encode(liability_frame([market_book_frame(book, names=names[101], event_worst=-2750)], ts=9)),
+        frames.encode(ticker_frame(placed, names=names, reducer_ts=9, rates={})),
+        frames.encode(liability_frame([market_book_frame(book, names=names[101], event_worst=-2750, rates={})], ts=9)),
         frames.encode_text(followed).encode(),
     ]
 

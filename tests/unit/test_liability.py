@@ -6,6 +6,7 @@ from reducers import frames, keys
 from reducers.liability import (
     MarketBook,
     MarketNames,
+    SelectionTotal,
     aggregate,
     books_of,
     event_worst,
@@ -50,14 +51,23 @@ def test_adder_then_subtractor_nets_to_zero_and_duplicates_count_once():
             event("voided", event_id="c", bet_id=1),
         ]
     )
-    assert totals == {1: (600, 1)}
+    assert totals == {1: SelectionTotal((("GBP", 600),), 1)}
 
 
 # --- liability per outcome (docs/liability.md) ---
 
 
-def leg_event(kind: str, *, event_id: str, bet_id: int, stake: str, legs: tuple[tuple[int, int, int, str], ...]):
-    """A bet event whose legs are (selection, market, event, price); return = stake times the prices."""
+def leg_event(
+    kind: str,
+    *,
+    event_id: str,
+    bet_id: int,
+    stake: str,
+    legs: tuple[tuple[int, int, int, str], ...],
+    currency: str = "GBP",
+):
+    """A bet event in ``currency`` whose legs are (selection, market, event, price); return =
+    stake times the prices."""
     ret = Decimal(stake)
     for *_, price in legs:
         ret *= Decimal(price)
@@ -70,6 +80,7 @@ def leg_event(kind: str, *, event_id: str, bet_id: int, stake: str, legs: tuple[
         potential_return=ret.quantize(Decimal("0.01")),
         legs=tuple(BetLeg(selection_id=s, market_id=m, event_id=e, price=Decimal(p)) for s, m, e, p in legs),
         ts=1,
+        currency=currency,
     )
 
 
@@ -89,33 +100,34 @@ def worked_example() -> list[BetEvent]:
 
 
 def test_a_single_keeps_the_markets_stakes_and_pays_its_outcomes_return():
-    books = books_of(worked_example()[1:])
-    book = books[1]
-    assert (book.staked, book.bets) == (3000, 2)
-    assert [book.pl(s) for s in (ARSENAL, DRAW, CHELSEA)] == [-1000, -500, 3000]
+    book = books_of(worked_example()[1:])[1]
+    figures = book.figures({})
+    assert (figures.staked, book.bets) == (3000, 2)
+    assert [figures.pl(s) for s in (ARSENAL, DRAW, CHELSEA)] == [-1000, -500, 3000]
 
 
 def test_a_double_counts_its_whole_stake_and_return_on_each_of_its_markets():
     books = books_of(worked_example())
-    assert [books[1].pl(s) for s in (ARSENAL, DRAW, CHELSEA)] == [-3000, 500, 4000]
-    assert [books[2].pl(s) for s in (LAKERS, CELTICS)] == [-2000, 1000]
+    assert [books[1].figures({}).pl(s) for s in (ARSENAL, DRAW, CHELSEA)] == [-3000, 500, 4000]
+    assert [books[2].figures({}).pl(s) for s in (LAKERS, CELTICS)] == [-2000, 1000]
 
 
 def test_the_worst_outcome_is_the_selection_that_returns_most():
     books = books_of(worked_example())
-    assert (books[1].worst, books[1].worst_selection) == (-3000, ARSENAL)
-    assert (books[2].worst, books[2].worst_selection) == (-2000, LAKERS)
+    first, second = books[1].figures({}), books[2].figures({})
+    assert (first.worst, first.worst_selection) == (-3000, ARSENAL)
+    assert (second.worst, second.worst_selection) == (-2000, LAKERS)
 
 
 def test_an_event_worst_case_sums_its_markets_worst_outcomes():
     second = leg_event("placed", event_id="s3", bet_id=4, stake="5.00", legs=((31, 3, 100, "4.00"),))
     books = books_of([*worked_example(), second])
-    assert event_worst([b for b in books.values() if b.event_id == 100]) == -3000 + (500 - 2000)
+    assert event_worst([b for b in books.values() if b.event_id == 100], {}) == -3000 + (500 - 2000)
 
 
 def test_a_market_with_nobody_paid_on_any_outcome_keeps_its_whole_stake():
-    book = MarketBook(market_id=1, event_id=1, staked=1000, bets=1, returns=())
-    assert (book.worst, book.worst_selection) == (1000, None)
+    figures = MarketBook(market_id=1, event_id=1, staked=(("GBP", 1000),), bets=1, returns=()).figures({})
+    assert (figures.worst, figures.worst_selection) == (1000, None)
 
 
 def test_settling_voiding_or_cashing_out_every_bet_removes_the_market_book():
@@ -155,12 +167,13 @@ def test_the_store_script_and_the_decision_agree_on_every_book(fake_store):
     store = BookStore(fake_store)
     changes = [BookChange(e.event_id, liability_deltas(e), outcome_deltas(e), b"{}") for e in [*events, events[0]]]
     assert store.apply(changes, seen_ttl_s=60) == [1, 1, 1, 1, 1, 0]
-    stored, worsts = store.books([1, 2])
+    stored, worsts, rates = store.books([1, 2])
     expected = books_of(events)
+    first, second = expected[1].figures(rates), expected[2].figures(rates)
     assert stored == expected
-    assert worsts == {100: expected[1].worst, 200: expected[2].worst}
-    assert store.riskiest_events(limit=5) == [(200, expected[2].worst), (100, expected[1].worst)]  # largest loss first
-    assert fake_store.hget(keys.market_book(1), "worst_sel") == str(expected[1].worst_selection).encode()
+    assert worsts == {100: first.worst, 200: second.worst}
+    assert store.riskiest_events(limit=5) == [(200, second.worst), (100, first.worst)]  # largest loss first
+    assert fake_store.hget(keys.market_book(1), "worst_sel") == str(first.worst_selection).encode()
 
 
 def test_a_ticker_frame_names_each_leg_from_the_markets_table():
@@ -174,7 +187,7 @@ def test_a_ticker_frame_names_each_leg_from_the_markets_table():
             selections=((ARSENAL, "Arsenal"), (DRAW, "Draw"), (CHELSEA, "Chelsea")),
         )
     }
-    frame = ticker_frame(double, names=names, reducer_ts=5)
+    frame = ticker_frame(double, names=names, reducer_ts=5, rates={})
     assert frames.SERVER_FRAME.validate_python(frame) == frame
     assert (frame["kind"], frame["stake"], frame["potential_return"]) == ("placed", "10.00", "30.00")
     first, second = frame["legs"]
@@ -185,7 +198,7 @@ def test_a_ticker_frame_names_each_leg_from_the_markets_table():
 def test_a_market_frame_lists_every_named_outcome_with_its_pl():
     book = books_of(worked_example())[1]
     names = MarketNames(selections=((ARSENAL, "Arsenal"), (DRAW, "Draw"), (CHELSEA, "Chelsea")))
-    body = market_book_frame(book, names=names, event_worst=-3000)
+    body = market_book_frame(book, names=names, event_worst=-3000, rates={})
     assert [(o["name"], o["pl"]) for o in body["outcomes"]] == [("Arsenal", -3000), ("Draw", 500), ("Chelsea", 4000)]
     assert (body["worst"], body["worst_selection"], body["staked"]) == (-3000, ARSENAL, 4000)
     frame = liability_frame([body], ts=1)
@@ -202,7 +215,8 @@ def test_a_restore_replaces_every_book_and_ranking_with_the_open_bets_figures(fa
     store.replace(expected)
     assert store.books([1, 2, 4]) == (
         {**expected, 4: MarketBook(4, 0)},
-        {100: expected[1].worst, 200: expected[2].worst},
+        {100: -3000, 200: -2000},
+        {},
     )
     assert store.riskiest_events(limit=5) == [(100, -3000), (200, -2000)]
     assert fake_store.hget(keys.market_book(1), "worst_sel") == str(ARSENAL).encode()

@@ -44,6 +44,9 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 15.0,
         "options": {"expires": 14},
     },
+    # The exchange rates mirrored into Redis (a fresh or flushed Redis gets them within this);
+    # a change by the operator is applied at once by its own task.
+    "exchange-rates": {"task": task_names.EXCHANGE_RATES_APPLY, "schedule": 30.0, "options": {"expires": 29}},
     "digest-weekly": {
         "task": task_names.DIGEST_WEEKLY,
         "schedule": crontab(minute=0, hour=8, day_of_week="mon"),

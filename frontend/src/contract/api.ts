@@ -569,6 +569,8 @@ export interface LiabilityRow {
   price: string;
   liability: string;
   liability_pence: number;
+  /** the book's currency, every wallet's liability converted into it */
+  currency: string;
   bets: number;
 }
 

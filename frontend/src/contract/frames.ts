@@ -74,8 +74,10 @@ export interface DecidedLeg {
 /**
  * ``desk.bet``: one bet event the liability reducer counted (the ticker). ``id`` is the bet
  * event's id (unique per bet and change); ``kind`` what happened to the bet: ``placed``,
- * ``voided``, ``cashed_out`` or ``settled``; amounts are decimal strings; ``ts`` when the bet
- * event happened and ``reducer_ts`` when the reducer counted it (epoch ms).
+ * ``voided``, ``cashed_out`` or ``settled``; amounts are decimal strings, ``stake`` and
+ * ``potential_return`` in the bet's ``currency`` (its wallet's), ``book_stake`` and
+ * ``book_potential_return`` in the book's currency at the operator's rates when it was counted;
+ * ``ts`` when the bet event happened and ``reducer_ts`` when the reducer counted it (epoch ms).
  */
 export interface DeskBetFrame {
   type: "desk.bet";
@@ -84,8 +86,11 @@ export interface DeskBetFrame {
   bet_id: number;
   kind: string;
   user_id: number;
+  currency: string;
   stake: string;
   potential_return: string;
+  book_stake: string;
+  book_potential_return: string;
   legs: DeskBetLeg[];
   ts: number;
   reducer_ts: number;
@@ -112,18 +117,21 @@ export interface DeskFollowedFrame {
 }
 
 /**
- * ``desk.liability``: the markets whose books one batch of bet events moved; a market with
- * no open bet left has ``bets`` 0 and leaves the risk view.
+ * ``desk.liability``: the markets whose books one batch of bet events moved (or, after the
+ * operator changed a rate, every market with open bets); a market with no open bet left has
+ * ``bets`` 0 and leaves the risk view. ``currency`` is the book's, which every figure is in.
  */
 export interface DeskLiabilityFrame {
   type: "desk.liability";
   v: number;
+  currency: string;
   markets: DeskMarketBook[];
   ts: number;
 }
 
 /**
- * One market's book in integer pence: ``staked`` by the open bets with a leg in it (``bets``),
+ * One market's book in integer pence of the book's currency, every wallet's amounts converted
+ * at the operator's current rates: ``staked`` by the open bets with a leg in it (``bets``),
  * the P/L on each outcome, the worst of them (``worst``, on ``worst_selection``; null when no
  * selection carries a return) and its event's worst case (``event_worst``).
  */

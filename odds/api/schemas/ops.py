@@ -33,6 +33,7 @@ class LiabilityRow(Model):
     price: Annotated[str, Field(description="the selection's decimal price (empty when it is gone)")]
     liability: DecimalText
     liability_pence: int
+    currency: Annotated[str, Field(description="the book's currency, every wallet's liability converted into it")]
     bets: Count
 
 

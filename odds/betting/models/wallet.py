@@ -20,12 +20,12 @@ from typing import ClassVar
 from django.conf import settings
 from django.db import models
 
-from reducers import limits
+from reducers import limits, rules
 
 
 class Wallet(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="wallet")
-    currency = models.CharField(max_length=3, default="GBP")
+    currency = models.CharField(max_length=3, default=rules.BOOK_CURRENCY)
     balance = models.DecimalField(max_digits=14, decimal_places=2, default=Decimal("0.00"))
     # A time-out or self-exclusion the punter chose: no bets, cash-outs or deposits before
     # ``excluded_until``. Read by ``sb_bet_place`` from the row it locks anyway, so enforcing it

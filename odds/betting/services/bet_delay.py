@@ -98,7 +98,7 @@ def bet_delay_decide(*, bet_id: int) -> Bet | None:
             bet.status = Bet.Status.ACCEPTED
         bet.save(update_fields=["status", "reject_code", "reject_message"])
         if not code:
-            bet_event_enqueue(bet=bet, type="placed")
+            bet_event_enqueue(bet=bet, type="placed", wallet=wallet)
         transaction.on_commit(lambda: bet_decided_announce(bet))
     log.info("held bet %s %s %s", bet.id, bet.status, code)
     return bet

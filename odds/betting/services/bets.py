@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from odds.audit.models import AuditEntry
 from odds.audit.services.audit import audit_record
-from odds.betting.models import Bet, LedgerEntry
+from odds.betting.models import Bet, LedgerEntry, Wallet
 from odds.betting.selectors.bets import bet_cash_out_quote
 from odds.betting.services import placement
 from odds.betting.services.announce import bet_settled_announce
@@ -105,8 +105,9 @@ class CashOutRejected(Exception):
         self.quote = quote
 
 
-def bet_event(*, bet: Bet, type: str) -> schemas.BetEvent:
-    """The bets-topic record of one change of a bet; ``event_id`` is stable per bet and change."""
+def bet_event(*, bet: Bet, type: str, currency: str) -> schemas.BetEvent:
+    """The bets-topic record of one change of a bet; ``event_id`` is stable per bet and change;
+    ``currency`` is the wallet's, which the bet's amounts are in."""
     return schemas.BetEvent(
         event_id=f"{bet.id}:{type}",
         type=type,
@@ -121,11 +122,12 @@ def bet_event(*, bet: Bet, type: str) -> schemas.BetEvent:
             for leg in bet.legs.all()
         ),
         ts=int(time.time() * 1000),
+        currency=currency,
     )
 
 
-def bet_event_enqueue(*, bet: Bet, type: str) -> None:
-    event = bet_event(bet=bet, type=type)
+def bet_event_enqueue(*, bet: Bet, type: str, wallet: Wallet) -> None:
+    event = bet_event(bet=bet, type=type, currency=wallet.currency)
     outbox_enqueue(topic=topics.bets(), key=event.key(), value=event.encode())
 
 
@@ -210,7 +212,7 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = 
         bet.payout = quote
         bet.settled_at = timezone.now()
         bet.save(update_fields=["status", "payout", "settled_at"])
-        bet_event_enqueue(bet=bet, type="cashed_out")
+        bet_event_enqueue(bet=bet, type="cashed_out", wallet=wallet)
         bet_settled_announce(bet=bet, wallet=wallet)
     return bet
 
@@ -243,7 +245,7 @@ def bet_void(*, bet: Bet, by: User | AnonymousUser | None = None, reason: str = 
             after={"status": locked.status, "refunded": locked.stake},
             reason=reason,
         )
-        bet_event_enqueue(bet=locked, type="voided")
+        bet_event_enqueue(bet=locked, type="voided", wallet=wallet)
         bet_settled_announce(bet=locked, wallet=wallet)
     log.info("bet %s voided by %s", locked.id, by)
     return locked

@@ -59,7 +59,7 @@ def bet_settle(*, bet_id: int) -> Bet:
         bet.payout = payout
         bet.settled_at = timezone.now()
         bet.save(update_fields=["status", "payout", "settled_at"])
-        bet_event_enqueue(bet=bet, type="voided" if status == Bet.Status.VOID else "settled")
+        bet_event_enqueue(bet=bet, type="voided" if status == Bet.Status.VOID else "settled", wallet=wallet)
         bet_settled_announce(bet=bet, wallet=wallet)
     return bet
 

@@ -44,6 +44,7 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("risk", TRADER, "trading-risk", ()),
     ("ticker", TRADER, "trading-ticker", ()),
     ("movers", TRADER, "trading-movers", ()),
+    ("rates", TRADER, "trading-rates", ()),
     ("game-staff", TRADER, "game-staff", ()),
     ("subscriptions", TRADER, "trading-subscriptions", ()),
     ("lag", TRADER, "ops-lag", ()),

@@ -7,6 +7,7 @@ import functools
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -25,6 +26,7 @@ from odds.ops.models import MetricSample
 from reducers import keys, topics
 from reducers.dead_letters import HEADER_REPLAYS, SOURCES
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
+from reducers.rules import BOOK_CURRENCY
 from reducers.schemas import describe_price_record
 from store.clients import PRODUCER_DEFAULTS, redis_client
 
@@ -74,7 +76,8 @@ def market_settlement_progress(*, market_id: int) -> dict[str, Any]:
 
 
 def liability_top(*, limit: int = 50) -> list[dict[str, Any]]:
-    """Selections by open liability (the liability reducer's aggregate), largest first."""
+    """Selections by open liability (the liability reducer's aggregate), largest first, in the
+    book's currency: every wallet's exposure converted at the operator's current rates."""
     client = _redis()
     ranked = client.zrevrange(keys.liability_index(), 0, limit - 1, withscores=True)
     if not ranked:
@@ -97,8 +100,9 @@ def liability_top(*, limit: int = 50) -> list[dict[str, Any]]:
                 "market": selection.market.name if selection else "",
                 "event": selection.market.event.name if selection else "",
                 "price": str(selection.price) if selection else "",
-                "liability": f"{pence / 100:.2f}",
+                "liability": str(Decimal(pence).scaleb(-2)),
                 "liability_pence": pence,
+                "currency": BOOK_CURRENCY,
                 "bets": int(figures.get(b"bets", 0)),
             }
         )

@@ -20,6 +20,7 @@ from odds.catalogue.models import Event, Market
 from odds.catalogue.services.markets import markets_status_set
 from odds.core.connections import redis_shared
 from reducers import keys
+from reducers.money import money_text
 from reducers.suspensions import BY_FEED_WATCH, Reason
 
 log = logging.getLogger(__name__)
@@ -50,11 +51,13 @@ def digest_recipients() -> list[int]:
     )
 
 
-def digest_body(*, user: User, bets: list[Bet]) -> str:
+def digest_body(*, user: User, bets: list[Bet], currency: str) -> str:
+    """The digest's text: each open bet, its amounts in the wallet's ``currency``."""
     lines = [f"Hello {user.get_username()},", "", f"You have {len(bets)} open bet(s):", ""]
     for bet in bets:
         legs = "; ".join(f"{leg.selection.name} ({leg.market.event.name}) @ {leg.price}" for leg in bet.legs.all())
-        lines.append(f"- #{bet.id} {bet.kind}: stake £{bet.stake}, potential return £{bet.potential_return} — {legs}")
+        stake, ret = money_text(bet.stake, currency), money_text(bet.potential_return, currency)
+        lines.append(f"- #{bet.id} {bet.kind}: stake {stake}, potential return {ret} — {legs}")
     lines += ["", "Good luck!", "Sportsbook"]
     return "\n".join(lines)
 
@@ -68,7 +71,7 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
     marker = keys.digest_sent(week=digest_week(now), user_id=user_id)
     if cache.get(marker):
         return False
-    user = User.objects.get(id=user_id)
+    user = User.objects.select_related("wallet").get(id=user_id)
     bets = list(
         Bet.objects.filter(user=user, status__in=Bet.OPEN_STATUSES)
         .order_by("placed_at", "id")
@@ -78,7 +81,7 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
         return False
     send_mail(
         subject=f"Your open bets — week {digest_week(now)}",
-        message=digest_body(user=user, bets=bets),
+        message=digest_body(user=user, bets=bets, currency=user.wallet.currency),
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[user.email],
     )

@@ -303,8 +303,10 @@ def liability_rebuild(
             "(make up), then run after_restore again",
         )
     with transaction.atomic():
-        open_bets = list(Bet.objects.filter(status=Bet.Status.ACCEPTED).prefetch_related("legs"))
-        events = [bet_event(bet=bet, type="placed") for bet in open_bets]
+        open_bets = list(
+            Bet.objects.filter(status=Bet.Status.ACCEPTED).select_related("user__wallet").prefetch_related("legs")
+        )
+        events = [bet_event(bet=bet, type="placed", currency=bet.user.wallet.currency) for bet in open_bets]
     totals = aggregate(events)
     marks = restore.liability_marks(verdicts, open_bet_events=(e.event_id for e in events))
     LiabilityStore(redis_shared()).replace(totals, seen=marks.seen, unseen=marks.unseen, seen_ttl_s=SEEN_TTL_S)

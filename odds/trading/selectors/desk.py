@@ -13,7 +13,7 @@ import orjson
 
 from odds.core.connections import redis_shared
 from reducers.frames import DeskMarketBook
-from reducers.liability import market_book_frame, names_of
+from reducers.liability import market_book_frames, names_of
 from reducers.market_kinds import SPORTS
 from reducers.movers import MOVERS_SHOWN
 from store.liability import TICKER_LOG, BookStore
@@ -33,13 +33,10 @@ def desk_risk_books(*, limit: int = RISK_EVENTS) -> list[DeskMarketBook]:
     ranked = store.riskiest_events(limit=limit)
     worsts = dict(ranked)
     market_ids = [m for ids in store.markets_of_events([e for e, _ in ranked]).values() for m in ids]
-    books, _ = store.books(market_ids)
-    names = MarketStore(client).definitions(market_ids)
-    return [
-        market_book_frame(book, names=names_of(names.get(market_id)), event_worst=worsts.get(book.event_id, book.worst))
-        for market_id, book in sorted(books.items())
-        if book.bets
-    ]
+    books, _, rates = store.books(market_ids)
+    definitions = MarketStore(client).definitions(market_ids)
+    names = {market_id: names_of(definitions.get(market_id)) for market_id in market_ids}
+    return market_book_frames({m: b for m, b in books.items() if b.bets}, names=names, worsts=worsts, rates=rates)
 
 
 def desk_ticker(*, limit: int = TICKER_LOG) -> list[Any]:

@@ -18,6 +18,8 @@ from odds.betting.models import Bet, BetLeg
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.selectors.catalogue import STARTING_SOON
 from odds.catalogue.selectors.prices import LiveStates, live_states
+from odds.trading.selectors.rates import exchange_rates_in_force
+from reducers.money import Amounts
 from reducers.schemas import parse_price
 
 log = logging.getLogger(__name__)
@@ -116,13 +118,17 @@ class ResultImpact:
     """What resulting (or settling) a market would do to the open bets with a leg in it.
 
     ``payout`` is what those bets pay if the result stands and every other leg of an accumulator
-    wins too (the most the book can pay on them), in pounds.
+    wins too (the most the book can pay on them). ``stake`` and ``payout`` are in each bet's own
+    currency; ``stake_book`` and ``payout_book`` are their sums in the book's currency at the
+    operator's current rates.
     """
 
     market_id: int
     bets: int = 0
-    stake: Decimal = Decimal("0.00")
-    payout: Decimal = Decimal("0.00")
+    stake: Amounts = field(default_factory=Amounts)
+    payout: Amounts = field(default_factory=Amounts)
+    stake_book: Decimal = Decimal("0.00")
+    payout_book: Decimal = Decimal("0.00")
     winners: list[str] = field(default_factory=list)
     void: bool = False
     before_start: bool = False
@@ -147,17 +153,22 @@ def market_result_impact(*, market: Market, winners: Iterable[int] | None, now: 
         void=all(result == Selection.Result.VOID for result in outcome.values()),
         before_start=market.event.starts_at > now,
     )
-    legs = BetLeg.objects.filter(market_id=market.id, bet__status__in=Bet.OPEN_STATUSES).select_related("bet")
+    legs = BetLeg.objects.filter(market_id=market.id, bet__status__in=Bet.OPEN_STATUSES).select_related(
+        "bet__user__wallet"
+    )
     for leg in legs:
         bet = leg.bet
+        currency = bet.user.wallet.currency
         impact.bets += 1
-        impact.stake += bet.stake
+        impact.stake.add(bet.stake, currency)
         result = outcome.get(leg.selection_id, Selection.Result.UNDECIDED)
         if result == Selection.Result.WON:
-            impact.payout += bet.potential_return
+            impact.payout.add(bet.potential_return, currency)
         elif result == Selection.Result.VOID:
             # A void leg counts at odds of 1: the bet pays its return without this leg's price.
-            impact.payout += (bet.potential_return / leg.price).quantize(Decimal("0.01"))
+            impact.payout.add((bet.potential_return / leg.price).quantize(Decimal("0.01")), currency)
+    rates = exchange_rates_in_force()
+    impact.stake_book, impact.payout_book = impact.stake.in_book(rates), impact.payout.in_book(rates)
     return impact
 
 
@@ -180,7 +191,7 @@ def event_open_bets(*, event_id: int, limit: int = OPEN_BETS_SHOWN) -> list[Bet]
     return list(
         Bet.objects.filter(status=Bet.Status.ACCEPTED, legs__event_id=event_id)
         .distinct()
-        .select_related("user")
+        .select_related("user__wallet")
         .prefetch_related(Prefetch("legs", queryset=BetLeg.objects.select_related("selection__market")))
         .order_by("-placed_at", "-id")[:limit]
     )

@@ -89,7 +89,7 @@ def test_bet_is_placed_with_its_stake_held_and_its_event_queued(placing):
     raw = OutboxMessage.objects.get(topic=topics.bets(), key=str(bet.id).encode()).value
     assert raw is not None
     value = json.loads(bytes(raw))
-    expected = json.loads(bet_event(bet=bet, type="placed").encode())
+    expected = json.loads(bet_event(bet=bet, type="placed", currency="GBP").encode())
     assert {**value, "ts": 0} == {**expected, "ts": 0}
 
 

@@ -151,11 +151,12 @@ def test_result_impact_counts_open_bets_and_their_payout(services, kafka_topics,
     _bets_on(market, stakes=("5.00", "10.00"))
     home, draw = market.selections.order_by("display_order")[:2]
     wins = market_result_impact(market=market, winners=[home.id])
-    assert (wins.bets, wins.stake, wins.payout) == (2, Decimal("15.00"), Decimal("31.50"))
+    assert (wins.bets, wins.stake_book, wins.payout_book) == (2, Decimal("15.00"), Decimal("31.50"))
+    assert wins.stake.by_currency == {"GBP": Decimal("15.00")}
     loses = market_result_impact(market=market, winners=[draw.id])
-    assert (loses.bets, loses.payout) == (2, Decimal("0"))
+    assert (loses.bets, loses.payout_book) == (2, Decimal("0"))
     void = market_result_impact(market=market, winners=None)
-    assert (void.void, void.payout) == (True, Decimal("15.00"))
+    assert (void.void, void.payout_book) == (True, Decimal("15.00"))
     assert market_open_bets_count(market_ids=[market.id]) == {market.id: 2}
 
 

@@ -27,6 +27,7 @@ from odds.core.outbox import outbox_relay
 from odds.models import OutboxMessage
 from odds.ops.services.restore import records_since
 from reducers import keys, restore, topics
+from reducers.liability import SelectionTotal
 from reducers.schemas import BetEvent
 from store.clients import kafka_consumer
 from store.liability import BookStore
@@ -129,11 +130,11 @@ def test_after_restore_relays_once_dead_letters_what_the_database_lost_and_rebui
         user_id=punter.id,
         stake=Decimal("7.00"),
         potential_return=Decimal("28.00"),
-        legs=bet_event(bet=never_left, type="placed").legs,
+        legs=bet_event(bet=never_left, type="placed", currency="GBP").legs,
         ts=1,
     )
     produce(lost)
-    settled_later = bet_event(bet=relayed_and_held, type="settled")
+    settled_later = bet_event(bet=relayed_and_held, type="settled", currency="GBP")
     produce(settled_later)
     with liability_reducer(redis_client, started):
         out = run("--since", started.isoformat(), "--skip", "store", "--wait", "10")
@@ -153,13 +154,14 @@ def test_after_restore_relays_once_dead_letters_what_the_database_lost_and_rebui
     # Liability is the database's open bets: the lost bet is not in it, the lost settlement
     # did not take the open bet out of it.
     totals = LiabilityStore(redis_client).totals()
-    assert totals[home.id] == (int((Decimal("20.00") - 10 + Decimal("4.00") - 2) * 100), 2)
-    assert totals[draw.id] == (int((Decimal("15.00") - 5) * 100), 1)
+    assert totals[home.id] == SelectionTotal((("GBP", int((Decimal("20.00") - 10 + Decimal("4.00") - 2) * 100)),), 2)
+    assert totals[draw.id] == SelectionTotal((("GBP", int((Decimal("15.00") - 5) * 100)),), 1)
     assert redis_client.exists(keys.bet_event_seen(lost.event_id))
     assert not redis_client.exists(keys.bet_event_seen(settled_later.event_id))
     # So is the market's book: £17 staked; Home pays £24.00, Draw £15.00.
     [book] = BookStore(redis_client).books([market.id])[0].values()
-    assert (book.staked, book.bets, book.pl(home.id), book.pl(draw.id)) == (1700, 3, 1700 - 2400, 1700 - 1500)
+    figures = book.figures({})
+    assert (figures.staked, book.bets, figures.pl(home.id), figures.pl(draw.id)) == (1700, 3, 1700 - 2400, 1700 - 1500)
     # The next bet takes an id Kafka has never seen.
     assert bet_accepted(punter, home, stake="1.00").id > lost.bet_id
 
@@ -176,7 +178,7 @@ def test_a_second_run_sends_and_dead_letters_nothing_again(started, redis_client
         user_id=punter.id,
         stake=Decimal("1.00"),
         potential_return=Decimal("2.10"),
-        legs=bet_event(bet=bet, type="placed").legs,
+        legs=bet_event(bet=bet, type="placed", currency="GBP").legs,
         ts=1,
     )
     produce(lost)

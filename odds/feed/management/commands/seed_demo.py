@@ -6,7 +6,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from odds.core import task_names
 from odds.feed.services.demo import DEMO_PASSWORD, demo_catalogue_create, demo_users_create, demo_wallets_fund
+from reducers.money import money_text
 
 
 def _bar(done: int, total: int) -> None:
@@ -36,8 +38,10 @@ class Command(BaseCommand):
         summary = demo_catalogue_create(seed=options["seed"], progress=None if options["quiet"] else _bar)
         users = demo_users_create()
         wallets = demo_wallets_fund()
+        # The desk's books convert at the exchange rates from the start (beat keeps them mirrored).
+        task_names.enqueue(task_names.EXCHANGE_RATES_APPLY)
         self.stdout.write(
             f"{summary.sports} sports, {summary.events} events, {summary.markets} markets, "
             f"{summary.selections} selections; demo users {', '.join(users)} (password {DEMO_PASSWORD!r}); "
-            + ", ".join(f"{w.user.username} £{w.balance:,}" for w in wallets)
+            + ", ".join(f"{w.user.username} {money_text(w.balance, w.currency)}" for w in wallets)
         )
