@@ -41,7 +41,12 @@ def margin_from_percent(text: str) -> Decimal | None:
     exponent = percent.as_tuple().exponent
     if isinstance(exponent, int) and exponent < -2:
         raise ValueError(MARGIN_REFUSED)
-    margin = percent / 100
+    return margin_checked(percent / 100)
+
+
+def margin_checked(margin: Decimal) -> Decimal:
+    """``margin`` when traders may set it (``MARGIN_MIN`` to ``MARGIN_MAX``), else ``ValueError``
+    with ``MARGIN_REFUSED``."""
     if not MARGIN_MIN <= margin <= MARGIN_MAX:
         raise ValueError(MARGIN_REFUSED)
     return margin

@@ -36,13 +36,7 @@ from odds.core.task_names import enqueue
 from reducers import keys, topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 from reducers.suspensions import Reason
-from reducers.trading import (
-    MARGIN_MAX,
-    MARGIN_MIN,
-    MARGIN_REFUSED,
-    price_change_needs_confirmation,
-    price_change_ratio,
-)
+from reducers.trading import margin_checked, price_change_needs_confirmation, price_change_ratio
 from store.markets import MarketStore
 
 log = logging.getLogger(__name__)
@@ -477,8 +471,8 @@ def market_margin_set(*, market: Market, margin: Decimal | None, by: Actor = Non
     margin it replaced. The market's version moves, so the feed picks the margin up on its next
     look at the catalogue and prices the market's next book with it (``Feed.sync_catalogue``).
     Setting the margin it already has changes nothing."""
-    if margin is not None and not MARGIN_MIN <= margin <= MARGIN_MAX:
-        raise ValueError(MARGIN_REFUSED)
+    if margin is not None:
+        margin_checked(margin)
     with transaction.atomic():
         locked = _lock(market)
         if locked.status not in (Market.Status.OPEN, Market.Status.SUSPENDED):

@@ -191,10 +191,16 @@ def markets_load(*, limit: int, rng: random.Random, known_events: set[int] | Non
 
 
 def update_build(
-    market: SimulatedMarket, *, seq: int, now_ms: int, pricer: EventPricer | None, rng: random.Random
+    market: SimulatedMarket,
+    *,
+    seq: int,
+    now_ms: int,
+    pricer: EventPricer | None,
+    rng: random.Random,
+    step: bool = True,
 ) -> PriceUpdate:
-    """Move the market's book one step and snapshot it."""
-    market.prices = market.book(pricer, rng=rng, step=True)
+    """Price the market's book (moved one step first when ``step``) and snapshot it."""
+    market.prices = market.book(pricer, rng=rng, step=step)
     return _snapshot(market, seq=seq, now_ms=now_ms, status="open")
 
 
@@ -393,12 +399,16 @@ class FeedRunner:
         tradable = [m for m in self.markets if m.status == Market.Status.OPEN]
         if not tradable or not count:
             return
-        chosen = [self.rng.choice(tradable) for _ in range(count)]
-        seqs = sequences_next(self.redis, [m.market_id for m in chosen])
+        self._books_publish([self.rng.choice(tradable) for _ in range(count)], step=True)
+
+    def _books_publish(self, markets: list[SimulatedMarket], *, step: bool) -> None:
+        """Price each of ``markets`` (a step of its noise first when ``step``) and produce its book
+        with the market's next source sequence."""
+        seqs = sequences_next(self.redis, [m.market_id for m in markets])
         now_ms = int(time.time() * 1000)
-        for market, seq in zip(chosen, seqs, strict=True):
+        for market, seq in zip(markets, seqs, strict=True):
             pricer = self.pricers.get(market.event_id)
-            self.produce(update_build(market, seq=seq, now_ms=now_ms, pricer=pricer, rng=self.rng))
+            self.produce(update_build(market, seq=seq, now_ms=now_ms, pricer=pricer, rng=self.rng, step=step))
 
     # --- lifecycle ---
 
@@ -742,13 +752,8 @@ class FeedRunner:
         """Publish at once the book of each open market whose margin a trader changed, so the new
         margin shows on the next prices rather than whenever the market next moves."""
         open_markets = [m for m in markets if m.status == Market.Status.OPEN]
-        if not open_markets:
-            return
-        seqs = sequences_next(self.redis, [m.market_id for m in open_markets])
-        now_ms = int(time.time() * 1000)
-        for market, seq in zip(open_markets, seqs, strict=True):
-            market.prices = market.book(self.pricers.get(market.event_id), rng=self.rng, step=False)
-            self.produce(_snapshot(market, seq=seq, now_ms=now_ms, status="open"))
+        if open_markets:
+            self._books_publish(open_markets, step=False)
 
     # --- the loop ---
 

@@ -85,10 +85,10 @@ class MoversWindow:
 def desk_movers(*, windows: int = MOVERS_WINDOWS, top: int = MOVERS_SHOWN) -> list[MoversWindow]:
     """The newest ``windows`` event-time windows of the movers query, newest first, each with its
     ``top`` markets by their largest selection move; three round trips, no database query."""
-    client = redis_shared()
-    ranked = MarketStore(client).movers(windows=windows, top=top)
+    store = MarketStore(redis_shared())
+    ranked = store.movers(windows=windows, top=top)
     market_ids = sorted({market_id for _, rows in ranked for market_id, _ in rows})
-    definitions = MarketStore(client).definitions(market_ids)
+    definitions = store.definitions(market_ids)
     out = []
     for start, rows in ranked:
         shown = []
