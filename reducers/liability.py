@@ -24,6 +24,10 @@ PENCE = Decimal(100)
 # How long the liability reducer remembers an event id it counted (de-duplication of redelivered
 # events); longer than the bets topic keeps a record.
 SEEN_TTL_S = 14 * 24 * 3600
+# What each bet event type does to the books: a placed bet adds its exposure, a voided, cashed-out
+# or settled one takes it away; a bet held by the in-play delay (``pending``) or refused
+# (``rejected``) is on the ticker only.
+BOOK_SIGN: dict[str, int] = {"placed": 1, "voided": -1, "cashed_out": -1, "settled": -1, "pending": 0, "rejected": 0}
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,10 @@ def exposure_pence(event: BetEvent) -> int:
 
 def liability_deltas(event: BetEvent) -> list[LiabilityDelta]:
     """The change a bet event makes to each selection's liability (adder or subtractor), in
-    pence of the bet's currency."""
-    sign = 1 if event.type == "placed" else -1
+    pence of the bet's currency; none for an event that changes no book."""
+    sign = BOOK_SIGN[event.type]
+    if not sign:
+        return []
     exposure = exposure_pence(event)
     seen: set[int] = set()
     deltas = []
@@ -114,8 +120,11 @@ class OutcomeDelta:
 def outcome_deltas(event: BetEvent) -> list[OutcomeDelta]:
     """The change a bet event makes to the book of each market it has a leg in: a placed bet adds
     its stake to the market and its return to the leg's selection; a voided, cashed-out or settled
-    one takes them away again. In pence of the bet's currency."""
-    sign = 1 if event.type == "placed" else -1
+    one takes them away again. In pence of the bet's currency; none for an event that changes no
+    book."""
+    sign = BOOK_SIGN[event.type]
+    if not sign:
+        return []
     staked = int(event.stake * PENCE) * sign
     returns = int(event.potential_return * PENCE) * sign
     deltas: dict[int, OutcomeDelta] = {}
@@ -299,6 +308,8 @@ def ticker_frame(event: BetEvent, *, names: dict[int, MarketNames], reducer_ts: 
         "book_stake": str(book_amount(event.stake, currency=event.currency, rates=rates)),
         "book_potential_return": str(book_amount(event.potential_return, currency=event.currency, rates=rates)),
         "legs": legs,
+        "reason": event.reason,
+        "until": event.until,
         "ts": event.ts,
         "reducer_ts": reducer_ts,
     }

@@ -31,6 +31,9 @@ HELD_IN: dict[str, frozenset[str]] = {
     "voided": frozenset({"void"}),
     "cashed_out": frozenset({"cashed_out"}),
     "settled": frozenset({"won", "lost"}),
+    # Held until its delay passed, then accepted (and perhaps settled since) or refused.
+    "pending": frozenset({"pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"}),
+    "rejected": frozenset({"rejected"}),
 }
 
 

@@ -740,9 +740,11 @@ def decode_market_row(key: bytes | None, value: bytes | None) -> tuple[int, Mark
 # --- bet events (bets topic, keyed by bet id) ---
 
 BET_SCHEMA_VERSION: Final = 1
-BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled")
+BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled", "pending", "rejected")
 BetEventType = Annotated[str, one_of(*BET_EVENT_TYPES)]
 BET_EVENT_ID_MAX_CHARS = 64
+# The reason a rejected bet carries (``odds_bet.reject_message``'s length).
+BET_EVENT_REASON_MAX_CHARS = 255
 # A bet's stake or potential return; far above any bet the book takes, far below 2**63 pence.
 MAX_BET_EVENT_AMOUNT = Decimal("1000000000000")
 
@@ -778,7 +780,9 @@ class BetEvent:
     """A change in a bet's life. ``event_id`` is unique per change, so consumers de-duplicate.
 
     ``placed`` adds the bet's exposure to liability; ``voided``, ``cashed_out`` and ``settled``
-    subtract it (adder/subtractor semantics of a table aggregation).
+    subtract it (adder/subtractor semantics of a table aggregation). ``pending`` (held by the
+    in-play delay until ``until``) and ``rejected`` (with its ``reason``) change no book: the
+    trading desk's ticker shows them.
     """
 
     v: Annotated[int, BeforeValidator(version_is(BET_SCHEMA_VERSION)), Field(validate_default=True)] = field(
@@ -795,6 +799,10 @@ class BetEvent:
     # The wallet's currency, which the stake and return are in; an event written before wallets
     # had currencies has none and is in the book's currency.
     currency: Annotated[str, one_of(*CURRENCY_SYMBOLS)] = field(default=BOOK_CURRENCY, kw_only=True)
+    # Why a ``rejected`` bet was refused, in the words the punter saw; empty otherwise.
+    reason: Annotated[str, Len(0, BET_EVENT_REASON_MAX_CHARS)] = field(default="", kw_only=True)
+    # When a ``pending`` bet is decided (epoch ms); None otherwise.
+    until: PositiveInt | None = field(default=None, kw_only=True)
 
     def to_json(self) -> dict[str, Any]:
         return _BET_EVENT.dump_python(self, mode="json")
@@ -823,6 +831,8 @@ _BET_RULES = Rules(
         ("potential_return",),
         ("ts",),
         ("currency",),
+        ("reason",),
+        ("until",),
     ),
     explain={
         ("type",): _says("bad_field", "type unknown"),
@@ -836,6 +846,8 @@ _BET_RULES = Rules(
         ("stake",): _says("bad_field", "stake must be a decimal string"),
         ("potential_return",): _says("bad_field", "potential_return must be a decimal string"),
         ("currency",): _says("bad_field", f"currency must be one of {', '.join(CURRENCY_SYMBOLS)}"),
+        ("reason",): _says("bad_field", f"reason must be a string of at most {BET_EVENT_REASON_MAX_CHARS} characters"),
+        ("until",): _must_be_int,
     },
 )
 

@@ -155,7 +155,15 @@ def live_state_write(
 
 
 def bet_event_build(
-    kind: str, *, event_id: str, bet_id: int = 1, stake: str = "10.00", legs=((1, "2.50"),), currency: str = "GBP"
+    kind: str,
+    *,
+    event_id: str,
+    bet_id: int = 1,
+    stake: str = "10.00",
+    legs=((1, "2.50"),),
+    currency: str = "GBP",
+    reason: str = "",
+    until: int | None = None,
 ) -> BetEvent:
     """A bet event of ``kind`` in ``currency``; ``legs`` are (selection id, price), each on a market
     and event of the selection's id; the potential return is the stake times every leg's price."""
@@ -173,6 +181,8 @@ def bet_event_build(
         legs=tuple(BetLeg(selection_id=s, market_id=s, event_id=s, price=Decimal(p)) for s, p in legs),
         ts=1,
         currency=currency,
+        reason=reason,
+        until=until,
     )
 
 

@@ -126,9 +126,26 @@ function riskPage(host: HTMLElement): void {
   });
 }
 
-const KIND_LABEL: Record<string, string> = { placed: "Placed", settled: "Settled", voided: "Voided", cashed_out: "Cashed out" };
+/** The ticker's names of what happened to a bet: the kind filter's options (from the server). */
+function kindLabels(form: HTMLFormElement | null): Map<string, string> {
+  const labels = new Map<string, string>();
+  for (const option of form?.querySelectorAll<HTMLOptionElement>('select[name="kind"] option') ?? []) {
+    if (option.value) labels.set(option.value, option.textContent ?? option.value);
+  }
+  return labels;
+}
 
-function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string): HTMLTableRowElement {
+/** What a pending or rejected bet says under its kind: when the delay decides it, or why it was refused. */
+function tickerNote(bet: DeskBetFrame): HTMLElement | null {
+  if (bet.kind === "rejected" && bet.reason) return h("div", { class: "hint ticker-reason" }, bet.reason);
+  if (bet.kind === "pending" && bet.until) {
+    const until = new Date(bet.until);
+    return h("div", { class: "hint" }, "in-play delay, decided at ", h("time", { datetime: until.toISOString() }, until.toLocaleTimeString("en-GB")));
+  }
+  return null;
+}
+
+function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string, labels: Map<string, string>): HTMLTableRowElement {
   const when = new Date(bet.ts);
   const legs = bet.legs.map((leg) =>
     h(
@@ -144,7 +161,14 @@ function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string): HT
     "tr",
     { "data-bet": bet.bet_id, "data-kind": bet.kind, class: `ticker-${bet.kind}` },
     h("td", { "data-label": "When" }, h("time", { datetime: when.toISOString() }, when.toLocaleTimeString("en-GB"))),
-    h("td", { "data-label": "What" }, h("span", { class: "badge" }, KIND_LABEL[bet.kind] ?? bet.kind), ` #${bet.bet_id}`, bet.legs.length > 1 ? ` (${bet.legs.length}-fold)` : ""),
+    h(
+      "td",
+      { "data-label": "What" },
+      h("span", { class: "badge" }, labels.get(bet.kind) ?? bet.kind),
+      ` #${bet.bet_id}`,
+      bet.legs.length > 1 ? ` (${bet.legs.length}-fold)` : "",
+      tickerNote(bet),
+    ),
     h("td", { "data-label": "Customer" }, h("a", { href: urlWithId(customerUrl, bet.user_id) }, `#${bet.user_id}`)),
     h("td", { "data-label": "Selections" }, ...legs),
     h("td", { class: "num", "data-label": "Stake" }, betAmount(bet.stake, bet.currency, bet.book_stake)),
@@ -159,6 +183,7 @@ function tickerPage(table: HTMLTableElement): void {
   const body = table.tBodies[0] ?? table.createTBody();
   const eventUrl = table.dataset.eventUrl ?? "/trading/event/0/";
   const customerUrl = table.dataset.customerUrl ?? "/admin/auth/user/0/change/";
+  const labels = kindLabels(form);
   const filter = (): TickerFilter => {
     const data = form ? new FormData(form) : new FormData();
     return {
@@ -166,13 +191,14 @@ function tickerPage(table: HTMLTableElement): void {
       stakeOver: String(data.get("stake_over") ?? ""),
       customer: String(data.get("customer") ?? ""),
       inPlay: data.get("in_play") !== null,
+      kind: String(data.get("kind") ?? ""),
     };
   };
   const render = () => {
     const chosen = filter();
     const shown = ticker.bets.filter((bet) => tickerShows(bet, chosen));
     body.replaceChildren(
-      ...(shown.length ? shown.map((bet) => tickerRow(bet, eventUrl, customerUrl)) : [h("tr", {}, h("td", { colspan: 6 }, "No bet matches."))]),
+      ...(shown.length ? shown.map((bet) => tickerRow(bet, eventUrl, customerUrl, labels)) : [h("tr", {}, h("td", { colspan: 6 }, "No bet matches."))]),
     );
     setText(document.getElementById("ticker-count"), `${shown.length} of the latest ${ticker.bets.length} bets`);
   };

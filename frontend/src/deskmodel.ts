@@ -112,6 +112,8 @@ export interface TickerFilter {
   stakeOver: string;
   customer: string;
   inPlay: boolean;
+  /** What happened to the bet (a ``desk.bet`` frame's ``kind``); empty for every kind. */
+  kind?: string;
 }
 
 /** Whether a ticker bet passes the filters (empty filters pass everything); the stake is
@@ -122,6 +124,7 @@ export function tickerShows(bet: DeskBetFrame, filter: TickerFilter): boolean {
   if (/^\d+(\.\d+)?$/.test(over) && compareDecimal(bet.book_stake, over) <= 0) return false;
   if (filter.customer && String(bet.user_id) !== filter.customer.trim()) return false;
   if (filter.inPlay && !bet.legs.some((leg) => leg.in_play)) return false;
+  if (filter.kind && bet.kind !== filter.kind) return false;
   return true;
 }
 

@@ -38,13 +38,14 @@ function bet(
   reducer_ts = 1,
   currency = "GBP",
   book_stake = stake,
+  kind = "placed",
 ): DeskBetFrame {
   return {
     type: "desk.bet",
     v: 1,
     id,
     bet_id: 1,
-    kind: "placed",
+    kind,
     user_id,
     currency,
     stake,
@@ -52,6 +53,8 @@ function bet(
     book_stake,
     book_potential_return: "1.00",
     legs: [{ market_id: 1, selection_id: 1, event_id: 1, price: "2.00", sport, event: "A v B", market: "M", selection: "A", in_play }],
+    reason: "",
+    until: null,
     ts: 1,
     reducer_ts,
   };
@@ -129,6 +132,13 @@ describe("ticker", () => {
     expect(tickerShows(bet("a", "5.00", 3), { ...none, customer: "4" })).toBe(false);
     expect(tickerShows(bet("a", "5.00", 3, "football", true), { ...none, inPlay: true })).toBe(true);
     expect(tickerShows(bet("a", "5.00"), { ...none, inPlay: true })).toBe(false);
+  });
+
+  it("filters by what happened to the bet", () => {
+    const rejected = { sport: "", stakeOver: "", customer: "", inPlay: false, kind: "rejected" };
+    expect(tickerShows(bet("a", "5.00", 3, "football", false, 1, "GBP", "5.00", "rejected"), rejected)).toBe(true);
+    expect(tickerShows(bet("a", "5.00", 3, "football", false, 1, "GBP", "5.00", "placed"), rejected)).toBe(false);
+    expect(tickerShows(bet("a", "5.00", 3, "football", false, 1, "GBP", "5.00", "pending"), { ...rejected, kind: "" })).toBe(true);
   });
 
   it("compares the stake over in the book's currency", () => {

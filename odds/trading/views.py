@@ -476,7 +476,17 @@ def liability_page(request: HttpRequest) -> HttpResponse:
 
 
 # The ticker's filters, read by the page's script from the form the view fills in.
-TICKER_FILTERS = ("sport", "stake_over", "customer", "in_play")
+TICKER_FILTERS = ("sport", "stake_over", "customer", "in_play", "kind")
+# What can happen to a bet, as the ticker names it (a ``desk.bet`` frame's ``kind``); the page's
+# script takes its labels from the filter's options.
+TICKER_KINDS = (
+    ("placed", "Placed"),
+    ("pending", "Pending"),
+    ("rejected", "Rejected"),
+    ("settled", "Settled"),
+    ("voided", "Voided"),
+    ("cashed_out", "Cashed out"),
+)
 
 
 @staff_page
@@ -504,6 +514,7 @@ def ticker_page(request: HttpRequest) -> HttpResponse:
             "page": "ticker",
             "bets": desk_ticker(),
             "sports": desk_sports(),
+            "kinds": TICKER_KINDS,
             "filters": {name: request.GET.get(name, "")[:40] for name in TICKER_FILTERS},
         },
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+import uuid
 from decimal import Decimal
 from pathlib import Path
 
@@ -14,12 +15,15 @@ import pytest
 from django.contrib.auth.models import Group
 from playwright.sync_api import Page, ViewportSize, expect
 
-from odds.catalogue.models import Market
+from odds.betting.models import Bet
+from odds.betting.services.bets import LegRequest, bet_place
+from odds.catalogue.models import Event, Market, Sport
+from odds.core.outbox import outbox_relay
 from odds.core.roles import TRADERS, roles_sync
 from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
 from tests.browser.axe import axe_check
-from tests.factories import market_create, markets_define, user_create
+from tests.factories import live_state_write, market_create, markets_define, user_create
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -172,3 +176,58 @@ def test_the_ticker_shows_bets_newest_first_with_filters_and_links(
     _shots(page, "ticker")
     page.locator(f'#ticker tr[data-bet="{first.bet_id}"]').first.get_by_role("link", name="Home").click()
     expect(page).to_have_url(f"{asgi_server}/trading/event/{market.event_id}/#market-{market.id}")
+
+
+def test_the_ticker_shows_a_held_bet_and_a_refused_one_with_its_reason(
+    asgi_server, reducers_running, producer, redis_client, trader, page
+):
+    """Bets placed through the real placement statement, relayed from the outbox: one held by the
+    in-play delay, one refused because the price moved."""
+    pre_match, in_play = market_create(prices=("2.10", "3.40", "3.50")), market_create(prices=("1.80", "3.60", "4.20"))
+    Event.objects.filter(id=in_play.event_id).update(status=Event.Status.IN_PLAY)
+    Sport.objects.filter(competitions__events=in_play.event_id).update(in_play_delay_s=5)
+    markets_define(redis_client, pre_match, in_play)
+    live_state_write(redis_client, pre_match, prices=("2.00", "3.40", "3.50"))
+    punter = user_create(balance="50.00")
+    page.goto(f"{asgi_server}/trading/ticker/")
+    expect(page.locator("#desk-conn")).to_have_text("Live")
+
+    def place(market: Market, price: str) -> Bet:
+        home = market.selections.order_by("display_order").first()
+        assert home is not None
+        return bet_place(
+            user=punter,
+            idempotency_key=uuid.uuid4().hex,
+            stake=Decimal("5.00"),
+            legs=[LegRequest(selection_id=home.id, price_seen=Decimal(price))],
+        ).bet
+
+    refused, held = place(pre_match, "2.10"), place(in_play, "1.80")
+    assert (refused.status, held.status) == (Bet.Status.REJECTED, Bet.Status.PENDING)
+    assert outbox_relay().sent >= 2
+    refused_row = page.locator(f'#ticker tr[data-bet="{refused.id}"]')
+    expect(refused_row).to_have_attribute("data-kind", "rejected", timeout=REDUCER_MS)
+    expect(refused_row).to_contain_text("Rejected")
+    expect(refused_row).to_contain_text("the price moved from 2.10 to 2.00")
+    held_row = page.locator(f'#ticker tr[data-bet="{held.id}"]')
+    expect(held_row).to_have_attribute("data-kind", "pending", timeout=REDUCER_MS)
+    expect(held_row).to_contain_text("in-play delay, decided at")
+
+    page.get_by_label("What").select_option("rejected")
+    expect(page).to_have_url(f"{asgi_server}/trading/ticker/?kind=rejected")
+    expect(refused_row).to_have_count(1)
+    expect(held_row).to_have_count(0)
+    page.get_by_label("What").select_option("pending")
+    expect(held_row).to_have_count(1)
+    expect(refused_row).to_have_count(0)
+    page.reload()  # the first image, from the ticker's log, filtered as the address says
+    expect(held_row).to_have_count(1)
+    expect(refused_row).to_have_count(0)
+    page.get_by_label("What").select_option("")
+    expect(refused_row).to_have_count(1)
+    _shots(page, "ticker-decisions")
+    # Neither is in any book: the risk view has no event for them.
+    page.goto(f"{asgi_server}/trading/risk/")
+    expect(page.locator("#desk-conn")).to_have_text("Live")
+    for market in (pre_match, in_play):
+        expect(page.locator(f'.risk-event[data-event="{market.event_id}"]')).to_have_count(0)

@@ -37,6 +37,27 @@ def test_void_cash_out_and_settlement_subtract_again():
         assert (delta.pence, delta.bets) == (-1500, -1)
 
 
+def test_a_pending_or_rejected_bet_changes_no_book():
+    for kind in ("pending", "rejected"):
+        held = event(kind, event_id=f"1:{kind}", legs=((1, "2.00"), (2, "3.00")))
+        assert liability_deltas(held) == []
+        assert outcome_deltas(held) == []
+        assert books_of([held]) == {}
+        assert aggregate([held]) == {}
+
+
+def test_a_bet_held_then_accepted_counts_once_and_a_refused_one_never():
+    events = [
+        event("pending", event_id="1:pending", bet_id=1, until=5_000),
+        event("placed", event_id="1:placed", bet_id=1),
+        event("pending", event_id="2:pending", bet_id=2, until=5_000),
+        event("rejected", event_id="2:rejected", bet_id=2, reason="the price moved from 2.50 to 2.20"),
+    ]
+    assert aggregate(events) == {1: SelectionTotal((("GBP", 1500),), 1)}
+    [book] = books_of(events).values()
+    assert (book.staked, book.bets) == ((("GBP", 1000),), 1)
+
+
 def test_an_accumulator_counts_in_full_on_each_leg():
     deltas = liability_deltas(event("placed", event_id="e3", legs=((1, "2.00"), (2, "3.00"))))
     assert [(d.selection_id, d.pence) for d in deltas] == [(1, 5000), (2, 5000)]
@@ -193,6 +214,22 @@ def test_a_ticker_frame_names_each_leg_from_the_markets_table():
     first, second = frame["legs"]
     assert (first["event"], first["selection"], first["in_play"]) == ("Arsenal v Chelsea", "Arsenal", True)
     assert (second["market"], second["selection"], second["in_play"]) == ("", "", False)
+    assert (frame["reason"], frame["until"]) == ("", None)
+
+
+def test_a_ticker_frame_carries_a_refusal_reason_and_a_pending_bets_decision_time():
+    refused = event("rejected", event_id="7:rejected", bet_id=7, reason='the price moved from 2.50 to 2.20 on "Home"')
+    frame = ticker_frame(refused, names={}, reducer_ts=5, rates={})
+    assert frames.SERVER_FRAME.validate_python(frame) == frame
+    assert (frame["kind"], frame["reason"], frame["until"]) == (
+        "rejected",
+        'the price moved from 2.50 to 2.20 on "Home"',
+        None,
+    )
+    held = ticker_frame(
+        event("pending", event_id="8:pending", bet_id=8, until=1_700_000_005_000), names={}, reducer_ts=5, rates={}
+    )
+    assert (held["kind"], held["reason"], held["until"]) == ("pending", "", 1_700_000_005_000)
 
 
 def test_a_market_frame_lists_every_named_outcome_with_its_pl():

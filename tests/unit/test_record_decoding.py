@@ -96,6 +96,11 @@ def bet(**overrides) -> bytes:
         bet(event_id="x" * 1000),
         bet(legs=[1]),
         bet(stake=10),
+        bet(type="referred"),
+        bet(type="rejected", reason="x" * 256),
+        bet(type="rejected", reason=7),
+        bet(type="pending", until=0),
+        bet(type="pending", until="soon"),
     ],
 )
 def test_a_bet_event_whose_amounts_or_ids_cannot_be_aggregated_is_refused(raw):
@@ -105,3 +110,11 @@ def test_a_bet_event_whose_amounts_or_ids_cannot_be_aggregated_is_refused(raw):
 
 def test_a_well_formed_bet_event_decodes():
     assert decode_bet_event(bet()).potential_return == 25
+
+
+def test_a_pending_and_a_rejected_bet_event_decode_with_their_decision_time_and_reason():
+    held = decode_bet_event(bet(event_id="1:pending", type="pending", until=1_700_000_005_000))
+    assert (held.type, held.until, held.reason) == ("pending", 1_700_000_005_000, "")
+    refused = decode_bet_event(bet(event_id="1:rejected", type="rejected", reason="the price moved from 2.50 to 2.20"))
+    assert (refused.type, refused.reason, refused.until) == ("rejected", "the price moved from 2.50 to 2.20", None)
+    assert decode_bet_event(refused.encode()) == refused

@@ -42,6 +42,13 @@ def test_each_change_is_held_only_by_its_own_outcome():
     assert bet_event_verdict(event("settled", event_id="s"), BetRow(1, 1, "void")).verdict is Verdict.LOST_CHANGE
 
 
+def test_a_held_bet_is_held_by_any_later_state_and_a_refusal_only_by_a_rejected_bet():
+    for status in ("pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"):
+        assert bet_event_verdict(event("pending", event_id="p"), BetRow(1, 1, status)).verdict is Verdict.HELD
+    assert bet_event_verdict(event("rejected", event_id="r"), BetRow(1, 1, "rejected")).verdict is Verdict.HELD
+    assert bet_event_verdict(event("rejected", event_id="r"), BetRow(1, 1, "pending")).verdict is Verdict.LOST_CHANGE
+
+
 def test_a_bet_id_the_database_gave_another_punter_is_a_lost_bet():
     verdict = bet_event_verdict(event("placed", event_id="1:placed"), BetRow(1, 2, "accepted"))
     assert verdict.verdict is Verdict.LOST_BET

@@ -74,7 +74,9 @@ export interface DecidedLeg {
 /**
  * ``desk.bet``: one bet event the liability reducer counted (the ticker). ``id`` is the bet
  * event's id (unique per bet and change); ``kind`` what happened to the bet: ``placed``,
- * ``voided``, ``cashed_out`` or ``settled``; amounts are decimal strings, ``stake`` and
+ * ``voided``, ``cashed_out`` or ``settled``, or ``pending`` (held by the in-play delay until
+ * ``until``, epoch ms) or ``rejected`` (refused, ``reason`` in the punter's words), which change
+ * no book; amounts are decimal strings, ``stake`` and
  * ``potential_return`` in the bet's ``currency`` (its wallet's), ``book_stake`` and
  * ``book_potential_return`` in the book's currency at the operator's rates when it was counted;
  * ``ts`` when the bet event happened and ``reducer_ts`` when the reducer counted it (epoch ms).
@@ -92,6 +94,8 @@ export interface DeskBetFrame {
   book_stake: string;
   book_potential_return: string;
   legs: DeskBetLeg[];
+  reason: string;
+  until: number | null;
   ts: number;
   reducer_ts: number;
 }

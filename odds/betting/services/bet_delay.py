@@ -7,7 +7,8 @@ the delay (``Market.suspended_at``), the selection can be backed now (the live s
 newer decision and the catalogue, by placement's own rule, ``reducers.betting.leg_verdict``), and
 the price has not moved against the punter's policy. Otherwise it is rejected with the reason and
 its stake goes back to the wallet through the ledger. Either way the punter's websockets hear of
-it at once (``bet.decided``).
+it at once (``bet.decided``), and the bets topic carries the decision (``placed`` or ``rejected``,
+in the same transaction through the outbox) to the trading desk's books and ticker.
 """
 
 from __future__ import annotations
@@ -97,8 +98,7 @@ def bet_delay_decide(*, bet_id: int) -> Bet | None:
         else:
             bet.status = Bet.Status.ACCEPTED
         bet.save(update_fields=["status", "reject_code", "reject_message"])
-        if not code:
-            bet_event_enqueue(bet=bet, type="placed", wallet=wallet)
+        bet_event_enqueue(bet=bet, type="rejected" if code else "placed", wallet=wallet)
         transaction.on_commit(lambda: bet_decided_announce(bet))
     log.info("held bet %s %s %s", bet.id, bet.status, code)
     return bet

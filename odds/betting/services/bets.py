@@ -107,7 +107,8 @@ class CashOutRejected(Exception):
 
 def bet_event(*, bet: Bet, type: str, currency: str) -> schemas.BetEvent:
     """The bets-topic record of one change of a bet; ``event_id`` is stable per bet and change;
-    ``currency`` is the wallet's, which the bet's amounts are in."""
+    ``currency`` is the wallet's, which the bet's amounts are in. A ``rejected`` event carries the
+    bet's reject message, a ``pending`` one when the bet is decided."""
     return schemas.BetEvent(
         event_id=f"{bet.id}:{type}",
         type=type,
@@ -123,6 +124,8 @@ def bet_event(*, bet: Bet, type: str, currency: str) -> schemas.BetEvent:
         ),
         ts=int(time.time() * 1000),
         currency=currency,
+        reason=bet.reject_message if type == "rejected" else "",
+        until=int(bet.accept_at.timestamp() * 1000) if type == "pending" and bet.accept_at else None,
     )
 
 

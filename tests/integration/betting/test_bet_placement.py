@@ -134,6 +134,19 @@ def test_rejected_bet_is_recorded_with_its_reason(api, punter, market, redis_cli
     assert not bet.entries.exists()
 
 
+def test_a_rejected_bet_goes_on_the_bets_topic_with_its_reason_for_the_ticker(api, market, redis_client):
+    live_state_write(redis_client, market, prices=("2.00", "3.50", "3.60"))
+    response = api.post_json("/api/bets", bet_body((first_selection(market).id, "2.10")))
+    bet = Bet.objects.get(id=response.json()["bet"]["id"])
+    message = OutboxMessage.objects.get(topic=topics.bets(), key=str(bet.id).encode())
+    assert message.value is not None
+    event = decode_bet_event(bytes(message.value))
+    assert (event.type, event.event_id, event.until) == ("rejected", f"{bet.id}:rejected", None)
+    assert event.reason == bet.reject_message == "the price moved from 2.10 to 2.00"
+    # What the database wrote is what the schema writes, byte for byte.
+    assert bytes(message.value) == event.encode()
+
+
 def test_accepted_bet_queues_its_placed_event_in_the_outbox(api, market):
     response = api.post_json("/api/bets", bet_body((first_selection(market).id, "2.10")))
     bet_id = response.json()["bet"]["id"]
@@ -141,6 +154,8 @@ def test_accepted_bet_queues_its_placed_event_in_the_outbox(api, market):
     assert message.value is not None
     event = decode_bet_event(bytes(message.value))
     assert (event.type, event.event_id, event.stake) == ("placed", f"{bet_id}:placed", Decimal("10.00"))
+    assert (event.reason, event.until) == ("", None)
+    assert bytes(message.value) == event.encode()
 
 
 def test_retry_with_the_same_key_returns_the_same_bet_and_charges_once(api, punter, market):

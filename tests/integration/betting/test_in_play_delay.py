@@ -25,6 +25,7 @@ from odds.catalogue.models import Event, Sport
 from odds.catalogue.services.markets import market_result, market_resume, market_suspend
 from odds.models import OutboxMessage
 from reducers import topics
+from reducers.schemas import BetEvent, decode_bet_event
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import bet_body, selections_of
 from webapp.asgi import application
@@ -58,8 +59,14 @@ def delay_passes(bet: Bet) -> None:
     Bet.objects.filter(id=bet.id).update(accept_at=timezone.now() - timedelta(milliseconds=1))
 
 
-def bet_events(bet: Bet):
-    return OutboxMessage.objects.filter(topic=topics.bets(), key=str(bet.id).encode())
+def bet_events(bet: Bet) -> list[BetEvent]:
+    """The bet's bets-topic records in the outbox, oldest first."""
+    messages = OutboxMessage.objects.filter(topic=topics.bets(), key=str(bet.id).encode()).order_by("id")
+    return [decode_bet_event(bytes(m.value)) for m in messages if m.value is not None]
+
+
+def kinds(bet: Bet) -> list[str]:
+    return [event.type for event in bet_events(bet)]
 
 
 def balance(user) -> Decimal:
@@ -74,10 +81,13 @@ def test_a_held_bet_is_pending_with_its_stake_held_until_the_delay_ends(api, pun
     assert bet.accept_at is not None
     assert bet.accept_at - bet.placed_at == timedelta(seconds=5)
     assert balance(punter) == Decimal("90.00")
-    # Not yet due: the resolver leaves it alone, and liability hears nothing yet.
+    # Not yet due: the resolver leaves it alone; the desk hears of it as pending (on the ticker,
+    # in no book) with when it is decided.
     assert bets_due() == []
     assert bet_delay_decide(bet_id=bet.id) is None
-    assert not bet_events(bet).exists()
+    [pending] = bet_events(bet)
+    assert (pending.type, pending.event_id, pending.reason) == ("pending", f"{bet.id}:pending", "")
+    assert pending.until == int(bet.accept_at.timestamp() * 1000)
 
 
 def test_after_the_delay_it_is_accepted_at_the_price_taken(punter, in_play):
@@ -87,7 +97,7 @@ def test_after_the_delay_it_is_accepted_at_the_price_taken(punter, in_play):
     bet.refresh_from_db()
     assert (bet.status, bet.legs.get().price) == (Bet.Status.ACCEPTED, Decimal("2.10"))
     assert balance(punter) == Decimal("90.00")
-    assert bet_events(bet).count() == 1
+    assert kinds(bet) == ["pending", "placed"]
 
 
 def test_a_suspension_during_the_delay_rejects_it_even_if_reopened(punter, in_play, django_capture_on_commit_callbacks):
@@ -102,7 +112,10 @@ def test_a_suspension_during_the_delay_rejects_it_even_if_reopened(punter, in_pl
     wallet = Wallet.objects.get(user=punter)
     assert (wallet.balance, wallet_ledger_balance(wallet=wallet)) == (Decimal("100.00"), Decimal("100.00"))
     assert LedgerEntry.objects.get(bet=bet, kind=LedgerEntry.Kind.REFUND).amount == Decimal("10.00")
-    assert not bet_events(bet).exists()
+    # The desk hears of the refusal with the punter's reason, and no book ever held the bet.
+    pending, rejected = bet_events(bet)
+    assert (pending.type, rejected.type, rejected.event_id) == ("pending", "rejected", f"{bet.id}:rejected")
+    assert rejected.reason == decided.reject_message != ""
 
 
 @pytest.mark.parametrize(
@@ -150,6 +163,7 @@ def test_deciding_twice_changes_nothing(punter, in_play, redis_client):
     assert bets_delay_resolve().rejected == 0
     assert LedgerEntry.objects.filter(bet=bet, kind=LedgerEntry.Kind.REFUND).count() == 1
     assert balance(punter) == Decimal("100.00")
+    assert kinds(bet) == ["pending", "rejected"]
 
 
 def test_a_pre_match_bet_is_accepted_at_once(api, punter, market):

@@ -27,6 +27,7 @@ from odds.betting.services.bets import bet_event
 from odds.catalogue.models import Event, Sport
 from odds.models import OutboxMessage
 from reducers import topics
+from reducers.schemas import decode_bet_event
 from tests.conftest import uvicorn_serving, wait_for
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import bet_body, selections_of
@@ -292,7 +293,10 @@ def test_a_bet_in_play_is_held_for_the_sports_delay_with_its_stake(placing):
     assert (status, body["bet"]["status"]) == (202, "pending")
     assert body["bet"]["accept_at"] - body["bet"]["placed_at"] == 7000
     assert Wallet.objects.get(user=punter).balance == Decimal("90.00")
-    assert not OutboxMessage.objects.filter(topic=topics.bets(), key=str(body["bet"]["id"]).encode()).exists()
+    # On the bets topic as pending (the ticker's), in no book until the delay accepts it.
+    [message] = OutboxMessage.objects.filter(topic=topics.bets(), key=str(body["bet"]["id"]).encode())
+    assert message.value is not None
+    assert decode_bet_event(bytes(message.value)).type == "pending"
 
 
 def test_a_logout_holds_at_once_for_a_session_the_endpoint_knows(placing):

@@ -9,6 +9,7 @@ import dataclasses
 import time
 from decimal import Decimal
 
+import orjson
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import Client
@@ -22,6 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
 HOME, AWAY = 700_101, 700_102
+DELAY_HOME, DELAY_AWAY = 700_201, 700_202
 
 
 def _cookie(user) -> tuple[bytes, bytes]:
@@ -50,6 +52,20 @@ async def _frames_until(ws: WebsocketCommunicator, done, *, timeout: float = 60.
     return seen
 
 
+async def _trader_following(
+    redis_client, market: int, event_name: str, selections: tuple[tuple[int, str], ...]
+) -> WebsocketCommunicator:
+    """A market named in the markets table, and a trader's socket following the desk."""
+    definitions_write(
+        redis_client, dataclasses.replace(definition_build(market), event_name=event_name, selections=selections)
+    )
+    trader = await asyncio.to_thread(user_create, balance="0", staff=True)
+    ws = await _socket(await asyncio.to_thread(_cookie, trader))
+    await ws.send_json_to({"type": "desk"})
+    assert (await ws.receive_json_from())["type"] == "desk.followed"
+    return ws
+
+
 def _bet(kind: str, *, bet_id: int, market_id: int, selection_id: int, stake: str, price: str) -> BetEvent:
     return BetEvent(
         event_id=f"{bet_id}:{kind}",
@@ -67,16 +83,9 @@ async def test_a_staff_socket_receives_every_bet_once_and_the_books_they_moved(
     reducers_running, producer, redis_client
 ):
     market = 700_100
-    definition = dataclasses.replace(
-        definition_build(market),
-        event_name="Desk FC v Ticker Town",
-        selections=((HOME, "Desk FC"), (AWAY, "Ticker Town")),
+    ws = await _trader_following(
+        redis_client, market, "Desk FC v Ticker Town", ((HOME, "Desk FC"), (AWAY, "Ticker Town"))
     )
-    definitions_write(redis_client, definition)
-    trader = await asyncio.to_thread(user_create, balance="0", staff=True)
-    ws = await _socket(await asyncio.to_thread(_cookie, trader))
-    await ws.send_json_to({"type": "desk"})
-    assert (await ws.receive_json_from())["type"] == "desk.followed"
 
     first = _bet("placed", bet_id=9_700_001, market_id=market, selection_id=HOME, stake="10.00", price="3.00")
     second = _bet("placed", bet_id=9_700_002, market_id=market, selection_id=AWAY, stake="4.00", price="2.00")
@@ -142,3 +151,41 @@ async def test_an_anonymous_socket_asking_for_the_desk_is_refused(services):
     await communicator.send_json_to({"type": "desk"})
     assert (await communicator.receive_json_from())["code"] == "staff_only"
     await communicator.disconnect()
+
+
+async def test_a_held_and_a_refused_bet_reach_the_ticker_and_no_book(reducers_running, producer, redis_client):
+    market = 700_200
+    selections = ((DELAY_HOME, "Delay United"), (DELAY_AWAY, "Refusal Rovers"))
+    ws = await _trader_following(redis_client, market, "Delay United v Refusal Rovers", selections)
+
+    held = _bet("pending", bet_id=9_700_011, market_id=market, selection_id=DELAY_HOME, stake="25.00", price="3.00")
+    held = dataclasses.replace(held, until=held.ts + 5_000)
+    refused = dataclasses.replace(
+        _bet("rejected", bet_id=9_700_012, market_id=market, selection_id=DELAY_AWAY, stake="8.00", price="2.00"),
+        reason="the price moved from 2.00 to 1.80",
+    )
+    for event in (held, refused, refused):  # the refusal redelivered: shown once
+        producer.produce(topics.bets(), key=event.key(), value=event.encode())
+    producer.flush(10)
+
+    ours = {held.bet_id, refused.bet_id}
+
+    def both_shown(seen: list[dict]) -> bool:
+        return {f["bet_id"] for f in seen if f["type"] == "desk.bet" and f["bet_id"] in ours} == ours
+
+    seen = await _frames_until(ws, both_shown)
+    tickers = {f["bet_id"]: f for f in seen if f["type"] == "desk.bet" and f["bet_id"] in ours}
+    assert (tickers[held.bet_id]["kind"], tickers[held.bet_id]["until"]) == ("pending", held.until)
+    assert (tickers[refused.bet_id]["kind"], tickers[refused.bet_id]["reason"]) == (
+        "rejected",
+        "the price moved from 2.00 to 1.80",
+    )
+    # Each frame is published by the script that counted its event: both have run, and neither
+    # wrote a book, a liability or a ranking for the market.
+    assert not redis_client.exists(keys.market_book(market), keys.liability(DELAY_HOME), keys.liability(DELAY_AWAY))
+    assert redis_client.zscore(keys.event_books_index(), str(market)) is None
+    assert not any(m["market_id"] == market for f in seen if f["type"] == "desk.liability" for m in f["markets"])
+    # The ticker's log keeps them for the page's first image, the refusal once.
+    logged = [f for f in map(orjson.loads, redis_client.lrange(keys.desk_ticker_log(), 0, -1)) if f["bet_id"] in ours]
+    assert sorted(f["kind"] for f in logged) == ["pending", "rejected"]
+    await ws.disconnect()
