@@ -25,9 +25,17 @@ PENCE = Decimal(100)
 # events); longer than the bets topic keeps a record.
 SEEN_TTL_S = 14 * 24 * 3600
 # What each bet event type does to the books: a placed bet adds its exposure, a voided, cashed-out
-# or settled one takes it away; a bet held by the in-play delay (``pending``) or refused
-# (``rejected``) is on the ticker only.
-BOOK_SIGN: dict[str, int] = {"placed": 1, "voided": -1, "cashed_out": -1, "settled": -1, "pending": 0, "rejected": 0}
+# or settled one takes it away; a bet held by the in-play delay (``pending``), referred to a trader
+# (``referred``) or refused (``rejected``) is on the ticker only.
+BOOK_SIGN: dict[str, int] = {
+    "placed": 1,
+    "voided": -1,
+    "cashed_out": -1,
+    "settled": -1,
+    "pending": 0,
+    "referred": 0,
+    "rejected": 0,
+}
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ HELD_IN: dict[str, frozenset[str]] = {
     "settled": frozenset({"won", "lost"}),
     # Held until its delay passed, then accepted (and perhaps settled since) or refused.
     "pending": frozenset({"pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"}),
+    "referred": frozenset({"pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"}),
     "rejected": frozenset({"rejected"}),
 }
 

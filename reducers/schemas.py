@@ -740,7 +740,7 @@ def decode_market_row(key: bytes | None, value: bytes | None) -> tuple[int, Mark
 # --- bet events (bets topic, keyed by bet id) ---
 
 BET_SCHEMA_VERSION: Final = 1
-BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled", "pending", "rejected")
+BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled", "pending", "referred", "rejected")
 BetEventType = Annotated[str, one_of(*BET_EVENT_TYPES)]
 BET_EVENT_ID_MAX_CHARS = 64
 # The reason a rejected bet carries (``odds_bet.reject_message``'s length).
@@ -781,8 +781,9 @@ class BetEvent:
 
     ``placed`` adds the bet's exposure to liability; ``voided``, ``cashed_out`` and ``settled``
     subtract it (adder/subtractor semantics of a table aggregation). ``pending`` (held by the
-    in-play delay until ``until``) and ``rejected`` (with its ``reason``) change no book: the
-    trading desk's ticker shows them.
+    in-play delay until ``until``), ``referred`` (above the customer's stake limit, for a trader to
+    decide by ``until``; ``reason`` says by how much) and ``rejected`` (with its ``reason``) change
+    no book: the trading desk's ticker shows them.
     """
 
     v: Annotated[int, BeforeValidator(version_is(BET_SCHEMA_VERSION)), Field(validate_default=True)] = field(
@@ -799,9 +800,10 @@ class BetEvent:
     # The wallet's currency, which the stake and return are in; an event written before wallets
     # had currencies has none and is in the book's currency.
     currency: Annotated[str, one_of(*CURRENCY_SYMBOLS)] = field(default=BOOK_CURRENCY, kw_only=True)
-    # Why a ``rejected`` bet was refused, in the words the punter saw; empty otherwise.
+    # Why a ``rejected`` bet was refused, in the words the punter saw, or why a ``referred`` one
+    # went to a trader; empty otherwise.
     reason: Annotated[str, Len(0, BET_EVENT_REASON_MAX_CHARS)] = field(default="", kw_only=True)
-    # When a ``pending`` bet is decided (epoch ms); None otherwise.
+    # When a ``pending`` or ``referred`` bet is decided at the latest (epoch ms); None otherwise.
     until: PositiveInt | None = field(default=None, kw_only=True)
 
     def to_json(self) -> dict[str, Any]:

@@ -1,9 +1,10 @@
-"""Trading desk rules over plain values (no framework): the fat-finger check of a price override
-and a market's margin as a trader sets it."""
+"""Trading desk rules over plain values (no framework): the fat-finger check of a price override,
+a market's margin as a trader sets it, and customers' stake limits with referral."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from collections.abc import Iterable
+from decimal import ROUND_DOWN, Decimal
 
 
 def price_change_ratio(*, current: Decimal, new: Decimal) -> Decimal:
@@ -50,3 +51,73 @@ def margin_checked(margin: Decimal) -> Decimal:
     if not MARGIN_MIN <= margin <= MARGIN_MAX:
         raise ValueError(MARGIN_REFUSED)
     return margin
+
+
+# --- customer limits and referral (docs/referral.md) ------------------------------------------
+#
+# A trader gives a customer a stake factor (0.1: a tenth of the market's maximum stake, the book's
+# ``rules.MAX_STAKE``) and, per sport, a largest stake. A bet whose stake is above the customer's
+# limit on it (the smallest of the factor's stake and the limits of its legs' sports) is not
+# refused: it is referred to a trader, who accepts or declines it within ``REFERRAL_WINDOW_S``; no
+# answer declines it. The stake is held meanwhile, as for a bet the in-play delay holds.
+
+STAKE_FACTOR_MIN = Decimal("0.001")
+STAKE_FACTOR_MAX = Decimal("1")
+STAKE_FACTOR_PLACES = 3
+STAKE_FACTOR_REFUSED = (
+    "a stake factor is a decimal from 0.001 to 1 with at most three decimals (0.1 is a tenth), or empty"
+)
+SPORT_LIMIT_REFUSED = "a sport's stake limit is an amount in pence above 0 and at most the maximum stake, or empty"
+
+
+def stake_factor_from_text(text: str) -> Decimal | None:
+    """A trader's stake factor as typed ("0.1", "0.25") → the decimal; empty → ``None`` (no
+    factor: the customer may stake up to the market's maximum). ``ValueError`` with
+    ``STAKE_FACTOR_REFUSED`` for anything else."""
+    raw = text.strip()
+    if not raw:
+        return None
+    if len(raw) > 8 or not all(c.isdigit() or c == "." for c in raw) or raw.count(".") > 1 or raw == ".":
+        raise ValueError(STAKE_FACTOR_REFUSED)
+    factor = Decimal(raw)
+    exponent = factor.as_tuple().exponent
+    if isinstance(exponent, int) and exponent < -STAKE_FACTOR_PLACES:
+        raise ValueError(STAKE_FACTOR_REFUSED)
+    if not STAKE_FACTOR_MIN <= factor <= STAKE_FACTOR_MAX:
+        raise ValueError(STAKE_FACTOR_REFUSED)
+    return factor
+
+
+def sport_limit_checked(amount: Decimal, *, max_stake: Decimal) -> Decimal:
+    """A per-sport stake limit: pence, above 0, at most ``max_stake``; else ``ValueError``."""
+    exponent = amount.as_tuple().exponent
+    if not amount.is_finite() or (isinstance(exponent, int) and exponent < -2) or not 0 < amount <= max_stake:
+        raise ValueError(SPORT_LIMIT_REFUSED)
+    return amount.quantize(Decimal("0.01"))
+
+
+def customer_stake_limit(
+    *, max_stake: Decimal, factor: Decimal | None, sport_limits: Iterable[Decimal]
+) -> Decimal | None:
+    """The largest stake a customer may place without a referral: the factor's share of the
+    market's maximum stake (rounded down to the penny) and each of the bet's sports' limits,
+    whichever is smallest; ``None`` when the customer has neither."""
+    limits = [*sport_limits]
+    if factor is not None:
+        limits.append((max_stake * factor).quantize(Decimal("0.01"), rounding=ROUND_DOWN))
+    return min(limits) if limits else None
+
+
+def is_referred(*, stake: Decimal, limit: Decimal | None) -> bool:
+    """Whether a bet of ``stake`` goes to a trader (above the customer's limit)."""
+    return limit is not None and stake > limit
+
+
+def referral_reason(*, stake: Decimal, limit: Decimal, currency: str) -> str:
+    """What the ticker and the trader read about a referred bet (the placement statement writes
+    the same words: tests/integration/betting/test_referrals.py compares them)."""
+    return f"stake {stake} {currency} above the customer's limit of {limit} {currency}"
+
+
+# How long a trader has to answer a referred bet; no answer declines it.
+REFERRAL_WINDOW_S = 60

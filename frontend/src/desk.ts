@@ -1,5 +1,5 @@
-// The trading desk's live pages: the risk view (/trading/risk/) and the bet ticker
-// (/trading/ticker/). Each starts from the image the page was built with (a json_script) and
+// The trading desk's live pages: the risk view (/trading/risk/), the bet ticker
+// (/trading/ticker/), the referred bets (/trading/referrals/) and the price movers. Each starts from the image the page was built with (a json_script) and
 // follows the desk's staff channels over the odds websocket (`desk`, docs/protocol.md).
 import { h, setText } from "./dom";
 import {
@@ -8,10 +8,14 @@ import {
   type DeskMarketBook,
   betAmount,
   formatPence,
+  MOVERS_REFRESH_MS,
   moversRefreshDelay,
+  REFERRAL_KINDS,
+  REFERRALS_REFRESH_MS,
   RiskBook,
   type RiskEvent,
   type RiskSort,
+  referralLeft,
   setBookCurrency,
   Ticker,
   type TickerFilter,
@@ -135,17 +139,38 @@ function kindLabels(form: HTMLFormElement | null): Map<string, string> {
   return labels;
 }
 
-/** What a pending or rejected bet says under its kind: when the delay decides it, or why it was refused. */
-function tickerNote(bet: DeskBetFrame): HTMLElement | null {
+/** What a pending, referred or rejected bet says under its kind: when it is decided, why it went to
+ * a trader, or why it was refused. */
+function tickerNote(bet: DeskBetFrame, referralsUrl: string): HTMLElement | null {
   if (bet.kind === "rejected" && bet.reason) return h("div", { class: "hint ticker-reason" }, bet.reason);
   if (bet.kind === "pending" && bet.until) {
     const until = new Date(bet.until);
     return h("div", { class: "hint" }, "in-play delay, decided at ", h("time", { datetime: until.toISOString() }, until.toLocaleTimeString("en-GB")));
   }
+  if (bet.kind === "referred") {
+    const until = bet.until ? new Date(bet.until) : null;
+    return h(
+      "div",
+      { class: "hint" },
+      bet.reason,
+      until ? " · answer by " : null,
+      until ? h("time", { datetime: until.toISOString() }, until.toLocaleTimeString("en-GB")) : null,
+      referralsUrl ? " · " : null,
+      referralsUrl ? h("a", { href: referralsUrl }, "decide") : null,
+    );
+  }
   return null;
 }
 
-function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string, labels: Map<string, string>): HTMLTableRowElement {
+interface TickerLinks {
+  event: string;
+  customer: string;
+  referrals: string;
+  labels: Map<string, string>;
+}
+
+function tickerRow(bet: DeskBetFrame, links: TickerLinks): HTMLTableRowElement {
+  const { event: eventUrl, customer: customerUrl, labels } = links;
   const when = new Date(bet.ts);
   const legs = bet.legs.map((leg) =>
     h(
@@ -167,7 +192,7 @@ function tickerRow(bet: DeskBetFrame, eventUrl: string, customerUrl: string, lab
       h("span", { class: "badge" }, labels.get(bet.kind) ?? bet.kind),
       ` #${bet.bet_id}`,
       bet.legs.length > 1 ? ` (${bet.legs.length}-fold)` : "",
-      tickerNote(bet),
+      tickerNote(bet, links.referrals),
     ),
     h("td", { "data-label": "Customer" }, h("a", { href: urlWithId(customerUrl, bet.user_id) }, `#${bet.user_id}`)),
     h("td", { "data-label": "Selections" }, ...legs),
@@ -182,8 +207,8 @@ function tickerPage(table: HTMLTableElement): void {
   const form = document.getElementById("ticker-filters") as HTMLFormElement | null;
   const body = table.tBodies[0] ?? table.createTBody();
   const eventUrl = table.dataset.eventUrl ?? "/trading/event/0/";
-  const customerUrl = table.dataset.customerUrl ?? "/admin/auth/user/0/change/";
-  const labels = kindLabels(form);
+  const customerUrl = table.dataset.customerUrl ?? "/trading/customers/0/";
+  const links: TickerLinks = { event: eventUrl, customer: customerUrl, referrals: table.dataset.referralsUrl ?? "", labels: kindLabels(form) };
   const filter = (): TickerFilter => {
     const data = form ? new FormData(form) : new FormData();
     return {
@@ -198,7 +223,7 @@ function tickerPage(table: HTMLTableElement): void {
     const chosen = filter();
     const shown = ticker.bets.filter((bet) => tickerShows(bet, chosen));
     body.replaceChildren(
-      ...(shown.length ? shown.map((bet) => tickerRow(bet, eventUrl, customerUrl, labels)) : [h("tr", {}, h("td", { colspan: 6 }, "No bet matches."))]),
+      ...(shown.length ? shown.map((bet) => tickerRow(bet, links)) : [h("tr", {}, h("td", { colspan: 6 }, "No bet matches."))]),
     );
     setText(document.getElementById("ticker-count"), `${shown.length} of the latest ${ticker.bets.length} bets`);
   };
@@ -223,11 +248,12 @@ function tickerPage(table: HTMLTableElement): void {
 }
 
 /**
- * The price movers page: the server renders the table (names from the catalogue); a
- * ``desk.movers`` frame says a window moved, and the table is read again, at most every
- * MOVERS_REFRESH_MS however often frames come.
+ * A page whose table the server renders (names from the catalogue, forms with their tokens): a
+ * frame that ``wants`` says it changed, and the table is read again (``?fragment=table``), at
+ * most every ``interval`` ms however often frames come. What a trader typed in the table and
+ * where the focus was survive the redraw (by each field's name and its row's ``data-bet``).
  */
-function moversPage(host: HTMLElement): void {
+function fragmentPage(host: HTMLElement, wants: (frame: DeskFrame) => boolean, interval: number, redrawn?: () => void): void {
   let last = 0;
   let waiting = false;
   const refresh = async (): Promise<void> => {
@@ -237,18 +263,57 @@ function moversPage(host: HTMLElement): void {
     url.searchParams.set("fragment", "table");
     try {
       const response = await fetch(url, { headers: { Accept: "text/html" }, credentials: "same-origin" });
-      if (response.ok) host.innerHTML = await response.text();
+      if (!response.ok) return;
+      const html = await response.text();
+      const typed = new Map<string, string>();
+      for (const field of host.querySelectorAll<HTMLInputElement>("input[name]:not([type=hidden])")) {
+        if (field.value) typed.set(fieldKey(field), field.value);
+      }
+      const focused = document.activeElement instanceof HTMLElement && host.contains(document.activeElement) ? fieldKey(document.activeElement) : null;
+      host.innerHTML = html;
+      for (const field of host.querySelectorAll<HTMLInputElement>("input[name]:not([type=hidden])")) {
+        const value = typed.get(fieldKey(field));
+        if (value !== undefined) field.value = value;
+      }
+      if (focused !== null) {
+        for (const node of host.querySelectorAll<HTMLElement>("input[name], button[name]")) {
+          if (fieldKey(node) === focused) node.focus();
+        }
+      }
+      redrawn?.();
     } catch {
       // Offline for a moment: the next frame reads it again.
     }
   };
   follow((frame) => {
-    if (frame.type !== "desk.movers") return;
-    const delay = moversRefreshDelay(last, Date.now(), waiting);
+    if (!wants(frame)) return;
+    const delay = moversRefreshDelay(last, Date.now(), waiting, interval);
     if (delay === null) return;
     waiting = true;
     window.setTimeout(() => void refresh(), delay);
   });
+}
+
+/** A form field by its row and name (and value, for the buttons of one name). */
+function fieldKey(node: Element): string {
+  const row = node.closest<HTMLElement>("[data-bet]")?.dataset.bet ?? "";
+  const name = node.getAttribute("name") ?? "";
+  return node instanceof HTMLButtonElement ? `${row}:${name}:${node.value}` : `${row}:${name}`;
+}
+
+/** The referred bets: the table again when a bet is referred or decided, and each deadline's
+ * seconds left, every second. */
+function referralsPage(host: HTMLElement): void {
+  const tick = () => {
+    for (const due of host.querySelectorAll<HTMLTimeElement>("time.referral-due")) {
+      const at = Date.parse(due.dateTime);
+      if (Number.isNaN(at)) continue;
+      due.textContent = `${new Date(at).toLocaleTimeString("en-GB")} (${referralLeft(at, Date.now())})`;
+    }
+  };
+  tick();
+  window.setInterval(tick, 1000);
+  fragmentPage(host, (frame) => frame.type === "desk.bet" && REFERRAL_KINDS.has(frame.kind), REFERRALS_REFRESH_MS, tick);
 }
 
 function follow(onDesk: (frame: DeskFrame) => void): void {
@@ -279,7 +344,9 @@ function boot(): void {
   const ticker = document.getElementById("ticker");
   if (ticker instanceof HTMLTableElement) tickerPage(ticker);
   const movers = document.getElementById("movers");
-  if (movers !== null) moversPage(movers);
+  if (movers !== null) fragmentPage(movers, (frame) => frame.type === "desk.movers", MOVERS_REFRESH_MS);
+  const referrals = document.getElementById("referrals");
+  if (referrals !== null) referralsPage(referrals);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", boot);

@@ -30,9 +30,21 @@ export const MOVERS_REFRESH_MS = 2000;
  * When the movers page should read its table next, given when it last did (``last``, ms), now,
  * and whether a read is already waiting: null when the waiting one covers this frame too.
  */
-export function moversRefreshDelay(last: number, now: number, waiting: boolean): number | null {
+export function moversRefreshDelay(last: number, now: number, waiting: boolean, interval = MOVERS_REFRESH_MS): number | null {
   if (waiting) return null;
-  return Math.max(0, last + MOVERS_REFRESH_MS - now);
+  return Math.max(0, last + interval - now);
+}
+
+/** The referrals page reads its table at most this often (a bet referred or decided). */
+export const REFERRALS_REFRESH_MS = 1000;
+
+/** The ticker kinds that change the referrals queue. */
+export const REFERRAL_KINDS: ReadonlySet<string> = new Set(["referred", "placed", "rejected"]);
+
+/** What a referred bet's deadline says, seconds left by the client's clock: "in 42 s", or "now". */
+export function referralLeft(dueMs: number, nowMs: number): string {
+  const left = Math.ceil((dueMs - nowMs) / 1000);
+  return left > 0 ? `in ${left} s` : "now";
 }
 
 // The book's currency, which every figure of the desk's books is in: the page names it

@@ -8,6 +8,7 @@ import {
   moversRefreshDelay,
   RiskBook,
   setBookCurrency,
+  referralLeft,
   Ticker,
   tickerShows,
 } from "../src/deskmodel";
@@ -149,7 +150,20 @@ describe("ticker", () => {
   });
 });
 
+describe("referralLeft", () => {
+  it("counts the whole seconds left, then says now", () => {
+    expect(referralLeft(60_000, 18_200)).toBe("in 42 s");
+    expect(referralLeft(60_000, 59_999)).toBe("in 1 s");
+    expect(referralLeft(60_000, 60_000)).toBe("now");
+    expect(referralLeft(60_000, 75_000)).toBe("now");
+  });
+});
+
 describe("moversRefreshDelay", () => {
+  it("waits out another interval when given one", () => {
+    expect(moversRefreshDelay(10_000, 10_500, false, 1000)).toBe(500);
+  });
+
   it("reads the table at once when it was last read long enough ago", () => {
     expect(moversRefreshDelay(0, 10_000, false)).toBe(0);
   });

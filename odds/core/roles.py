@@ -31,6 +31,8 @@ ROLES: dict[str, tuple[str, ...]] = {
         "betting.view_ledgerentry",
         "ops.end_channel",
         "audit.view_auditentry",
+        "trading.view_customerlimit",
+        "trading.set_customer_limits",
     ),
     OPERATORS: (
         "catalogue.view_event",

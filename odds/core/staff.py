@@ -21,6 +21,7 @@ VOID_BETS = "betting.void_bet"
 END_CHANNELS = "ops.end_channel"
 VIEW_AUDIT = "audit.view_auditentry"
 SET_EXCHANGE_RATES = "trading.set_exchange_rate"
+SET_CUSTOMER_LIMITS = "trading.set_customer_limits"
 
 
 def staff_page(view: View | None = None, *, permission: str | None = None) -> Any:

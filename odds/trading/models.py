@@ -1,4 +1,5 @@
-"""The trading desk's own records: the exchange rates the operator sets.
+"""The trading desk's own records: the exchange rates the operator sets, and customers' stake
+limits.
 
 Markets' prices are free of currency; a punter's money is in their wallet's currency. The desk adds
 every wallet's amounts up in the book's currency (``reducers.rules.BOOK_CURRENCY``) at these rates
@@ -14,6 +15,7 @@ from django.utils import timezone
 
 from reducers.rates import MAX_RATE, MIN_RATE, RATE_PLACES
 from reducers.rules import CURRENCY_SYMBOLS
+from reducers.trading import STAKE_FACTOR_MAX, STAKE_FACTOR_MIN, STAKE_FACTOR_PLACES
 
 
 class ExchangeRate(models.Model):
@@ -39,3 +41,54 @@ class ExchangeRate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.currency} {self.rate} from {self.set_at:%Y-%m-%d %H:%M}"
+
+
+class CustomerLimit(models.Model):
+    """A customer's stake factor, set by traders: a bet above ``stake_factor`` times the market's
+    maximum stake is referred to a trader (``reducers.trading``; docs/referral.md). A customer with
+    no row, or an empty factor, is held to the market's maximum only."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, primary_key=True, related_name="customer_limit"
+    )
+    stake_factor = models.DecimalField(max_digits=4, decimal_places=STAKE_FACTOR_PLACES, null=True, blank=True)
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    set_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(stake_factor__isnull=True)
+                | models.Q(stake_factor__gte=STAKE_FACTOR_MIN, stake_factor__lte=STAKE_FACTOR_MAX),
+                name="customer_stake_factor_within_bounds",
+            ),
+        ]
+        permissions = [("set_customer_limits", "Can set customers' stake limits and decide referred bets")]
+
+    def __str__(self) -> str:
+        return f"{self.user}: stake factor {self.stake_factor}"
+
+
+class CustomerSportLimit(models.Model):
+    """The largest stake a customer places on a sport without a referral (in the customer's wallet
+    currency)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="sport_limits")
+    sport = models.ForeignKey("catalogue.Sport", on_delete=models.PROTECT, related_name="+")
+    max_stake = models.DecimalField(max_digits=12, decimal_places=2)
+    set_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    set_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["user", "sport"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "sport"], name="customer_sport_limit_once"),
+            models.CheckConstraint(condition=models.Q(max_stake__gt=0), name="customer_sport_limit_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.sport}: {self.max_stake}"

@@ -1,9 +1,10 @@
 """The trading pages (staff only): events, markets, results and settlement, liability, the risk
-view, the bet ticker and the price movers, channels."""
+view, the bet ticker, referred bets and customers' limits, the price movers, channels."""
 
 from django.urls import path
 
 from odds.trading import views as trading
+from odds.trading import views_customers as customers
 
 urlpatterns = [
     path("trading/", trading.markets_page, name="trading-markets"),
@@ -41,6 +42,9 @@ urlpatterns = [
     path("trading/liability", trading.liability_page, name="trading-liability"),
     path("trading/risk/", trading.risk_page, name="trading-risk"),
     path("trading/ticker/", trading.ticker_page, name="trading-ticker"),
+    path("trading/referrals/", customers.referrals_page, name="trading-referrals"),
+    path("trading/referrals/<int:bet_id>/decide", customers.referral_decide_view, name="trading-referral-decide"),
+    path("trading/customers/<int:user_id>/", customers.customer_page, name="trading-customer"),
     path("trading/movers/", trading.movers_page, name="trading-movers"),
     path("trading/audit", trading.audit_page, name="trading-audit"),
     path("trading/rates", trading.rates_page, name="trading-rates"),

@@ -482,6 +482,7 @@ TICKER_FILTERS = ("sport", "stake_over", "customer", "in_play", "kind")
 TICKER_KINDS = (
     ("placed", "Placed"),
     ("pending", "Pending"),
+    ("referred", "Referred"),
     ("rejected", "Rejected"),
     ("settled", "Settled"),
     ("voided", "Voided"),

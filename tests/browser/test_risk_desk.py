@@ -170,7 +170,7 @@ def test_the_ticker_shows_bets_newest_first_with_filters_and_links(
     expect(page.locator("#ticker tbody")).to_contain_text("No bet matches.")
     page.get_by_label("In play only").uncheck()
     customer = rows.first.get_by_role("link", name=f"#{punter.id}")
-    expect(customer).to_have_attribute("href", f"/admin/auth/user/{punter.id}/change/")
+    expect(customer).to_have_attribute("href", f"/trading/customers/{punter.id}/")
     page.get_by_label("Customer id").fill("")
     expect(page.locator(f'#ticker tr[data-bet="{second.bet_id}"]')).to_have_count(1)
     _shots(page, "ticker")

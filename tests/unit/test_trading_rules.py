@@ -6,7 +6,16 @@ from decimal import Decimal
 
 import pytest
 
-from reducers.trading import margin_from_percent, price_change_needs_confirmation, price_change_ratio
+from reducers.trading import (
+    customer_stake_limit,
+    is_referred,
+    margin_from_percent,
+    price_change_needs_confirmation,
+    price_change_ratio,
+    referral_reason,
+    sport_limit_checked,
+    stake_factor_from_text,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -57,3 +66,56 @@ def test_an_empty_margin_means_the_models_own():
 def test_a_margin_out_of_bounds_or_not_a_number_is_refused_with_the_rule(text):
     with pytest.raises(ValueError, match="percentage from 0 to 25"):
         margin_from_percent(text)
+
+
+# --- customer limits and referral ---
+
+
+@pytest.mark.parametrize(
+    ("text", "factor"),
+    [
+        ("0.1", Decimal("0.1")),
+        (" 0.25 ", Decimal("0.25")),
+        ("1", Decimal("1")),
+        ("0.001", Decimal("0.001")),
+        ("", None),
+    ],
+)
+def test_a_stake_factor_as_typed(text, factor):
+    assert stake_factor_from_text(text) == factor
+
+
+@pytest.mark.parametrize("text", ["0", "0.0001", "1.001", "2", "-0.1", "abc", "1e-2", ".", "0.1.2", "NaN", "0,1"])
+def test_a_stake_factor_out_of_bounds_or_malformed_is_refused_with_the_rule(text):
+    with pytest.raises(ValueError, match=r"stake factor is a decimal from 0\.001 to 1"):
+        stake_factor_from_text(text)
+
+
+def test_the_customers_limit_is_the_smallest_of_the_factors_share_and_the_sports_limits():
+    max_stake = Decimal("10000.00")
+    assert customer_stake_limit(max_stake=max_stake, factor=None, sport_limits=[]) is None
+    assert customer_stake_limit(max_stake=max_stake, factor=Decimal("0.1"), sport_limits=[]) == Decimal("1000.00")
+    # Rounded down to the penny: never more than the factor's share.
+    assert customer_stake_limit(max_stake=Decimal("33.33"), factor=Decimal("0.333"), sport_limits=[]) == Decimal(
+        "11.09"
+    )
+    limits = [Decimal("250.00"), Decimal("40.00")]
+    assert customer_stake_limit(max_stake=max_stake, factor=Decimal("0.1"), sport_limits=limits) == Decimal("40.00")
+    assert customer_stake_limit(max_stake=max_stake, factor=Decimal("0.001"), sport_limits=limits) == Decimal("10.00")
+
+
+def test_a_stake_above_the_limit_is_referred_and_one_at_it_is_not():
+    assert is_referred(stake=Decimal("10.01"), limit=Decimal("10.00"))
+    assert not is_referred(stake=Decimal("10.00"), limit=Decimal("10.00"))
+    assert not is_referred(stake=Decimal("9999.00"), limit=None)
+
+
+@pytest.mark.parametrize("amount", [Decimal("0"), Decimal("-1"), Decimal("10000.01"), Decimal("1.001"), Decimal("NaN")])
+def test_a_sport_limit_out_of_bounds_is_refused(amount):
+    with pytest.raises(ValueError, match="sport's stake limit"):
+        sport_limit_checked(amount, max_stake=Decimal("10000.00"))
+
+
+def test_a_referrals_reason_names_stake_and_limit_in_the_wallets_currency():
+    reason = referral_reason(stake=Decimal("150.00"), limit=Decimal("100.00"), currency="EUR")
+    assert reason == "stake 150.00 EUR above the customer's limit of 100.00 EUR"

@@ -58,7 +58,27 @@ class Bet(models.Model):
     )
     placed_at = models.DateTimeField(auto_now_add=True, db_index=True)
     accept_at = models.DateTimeField(
-        null=True, blank=True, help_text="A bet held by the in-play delay is decided at this time."
+        null=True,
+        blank=True,
+        help_text="A bet held by the in-play delay, or referred to a trader, is decided by this time.",
+    )
+    # A bet above the customer's stake limit is referred to a trader (docs/referral.md): the limit
+    # it went over; null for every other bet. Defaults in the database too: the placement
+    # statement names only its own columns.
+    referred_limit = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="The customer's limit a referred bet was over.",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The trader who accepted or declined a referred bet.",
     )
     settled_at = models.DateTimeField(null=True, blank=True)
 

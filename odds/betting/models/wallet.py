@@ -39,6 +39,10 @@ class Wallet(models.Model):
     # from the row it locks, so a punter without one pays nothing for the rule. Set with the first
     # such limit, never cleared (a limit is raised, not removed).
     bet_limits = models.BooleanField(default=False, db_default=False)
+    # Whether traders have given the customer a stake limit (``odds.trading.models.CustomerLimit``
+    # or ``CustomerSportLimit``): read by ``sb_bet_place`` from the row it locks, so a customer
+    # without one pays nothing for the referral rule. Set with the first limit, kept after.
+    customer_limits = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

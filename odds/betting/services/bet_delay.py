@@ -1,4 +1,5 @@
-"""The in-play bet delay: bets held at placement are decided once their delay has passed.
+"""The in-play bet delay: bets held at placement are decided once their delay has passed (and a
+referred bet nobody answered, once its time to answer has: ``odds.betting.services.referrals``).
 
 A bet on an in-play event is placed ``pending`` with its stake held (``sb_bet_place``) and an
 ``accept_at`` of placement plus the delay of its sport. At ``accept_at`` it is accepted at the
@@ -54,18 +55,29 @@ def bets_due(*, now: datetime | None = None, limit: int = DECIDE_BATCH) -> list[
     )
 
 
-def _verdict(bet: Bet, legs: list[BetLeg]) -> tuple[str, str]:
-    """``(reject code, message)`` of a held bet now, or ``("", "")`` to accept it."""
+# A referred bet nobody answered in time (docs/referral.md); a sentence, which the punter's page
+# shows as it is (frontend/src/refusals.ts).
+REFERRAL_EXPIRED = ("referral_expired", "No trader answered in time, so the bet was not placed.")
+
+
+def held_verdict(bet: Bet, legs: list[BetLeg], *, price: bool = True) -> tuple[str, str]:
+    """``(reject code, message)`` of a held bet now, or ``("", "")`` to accept it: no leg's market
+    suspended since the bet was placed, every selection available now and, with ``price``, no
+    price moved against the punter's policy (a trader accepting a referred bet takes it at the
+    price the punter took, whatever the price now)."""
+    held = "the referral" if bet.referred_limit is not None else "the in-play delay"
     for leg in legs:
         suspended_at = leg.selection.market.suspended_at
         if suspended_at is not None and suspended_at >= bet.placed_at:
-            return "market_suspended", "the market was suspended during the in-play delay"
+            return "market_suspended", f"the market was suspended during {held}"
     quotes = selection_quotes(selections=[leg.selection for leg in legs])
     for leg in legs:
         quote = quotes[leg.selection_id]
         if not quote.available:
             # The verdict placement gives (reducers.betting.leg_verdict), in its words.
             return quote.unavailable, quote.message
+    if not price:
+        return "", ""
     for leg in legs:
         current = quotes[leg.selection_id].price
         if not betting.price_acceptable(seen=leg.price, current=current, policy=bet.price_policy):
@@ -74,8 +86,9 @@ def _verdict(bet: Bet, legs: list[BetLeg]) -> tuple[str, str]:
 
 
 def bet_delay_decide(*, bet_id: int) -> Bet | None:
-    """Decide one held bet whose delay has passed; None when it is not (or no longer) held.
-    Idempotent: a second run finds it decided and changes nothing."""
+    """Decide one held bet whose time has passed; None when it is not (or no longer) held. A bet
+    held by the in-play delay is judged (``held_verdict``); a referred bet nobody answered is
+    declined. Idempotent: a second run finds it decided and changes nothing."""
     user_id = Bet.objects.values_list("user_id", flat=True).get(id=bet_id)
     with transaction.atomic():
         # The lock order of all money code: the wallet, then the bet.
@@ -83,25 +96,37 @@ def bet_delay_decide(*, bet_id: int) -> Bet | None:
         bet = Bet.objects.select_for_update().get(id=bet_id)
         if bet.status != Bet.Status.PENDING or bet.accept_at is None or bet.accept_at > timezone.now():
             return None
-        legs = list(bet.legs.select_related("selection__market__event", "market", "event"))
-        code, message = _verdict(bet, legs)
-        if code:
-            ledger_post(
-                wallet=wallet,
-                kind=Kind.REFUND,
-                debit=Account.BETS_HELD,
-                credit=Account.WALLET,
-                amount=bet.stake,
-                bet=bet,
-            )
-            bet.status, bet.reject_code, bet.reject_message = Bet.Status.REJECTED, code, message
+        if bet.referred_limit is not None:
+            code, message = REFERRAL_EXPIRED
         else:
-            bet.status = Bet.Status.ACCEPTED
-        bet.save(update_fields=["status", "reject_code", "reject_message"])
-        bet_event_enqueue(bet=bet, type="rejected" if code else "placed", wallet=wallet)
-        transaction.on_commit(lambda: bet_decided_announce(bet))
+            code, message = held_verdict(
+                bet, list(bet.legs.select_related("selection__market__event", "market", "event"))
+            )
+        held_bet_decide(wallet=wallet, bet=bet, code=code, message=message)
     log.info("held bet %s %s %s", bet.id, bet.status, code)
     return bet
+
+
+def held_bet_decide(*, wallet: Wallet, bet: Bet, code: str, message: str) -> None:
+    """Accept a held bet (``code`` empty: on the bets topic as ``placed``) or refuse it with
+    ``code`` and ``message`` (its stake back to the wallet through the ledger; ``rejected`` on the
+    topic); the punter's sockets hear of it once committed. In the caller's transaction, with the
+    wallet and the bet locked (in that order)."""
+    if code:
+        ledger_post(
+            wallet=wallet,
+            kind=Kind.REFUND,
+            debit=Account.BETS_HELD,
+            credit=Account.WALLET,
+            amount=bet.stake,
+            bet=bet,
+        )
+        bet.status, bet.reject_code, bet.reject_message = Bet.Status.REJECTED, code, message
+    else:
+        bet.status = Bet.Status.ACCEPTED
+    bet.save(update_fields=["status", "reject_code", "reject_message", "decided_by"])
+    bet_event_enqueue(bet=bet, type="rejected" if code else "placed", wallet=wallet)
+    transaction.on_commit(lambda: bet_decided_announce(bet))
 
 
 def bet_decided_announce(bet: Bet) -> None:

@@ -125,7 +125,7 @@ def bet_event(*, bet: Bet, type: str, currency: str) -> schemas.BetEvent:
         ts=int(time.time() * 1000),
         currency=currency,
         reason=bet.reject_message if type == "rejected" else "",
-        until=int(bet.accept_at.timestamp() * 1000) if type == "pending" and bet.accept_at else None,
+        until=int(bet.accept_at.timestamp() * 1000) if type in ("pending", "referred") and bet.accept_at else None,
     )
 
 

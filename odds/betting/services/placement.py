@@ -31,7 +31,7 @@ from odds.betting.selectors.play import play_state_of
 from odds.betting.services.wallet import exclusion_message
 from odds.catalogue.models import Event, Market, Selection
 from odds.catalogue.selectors.prices import LiveStates
-from reducers import betting, limits, rules, schemas, topics
+from reducers import betting, limits, rules, schemas, topics, trading
 
 MIN_STAKE = rules.MIN_STAKE
 MAX_STAKE = rules.MAX_STAKE
@@ -44,7 +44,7 @@ EMAIL_UNVERIFIED_MESSAGE = (
 )
 
 # The answer as text, parsed with orjson whichever driver runs it (Django reads jsonb as text).
-PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s::integer[], %s, %s::jsonb, %s, %s)::text"
+PLACE_SQL = "SELECT sb_bet_place(%s, %s, %s, %s, %s::integer[], %s, %s::jsonb, %s, %s, %s, %s)::text"
 SELECTION_MARKETS_SQL = "SELECT id, market_id FROM odds_selection WHERE id = ANY(%s)"
 
 
@@ -178,6 +178,8 @@ def placement_params(
         orjson.dumps(quoted).decode(),
         MAX_RETURN,
         topic,
+        MAX_STAKE,
+        trading.REFERRAL_WINDOW_S,
     )
 
 
@@ -282,6 +284,8 @@ def bet_from_json(data: dict[str, Any]) -> Bet:
         placed_at=_instant(data["placed_at"]),
         accept_at=_time(data["accept_at"]),
         settled_at=_time(data["settled_at"]),
+        # The placement's own answer says whether it referred the bet (sb_bet_json does not).
+        referred_limit=Decimal(data["referred_limit"]) if data.get("referred_limit") else None,
     )
     legs = []
     for item in data["legs"] or ():

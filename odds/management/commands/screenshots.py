@@ -43,6 +43,7 @@ PAGES: list[tuple[str, str | None, str, tuple[Any, ...]]] = [
     ("liability", TRADER, "trading-liability", ()),
     ("risk", TRADER, "trading-risk", ()),
     ("ticker", TRADER, "trading-ticker", ()),
+    ("referrals", TRADER, "trading-referrals", ()),
     ("movers", TRADER, "trading-movers", ()),
     ("rates", TRADER, "trading-rates", ()),
     ("game-staff", TRADER, "game-staff", ()),
