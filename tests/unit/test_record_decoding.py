@@ -96,7 +96,7 @@ def bet(**overrides) -> bytes:
         bet(event_id="x" * 1000),
         bet(legs=[1]),
         bet(stake=10),
-        bet(type="referred"),
+        bet(type="accepted"),
         bet(type="rejected", reason="x" * 256),
         bet(type="rejected", reason=7),
         bet(type="pending", until=0),

@@ -18,6 +18,7 @@ ARGS = {
     "channel_id": "no-such-channel",
     "incident_id": 999999,
     "question_id": 999999,
+    "user_id": 999999,
 }
 POST_ONLY = {
     "trading-event-create",
@@ -38,6 +39,7 @@ POST_ONLY = {
     "ops-dead-letters-act",
     "game-staff-void",
     "trading-api-game-void",
+    "trading-referral-decide",
 }
 
 
