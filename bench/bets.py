@@ -55,6 +55,8 @@ from bench.common import ROOT, database_url, migrate_if_needed, percentile, sess
 from bench.edge import PRODUCT_APP, client_process, paced_updates, server_command
 from bench.harness import free_port, wait_until
 from reducers.market_kinds import MATCH_RESULT
+from reducers.rules import MAX_RETURN, MAX_STAKE
+from reducers.trading import REFERRAL_WINDOW_S
 from store.clients import redis_client
 
 PUNTER_PREFIX = "bench-punter-"
@@ -462,7 +464,7 @@ CEILING_SCRIPT = """\\set uid random({users[0]}, {users[1]})
 \\set sel random({selections[0]}, {selections[1]})
 SELECT sb_bet_place(:uid, gen_random_uuid()::text, 'pgbench', 'any', '{{-1,0,1}}'::integer[], 1.00,
     ('[{{"selection_id": ' || :sel || ', "price_seen": "2.00", "price": null, "unavailable": ""}}]')::jsonb,
-    250000, '{topic}');
+    {max_return}, '{topic}', {max_stake}, {referral_s});
 """
 # The least a placement can be: debit the wallet if it covers the stake and insert the bet, in one
 # statement (no legs, ledger, outbox or checks). For the profile of what the full statement adds.
@@ -528,7 +530,16 @@ def bench_db_ceiling(fixture: Fixture, *, seconds: float, clients: int = CEILING
     topic = topics.bets()
     with _postgres_cpu_watch() as spent_s:
         ceiling, placed = pgbench_run(
-            CEILING_SCRIPT.format(users=users, selections=selections, topic=topic), clients=clients, seconds=seconds
+            CEILING_SCRIPT.format(
+                users=users,
+                selections=selections,
+                topic=topic,
+                max_return=MAX_RETURN,
+                max_stake=MAX_STAKE,
+                referral_s=REFERRAL_WINDOW_S,
+            ),
+            clients=clients,
+            seconds=seconds,
         )
     spent = spent_s()
     minimal = pgbench_rate(MINIMAL_SCRIPT.format(users=users), clients=clients, seconds=seconds)

@@ -38,6 +38,7 @@ from reducers import topics
 from reducers.game import (
     Book,
     PunterTable,
+    Step,
     book_from_json,
     book_to_json,
     game_step,
@@ -158,24 +159,30 @@ class GameProcessor(StatefulProcessor):
             self._book.update((book_to_json(step.book),))
         if step.punters or step.pruned:
             self._punters.update((table.encode(),))
-        out: list[dict[str, Any]] = rejects
-        for user_id in sorted(set(step.news) | set(step.punters)):
-            punter = step.punters.get(user_id)
-            out.append(
-                {
-                    "kind": PUNTER,
-                    "user": user_id,
-                    "doc": None if punter is None else orjson.dumps(punter_doc(punter)),
-                    "news": orjson.dumps([n.to_json() for n in step.news.get(user_id, [])]),
-                    "boards": orjson.dumps({str(e): list(b) for e, b in step.boards.get(user_id, {}).items()}),
-                }
-            )
-        if bucket == 0:
-            out.extend({"kind": QUESTION, "doc": orjson.dumps(question_frame(q))} for q in step.questions.values())
-        yield _frame(out)
+        yield _frame(rejects + output_rows(step, bucket=bucket))
 
     def close(self) -> None:
         pass
+
+
+def output_rows(step: Step, *, bucket: int) -> list[dict[str, Any]]:
+    """What a bucket's step hands the driver (``OUTPUT``): a row per punter it changed or told
+    something, and, from bucket 0, a row per question it changed."""
+    out: list[dict[str, Any]] = []
+    for user_id in sorted(set(step.news) | set(step.punters)):
+        punter = step.punters.get(user_id)
+        out.append(
+            {
+                "kind": PUNTER,
+                "user": user_id,
+                "doc": None if punter is None else orjson.dumps(punter_doc(punter)),
+                "news": orjson.dumps([n.to_json() for n in step.news.get(user_id, [])]),
+                "boards": orjson.dumps({str(e): list(b) for e, b in step.boards.get(user_id, {}).items()}),
+            }
+        )
+    if bucket == 0:
+        out.extend({"kind": QUESTION, "doc": orjson.dumps(question_frame(q))} for q in step.questions.values())
+    return out
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
