@@ -284,6 +284,28 @@ class BetDecidedFrame(TypedDict):
     bet: BetDecision
 
 
+class BetOffer(TypedDict):
+    """A trader's counter-offer: ``stake``, the single's new ``price`` (null: the prices taken)
+    and what it returns, decimal strings in the wallet's currency; ``until`` when it runs out
+    (epoch ms, the server's clock) and ``seconds`` how long that was when it was sent (a client
+    counts down from when the frame arrived)."""
+
+    id: int
+    stake: str
+    price: str | None
+    potential_return: str
+    until: int
+    seconds: int
+
+
+class BetOfferedFrame(TypedDict):
+    """A trader offers the punter another stake or price on their referred bet (the punter's own
+    news; docs/referral.md)."""
+
+    type: Literal["bet.offered"]
+    bet: BetOffer
+
+
 class SettledBet(TypedDict):
     id: int
     status: Literal["won", "lost", "void", "cashed_out"]
@@ -604,6 +626,7 @@ ServerFrame = Annotated[
     | ResumedFrame
     | EndedFrame
     | BetDecidedFrame
+    | BetOfferedFrame
     | BetSettledFrame
     | BetLegsFrame
     | ViewFrame

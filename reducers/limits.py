@@ -58,8 +58,10 @@ BET_KINDS: tuple[str, ...] = (LimitKind.LOSS, LimitKind.WAGER)
 # The refusal code of a bet or deposit over a limit of each kind.
 REFUSAL_CODES: dict[str, str] = {kind: f"over_{kind}_limit" for kind in LimitKind}
 
-# The ledger entries a bet limit counts: the stake taken, and what bets paid back into the wallet.
+# The ledger entries a bet limit counts: the stake taken (less the part of it a trader's lower
+# offer gave back: docs/referral.md), and what bets paid back into the wallet.
 STAKE_ENTRY = "stake"
+STAKE_RETURN_ENTRY = "stake_return"
 RETURN_ENTRIES: tuple[str, ...] = ("payout", "refund", "cash_out")
 
 

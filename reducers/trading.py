@@ -3,7 +3,8 @@ a market's margin as a trader sets it, and customers' stake limits with referral
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 
 
@@ -121,3 +122,67 @@ def referral_reason(*, stake: Decimal, limit: Decimal, currency: str) -> str:
 
 # How long a trader has to answer a referred bet; no answer declines it.
 REFERRAL_WINDOW_S = 60
+
+
+# --- a trader's counter-offer on a referred bet (docs/referral.md) -----------------------------
+#
+# Instead of accepting or declining a referred bet, a trader may offer a lower stake or, on a
+# single, another price; the punter takes or turns down the offer within ``OFFER_WINDOW_S`` (no
+# answer turns it down). The part of the held stake a lower offer leaves is given back when the
+# punter takes it.
+
+OFFER_WINDOW_S = 30
+OFFER_REFUSED = (
+    "an offer is a lower stake (in pence, at least the minimum stake) or, on a single, another price "
+    "(decimal odds with at most two decimals), or both"
+)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A counter-offer: the stake, the single's new price (None: the prices taken) and what the
+    bet returns on it."""
+
+    stake: Decimal
+    price: Decimal | None
+    potential_return: Decimal
+
+
+def offer_checked(
+    *,
+    stake: Decimal | None,
+    price: Decimal | None,
+    bet_stake: Decimal,
+    leg_prices: Sequence[Decimal],
+    min_stake: Decimal,
+    min_price: Decimal,
+    max_price: Decimal,
+) -> Offer:
+    """A trader's counter-offer on a bet of ``bet_stake`` at ``leg_prices``: ``stake`` below the
+    bet's and at least ``min_stake`` (None: the bet's own), ``price`` another price for a single's
+    leg (None: the prices taken; an accumulator's prices are never changed). Its return is the
+    stake times the prices, rounded down to the penny, as placement rounds one. ``ValueError``
+    with ``OFFER_REFUSED`` when it offers nothing or is out of bounds."""
+    if stake is None and price is None:
+        raise ValueError(OFFER_REFUSED)
+    if stake is not None and (not _pence(stake) or not min_stake <= stake < bet_stake):
+        raise ValueError(OFFER_REFUSED)
+    if price is not None and (
+        len(leg_prices) != 1 or not _pence(price) or not min_price <= price <= max_price or price == leg_prices[0]
+    ):
+        raise ValueError(OFFER_REFUSED)
+    offered = (stake if stake is not None else bet_stake).quantize(Decimal("0.01"))
+    product = Decimal(1)
+    for leg_price in [price] if price is not None else leg_prices:
+        product *= leg_price
+    return Offer(
+        stake=offered,
+        price=price.quantize(Decimal("0.01")) if price is not None else None,
+        potential_return=(offered * product).quantize(Decimal("0.01"), rounding=ROUND_DOWN),
+    )
+
+
+def _pence(amount: Decimal) -> bool:
+    """A finite decimal of at most two places."""
+    exponent = amount.as_tuple().exponent
+    return amount.is_finite() and isinstance(exponent, int) and exponent >= -2

@@ -118,6 +118,7 @@ export const api = {
   bets: (state: "open" | "settled", limit = 50) => apiRequest<BetList>("GET", `/api/bets?state=${state}&limit=${limit}`),
   cashOut: (betId: number, quote: string, accept: CashOutPolicy) =>
     apiRequest<OneBet>("POST", `/api/bets/${betId}/cash-out`, { v: 1, quote, accept }),
+  answerOffer: (betId: number, accept: boolean) => apiRequest<OneBet>("POST", `/api/bets/${betId}/offer`, { v: 1, accept }),
   wallet: () => apiRequest<WalletOut>("GET", "/api/wallet"),
   subscribe: (spec: StreamSpec) => apiRequest<ChannelCreated>("POST", "/api/streams", spec),
   begin: (channel: string, resync: boolean, since: Held = {}) =>

@@ -126,6 +126,11 @@ function boot(): void {
     },
     onMatch: matchState,
     onGame: (frame) => game?.publicFrame(frame),
+    onOffer: (offer) => {
+      slip?.offered(offer);
+      // My bets shows the offer with its answers.
+      betsChanged();
+    },
     onBet: (decision) => {
       slip?.decided(decision);
       // My bets and the balance follow (a rejected held bet's stake is back).

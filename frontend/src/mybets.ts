@@ -198,6 +198,28 @@ export class MyBetsPage {
     if (bet.reject) {
       card.append(h("p", { class: "bet-reject", text: refusalText(bet.reject.code, bet.reject.message, pageLimits()) }));
     }
+    if (bet.status === "pending" && bet.offer) {
+      const offer = bet.offer;
+      const answer = (accept: boolean, text: string) => {
+        const button = h("button", { type: "button", class: accept ? "button primary" : "button", text });
+        button.addEventListener("click", () => void this.answerOffer(bet.id, accept));
+        return button;
+      };
+      const at = offer.price !== null && offer.price !== undefined ? ` at ${displayOdds(offer.price, fmt)}` : "";
+      const until = new Date(offer.until);
+      card.append(
+        h(
+          "div",
+          { class: "bet-offer", role: "group", "aria-label": `The trader's offer on bet ${bet.id}` },
+          h("p", {
+            text: `A trader offers a stake of ${formatMoney(offer.stake)}${at}, returning ${formatMoney(offer.potential_return)}. Answer by ${until.toLocaleTimeString("en-GB")}.`,
+          }),
+          answer(true, "Take the offer"),
+          answer(false, "Turn it down"),
+          h("p", { class: "bet-offer-note", role: "status" }),
+        ),
+      );
+    }
     if (bet.status === "void" && bet.void_reason) {
       card.append(h("p", { class: "bet-void-reason", text: `Voided by the bookmaker: ${bet.void_reason}. Your stake was returned.` }));
     }
@@ -223,6 +245,20 @@ export class MyBetsPage {
       card.append(h("div", { class: "cash-out-row" }, button, confirm, h("p", { class: "cash-out-note", role: "status" })));
     }
     return card;
+  }
+
+  /** The punter takes or turns down a trader's offer; the bets are read again either way. */
+  private async answerOffer(betId: number, accept: boolean): Promise<void> {
+    try {
+      await api.answerOffer(betId, accept);
+    } catch (error) {
+      const note = this.openPanel.querySelector<HTMLElement>(`.bet-card[data-bet-id="${betId}"] .bet-offer-note`);
+      const text = error instanceof ApiError ? refusalText(error.code, error.message, pageLimits()) : "Something went wrong. Try again.";
+      setText(note, text);
+      return;
+    }
+    moneyMoved();
+    await this.load();
   }
 
   private refreshCashOut(betId: number): void {

@@ -4,7 +4,7 @@
 // a "bet.decided" frame; a bet still undecided GRACE_MS after its time is looked up instead.
 import type { Bet } from "./api";
 
-import type { BetDecision as DecidedFrameBet } from "./contract/frames";
+import type { BetOffer, BetDecision as DecidedFrameBet } from "./contract/frames";
 
 /** A held bet's outcome: a ``bet.decided`` frame's decision, or the bet's status looked up
  * later (GET /api/bets), by when it may have settled. */
@@ -29,6 +29,11 @@ export class HeldBets {
     return due === undefined ? null : Math.max(0, Math.ceil((due - this.now()) / 1000));
   }
 
+  /** Count down a trader's offer on a held bet: ``seconds`` from now. */
+  holdFor(betId: number, seconds: number): void {
+    this.due.set(betId, this.now() + Math.max(0, seconds) * 1000);
+  }
+
   decided(betId: number): void {
     this.due.delete(betId);
   }
@@ -48,4 +53,9 @@ export class HeldBets {
 export function withDecision(bet: Bet, decision: BetDecision): Bet {
   const { reject, ...rest } = { ...bet, status: decision.status, reject: decision.reject ?? undefined };
   return reject === undefined ? rest : { ...rest, reject };
+}
+
+/** A held bet with a trader's offer on it (from a ``bet.offered`` frame). */
+export function withOffer(bet: Bet, offer: BetOffer): Bet {
+  return { ...bet, offer: { stake: offer.stake, price: offer.price, potential_return: offer.potential_return, until: offer.until } };
 }

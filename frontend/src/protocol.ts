@@ -14,6 +14,7 @@ import type { QueryIn } from "./contract/api";
 import type {
   AttachMessage,
   BetLegsFrame,
+  BetOffer,
   ClientMessage,
   BetSettledFrame,
   GameViewFrame,
@@ -164,6 +165,8 @@ export interface ClientOptions {
   onHello?: (user: string | null) => void;
   /** A bet held by the in-play delay was decided (the punter's own news, on every socket). */
   onBet?: (decision: BetDecision) => void;
+  /** A trader offered another stake or price on a referred bet (the punter's own news). */
+  onOffer?: (offer: BetOffer) => void;
   /** A bet of the punter closed (the punter's own news, on every socket). */
   onSettled?: (message: BetSettled) => void;
   /** Legs of an open bet of the punter were decided (a won leg of an accumulator). */
@@ -449,6 +452,9 @@ export class OddsClient {
         break;
       case "bet.decided":
         this.options.onBet?.(frame.bet);
+        break;
+      case "bet.offered":
+        this.options.onOffer?.(frame.bet);
         break;
       case "bet.settled":
         this.options.onSettled?.(frame);

@@ -5,7 +5,8 @@ import { ManagedChannel } from "./channels";
 import { currencySymbol, formatMoney, parseStake } from "./decimal";
 import { h, readJSON, setText, storage, writeJSON } from "./dom";
 import type { OddsFormat } from "./odds";
-import { type BetDecision, HeldBets, withDecision } from "./pending";
+import type { BetOffer } from "./contract/frames";
+import { type BetDecision, HeldBets, withDecision, withOffer } from "./pending";
 import { displayOdds, markSelected } from "./prices";
 import type { MarketState, OddsClient, ViewFrame } from "./protocol";
 import { refusalText } from "./refusals";
@@ -427,6 +428,7 @@ export class SlipView {
           ...(bet.status === "pending"
             ? [h("span", { class: "receipt-timer", role: "timer", "data-bet-id": bet.id, text: this.waitText(bet.id) })]
             : []),
+          ...(bet.status === "pending" && bet.offer ? [this.drawOffer(bet.id, bet.offer)] : []),
           ...(bet.status === "rejected" && bet.reject
             ? [
                 h("span", {
@@ -447,6 +449,55 @@ export class SlipView {
     }
     const link = h("a", { href: "/my-bets/", class: "link", text: "View my bets" });
     return [list, link];
+  }
+
+  /** A trader's offer on a referred bet, with its two answers. */
+  private drawOffer(betId: number, offer: NonNullable<Bet["offer"]>): HTMLElement {
+    const answer = (accept: boolean, text: string) => {
+      const button = h("button", { type: "button", class: accept ? "button primary" : "button", text });
+      button.addEventListener("click", () => void this.answerOffer(betId, accept));
+      return button;
+    };
+    const at = offer.price !== null && offer.price !== undefined ? ` at ${this.price(offer.price)}` : "";
+    return h(
+      "div",
+      { class: "receipt-offer", role: "group", "aria-label": `The trader's offer on bet ${betId}` },
+      h("span", {
+        text: `A trader offers a stake of ${formatMoney(offer.stake)}${at} · Returns ${formatMoney(offer.potential_return)}`,
+      }),
+      answer(true, "Take the offer"),
+      answer(false, "Turn it down"),
+    );
+  }
+
+  /** A trader offered another stake or price on a bet this slip placed (a ``bet.offered``
+   * frame): shown with its answers, counted down from now. */
+  offered(offer: BetOffer): void {
+    const receipt = this.receipts.find((r) => r.bet.id === offer.id);
+    if (receipt === undefined || receipt.bet.status !== "pending") return;
+    receipt.bet = withOffer(receipt.bet, offer);
+    this.held.holdFor(offer.id, offer.seconds);
+    this.render();
+    this.countdown();
+  }
+
+  /** The punter takes or turns down a trader's offer: the bet as the server answers it. */
+  private async answerOffer(betId: number, accept: boolean): Promise<void> {
+    const receipt = this.receipts.find((r) => r.bet.id === betId);
+    if (receipt === undefined) return;
+    try {
+      const { bet } = await api.answerOffer(betId, accept);
+      this.held.decided(betId);
+      this.heldLegs.delete(betId);
+      receipt.bet = bet;
+      this.notice = null;
+    } catch (error) {
+      const failure = error instanceof ApiError ? error : new ApiError(0, "unknown", "Something went wrong. Try again.");
+      this.notice = this.explain(failure);
+    }
+    moneyMoved();
+    this.render();
+    this.body.querySelector<HTMLElement>(`.receipt[data-bet-id="${betId}"]`)?.focus();
   }
 
   /** Update the live parts in place: prices, notices, returns, the place button. */
@@ -659,6 +710,8 @@ export class SlipView {
 
   private waitText(betId: number): string {
     const left = this.held.secondsLeft(betId);
+    const offered = this.receipts.some((r) => r.bet.id === betId && r.bet.status === "pending" && r.bet.offer);
+    if (offered) return left === null || left === 0 ? "The offer has run out" : `Answer in ${left} s`;
     return left === null || left === 0 ? "Deciding…" : `Decided in ${left} s`;
   }
 
@@ -671,6 +724,12 @@ export class SlipView {
       if (bet !== undefined && bet.status !== "pending") {
         this.decided({ id: bet.id, status: bet.status, reject: bet.reject ?? null });
         if (bet.status === "rejected") moneyMoved();
+      } else if (bet?.offer) {
+        // A trader's offer the frame did not bring: shown, counted down by this clock.
+        const receipt = this.receipts.find((r) => r.bet.id === bet.id);
+        if (receipt !== undefined) receipt.bet = bet;
+        this.held.holdFor(bet.id, Math.ceil((bet.offer.until - Date.now()) / 1000));
+        this.render();
       } else if (bet !== undefined) {
         this.held.hold(bet); // not decided yet: wait another round
       }

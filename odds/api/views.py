@@ -26,6 +26,7 @@ from odds.betting.services.bets import (
     bet_cash_out,
     bet_place,
 )
+from odds.betting.services.referrals import OfferRefused, offer_answer
 from odds.betting.services.wallet import (
     PaymentRefused,
     wallet_break_take,
@@ -207,6 +208,31 @@ def bet_cash_out_view(request: HttpRequest, bet_id: int, body: s.CashOutRequest)
         if exc.code == "excluded":
             raise ApiError(403, exc.code, exc.message, field="account") from exc
         raise ApiError(409, exc.code, exc.message, field="quote", extra={"quote": exc.quote}) from exc
+    return s.OneBet(bet=BetOut.of(bet))
+
+
+@router.post(
+    "bets/{int:bet_id}/offer",
+    summary="Take or turn down a trader's offer on a referred bet",
+    url_name="bet-offer",
+    **answers(
+        {200: (s.OneBet, "Answered: the bet accepted at the offer (the rest of the stake back), or refused.")},
+        {
+            404: (common.NotFound, "No such bet of this punter."),
+            409: (s.OfferRefused, "No offer waits on this bet, or it ran out."),
+        },
+        access="write",
+        body=True,
+        examples={"take": {"v": 1, "accept": True}, "turn down": {"v": 1, "accept": False}},
+    ),
+)
+def bet_offer_view(request: HttpRequest, bet_id: int, body: s.OfferAnswer) -> s.OneBet:
+    try:
+        bet = offer_answer(user=_user(request), bet_id=bet_id, accept=body.accept)
+    except Bet.DoesNotExist as exc:
+        raise ApiError(404, "not_found", "no such bet") from exc
+    except OfferRefused as exc:
+        raise ApiError(409, exc.code, exc.message, field="accept") from exc
     return s.OneBet(bet=BetOut.of(bet))
 
 

@@ -29,6 +29,7 @@ class AuditEntry(models.Model):
         CUSTOMER_LIMIT_SET = "customer_limit_set", "Customer limit set"
         REFERRAL_ACCEPT = "referral_accept", "Referred bet accepted"
         REFERRAL_DECLINE = "referral_decline", "Referred bet declined"
+        REFERRAL_OFFER = "referral_offer", "Referred bet offered back"
         ADMIN_ADD = "admin_add", "Added in the admin"
         ADMIN_CHANGE = "admin_change", "Changed in the admin"
         ADMIN_DELETE = "admin_delete", "Deleted in the admin"

@@ -44,6 +44,7 @@ urlpatterns = [
     path("trading/ticker/", trading.ticker_page, name="trading-ticker"),
     path("trading/referrals/", customers.referrals_page, name="trading-referrals"),
     path("trading/referrals/<int:bet_id>/decide", customers.referral_decide_view, name="trading-referral-decide"),
+    path("trading/referrals/<int:bet_id>/offer", customers.referral_offer_view, name="trading-referral-offer"),
     path("trading/customers/<int:user_id>/", customers.customer_page, name="trading-customer"),
     path("trading/movers/", trading.movers_page, name="trading-movers"),
     path("trading/audit", trading.audit_page, name="trading-audit"),

@@ -13,30 +13,36 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from odds.betting.services.referrals import REASON_MAX_CHARS, ReferralRefused, referral_decide
+from odds.betting.services.referrals import REASON_MAX_CHARS, ReferralRefused, referral_decide, referral_offer
 from odds.core.staff import SET_CUSTOMER_LIMITS, staff_page
 from odds.core.text import DECIMAL_TEXT
 from odds.trading.selectors.customers import CustomerView, customer_view, open_referrals
 from odds.trading.services.customers import LimitRefused, customer_limits_set
 from odds.trading.views import next_url
 from reducers.money import money_text
-from reducers.trading import REFERRAL_WINDOW_S, SPORT_LIMIT_REFUSED, stake_factor_from_text
+from reducers.trading import (
+    OFFER_REFUSED,
+    OFFER_WINDOW_S,
+    REFERRAL_WINDOW_S,
+    SPORT_LIMIT_REFUSED,
+    stake_factor_from_text,
+)
 
 NOTE_MAX_CHARS = 200
 
 
-def _amount(text: str) -> Decimal | None:
-    """A per-sport limit as typed: empty → None (no limit); ``ValueError`` for what is not an
-    amount."""
+def _amount(text: str, *, refused: str = SPORT_LIMIT_REFUSED) -> Decimal | None:
+    """An amount or a price as typed: empty → None; ``ValueError`` with ``refused`` for what is
+    not a decimal."""
     raw = text.strip().lstrip("£€$").strip()
     if not raw:
         return None
     if len(raw) > 12 or not DECIMAL_TEXT.fullmatch(raw):
-        raise ValueError(SPORT_LIMIT_REFUSED)
+        raise ValueError(refused)
     try:
         return Decimal(raw)
     except InvalidOperation:
-        raise ValueError(SPORT_LIMIT_REFUSED) from None
+        raise ValueError(refused) from None
 
 
 @staff_page
@@ -100,6 +106,7 @@ def referrals_page(request: HttpRequest) -> HttpResponse:
         "page": "referrals",
         "referrals": open_referrals(),
         "window_s": REFERRAL_WINDOW_S,
+        "offer_window_s": OFFER_WINDOW_S,
         "reason_max": REASON_MAX_CHARS,
         "can_decide": request.user.has_perm(SET_CUSTOMER_LIMITS),
     }
@@ -132,4 +139,31 @@ def referral_decide_view(request: HttpRequest, bet_id: int) -> HttpResponse:
         messages.error(request, f"Bet {bet.id} could not be accepted: {bet.reject_message}; the stake went back")
     else:
         messages.success(request, f"Declined bet {bet.id}; {stake} went back to {bet.user.get_username()}")
+    return redirect(back)
+
+
+@require_POST
+@staff_page(permission=SET_CUSTOMER_LIMITS)
+def referral_offer_view(request: HttpRequest, bet_id: int) -> HttpResponse:
+    """Offer the punter of a referred bet a lower ``stake`` and/or, on a single, another
+    ``price`` (either may be empty), with an optional ``reason``."""
+    back = next_url(request, default=reverse("trading-referrals"))
+    try:
+        stake = _amount(request.POST.get("stake", ""), refused=OFFER_REFUSED)
+        price = _amount(request.POST.get("price", ""), refused=OFFER_REFUSED)
+        bet = referral_offer(
+            bet_id=bet_id, stake=stake, price=price, by=request.user, reason=request.POST.get("reason", "")
+        )
+    except (ValueError, ReferralRefused) as refused:
+        messages.error(request, f"Bet {bet_id}: no offer made: {refused}")
+        return redirect(back)
+    assert bet.offer_stake is not None
+    assert bet.offer_return is not None
+    currency = bet.user.wallet.currency
+    at = f" at {bet.offer_price}" if bet.offer_price is not None else ""
+    messages.success(
+        request,
+        f"Offered bet {bet.id} at {money_text(bet.offer_stake, currency)}{at} "
+        f"(returns {money_text(bet.offer_return, currency)}); the punter has {OFFER_WINDOW_S} s to take it",
+    )
     return redirect(back)

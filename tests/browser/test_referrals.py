@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 
 from odds.betting.models import Bet
 from odds.betting.services.bets import LegRequest, bet_place
-from odds.betting.services.referrals import referral_decide
+from odds.betting.services.referrals import referral_decide, referral_offer
 from odds.core.outbox import outbox_relay
 from odds.core.roles import TRADERS, roles_sync
 from odds.trading.services.customers import customer_limits_set
@@ -100,3 +100,31 @@ def test_a_trader_sees_a_referral_arrive_and_accepts_it_from_the_queue(
     expect(page.get_by_label("Stake factor")).to_have_value("0.01")
     expect(page.locator(f'#customer-bets tr[data-bet="{bet.id}"]')).to_contain_text("referred")
     _shots(page, "customer")
+
+
+def test_a_punter_takes_a_traders_lower_offer_from_the_slip(asgi_server, login, redis_client, trader, page: Page):
+    market = market_create(prices=("2.50", "3.20", "2.90"))
+    punter = user_create(balance="100.00")
+    customer_limits_set(customer=punter, stake_factor=Decimal("0.001"), sport_limits={}, by=trader)
+    login(punter)
+    open_event(page, asgi_server, market)
+    selection = first_selection(market)
+    page.locator(f'.price[data-selection="{selection.id}"]').click()
+    page.get_by_label("Stake £").fill("15")
+    page.locator("#slip-place").click()
+    receipt = page.locator(".receipt")
+    expect(receipt).to_contain_text("Bet pending")
+
+    bet = Bet.objects.get(user=punter)
+    referral_offer(bet_id=bet.id, stake=Decimal("10.00"), price=None, by=trader)
+    offer = receipt.get_by_role("group", name=f"The trader's offer on bet {bet.id}")
+    expect(offer).to_contain_text("A trader offers a stake of £10.00 · Returns £25.00")
+    expect(receipt.locator(".receipt-timer")).to_have_text(re.compile(r"Answer in (30|[12]\d) s"))
+    axe_check(page)
+    _shots(page, "referral-offer")
+    offer.get_by_role("button", name="Take the offer").click()
+    expect(receipt).to_contain_text("Bet placed")
+    expect(receipt).to_contain_text("Stake £10.00")
+    expect(page.locator("#wallet-balance")).to_have_text("£90.00")
+    bet.refresh_from_db()
+    assert (bet.status, bet.stake) == (Bet.Status.ACCEPTED, Decimal("10.00"))

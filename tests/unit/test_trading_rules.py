@@ -10,6 +10,7 @@ from reducers.trading import (
     customer_stake_limit,
     is_referred,
     margin_from_percent,
+    offer_checked,
     price_change_needs_confirmation,
     price_change_ratio,
     referral_reason,
@@ -119,3 +120,53 @@ def test_a_sport_limit_out_of_bounds_is_refused(amount):
 def test_a_referrals_reason_names_stake_and_limit_in_the_wallets_currency():
     reason = referral_reason(stake=Decimal("150.00"), limit=Decimal("100.00"), currency="EUR")
     assert reason == "stake 150.00 EUR above the customer's limit of 100.00 EUR"
+
+
+# --- a trader's counter-offer ---
+
+OFFER_BOUNDS = {"min_stake": Decimal("0.10"), "min_price": Decimal("1.01"), "max_price": Decimal("1000")}
+
+
+def test_a_lower_stake_offer_keeps_the_prices_and_rounds_its_return_down():
+    offer = offer_checked(
+        stake=Decimal("33.33"),
+        price=None,
+        bet_stake=Decimal("150.00"),
+        leg_prices=[Decimal("2.10"), Decimal("1.57")],
+        **OFFER_BOUNDS,
+    )
+    assert (offer.stake, offer.price, offer.potential_return) == (Decimal("33.33"), None, Decimal("109.88"))
+
+
+def test_another_price_on_a_single_keeps_the_stake_unless_a_lower_one_is_given():
+    single = {"bet_stake": Decimal("150.00"), "leg_prices": [Decimal("2.10")], **OFFER_BOUNDS}
+    offer = offer_checked(stake=None, price=Decimal("1.90"), **single)
+    assert (offer.stake, offer.price, offer.potential_return) == (Decimal("150.00"), Decimal("1.90"), Decimal("285.00"))
+    both = offer_checked(stake=Decimal("100"), price=Decimal("1.95"), **single)
+    assert (both.stake, both.potential_return) == (Decimal("100.00"), Decimal("195.00"))
+
+
+@pytest.mark.parametrize(
+    ("stake", "price", "legs"),
+    [
+        (None, None, ["2.10"]),  # no offer at all
+        ("150.00", None, ["2.10"]),  # not lower
+        ("200.00", None, ["2.10"]),
+        ("0.09", None, ["2.10"]),  # below the minimum stake
+        ("10.001", None, ["2.10"]),  # not in pence
+        (None, "2.10", ["2.10"]),  # the same price
+        (None, "1.00", ["2.10"]),  # below the ladder
+        (None, "1001", ["2.10"]),
+        (None, "1.955", ["2.10"]),
+        (None, "1.90", ["2.10", "1.50"]),  # an accumulator's prices are never changed
+    ],
+)
+def test_an_offer_that_offers_nothing_or_is_out_of_bounds_is_refused(stake, price, legs):
+    with pytest.raises(ValueError, match="an offer is a lower stake"):
+        offer_checked(
+            stake=Decimal(stake) if stake else None,
+            price=Decimal(price) if price else None,
+            bet_stake=Decimal("150.00"),
+            leg_prices=[Decimal(p) for p in legs],
+            **OFFER_BOUNDS,
+        )

@@ -63,8 +63,9 @@ export interface BetList {
 
 /**
  * A bet as the punter sees it. ``cash_out``: the live offer of an open bet; ``accept_at``: a
- * bet held by the in-play delay (``pending``) is decided then; ``reject``: why it was refused;
- * ``void_reason``: why a trader voided it.
+ * bet held by the in-play delay or referred to a trader (``pending``) is decided then;
+ * ``offer``: a trader's counter-offer on a referred bet, for the punter to take or turn down;
+ * ``reject``: why it was refused; ``void_reason``: why a trader voided it.
  */
 export interface BetOut {
   id: number;
@@ -85,6 +86,7 @@ export interface BetOut {
   accept_at?: number | null;
   reject?: Rejection | null;
   void_reason?: string | null;
+  offer?: OfferOut | null;
 }
 
 /** ``POST /api/bets``: one selection is a single, several are an accumulator. */
@@ -520,7 +522,7 @@ export interface LatencySamples {
 
 export interface LedgerEntryOut {
   id: number;
-  kind: "deposit" | "withdrawal" | "stake" | "stake_release" | "payout" | "refund" | "cash_out";
+  kind: "deposit" | "withdrawal" | "stake" | "stake_release" | "payout" | "refund" | "cash_out" | "stake_return";
   amount: string;
   balance_after: string;
   bet_id: number | null;
@@ -632,6 +634,36 @@ export interface NotFound {
 
 export interface NotFoundDetail {
   code: "not_found";
+  message: string;
+  field?: string | null;
+}
+
+/** ``POST /api/bets/<id>/offer``: whether the punter takes the trader's offer. */
+export interface OfferAnswer {
+  v?: 1;
+  /** true takes the offer, false turns it down */
+  accept: boolean;
+}
+
+/**
+ * A trader's counter-offer on a referred bet: the stake, the single's new price (null: the
+ * prices taken) and the return, in the wallet's currency; ``until`` when it runs out.
+ */
+export interface OfferOut {
+  stake: string;
+  price: string | null;
+  potential_return: string;
+  /** epoch milliseconds */
+  until: number;
+}
+
+export interface OfferRefused {
+  v: 1;
+  error: OfferRefusedDetail;
+}
+
+export interface OfferRefusedDetail {
+  code: "no_offer" | "offer_expired";
   message: string;
   field?: string | null;
 }

@@ -43,6 +43,30 @@ export interface BetLegsFrame {
   bet: LegsDecidedBet;
 }
 
+/**
+ * A trader's counter-offer: ``stake``, the single's new ``price`` (null: the prices taken)
+ * and what it returns, decimal strings in the wallet's currency; ``until`` when it runs out
+ * (epoch ms, the server's clock) and ``seconds`` how long that was when it was sent (a client
+ * counts down from when the frame arrived).
+ */
+export interface BetOffer {
+  id: number;
+  stake: string;
+  price: string | null;
+  potential_return: string;
+  until: number;
+  seconds: number;
+}
+
+/**
+ * A trader offers the punter another stake or price on their referred bet (the punter's own
+ * news; docs/referral.md).
+ */
+export interface BetOfferedFrame {
+  type: "bet.offered";
+  bet: BetOffer;
+}
+
 /** A bet of the punter closed, with the balance it left (the punter's own news). */
 export interface BetSettledFrame {
   type: "bet.settled";
@@ -571,6 +595,7 @@ export type ServerFrame =
   | ResumedFrame
   | EndedFrame
   | BetDecidedFrame
+  | BetOfferedFrame
   | BetSettledFrame
   | BetLegsFrame
   | ViewFrame

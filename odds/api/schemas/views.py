@@ -134,10 +134,21 @@ class Rejection(Model):
     message: str
 
 
+class OfferOut(Model):
+    """A trader's counter-offer on a referred bet: the stake, the single's new price (null: the
+    prices taken) and the return, in the wallet's currency; ``until`` when it runs out."""
+
+    stake: DecimalOut
+    price: DecimalOut | None
+    potential_return: DecimalOut
+    until: Timestamp
+
+
 class BetOut(Sparse):
     """A bet as the punter sees it. ``cash_out``: the live offer of an open bet; ``accept_at``: a
-    bet held by the in-play delay (``pending``) is decided then; ``reject``: why it was refused;
-    ``void_reason``: why a trader voided it."""
+    bet held by the in-play delay or referred to a trader (``pending``) is decided then;
+    ``offer``: a trader's counter-offer on a referred bet, for the punter to take or turn down;
+    ``reject``: why it was refused; ``void_reason``: why a trader voided it."""
 
     id: Id
     idempotency_key: str
@@ -156,6 +167,7 @@ class BetOut(Sparse):
     accept_at: Timestamp | None = None
     reject: Rejection | None = None
     void_reason: str | None = None
+    offer: OfferOut | None = None
 
     @classmethod
     def of(cls, bet: Bet, *, cash_out: Decimal | None = None, fmt: OddsFormat = OddsFormat.DECIMAL) -> BetOut:
@@ -192,6 +204,13 @@ class BetOut(Sparse):
             body["cash_out"] = {"available": cash_out is not None, "quote": cash_out}
         if bet.status == Bet.Status.PENDING:
             body["accept_at"] = timestamp(bet.accept_at)
+            if bet.offered_at is not None:
+                body["offer"] = {
+                    "stake": bet.offer_stake,
+                    "price": bet.offer_price,
+                    "potential_return": bet.offer_return,
+                    "until": timestamp(bet.accept_at),
+                }
         if bet.status == Bet.Status.REJECTED:
             body["reject"] = {"code": bet.reject_code, "message": bet.reject_message}
         if bet.status == Bet.Status.VOID and bet.void_reason:
@@ -256,6 +275,13 @@ BetAccountRefused = refusal(
     **LIMIT_BREACH,
 )
 CashOutRefused = refusal("CashOutRefused", "quote_changed", "cash_out_unavailable", quote=DecimalOut)
+OfferRefused = refusal("OfferRefused", "no_offer", "offer_expired")
+
+
+class OfferAnswer(Body):
+    """``POST /api/bets/<id>/offer``: whether the punter takes the trader's offer."""
+
+    accept: Annotated[bool, Field(description="true takes the offer, false turns it down")]
 
 
 def bet_rejection_error(bet: Bet) -> ApiError:

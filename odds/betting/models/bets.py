@@ -72,6 +72,13 @@ class Bet(models.Model):
         blank=True,
         help_text="The customer's limit a referred bet was over.",
     )
+    # A trader's counter-offer on a referred bet (docs/referral.md): a lower stake or, on a single,
+    # another price, and what it returns; the punter takes it or turns it down by ``accept_at``.
+    # Null while no offer stands.
+    offer_stake = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    offer_price = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    offer_return = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    offered_at = models.DateTimeField(null=True, blank=True)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

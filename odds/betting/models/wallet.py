@@ -64,6 +64,9 @@ class LedgerEntry(models.Model):
         PAYOUT = "payout"
         REFUND = "refund"
         CASH_OUT = "cash_out", "Cash-out"
+        # The part of a referred bet's held stake that a trader's lower offer gives back when the
+        # punter takes it (docs/referral.md).
+        STAKE_RETURN = "stake_return", "Stake part returned"
 
     class Account(models.TextChoices):
         WALLET = "wallet"

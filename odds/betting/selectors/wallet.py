@@ -124,14 +124,16 @@ def limit_window(*, wallet: Wallet, kind: str, period: str, now: datetime) -> li
         found = entries.filter(counted).aggregate(counted=Sum("amount"), first_at=Min("created_at"))
         return limits.Window(counted=found["counted"] or Decimal("0.00"), first_at=found["first_at"])
     stakes = Q(kind=limits.STAKE_ENTRY)
+    given_back = Q(kind=limits.STAKE_RETURN_ENTRY)
     returns = Q(kind__in=limits.RETURN_ENTRIES)
-    found = entries.filter(stakes | returns).aggregate(
+    found = entries.filter(stakes | given_back | returns).aggregate(
         counted=Sum("amount", filter=stakes),
+        given_back=Sum("amount", filter=given_back),
         returned=Sum("amount", filter=returns),
         first_at=Min("created_at", filter=stakes),
     )
     return limits.Window(
-        counted=found["counted"] or Decimal("0.00"),
+        counted=(found["counted"] or Decimal("0.00")) - (found["given_back"] or Decimal("0.00")),
         returned=found["returned"] or Decimal("0.00"),
         first_at=found["first_at"],
     )

@@ -27,7 +27,7 @@ from odds.betting.services.wallet import ledger_post
 from odds.catalogue.selectors.prices import selection_quotes
 from odds.core.connections import redis_shared
 from reducers import betting, frames, keys
-from reducers.frames import BetDecidedFrame
+from reducers.frames import BetDecidedFrame, BetOfferedFrame
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,8 @@ def bets_due(*, now: datetime | None = None, limit: int = DECIDE_BATCH) -> list[
 # A referred bet nobody answered in time (docs/referral.md); a sentence, which the punter's page
 # shows as it is (frontend/src/refusals.ts).
 REFERRAL_EXPIRED = ("referral_expired", "No trader answered in time, so the bet was not placed.")
+# A trader's offer on it the punter did not take in time.
+OFFER_EXPIRED = ("offer_expired", "The trader's offer was not taken in time, so the bet was not placed.")
 
 
 def held_verdict(bet: Bet, legs: list[BetLeg], *, price: bool = True) -> tuple[str, str]:
@@ -96,7 +98,9 @@ def bet_delay_decide(*, bet_id: int) -> Bet | None:
         bet = Bet.objects.select_for_update().get(id=bet_id)
         if bet.status != Bet.Status.PENDING or bet.accept_at is None or bet.accept_at > timezone.now():
             return None
-        if bet.referred_limit is not None:
+        if bet.offered_at is not None:
+            code, message = OFFER_EXPIRED
+        elif bet.referred_limit is not None:
             code, message = REFERRAL_EXPIRED
         else:
             code, message = held_verdict(
@@ -144,6 +148,29 @@ def bet_decided_announce(bet: Bet) -> None:
         redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
     except Exception:
         log.exception("announcing the decision on bet %s failed", bet.id)
+
+
+def bet_offered_announce(bet: Bet) -> None:
+    """Tell the punter's websockets of a trader's offer on their referred bet
+    (``keys.punter_channel``); a punter offline finds it in ``GET /api/bets``."""
+    assert bet.offer_stake is not None
+    assert bet.offer_return is not None
+    assert bet.accept_at is not None
+    frame: BetOfferedFrame = {
+        "type": "bet.offered",
+        "bet": {
+            "id": bet.id,
+            "stake": str(bet.offer_stake),
+            "price": None if bet.offer_price is None else str(bet.offer_price),
+            "potential_return": str(bet.offer_return),
+            "until": int(bet.accept_at.timestamp() * 1000),
+            "seconds": max(0, round((bet.accept_at - timezone.now()).total_seconds())),
+        },
+    }
+    try:
+        redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
+    except Exception:
+        log.exception("announcing the offer on bet %s failed", bet.id)
 
 
 def bets_delay_resolve(*, now: datetime | None = None) -> DelaySummary:

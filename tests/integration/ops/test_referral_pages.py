@@ -130,3 +130,20 @@ def test_punters_and_staff_without_the_permission_cannot_see_or_decide(client, s
     assert client.post(customer, {"stake_factor": "0.5"}).status_code == 403
     assert Bet.objects.get(id=bet.id).status == Bet.Status.PENDING
     assert CustomerLimit.objects.get(user=punter).stake_factor == Decimal("0.001")
+
+
+def test_a_trader_offers_a_lower_stake_from_the_queue_and_it_waits_for_the_punter(staff_client, staff, punter):
+    bet = _referred(punter, staff)
+    url = reverse("trading-referral-offer", kwargs={"bet_id": bet.id})
+    refused = staff_client.post(url, {"stake": "25.00"}, follow=True).content.decode()
+    assert "no offer made: an offer is a lower stake" in refused
+    response = staff_client.post(url, {"stake": "£8.50", "price": ""}, follow=True)
+    page = response.content.decode()
+    assert f"Offered bet {bet.id} at £8.50" in page
+    assert "waiting for the punter" in page
+    bet.refresh_from_db()
+    assert (bet.offer_stake, bet.status) == (Decimal("8.50"), Bet.Status.PENDING)
+    again = staff_client.post(
+        reverse("trading-referral-decide", kwargs={"bet_id": bet.id}), {"decision": "accept"}, follow=True
+    )
+    assert "offer waiting" in again.content.decode()

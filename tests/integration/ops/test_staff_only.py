@@ -40,6 +40,7 @@ POST_ONLY = {
     "game-staff-void",
     "trading-api-game-void",
     "trading-referral-decide",
+    "trading-referral-offer",
 }
 
 
