@@ -27,6 +27,8 @@ import orjson
 from psycopg_pool import AsyncConnectionPool
 
 from reducers import betting, topics
+from reducers.rules import MAX_RETURN, MAX_STAKE
+from reducers.trading import REFERRAL_WINDOW_S
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django.setup()  # once, at import: the statement's text lives beside the models it returns
@@ -39,7 +41,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 POOL_SIZE = int(os.environ.get("BET_POOL_SIZE", "16"))
-MAX_RETURN = 250_000
 JSON = [(b"content-type", b"application/json")]
 
 
@@ -120,6 +121,8 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
         orjson.dumps(legs).decode(),
         MAX_RETURN,
         topics.bets(),
+        MAX_STAKE,
+        REFERRAL_WINDOW_S,
     )
     async with pool.connection() as connection:
         row = await (await connection.execute(PLACE_SQL, params)).fetchone()

@@ -25,7 +25,7 @@ import os
 import pstats
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -108,13 +108,22 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
 
 
 class _Discard:
-    """A dead-letter sink for a run that refuses nothing."""
+    """A dead-letter sink for a run that refuses nothing (``spark.sinks.dead_letter.DeadLetters``)."""
 
-    def send(self, *args: Any, **kwargs: Any) -> None:
-        raise AssertionError("the profile's records are all valid")
+    def send(
+        self,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        reason: str,
+        detail: str,
+        origin: str,
+        headers: Sequence[tuple[str, bytes]] = (),
+    ) -> None:
+        raise AssertionError(f"the profile's records are all valid, yet one was refused: {reason} {detail}")
 
-    def flush(self, *args: Any, **kwargs: Any) -> int:
-        return 0
+    def flush(self, timeout: float = 30.0) -> None:
+        return None
 
 
 def _batches(items: Any, size: int = 5000) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -124,7 +125,11 @@ def test_a_referrals_reason_names_stake_and_limit_in_the_wallets_currency():
 
 # --- a trader's counter-offer ---
 
-OFFER_BOUNDS = {"min_stake": Decimal("0.10"), "min_price": Decimal("1.01"), "max_price": Decimal("1000")}
+OFFER_BOUNDS: dict[str, Decimal] = {
+    "min_stake": Decimal("0.10"),
+    "min_price": Decimal("1.01"),
+    "max_price": Decimal("1000"),
+}
 
 
 def test_a_lower_stake_offer_keeps_the_prices_and_rounds_its_return_down():
@@ -139,7 +144,7 @@ def test_a_lower_stake_offer_keeps_the_prices_and_rounds_its_return_down():
 
 
 def test_another_price_on_a_single_keeps_the_stake_unless_a_lower_one_is_given():
-    single = {"bet_stake": Decimal("150.00"), "leg_prices": [Decimal("2.10")], **OFFER_BOUNDS}
+    single: dict[str, Any] = {"bet_stake": Decimal("150.00"), "leg_prices": [Decimal("2.10")], **OFFER_BOUNDS}
     offer = offer_checked(stake=None, price=Decimal("1.90"), **single)
     assert (offer.stake, offer.price, offer.potential_return) == (Decimal("150.00"), Decimal("1.90"), Decimal("285.00"))
     both = offer_checked(stake=Decimal("100"), price=Decimal("1.95"), **single)
