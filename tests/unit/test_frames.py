@@ -97,6 +97,10 @@ def every_server_frame() -> list[bytes]:
         "type": "bet.decided",
         "bet": {"id": 7, "status": "rejected", "reject": {"code": "market_suspended", "message": "suspended"}},
     }
+    offered: frames.BetOfferedFrame = {
+        "type": "bet.offered",
+        "bet": {"id": 7, "stake": "10.00", "price": "1.90", "potential_return": "19.00", "until": 1, "seconds": 30},
+    }
     return [
         legs.to_json(),
         events.session_ended(reason="logged_out").encode(),
@@ -114,6 +118,7 @@ def every_server_frame() -> list[bytes]:
         events.resumed(channel=CHANNEL, after=17, count=3, resync=False).encode(),
         ended_frame(channel_id=CHANNEL, reason="expired"),
         frames.encode(decided),
+        frames.encode(offered),
         settled.to_json(),
         stamped(
             view_frame(
