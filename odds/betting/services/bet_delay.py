@@ -144,10 +144,7 @@ def bet_decided_announce(bet: Bet) -> None:
             "reject": {"code": bet.reject_code, "message": bet.reject_message} if bet.reject_code else None,
         },
     }
-    try:
-        redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
-    except Exception:
-        log.exception("announcing the decision on bet %s failed", bet.id)
+    _punter_tell(bet, frame, what="the decision")
 
 
 def bet_offered_announce(bet: Bet) -> None:
@@ -167,10 +164,16 @@ def bet_offered_announce(bet: Bet) -> None:
             "seconds": max(0, round((bet.accept_at - timezone.now()).total_seconds())),
         },
     }
+    _punter_tell(bet, frame, what="the offer")
+
+
+def _punter_tell(bet: Bet, frame: BetDecidedFrame | BetOfferedFrame, *, what: str) -> None:
+    """Publish ``frame`` on the bet's punter's channel; a failure is logged, never raised (the
+    change is committed, and ``GET /api/bets`` has it)."""
     try:
         redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
     except Exception:
-        log.exception("announcing the offer on bet %s failed", bet.id)
+        log.exception("announcing %s on bet %s failed", what, bet.id)
 
 
 def bets_delay_resolve(*, now: datetime | None = None) -> DelaySummary:
