@@ -24,6 +24,7 @@ class AuditEntry(models.Model):
         COMPETITION_RESUME = "competition_resume", "Competition resumed"
         MARKET_RESULT = "market_result", "Market resulted"
         SETTLEMENT_REQUEST = "settlement_request", "Settlement run again"
+        MARKET_RESETTLE = "market_resettle", "Market resettled"
         BET_VOID = "bet_void", "Bet voided"
         RATE_SET = "rate_set", "Exchange rate set"
         CUSTOMER_LIMIT_SET = "customer_limit_set", "Customer limit set"

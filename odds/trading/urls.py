@@ -5,6 +5,7 @@ from django.urls import path
 
 from odds.trading import views as trading
 from odds.trading import views_customers as customers
+from odds.trading import views_resettle as resettle
 
 urlpatterns = [
     path("trading/", trading.markets_page, name="trading-markets"),
@@ -39,6 +40,7 @@ urlpatterns = [
         name="trading-market-settle-confirm",
     ),
     path("trading/markets/<int:market_id>/settlement", trading.settlement_page, name="trading-settlement"),
+    path("trading/markets/<int:market_id>/resettle", resettle.resettle_page, name="trading-market-resettle"),
     path("trading/liability", trading.liability_page, name="trading-liability"),
     path("trading/risk/", trading.risk_page, name="trading-risk"),
     path("trading/ticker/", trading.ticker_page, name="trading-ticker"),

@@ -522,7 +522,7 @@ export interface LatencySamples {
 
 export interface LedgerEntryOut {
   id: number;
-  kind: "deposit" | "withdrawal" | "stake" | "stake_release" | "payout" | "refund" | "cash_out" | "stake_return";
+  kind: "deposit" | "withdrawal" | "stake" | "stake_release" | "payout" | "refund" | "cash_out" | "stake_return" | "resettle";
   amount: string;
   balance_after: string;
   bet_id: number | null;

@@ -88,6 +88,10 @@ class Bet(models.Model):
         help_text="The trader who accepted or declined a referred bet.",
     )
     settled_at = models.DateTimeField(null=True, blank=True)
+    # How many times a resettlement opened the bet again after it had settled (a lost accumulator
+    # whose corrected leg no longer loses, docs/resettlement.md): its later settlement entries
+    # are told apart from the first ones by this count (``bet_entry_reference``).
+    reopened = models.PositiveSmallIntegerField(default=0, db_default=0)
 
     class Meta:
         db_table = "odds_bet"

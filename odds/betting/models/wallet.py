@@ -67,6 +67,9 @@ class LedgerEntry(models.Model):
         # The part of a referred bet's held stake that a trader's lower offer gives back when the
         # punter takes it (docs/referral.md).
         STAKE_RETURN = "stake_return", "Stake part returned"
+        # What a corrected result moves for a settled bet (docs/resettlement.md): the difference
+        # between what it paid and what it pays now, or its stake held again.
+        RESETTLE = "resettle", "Resettlement"
 
     class Account(models.TextChoices):
         WALLET = "wallet"
@@ -95,9 +98,12 @@ class LedgerEntry(models.Model):
             models.CheckConstraint(condition=models.Q(amount__gt=0), name="ledger_amount_positive"),
             models.CheckConstraint(condition=~models.Q(debit=models.F("credit")), name="ledger_two_accounts"),
             # A bet can hold, release, pay or refund its stake once: settlement that runs twice
-            # fails here rather than paying twice.
+            # fails here rather than paying twice. Entries with a reference (a resettlement's, a
+            # bet's settlement after one opened it again) are once per reference instead.
             models.UniqueConstraint(
-                fields=["bet", "kind"], condition=models.Q(bet__isnull=False), name="ledger_once_per_bet_and_kind"
+                fields=["bet", "kind"],
+                condition=models.Q(bet__isnull=False, reference=""),
+                name="ledger_once_per_bet_and_kind",
             ),
             models.UniqueConstraint(
                 fields=["wallet", "kind", "reference"],

@@ -39,6 +39,7 @@ from odds.betting.services.placement import (
 )
 from odds.betting.services.wallet import (
     PaymentRefused,
+    bet_entry_reference,
     exclusion_check,
     ledger_post,
     stake_refund,
@@ -209,7 +210,13 @@ def bet_cash_out(*, user: User, bet_id: int, quote_seen: Decimal, policy: str = 
             )
         stake_release(wallet=wallet, bet=bet)
         ledger_post(
-            wallet=wallet, kind=Kind.CASH_OUT, debit=Account.HOUSE, credit=Account.WALLET, amount=quote, bet=bet
+            wallet=wallet,
+            kind=Kind.CASH_OUT,
+            debit=Account.HOUSE,
+            credit=Account.WALLET,
+            amount=quote,
+            bet=bet,
+            reference=bet_entry_reference(bet),
         )
         bet.status = Bet.Status.CASHED_OUT
         bet.payout = quote

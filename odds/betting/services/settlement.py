@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import cast
 
 from django.db import transaction
@@ -11,7 +12,7 @@ from django.utils import timezone
 from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
 from odds.betting.services.announce import bet_legs_announce, bet_settled_announce
 from odds.betting.services.bets import bet_event_enqueue
-from odds.betting.services.wallet import ledger_post, stake_refund, stake_release
+from odds.betting.services.wallet import bet_entry_reference, ledger_post, stake_refund, stake_release
 from odds.catalogue.models import Market, Selection
 from odds.catalogue.services.markets import market_settled_mark
 from odds.core.events import LegResult
@@ -47,21 +48,34 @@ def bet_settle(*, bet_id: int) -> Bet:
                 bet_legs_announce(bet=bet, legs=decided)
             return bet
         status, payout = outcome
-        if status == Bet.Status.VOID:
-            stake_refund(wallet=wallet, bet=bet)
-        else:
-            stake_release(wallet=wallet, bet=bet)
-            if payout > 0:
-                ledger_post(
-                    wallet=wallet, kind=Kind.PAYOUT, debit=Account.HOUSE, credit=Account.WALLET, amount=payout, bet=bet
-                )
-        bet.status = status
-        bet.payout = payout
-        bet.settled_at = timezone.now()
-        bet.save(update_fields=["status", "payout", "settled_at"])
-        bet_event_enqueue(bet=bet, type="voided" if status == Bet.Status.VOID else "settled", wallet=wallet)
-        bet_settled_announce(bet=bet, wallet=wallet)
+        bet_settlement_post(wallet=wallet, bet=bet, status=status, payout=payout)
     return bet
+
+
+def bet_settlement_post(*, wallet: Wallet, bet: Bet, status: str, payout: Decimal) -> None:
+    """Settle an open bet as ``status`` paying ``payout`` (both from ``betting.settle_outcome``;
+    the caller holds the wallet's and the bet's locks): the ledger entries, the bet, its event on
+    the bets topic and the punter's news."""
+    if status == Bet.Status.VOID:
+        stake_refund(wallet=wallet, bet=bet)
+    else:
+        stake_release(wallet=wallet, bet=bet)
+        if payout > 0:
+            ledger_post(
+                wallet=wallet,
+                kind=Kind.PAYOUT,
+                debit=Account.HOUSE,
+                credit=Account.WALLET,
+                amount=payout,
+                bet=bet,
+                reference=bet_entry_reference(bet),
+            )
+    bet.status = status
+    bet.payout = payout
+    bet.settled_at = timezone.now()
+    bet.save(update_fields=["status", "payout", "settled_at"])
+    bet_event_enqueue(bet=bet, type="voided" if status == Bet.Status.VOID else "settled", wallet=wallet)
+    bet_settled_announce(bet=bet, wallet=wallet)
 
 
 @dataclass

@@ -99,17 +99,36 @@ def ledger_post(
     )
 
 
+def bet_entry_reference(bet: Bet) -> str:
+    """The reference of a bet's settlement entries (stake released or refunded, payout,
+    cash-out): none the first time; after a resettlement opened the bet again, one per time, so
+    each settlement posts its entries once (docs/resettlement.md)."""
+    return f"bet{bet.pk}-reopened{bet.reopened}" if bet.reopened else ""
+
+
 def stake_release(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
     """The bet's held stake goes to the house: the first posting of every win, loss or cash-out."""
     return ledger_post(
-        wallet=wallet, kind=Kind.STAKE_RELEASE, debit=Account.BETS_HELD, credit=Account.HOUSE, amount=bet.stake, bet=bet
+        wallet=wallet,
+        kind=Kind.STAKE_RELEASE,
+        debit=Account.BETS_HELD,
+        credit=Account.HOUSE,
+        amount=bet.stake,
+        bet=bet,
+        reference=bet_entry_reference(bet),
     )
 
 
 def stake_refund(*, wallet: Wallet, bet: Bet) -> LedgerEntry:
     """The bet's held stake goes back to the wallet: a void bet, or a held bet not accepted."""
     return ledger_post(
-        wallet=wallet, kind=Kind.REFUND, debit=Account.BETS_HELD, credit=Account.WALLET, amount=bet.stake, bet=bet
+        wallet=wallet,
+        kind=Kind.REFUND,
+        debit=Account.BETS_HELD,
+        credit=Account.WALLET,
+        amount=bet.stake,
+        bet=bet,
+        reference=bet_entry_reference(bet),
     )
 
 
