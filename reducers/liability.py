@@ -25,8 +25,10 @@ PENCE = Decimal(100)
 # events); longer than the bets topic keeps a record.
 SEEN_TTL_S = 14 * 24 * 3600
 # What each bet event type does to the books: a placed bet adds its exposure, a voided, cashed-out
-# or settled one takes it away; a bet held by the in-play delay (``pending``), referred to a trader
-# (``referred``) or refused (``rejected``) is on the ticker only.
+# or settled one takes it away, and a settled bet a corrected result opens again (``reopened``,
+# docs/resettlement.md) adds it back; a bet held by the in-play delay (``pending``), referred to a
+# trader (``referred``), offered back (``offered``), refused (``rejected``) or resettled from one
+# outcome to another (``resettled``) is on the ticker only.
 BOOK_SIGN: dict[str, int] = {
     "placed": 1,
     "voided": -1,
@@ -35,6 +37,9 @@ BOOK_SIGN: dict[str, int] = {
     "pending": 0,
     "referred": 0,
     "rejected": 0,
+    "offered": 0,
+    "reopened": 1,
+    "resettled": 0,
 }
 
 

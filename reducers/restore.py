@@ -35,6 +35,12 @@ HELD_IN: dict[str, frozenset[str]] = {
     "pending": frozenset({"pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"}),
     "referred": frozenset({"pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"}),
     "rejected": frozenset({"rejected"}),
+    # A trader's offer on a referred bet: taken, turned down or lapsed since.
+    "offered": frozenset({"pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"}),
+    # A corrected result (docs/resettlement.md): the bet open again, or settled on another outcome,
+    # and perhaps settled or resettled again since.
+    "reopened": frozenset({"accepted", "won", "lost", "void", "cashed_out"}),
+    "resettled": frozenset({"accepted", "won", "lost", "void", "cashed_out"}),
 }
 
 

@@ -740,7 +740,18 @@ def decode_market_row(key: bytes | None, value: bytes | None) -> tuple[int, Mark
 # --- bet events (bets topic, keyed by bet id) ---
 
 BET_SCHEMA_VERSION: Final = 1
-BET_EVENT_TYPES = ("placed", "voided", "cashed_out", "settled", "pending", "referred", "rejected")
+BET_EVENT_TYPES = (
+    "placed",
+    "voided",
+    "cashed_out",
+    "settled",
+    "pending",
+    "referred",
+    "rejected",
+    "offered",
+    "reopened",
+    "resettled",
+)
 BetEventType = Annotated[str, one_of(*BET_EVENT_TYPES)]
 BET_EVENT_ID_MAX_CHARS = 64
 # The reason a rejected bet carries (``odds_bet.reject_message``'s length).

@@ -11,6 +11,7 @@ import {
   MOVERS_REFRESH_MS,
   moversRefreshDelay,
   REFERRAL_KINDS,
+  TICKER_REASON_KINDS,
   REFERRALS_REFRESH_MS,
   RiskBook,
   type RiskEvent,
@@ -140,9 +141,9 @@ function kindLabels(form: HTMLFormElement | null): Map<string, string> {
 }
 
 /** What a pending, referred or rejected bet says under its kind: when it is decided, why it went to
- * a trader, or why it was refused. */
+ * a trader, or why it was refused; what a trader offered back, and what a corrected result did. */
 function tickerNote(bet: DeskBetFrame, referralsUrl: string): HTMLElement | null {
-  if (bet.kind === "rejected" && bet.reason) return h("div", { class: "hint ticker-reason" }, bet.reason);
+  if (TICKER_REASON_KINDS.has(bet.kind) && bet.reason) return h("div", { class: "hint ticker-reason" }, bet.reason);
   if (bet.kind === "pending" && bet.until) {
     const until = new Date(bet.until);
     return h("div", { class: "hint" }, "in-play delay, decided at ", h("time", { datetime: until.toISOString() }, until.toLocaleTimeString("en-GB")));

@@ -39,7 +39,10 @@ export function moversRefreshDelay(last: number, now: number, waiting: boolean, 
 export const REFERRALS_REFRESH_MS = 1000;
 
 /** The ticker kinds that change the referrals queue. */
-export const REFERRAL_KINDS: ReadonlySet<string> = new Set(["referred", "placed", "rejected"]);
+export const REFERRAL_KINDS: ReadonlySet<string> = new Set(["referred", "offered", "placed", "rejected"]);
+/** The ticker kinds whose ``reason`` is shown as it is: why a bet was refused, a trader's offer,
+ * what a corrected result did to a bet (docs/resettlement.md). */
+export const TICKER_REASON_KINDS: ReadonlySet<string> = new Set(["rejected", "offered", "resettled", "reopened"]);
 
 /** What a referred bet's deadline says, seconds left by the client's clock: "in 42 s", or "now". */
 export function referralLeft(dueMs: number, nowMs: number): string {

@@ -487,6 +487,9 @@ TICKER_KINDS = (
     ("settled", "Settled"),
     ("voided", "Voided"),
     ("cashed_out", "Cashed out"),
+    ("offered", "Offered"),
+    ("resettled", "Resettled"),
+    ("reopened", "Open again"),
 )
 
 

@@ -37,13 +37,26 @@ def test_void_cash_out_and_settlement_subtract_again():
         assert (delta.pence, delta.bets) == (-1500, -1)
 
 
-def test_a_pending_or_rejected_bet_changes_no_book():
-    for kind in ("pending", "rejected"):
+def test_a_pending_rejected_offered_or_resettled_bet_changes_no_book():
+    for kind in ("pending", "rejected", "offered", "resettled"):
         held = event(kind, event_id=f"1:{kind}", legs=((1, "2.00"), (2, "3.00")))
         assert liability_deltas(held) == []
         assert outcome_deltas(held) == []
         assert books_of([held]) == {}
         assert aggregate([held]) == {}
+
+
+def test_a_settled_bet_a_corrected_result_opens_again_is_back_in_the_book_until_it_settles_again():
+    """docs/resettlement.md: ``reopened`` adds the bet's exposure back; its next settlement (an
+    event id of its own) takes it away again."""
+    events = [
+        event("placed", event_id="1:placed", bet_id=1),
+        event("settled", event_id="1:settled", bet_id=1),
+        event("reopened", event_id="1:reopened:1", bet_id=1, reason="result corrected: lost → open again"),
+    ]
+    assert aggregate(events) == {1: SelectionTotal((("GBP", 1500),), 1)}
+    settled_again = event("settled", event_id="1:settled:reopened1", bet_id=1)
+    assert aggregate([*events, settled_again]) == {1: SelectionTotal((), 0)}
 
 
 def test_a_bet_held_then_accepted_counts_once_and_a_refused_one_never():

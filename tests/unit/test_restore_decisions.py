@@ -68,3 +68,15 @@ def test_marks_hold_the_open_bets_and_every_event_but_lost_changes():
     marks = liability_marks(verdicts, open_bet_events=["1:placed", "2:placed"])
     assert marks.seen == {"1:placed", "2:placed", "9:placed"}
     assert marks.unseen == {"1:settled"}
+
+
+def test_an_offer_is_held_by_the_bet_in_any_state_after_it():
+    for status in ("pending", "accepted", "rejected", "won", "lost", "void", "cashed_out"):
+        assert bet_event_verdict(event("offered", event_id="o"), BetRow(1, 1, status)).verdict is Verdict.HELD
+
+
+def test_a_corrected_result_is_held_by_a_bet_taken_and_lost_by_one_still_pending():
+    for kind in ("reopened", "resettled"):
+        for status in ("accepted", "won", "lost", "void", "cashed_out"):
+            assert bet_event_verdict(event(kind, event_id=kind), BetRow(1, 1, status)).verdict is Verdict.HELD
+        assert bet_event_verdict(event(kind, event_id=kind), BetRow(1, 1, "pending")).verdict is Verdict.LOST_CHANGE

@@ -106,12 +106,21 @@ class CashOutRejected(Exception):
         self.quote = quote
 
 
-def bet_event(*, bet: Bet, type: str, currency: str) -> schemas.BetEvent:
-    """The bets-topic record of one change of a bet; ``event_id`` is stable per bet and change;
-    ``currency`` is the wallet's, which the bet's amounts are in. A ``rejected`` event carries the
-    bet's reject message, a ``pending`` one when the bet is decided."""
+# The changes a bet can go through again after a corrected result opened it again (docs/resettlement.md).
+AFTER_REOPENING = ("settled", "voided", "cashed_out")
+
+
+def bet_event(*, bet: Bet, type: str, currency: str, reason: str = "", occurrence: str = "") -> schemas.BetEvent:
+    """The bets-topic record of one change of a bet; ``event_id`` is stable per bet and change
+    (``occurrence`` tells apart changes a bet can go through more than once: each resettlement,
+    each settlement after one opened the bet again); ``currency`` is the wallet's, which the bet's
+    amounts are in. A ``rejected`` event carries the bet's reject message, a ``pending`` or
+    ``referred`` one when the bet is decided, an ``offered`` one when the offer lapses; ``reason``
+    what the ticker says of the others."""
+    if not occurrence and bet.reopened and type in AFTER_REOPENING:
+        occurrence = f"reopened{bet.reopened}"
     return schemas.BetEvent(
-        event_id=f"{bet.id}:{type}",
+        event_id=f"{bet.id}:{type}" + (f":{occurrence}" if occurrence else ""),
         type=type,
         bet_id=bet.id,
         user_id=bet.user_id,
@@ -125,13 +134,15 @@ def bet_event(*, bet: Bet, type: str, currency: str) -> schemas.BetEvent:
         ),
         ts=int(time.time() * 1000),
         currency=currency,
-        reason=bet.reject_message if type == "rejected" else "",
-        until=int(bet.accept_at.timestamp() * 1000) if type in ("pending", "referred") and bet.accept_at else None,
+        reason=(bet.reject_message if type == "rejected" else reason)[: schemas.BET_EVENT_REASON_MAX_CHARS],
+        until=int(bet.accept_at.timestamp() * 1000)
+        if type in ("pending", "referred", "offered") and bet.accept_at
+        else None,
     )
 
 
-def bet_event_enqueue(*, bet: Bet, type: str, wallet: Wallet) -> None:
-    event = bet_event(bet=bet, type=type, currency=wallet.currency)
+def bet_event_enqueue(*, bet: Bet, type: str, wallet: Wallet, reason: str = "", occurrence: str = "") -> None:
+    event = bet_event(bet=bet, type=type, currency=wallet.currency, reason=reason, occurrence=occurrence)
     outbox_enqueue(topic=topics.bets(), key=event.key(), value=event.encode())
 
 

@@ -30,7 +30,9 @@ from odds.audit.models import AuditEntry
 from odds.audit.services.audit import audit_record, staff_actor
 from odds.betting.models import Bet, LedgerEntry, Wallet
 from odds.betting.services.bet_delay import bet_offered_announce, held_bet_decide, held_verdict
+from odds.betting.services.bets import bet_event_enqueue
 from odds.betting.services.wallet import ledger_post
+from reducers.money import money_text
 from reducers.rules import MAX_RETURN, MIN_STAKE
 from reducers.schemas import MAX_PRICE, MIN_PRICE
 from reducers.trading import OFFER_WINDOW_S, offer_checked
@@ -107,7 +109,7 @@ def referral_offer(
     if user_id is None:
         raise ReferralRefused(f"there is no bet {bet_id}")
     with transaction.atomic():
-        Wallet.objects.select_for_update().get(user_id=user_id)
+        wallet = Wallet.objects.select_for_update().get(user_id=user_id)
         bet = Bet.objects.select_for_update().get(id=bet_id)
         _open_referral(bet)
         if bet.offered_at is not None:
@@ -139,6 +141,14 @@ def referral_offer(
             before={"stake": bet.stake, "odds": bet.odds, "potential_return": bet.potential_return},
             after={"stake": offer.stake, "price": offer.price, "potential_return": offer.potential_return},
             reason=reason,
+        )
+        price_text = f" at {offer.price}" if offer.price is not None else ""
+        bet_event_enqueue(
+            bet=bet,
+            type="offered",
+            wallet=wallet,
+            reason=f"offered {money_text(offer.stake, wallet.currency)}{price_text}, "
+            f"returns {money_text(offer.potential_return, wallet.currency)}",
         )
         transaction.on_commit(lambda: bet_offered_announce(bet))
     log.info("referred bet %s offered %s at %s by %s", bet.id, offer.stake, offer.price, by)

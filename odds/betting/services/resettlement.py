@@ -27,6 +27,7 @@ from odds.audit.models import AuditEntry
 from odds.audit.services.audit import Actor, audit_record
 from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
 from odds.betting.services.announce import bet_settled_announce
+from odds.betting.services.bets import bet_event_enqueue
 from odds.betting.services.settlement import bet_settlement_post
 from odds.betting.services.wallet import ledger_post
 from odds.catalogue.models import Market, Selection
@@ -273,6 +274,14 @@ def _apply(line: Line, *, reference: str) -> Line:
         bet.status, bet.payout, bet.settled_at = Bet.Status.ACCEPTED, ZERO, None
         bet.reopened += 1
         bet.save(update_fields=["status", "payout", "settled_at", "reopened"])
+        # Back in the books (the liability view adds its exposure again) and on the ticker.
+        bet_event_enqueue(
+            bet=bet,
+            type="reopened",
+            wallet=wallet,
+            reason="result corrected: lost → open again",
+            occurrence=str(bet.reopened),
+        )
         return line
     if move.wallet < 0:
         taken, owed = resettlement.recoverable(owed=-move.wallet, balance=wallet.balance)
@@ -283,6 +292,13 @@ def _apply(line: Line, *, reference: str) -> Line:
         _post(wallet, bet, debit=Account.WALLET, credit=Account.HOUSE, amount=line.taken, reference=reference)
     bet.status, bet.payout, bet.settled_at = move.status_after, move.payout_after or ZERO, timezone.now()
     bet.save(update_fields=["status", "payout", "settled_at"])
+    bet_event_enqueue(
+        bet=bet,
+        type="resettled",
+        wallet=wallet,
+        reason=f"result corrected: {move.status_before} → {move.status_after}, balance {line.wallet_text}",
+        occurrence=reference.removeprefix("resettle-"),
+    )
     bet_settled_announce(bet=bet, wallet=wallet)
     return line
 

@@ -304,6 +304,17 @@ def test_a_punter_taking_another_price_on_a_single_gets_it_on_the_leg(customer, 
     assert balance(customer) == Decimal("850.00")
 
 
+def test_an_offer_goes_on_the_bets_topic_for_the_ticker_with_its_terms_and_deadline(customer, trader, market):
+    bet = referred(customer, trader, market)
+    offered_bet = referral_offer(bet_id=bet.id, stake=Decimal("50.00"), price=Decimal("1.80"), by=trader)
+    offered = events(bet)[-1]
+    assert (offered.type, offered.event_id) == ("offered", f"{bet.id}:offered")
+    assert offered.reason == "offered £50.00 at 1.80, returns £90.00"
+    assert offered_bet.accept_at is not None
+    assert offered.until == int(offered_bet.accept_at.timestamp() * 1000)
+    assert (offered.stake, offered.potential_return) == (bet.stake, bet.potential_return), "the bet as it stands"
+
+
 def test_a_punter_turning_an_offer_down_gets_the_whole_stake_back(customer, trader, market):
     bet = referred(customer, trader, market)
     referral_offer(bet_id=bet.id, stake=Decimal("50.00"), price=None, by=trader)

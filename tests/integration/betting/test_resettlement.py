@@ -19,7 +19,9 @@ from odds.betting.services.settlement import market_bets_settle
 from odds.betting.services.wallet import ledger_post
 from odds.catalogue.models import Market, Selection
 from odds.catalogue.services.markets import market_result
-from reducers import resettlement
+from odds.models import OutboxMessage
+from reducers import resettlement, topics
+from reducers.schemas import decode_bet_event
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import bet_accepted, selections_of
 
@@ -90,6 +92,34 @@ def test_a_winner_that_lost_is_clawed_back_and_a_loser_that_won_is_paid(punter, 
     assert list(paid.legs.values_list("result", flat=True)) == ["lost"]
 
 
+def bet_events(bet: Bet) -> list[tuple[str, str, str]]:
+    messages = OutboxMessage.objects.filter(topic=topics.bets(), key=str(bet.id).encode()).order_by("id")
+    decoded = [decode_bet_event(bytes(m.value)) for m in messages if m.value is not None]
+    return [(e.type, e.event_id, e.reason) for e in decoded]
+
+
+def test_every_resettled_bet_goes_on_the_ticker_once_per_correction(punter, market, trader):
+    home, draw, _ = selections_of(market)
+    bet = bet_accepted(punter, home, stake="10.00")
+    settled(market, home)
+    first = resettle(market, corrected(market, draw), trader)
+    second = resettle(market, corrected(market, home), trader)
+    changes = [e for e in bet_events(bet) if e[0] == "resettled"]
+    assert changes == [
+        (
+            "resettled",
+            f"{bet.id}:resettled:{first.reference}-bet{bet.id}",
+            "result corrected: won → lost, balance \N{MINUS SIGN}£21.00",
+        ),
+        (
+            "resettled",
+            f"{bet.id}:resettled:{second.reference}-bet{bet.id}",
+            "result corrected: lost → won, balance +£21.00",
+        ),
+    ]
+    assert balance(punter) == Decimal("111.00")
+
+
 def test_a_claw_back_takes_what_the_balance_holds_and_reports_the_rest_owed(punter, market, trader):
     home, draw, _ = selections_of(market)
     bet = bet_accepted(punter, home, stake="10.00")
@@ -152,6 +182,14 @@ def test_a_lost_accumulator_opens_again_and_settles_later_once(punter, market, t
     assert balance(punter) == Decimal("121.50")
     releases = acca.entries.filter(kind=Kind.STAKE_RELEASE).order_by("id")
     assert [e.reference for e in releases] == ["", f"bet{acca.id}-reopened1"]
+    # On the bets topic: back in the books when opened again, out when settled again (an event id
+    # of its own: the first settlement's is taken).
+    assert [(kind, event_id) for kind, event_id, _ in bet_events(acca)] == [
+        ("placed", f"{acca.id}:placed"),
+        ("settled", f"{acca.id}:settled"),
+        ("reopened", f"{acca.id}:reopened:1"),
+        ("settled", f"{acca.id}:settled:reopened1"),
+    ]
     wallet = Wallet.objects.get(user=punter)
     assert wallet_ledger_balance(wallet=wallet) == wallet.balance
 

@@ -109,11 +109,22 @@ def settle(
             if c.markets.get(m) != feed.last[m]
         ]
 
+    def channels_then() -> list[str]:
+        # Where each channel client is against its channel in Redis: a client behind a channel
+        # that moved on was not sent its frames; a channel that stopped was not written.
+        return [
+            f"{c.channel}: client seq {c.last_seq} ({c.connects} connects, {len(c.resumes)} resumes), "
+            f"stored seq {client.hget(keys.channel_meta(c.channel), 'seq')}, "
+            f"status {client.hget(keys.channel_meta(c.channel), 'status')}"
+            for c in clients
+            if isinstance(c, ChannelClient) and c.channel
+        ]
+
     wait_for(
         lambda: not behind(),
         timeout=60,
         what="every client to hold the last price of each of its markets",
-        detail=lambda: behind()[:12],
+        detail=lambda: [*behind()[:12], *channels_then()],
     )
 
 
