@@ -635,3 +635,21 @@ class FanOutJournal:
         except BaseException:
             self._clean = False
             raise
+
+
+# A channel's sequence raised to at least ARGV[1] (KEYS[1]: its meta hash, left alone when gone).
+SEQ_FLOOR = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(redis.call('HGET', KEYS[1], 'seq') or '0') < tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[1], 'seq', ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
+def channel_seq_floor(client: redis.Redis, channel_id: str, *, at_least: int) -> bool:
+    """Raise the channel's sequence to at least ``at_least`` (its next frame is numbered past it):
+    after a Redis failover lost frames its clients had seen, the numbering goes on past them
+    rather than repeating numbers the clients would drop. True when it was raised."""
+    return bool(client.eval(SEQ_FLOOR, 1, keys.channel_meta(channel_id), at_least))

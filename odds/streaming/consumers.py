@@ -30,6 +30,7 @@ from odds.streaming.services.streams import (
     StreamError,
     channel_end_reason,
     channel_owned_by,
+    channel_renumber,
     stream_begin,
     stream_share,
     stream_touch,
@@ -260,8 +261,8 @@ class OddsConsumer(AsyncWebsocketConsumer):
             match action:
                 case Detach(name=name, channel_id=channel_id):
                     self._background(self._detach(name, channel_id))
-                case Resync(channel_id=channel_id):
-                    self._background(self._resync(channel_id))
+                case Resync(channel_id=channel_id, floor=floor):
+                    self._background(self._resync(channel_id, floor=floor))
                 case Recover():
                     self._background(self._recover(action))
                 case Reimage():
@@ -580,7 +581,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
             await self._resync(channel_id)
 
-    async def _resync(self, channel_id: str) -> None:
+    async def _resync(self, channel_id: str, *, floor: int | None = None) -> None:
+        if floor is not None:
+            # The channel's numbering went back: the image is numbered past what the client has.
+            try:
+                await sync_to_async(channel_renumber)(channel_id=channel_id, at_least=floor)
+            except Exception:  # Redis away again: the image comes, numbered as Redis has it
+                log.warning("channel %s not renumbered past %s", channel_id, floor)
         if is_shared_channel(channel_id):
             # A shared channel's image is read here, not asked of the reducers.
             image = await self._shared_image_frame(channel_id)

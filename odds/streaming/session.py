@@ -46,9 +46,12 @@ class Detach:
 
 @dataclass(frozen=True)
 class Resync:
-    """Get the channel a fresh image (the queue behind it was dropped, or its log did not reach)."""
+    """Get the channel a fresh image (the queue behind it was dropped, or its log did not reach).
+    ``floor``: the channel's numbering went back (a Redis failover lost frames its clients had
+    seen): its sequence is raised to at least this first, so the image is numbered past them."""
 
     channel_id: str
+    floor: int | None = None
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,10 @@ class Session:
     attached: dict[bytes, str] = field(default_factory=dict)
     channel_seqs: dict[bytes, int] = field(default_factory=dict)
     holding: dict[bytes, list[str]] = field(default_factory=dict)
+    # Channels whose numbering went back below what this socket queued (a Redis failover lost
+    # frames the client has seen): the newest sequence queued; frames numbered at or below it are
+    # dropped until the resync image asked for, numbered past it, arrives.
+    regressed: dict[bytes, int] = field(default_factory=dict)
     # Market frames of a batched socket: one tick's markets in one frame.
     batched: bool = False
     # What the client is owed: in-order frames, the newest state per market and per event, the
@@ -185,13 +192,26 @@ class Session:
             self.ordered.append(payload)
             self.forget(channel)
             return [Detach(channel, channel_id)]
+        seq = frames.frame_seq(payload)
+        last = self.channel_seqs.get(channel)
+        if channel in self.regressed:
+            if seq <= self.regressed[channel]:
+                return []
+            del self.regressed[channel]
+        elif last is not None and seq <= last:
+            # Numbered at or below a frame already queued: the channel's sequence went back (a
+            # Redis failover lost frames the client has seen; Redis pub-sub never repeats one).
+            # The client would drop these as repeats and miss what they say: it gets an image
+            # numbered past them instead.
+            self.regressed[channel] = last
+            return [Resync(channel_id, floor=last + 1)]
         if len(self.ordered) >= CHANNEL_QUEUE_LIMIT:
             # Too slow for the bound: the queue goes and a fresh image comes, flagged as a resync,
             # so the client knows frames were skipped rather than lost.
             self.ordered.clear()
             return [Resync(channel_id)]
         self.ordered.append(payload)
-        self.channel_seqs[channel] = frames.frame_seq(payload)
+        self.channel_seqs[channel] = seq
         return []
 
     def deliver_tick(
@@ -249,6 +269,12 @@ class Session:
         if not complete:
             actions.append(Resync(channel_id))
             logged = []
+        elif logged and last is not None and frames.frame_seq(logged[-1]) < last:
+            # The log ends below what was queued: the channel's numbering went back while the hub
+            # was away (a failover lost frames the client has seen). Nothing after it would be
+            # shown until the numbers pass the client's: an image numbered past them instead.
+            self.regressed[name] = last
+            actions.append(Resync(channel_id, floor=last + 1))
         newest = last if last is not None else -1
         for frame in [*(logged or []), *held]:
             if frames.kind(frame) == "ended":
@@ -272,6 +298,7 @@ class Session:
         """Stop following a channel; its id when it was followed."""
         self.channel_seqs.pop(name, None)
         self.holding.pop(name, None)
+        self.regressed.pop(name, None)
         return self.attached.pop(name, None)
 
     def resumed(self, name: bytes, missed: list[str]) -> None:

@@ -177,3 +177,45 @@ def test_followed_games_are_read_again_when_the_hub_reconnects_and_count_against
     assert session.watch_refusal([], [], ["sb:gm:10", "sb:gm:11"]) == ("too_many_events", "at most 2 games")
     assert session.unfollow_games(["sb:gm:9", "sb:gm:12"]) == ["sb:gm:9"]
     assert session.hub_reconnected() == []
+
+
+def test_a_channel_numbered_back_after_a_failover_gets_an_image_numbered_past_the_client():
+    """A Redis failover can lose frames the client has seen (published by the old master, never
+    replicated): the new master numbers the next frames again from below. The client would drop
+    them as repeats and stand still; the socket asks once for an image numbered past them."""
+    session = attached()
+    for seq in (1, 2, 3, 4):
+        session.deliver(CH, channel_frame(seq))
+    session.take(now_ms=1)
+    assert session.deliver(CH, channel_frame(3)) == [Resync("c" * 32, floor=5)]
+    assert session.deliver(CH, channel_frame(4)) == [], "one image asked for, not one per frame"
+    assert session.take(now_ms=1) == [], "nothing the client would drop"
+    assert session.deliver(CH, channel_frame(6)) == []  # the image, numbered past the floor
+    assert session.deliver(CH, channel_frame(7)) == []
+    assert kinds(session.take(now_ms=1)) == [("view.delta", 6), ("view.delta", 7)]
+
+
+def test_a_log_read_back_that_ends_below_the_client_means_an_image_numbered_past_it():
+    session = attached()
+    for seq in (1, 2, 3, 4, 5):
+        session.deliver(CH, channel_frame(seq))
+    session.take(now_ms=1)
+    session.hub_reconnected()
+    session.deliver(CH, channel_frame(4))  # held: the new master's numbering, behind the client
+    logged = [channel_frame(s) for s in (1, 2, 3)]
+    assert session.recovered(CH, logged=logged, ended=None) == [Resync("c" * 32, floor=6)]
+    assert session.take(now_ms=1) == []
+    assert session.deliver(CH, channel_frame(5)) == [], "dropped while the image is on its way"
+    session.deliver(CH, channel_frame(7))
+    assert kinds(session.take(now_ms=1)) == [("view.delta", 7)]
+
+
+def test_a_log_read_back_that_reaches_the_client_asks_for_nothing():
+    session = attached()
+    for seq in (1, 2):
+        session.deliver(CH, channel_frame(seq))
+    session.take(now_ms=1)
+    session.hub_reconnected()
+    assert session.recovered(CH, logged=[channel_frame(s) for s in (1, 2)], ended=None) == []
+    assert session.deliver(CH, channel_frame(3)) == []
+    assert kinds(session.take(now_ms=1)) == [("view.delta", 3)]

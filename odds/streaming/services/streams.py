@@ -25,6 +25,7 @@ from reducers.subscriptions import (
     is_shared_channel,
     shared_channel_id,
 )
+from store.channels import channel_seq_floor
 from store.clients import redis_client
 
 OWNER_TTL_S = 24 * 3600
@@ -205,6 +206,12 @@ def stream_begin(
         since=since or None,
     )
     _send(command)
+
+
+def channel_renumber(*, channel_id: str, at_least: int) -> bool:
+    """The channel's sequence raised to at least ``at_least``, so that its next frame (the resync
+    image asked for next) is numbered past the frames a Redis failover lost (docs/reliability.md)."""
+    return channel_seq_floor(_redis(), channel_id, at_least=at_least)
 
 
 def stream_change(*, channel_id: str, user_id: int, session_key: str | None, spec: SubscriptionSpec) -> None:

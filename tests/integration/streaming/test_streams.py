@@ -38,6 +38,23 @@ def price(producer, market_id: int, seq: int, value: str) -> None:
     producer.flush(10)
 
 
+async def streaming_one_market(
+    django_user_model, redis_client, username: str, market_id: int
+) -> tuple[Client, str, WebsocketCommunicator]:
+    """A punter's channel of one market, attached and begun on a websocket (its image read)."""
+    market_ids_define(redis_client, market_id)
+    client = logged_in(django_user_model, username)
+    channel = client.post(
+        "/api/streams", {"view": "markets", "markets": [market_id]}, content_type="application/json"
+    ).json()["channel"]
+    ws = await websocket(client)
+    await ws.send_json_to({"type": "attach", "channel": channel})
+    await next_of(ws, "attached")
+    client.post(f"/api/streams/{channel}/begin")
+    await next_of(ws, "view.image")
+    return client, channel, ws
+
+
 async def next_of(communicator: WebsocketCommunicator, kind: str, timeout: float = 30) -> dict:
     while True:
         frame = await communicator.receive_json_from(timeout=timeout)
@@ -203,16 +220,7 @@ async def test_resume_from_too_far_back_gets_a_resync_image(
     django_user_model, reducers_running, producer, redis_client
 ):
     market_id = 300_011
-    market_ids_define(redis_client, market_id)
-    client = logged_in(django_user_model, "returner")
-    channel = client.post(
-        "/api/streams", {"view": "markets", "markets": [market_id]}, content_type="application/json"
-    ).json()["channel"]
-    ws = await websocket(client)
-    await ws.send_json_to({"type": "attach", "channel": channel})
-    await next_of(ws, "attached")
-    client.post(f"/api/streams/{channel}/begin")
-    await next_of(ws, "view.image")
+    client, channel, ws = await streaming_one_market(django_user_model, redis_client, "returner", market_id)
     for seq in (1, 2, 3):
         price(producer, market_id, seq, f"3.{seq}0")
     wait_for(lambda: b'"seq":3,' in redis_client.lindex(keys.channel_log(channel), 0), what="deltas")
@@ -269,3 +277,33 @@ def test_an_idle_channel_expires_and_leaves_both_maps(django_user_model, reducer
     wait_for(lambda: not redis_client.exists(keys.channel_meta(channel)), what="channel expired")
     assert not redis_client.sismember(keys.market_channels(300_031), channel)
     assert not redis_client.exists(keys.channel_owner(channel))
+
+
+async def test_a_channel_numbered_back_by_a_failover_sends_an_image_numbered_past_the_client(
+    django_user_model, reducers_running, producer, redis_client
+):
+    """A Redis failover can lose frames the client saw (the old master published them and died
+    before its replica had them): the promoted replica numbers the next frames from below. The
+    socket does not pass them on as repeats the client would drop; the client gets an image
+    numbered past what it holds, with the newest price (docs/reliability.md)."""
+    market_id = 300_012
+    _, channel, ws = await streaming_one_market(django_user_model, redis_client, "failover", market_id)
+    for seq in (1, 2, 3):
+        price(producer, market_id, seq, f"4.{seq}0")
+    seen = 0
+    while seen < 4:  # the image, then the deltas of the three prices (conflated or not)
+        frame = await ws.receive_json_from(timeout=30)
+        if frame["type"] in ("view.delta", "view.image"):
+            seen = frame["seq"]
+            if frame["markets"] and frame["markets"][0]["selections"][0]["price"] == "4.30":
+                break
+    # What a failover does: the store's numbering goes back below what the client holds.
+    redis_client.hset(keys.channel_meta(channel), "seq", seen - 2)
+    price(producer, market_id, 4, "4.40")
+
+    image = await next_of(ws, "view.image")
+    assert image["resync"] is True
+    assert image["seq"] > seen
+    assert image["markets"][0]["selections"][0]["price"] == "4.40"
+    assert int(redis_client.hget(keys.channel_meta(channel), "seq")) == image["seq"]
+    await ws.disconnect()
