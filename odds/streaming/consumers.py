@@ -576,10 +576,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
             )
             for frame in missed:
                 await self.send(text_data=frame)
-            self.session.resumed(keys.subscriber_channel(channel_id).encode(), missed)
+            self.session.resumed(keys.subscriber_channel(channel_id).encode(), missed, logged=logged)
         else:
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
-            await self._resync(channel_id)
+            # A log ending below the client's newest frame: the numbering went back (a Redis
+            # failover); the image is numbered past what the client holds, or it would drop it.
+            await self._resync(channel_id, floor=last_seq + 1 if logged and newest < last_seq else None)
 
     async def _resync(self, channel_id: str, *, floor: int | None = None) -> None:
         if floor is not None:

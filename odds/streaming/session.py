@@ -143,6 +143,10 @@ class Session:
     # frames the client has seen): the newest sequence queued; frames numbered at or below it are
     # dropped until the resync image asked for, numbered past it, arrives.
     regressed: dict[bytes, int] = field(default_factory=dict)
+    # Frames read back from a channel's log after the hub reconnected, which the new connection may
+    # still bring live (published just before the read): their sequences and hashes, and the
+    # newest, past which none can come.
+    echoes: dict[bytes, tuple[int, dict[int, int]]] = field(default_factory=dict)
     # Market frames of a batched socket: one tick's markets in one frame.
     batched: bool = False
     # What the client is owed: in-order frames, the newest state per market and per event, the
@@ -194,6 +198,13 @@ class Session:
             return [Detach(channel, channel_id)]
         seq = frames.frame_seq(payload)
         last = self.channel_seqs.get(channel)
+        echoes = self.echoes.get(channel)
+        if echoes is not None:
+            newest, hashes = echoes
+            if seq > newest:
+                del self.echoes[channel]
+            elif hashes.get(seq) == hash(payload):
+                return []  # the live copy of a frame already read back from the log
         if channel in self.regressed:
             if seq <= self.regressed[channel]:
                 return []
@@ -275,6 +286,7 @@ class Session:
             # shown until the numbers pass the client's: an image numbered past them instead.
             self.regressed[name] = last
             actions.append(Resync(channel_id, floor=last + 1))
+        self._echoes_expect(name, logged or [])
         newest = last if last is not None else -1
         for frame in [*(logged or []), *held]:
             if frames.kind(frame) == "ended":
@@ -299,12 +311,23 @@ class Session:
         self.channel_seqs.pop(name, None)
         self.holding.pop(name, None)
         self.regressed.pop(name, None)
+        self.echoes.pop(name, None)
         return self.attached.pop(name, None)
 
-    def resumed(self, name: bytes, missed: list[str]) -> None:
-        """Frames sent straight to the client from the channel's log (an attach with ``last_seq``)."""
+    def resumed(self, name: bytes, missed: list[str], *, logged: list[str] | None = None) -> None:
+        """Frames sent straight to the client from the channel's log (an attach with ``last_seq``),
+        out of the log as read (``logged``, oldest first; the hub may still bring those live)."""
         if missed:
-            self.channel_seqs[name] = frames.frame_seq(missed[-1])
+            self.channel_seqs[name] = max(frames.frame_seq(missed[-1]), self.channel_seqs.get(name, 0))
+        self._echoes_expect(name, logged if logged is not None else missed)
+
+    def _echoes_expect(self, name: bytes, logged: list[str]) -> None:
+        """Frames read from the channel's log (oldest first) that the hub may still bring live."""
+        if logged:
+            self.echoes[name] = (
+                frames.frame_seq(logged[-1]),
+                {frames.frame_seq(frame): hash(frame) for frame in logged},
+            )
 
     def follow(self, names: Iterable[str], event_ids: Iterable[int]) -> None:
         self.followed.update((name.encode(), event_id) for name, event_id in zip(names, event_ids, strict=True))

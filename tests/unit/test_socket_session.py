@@ -219,3 +219,29 @@ def test_a_log_read_back_that_reaches_the_client_asks_for_nothing():
     assert session.recovered(CH, logged=[channel_frame(s) for s in (1, 2)], ended=None) == []
     assert session.deliver(CH, channel_frame(3)) == []
     assert kinds(session.take(now_ms=1)) == [("view.delta", 3)]
+
+
+def test_a_frame_read_back_from_the_log_and_then_brought_live_is_not_taken_for_a_numbering_gone_back():
+    """A frame published just before the log was read is in the log and may still be on its way
+    on the new connection: its live copy is dropped, with no image asked for."""
+    session = attached()
+    session.deliver(CH, channel_frame(1))
+    session.take(now_ms=1)
+    session.hub_reconnected()
+    assert session.recovered(CH, logged=[channel_frame(s) for s in (1, 2, 3)], ended=None) == []
+    assert session.deliver(CH, channel_frame(3)) == [], "the live copy of a frame read back"
+    assert session.deliver(CH, channel_frame(4)) == []
+    assert kinds(session.take(now_ms=1)) == [("view.delta", 2), ("view.delta", 3), ("view.delta", 4)]
+    changed = orjson.dumps({"seq": 4, "type": "view.delta", "v": 1, "channel": "c" * 32, "markets": [1]}).decode()
+    assert session.deliver(CH, changed) == [Resync("c" * 32, floor=5)], "another frame numbered 4: gone back"
+
+
+def test_frames_of_the_log_a_resume_read_that_the_hub_brings_live_after_it_are_dropped_quietly():
+    session = attached()
+    logged = [channel_frame(s) for s in (3, 4, 5)]
+    session.resumed(CH, missed=logged[1:], logged=logged)  # the client had 3; 4 and 5 sent straight
+    assert session.deliver(CH, channel_frame(3)) == []
+    assert session.deliver(CH, channel_frame(5)) == []
+    assert session.take(now_ms=1) == []
+    session.deliver(CH, channel_frame(6))
+    assert kinds(session.take(now_ms=1)) == [("view.delta", 6)]
