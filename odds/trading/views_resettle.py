@@ -63,7 +63,11 @@ def resettle_page(request: HttpRequest, market_id: int) -> HttpResponse:
                 refusal, status = str(exc), 409 if "changed since" in str(exc) else 400
             else:
                 moved = len(applied.moving)
-                owed = [f"{c}: {o}" for c, _, _, o, _ in _totals_text(applied) if not o.endswith("0.00")]
+                owed = [
+                    money_text(sums["owed"], currency)
+                    for currency, sums in sorted(applied.totals().items())
+                    if sums["owed"] > 0
+                ]
                 messages.success(
                     request,
                     f"Resettled {market.name}: {moved} bet{'s' if moved != 1 else ''} moved"

@@ -132,8 +132,10 @@ def results_checked(
     return before, after, names
 
 
-def _lines(*, market_id: int, after: Mapping[int, str], lock: bool) -> list[Line]:
-    """The move of every bet with a leg in the market (locked, wallet then bet, when ``lock``)."""
+def _lines(*, market_id: int, after: Mapping[int, str], lock: bool) -> list[tuple[Line, Bet, Wallet]]:
+    """The move of every bet with a leg in the market, with the bet and its punter's wallet as
+    read (locked, wallet then bet, when ``lock``; one wallet object per punter, so the postings
+    of a punter's bets see each other's balance)."""
     bet_ids = list(
         BetLeg.objects.filter(market_id=market_id, bet__status__in=resettlement.AFFECTED)
         .values_list("bet_id", flat=True)
@@ -141,14 +143,16 @@ def _lines(*, market_id: int, after: Mapping[int, str], lock: bool) -> list[Line
         .order_by("bet_id")
     )
     lines = []
+    wallets: dict[int, Wallet] = {}
     for bet_id in bet_ids:
-        if lock:
-            user_id = Bet.objects.values_list("user_id", flat=True).get(id=bet_id)
-            wallet = Wallet.objects.select_for_update().get(user_id=user_id)
-            bet = Bet.objects.select_for_update().select_related("user").get(id=bet_id)
-        else:
-            bet = Bet.objects.select_related("user").get(id=bet_id)
-            wallet = Wallet.objects.get(user_id=bet.user_id)
+        user_id = Bet.objects.values_list("user_id", flat=True).get(id=bet_id)
+        if user_id not in wallets:
+            found = Wallet.objects.select_for_update() if lock else Wallet.objects
+            wallets[user_id] = found.get(user_id=user_id)
+        wallet = wallets[user_id]
+        # The bet's row only: its punter's name comes along, unlocked.
+        bets = Bet.objects.select_for_update(of=("self",)) if lock else Bet.objects
+        bet = bets.select_related("user").get(id=bet_id)
         if bet.status not in resettlement.AFFECTED:
             continue
         legs = [
@@ -161,16 +165,20 @@ def _lines(*, market_id: int, after: Mapping[int, str], lock: bool) -> list[Line
         if move.wallet < 0:
             taken, owed = resettlement.recoverable(owed=-move.wallet, balance=wallet.balance)
         lines.append(
-            Line(
-                bet_id=bet.id,
-                user_id=bet.user_id,
-                username=bet.user.get_username(),
-                currency=wallet.currency,
-                stake=bet.stake,
-                kind=bet.kind,
-                move=move,
-                taken=taken,
-                owed=owed,
+            (
+                Line(
+                    bet_id=bet.id,
+                    user_id=bet.user_id,
+                    username=bet.user.get_username(),
+                    currency=wallet.currency,
+                    stake=bet.stake,
+                    kind=bet.kind,
+                    move=move,
+                    taken=taken,
+                    owed=owed,
+                ),
+                bet,
+                wallet,
             )
         )
     return lines
@@ -196,7 +204,7 @@ def resettlement_preview(*, market: Market, results: Mapping[int, str]) -> Previ
     """What resettling ``market`` with ``results`` (selection id → won, lost or void) would move,
     bet by bet; ``ResettlementRefused`` when it cannot be resettled so."""
     before, after, names = results_checked(market=market, results=results)
-    lines = _lines(market_id=market.id, after=after, lock=False)
+    lines = [line for line, _, _ in _lines(market_id=market.id, after=after, lock=False)]
     return Preview(
         market_id=market.id,
         before=before,
@@ -220,7 +228,8 @@ def market_resettle(
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_SPACE, market_id])
         market = Market.objects.get(id=market_id)
         before, after, names = results_checked(market=market, results=results)
-        lines = _lines(market_id=market_id, after=after, lock=True)
+        read = _lines(market_id=market_id, after=after, lock=True)
+        lines = [line for line, _, _ in read]
         preview = Preview(market_id=market_id, before=before, after=after, names=names, lines=lines)
         preview.digest = _digest(market_id=market_id, after=after, lines=lines)
         if preview.digest != digest:
@@ -232,7 +241,10 @@ def market_resettle(
             if result != before[selection_id]:
                 Selection.objects.filter(id=selection_id).update(result=result)
                 BetLeg.objects.filter(market_id=market_id, selection_id=selection_id).update(result=result)
-        preview.lines = [_apply(line, reference=f"resettle-{preview.reference}-bet{line.bet_id}") for line in lines]
+        preview.lines = [
+            _apply(line, bet, wallet, reference=f"resettle-{preview.reference}-bet{line.bet_id}")
+            for line, bet, wallet in read
+        ]
         lines = preview.lines
         totals = {
             currency: {name: str(amount) for name, amount in sums.items()}
@@ -256,14 +268,12 @@ def market_resettle(
     return preview
 
 
-def _apply(line: Line, *, reference: str) -> Line:
+def _apply(line: Line, bet: Bet, wallet: Wallet, *, reference: str) -> Line:
     """Post one bet's move (its wallet and bet are locked by ``_lines``); the line as posted (a
     claw-back takes what the balance holds now, after the punter's earlier bets of this run)."""
     move = line.move
     if not move.moves:
         return line
-    wallet = Wallet.objects.get(user_id=line.user_id)
-    bet = Bet.objects.get(id=line.bet_id)
     if move.status_before == resettlement.ACCEPTED:
         # A first settlement, decided by the corrected leg: the entries of any settlement.
         bet_settlement_post(wallet=wallet, bet=bet, status=move.status_after, payout=move.payout_after or ZERO)
