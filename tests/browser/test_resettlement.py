@@ -67,3 +67,40 @@ def test_a_trader_corrects_a_result_from_the_event_page_after_reading_what_moves
     entry = AuditEntry.objects.get(kind=AuditEntry.Kind.MARKET_RESETTLE)
     assert (entry.actor, entry.reason) == (trader.username, "draw entered as a home win")
     assert away.name in entry.after["results"]
+
+
+def test_a_resettled_bet_reaches_the_ticker_with_what_the_correction_did(
+    asgi_server, login, reducers_running, redis_client, page: Page
+):
+    """The correction's record on the bets topic, relayed from the outbox through the liability
+    query to a trader's ticker: the bet's row says which outcome it moved to and the balance."""
+    from odds.betting.services.resettlement import market_resettle, resettlement_preview
+    from odds.core.outbox import outbox_relay
+    from tests.browser.test_risk_desk import REDUCER_MS
+    from tests.factories import markets_define
+
+    roles_sync()
+    trader = user_create(balance="0")
+    trader.is_staff = True
+    trader.save()
+    trader.groups.add(Group.objects.get(name=TRADERS))
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    markets_define(redis_client, market)
+    home, draw, away = market.selections.order_by("display_order")
+    bet = bet_accepted(user_create(balance="100.00"), home, stake="10.00")
+    market_result(market=market, winners=[home.id])
+    market_bets_settle(market_id=market.id)
+    market.refresh_from_db()
+    login(trader)
+    page.goto(f"{asgi_server}/trading/ticker/")
+    expect(page.locator("#desk-conn")).to_have_text("Live")
+
+    results = {home.id: "lost", draw.id: "won", away.id: "lost"}
+    preview = resettlement_preview(market=market, results=results)
+    market_resettle(market_id=market.id, results=results, digest=preview.digest, by=trader, reason="draw")
+    assert outbox_relay().sent >= 1
+    row = page.locator(f'#ticker tr[data-bet="{bet.id}"][data-kind="resettled"]')
+    expect(row).to_have_count(1, timeout=REDUCER_MS)
+    expect(row).to_contain_text("Resettled")
+    expect(row).to_contain_text(f"result corrected: won → lost, balance {MINUS}£21.00")
+    _shots(page, "ticker-resettled")
