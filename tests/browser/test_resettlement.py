@@ -25,12 +25,19 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 MINUS = "\N{MINUS SIGN}"
 
 
-def test_a_trader_corrects_a_result_from_the_event_page_after_reading_what_moves(asgi_server, login, page: Page):
+@pytest.fixture
+def trader(page: Page):
     roles_sync()
-    trader = user_create(balance="0")
-    trader.is_staff = True
-    trader.save()
-    trader.groups.add(Group.objects.get(name=TRADERS))
+    user = user_create(balance="0")
+    user.is_staff = True
+    user.save()
+    user.groups.add(Group.objects.get(name=TRADERS))
+    return user
+
+
+def test_a_trader_corrects_a_result_from_the_event_page_after_reading_what_moves(
+    asgi_server, login, trader, page: Page
+):
     market = market_create(prices=("2.10", "3.40", "3.50"))
     home, draw, away = market.selections.order_by("display_order")
     winner_backer, draw_backer = user_create(balance="100.00"), user_create(balance="100.00")
@@ -70,7 +77,7 @@ def test_a_trader_corrects_a_result_from_the_event_page_after_reading_what_moves
 
 
 def test_a_resettled_bet_reaches_the_ticker_with_what_the_correction_did(
-    asgi_server, login, reducers_running, redis_client, page: Page
+    asgi_server, login, trader, reducers_running, redis_client, page: Page
 ):
     """The correction's record on the bets topic, relayed from the outbox through the liability
     query to a trader's ticker: the bet's row says which outcome it moved to and the balance."""
@@ -79,11 +86,6 @@ def test_a_resettled_bet_reaches_the_ticker_with_what_the_correction_did(
     from tests.browser.test_risk_desk import REDUCER_MS
     from tests.factories import markets_define
 
-    roles_sync()
-    trader = user_create(balance="0")
-    trader.is_staff = True
-    trader.save()
-    trader.groups.add(Group.objects.get(name=TRADERS))
     market = market_create(prices=("2.10", "3.40", "3.50"))
     markets_define(redis_client, market)
     home, draw, away = market.selections.order_by("display_order")
