@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+import time
 from datetime import timedelta
 from decimal import Decimal
 
@@ -58,6 +59,11 @@ def played(kafka_topics, redis_client, celery_inline):
     recording = io.BytesIO()
     runner = FeedRunner(rate=100, markets=10, seed=11, record=recording, speed=4000, lifecycle_interval=0.05)
     runner.run(duration=2.5, out=io.StringIO())
+    # Full time comes about 2.1 s in; on a loaded machine a late lifecycle tick can push it past
+    # the run, so the match is played on (half a second at a time) until the event has finished.
+    deadline = time.monotonic() + 30
+    while Event.objects.get(pk=event.pk).status != Event.Status.FINISHED and time.monotonic() < deadline:
+        runner.run(duration=0.5, out=io.StringIO())
     updates = [orjson.loads(line) for line in recording.getvalue().splitlines()]
     return event, result_market, bet, updates
 

@@ -21,6 +21,7 @@ from confluent_kafka import Consumer, KafkaError, Message, Producer
 
 from odds.core.metrics import kafka_health
 from reducers import keys, topics
+from reducers.queries import QUERIES as REDUCER_QUERIES
 from reducers.schemas import decode_price_update
 from store.clients import PRODUCER_DEFAULTS, redis_client
 from tests.conftest import ROOT, wait_for
@@ -28,7 +29,7 @@ from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.conftest import Stack
 from tests.integration.reliability.kafka_cluster import QUIET, KafkaCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 MARKETS = list(range(440_001, 440_031))
 # the feed publishes about twenty sequences a second; steady means within about five seconds of it
@@ -167,7 +168,20 @@ def test_killing_a_partition_leader_mid_stream_loses_and_duplicates_nothing(clus
     market_ids_define(client, *MARKETS)
     reducers = stack.reducers(tmp_path / "checkpoints", SPARK_QUERY_RESTART_BASE_S="0.5", SPARK_QUERY_RESTART_MAX_S="2")
     reducers.start()
-    wait_for(lambda: client.get(keys.heartbeat("reducers")), timeout=150, what="reducers running")
+    # The feed starts once the reducers are settled: every query started, the store's first mark
+    # written (the rebuild from Kafka done) and a first batch of the price query reported. Started
+    # at the first query's heartbeat, on a loaded machine the feed ran ahead for a minute or more
+    # while the other queries started, and the price query's first batch was that whole backlog.
+    wait_for(
+        lambda: (
+            client.hlen(keys.reducer_seen()) >= len(REDUCER_QUERIES)
+            and client.get(keys.store_mark())
+            and client.get(keys.reducer_progress("prices"))
+        ),
+        timeout=240,
+        what="the reducers running, the store marked and the price query's first batch",
+        detail=reducers.tail,
+    )
     admin = cluster.admin()
     healthy = wait_for(
         lambda: (h := kafka_health(admin=admin))["brokers"] == 3 and h,
