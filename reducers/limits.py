@@ -7,7 +7,10 @@ Three kinds, each per rolling day, week and month (the last 24 hours, 7 days, 30
 - **wager**: stakes placed in the window (the ledger's ``stake`` entries);
 - **loss**: net loss in the window, the stakes placed minus everything bets paid back into the
   wallet in it (``payout``, ``refund`` and ``cash_out`` entries). Winnings in the window offset
-  stakes; an open bet's stake counts as lost until it pays something back.
+  stakes; an open bet's stake counts as lost until it pays something back. A corrected result's
+  entries (``resettle``, docs/resettlement.md) count by the way they move the wallet: what it
+  pays in is paid back, what it claws back is paid back less (a loss again), a stake held again
+  moves nothing.
 
 A bet is taken only if, for every bet limit, what the window has used plus the bet's stake
 stays within the limit (exactly at the limit is within). The placement statement
@@ -63,6 +66,8 @@ REFUSAL_CODES: dict[str, str] = {kind: f"over_{kind}_limit" for kind in LimitKin
 STAKE_ENTRY = "stake"
 STAKE_RETURN_ENTRY = "stake_return"
 RETURN_ENTRIES: tuple[str, ...] = ("payout", "refund", "cash_out")
+# A resettlement's entries: paid back when they credit the wallet, less when they debit it.
+RESETTLE_ENTRY = "resettle"
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,11 @@ class LedgerEntry(models.Model):
             models.Index(fields=["wallet", "-id"], name="ledger_wallet_recent"),
             # What a rolling window of the wallet holds (the sums of its limits), read from the
             # index alone.
-            models.Index(fields=["wallet", "created_at"], include=["kind", "amount"], name="ledger_wallet_time"),
+            models.Index(
+                fields=["wallet", "created_at"],
+                include=["kind", "amount", "debit", "credit"],
+                name="ledger_wallet_time",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -126,14 +126,19 @@ def limit_window(*, wallet: Wallet, kind: str, period: str, now: datetime) -> li
     stakes = Q(kind=limits.STAKE_ENTRY)
     given_back = Q(kind=limits.STAKE_RETURN_ENTRY)
     returns = Q(kind__in=limits.RETURN_ENTRIES)
-    found = entries.filter(stakes | given_back | returns).aggregate(
+    resettled_in = Q(kind=limits.RESETTLE_ENTRY, credit=LedgerEntry.Account.WALLET)
+    resettled_out = Q(kind=limits.RESETTLE_ENTRY, debit=LedgerEntry.Account.WALLET)
+    found = entries.filter(stakes | given_back | returns | resettled_in | resettled_out).aggregate(
         counted=Sum("amount", filter=stakes),
         given_back=Sum("amount", filter=given_back),
         returned=Sum("amount", filter=returns),
+        resettled_in=Sum("amount", filter=resettled_in),
+        resettled_out=Sum("amount", filter=resettled_out),
         first_at=Min("created_at", filter=stakes),
     )
+    zero = Decimal("0.00")
     return limits.Window(
-        counted=(found["counted"] or Decimal("0.00")) - (found["given_back"] or Decimal("0.00")),
-        returned=found["returned"] or Decimal("0.00"),
+        counted=(found["counted"] or zero) - (found["given_back"] or zero),
+        returned=(found["returned"] or zero) + (found["resettled_in"] or zero) - (found["resettled_out"] or zero),
         first_at=found["first_at"],
     )

@@ -15,7 +15,9 @@ import pytest
 from django.db import connection
 
 from odds.betting.models import Bet, LedgerEntry, Wallet, WalletLimit
+from odds.betting.selectors.wallet import limit_window
 from odds.betting.services.bets import BetInvalid, LegRequest, bet_place
+from odds.betting.services.resettlement import market_resettle, resettlement_preview
 from odds.betting.services.settlement import market_bets_settle
 from odds.betting.services.wallet import wallet_limit_set
 from odds.catalogue.services.markets import market_result
@@ -217,6 +219,42 @@ def test_a_lost_bet_counts_as_lost_and_a_void_bet_gives_its_stake_back(punter):
     market_bets_settle(market_id=voided_on.id)
     assert refused(punter, first_selection(market_create()), "4.01").extra["left"] == Decimal("4.00")
     assert place(punter, first_selection(market_create()), "4.00").accepted
+
+
+def loss_used(user) -> Decimal:
+    """What the pages say the day's loss window has used (the Python reading of the same rule)."""
+    window = limit_window(wallet=Wallet.objects.get(user=user), kind="loss", period="day", now=db_now())
+    return limits.used(kind="loss", window=window)
+
+
+def test_a_corrected_result_counts_in_the_loss_limit_by_what_it_moved_in_the_wallet(punter):
+    market = market_create(prices=("2.00", "3.40", "3.50"))
+    home, away, _ = selections_of(market)
+    wallet_limit_set(user=punter, kind="loss", period="day", amount=Decimal("20.00"))
+    assert place(punter, home, "10.00").accepted
+    market_result(market=market, winners=[home.id], publish=False)
+    market_bets_settle(market_id=market.id)
+    assert (balance(punter), loss_used(punter)) == (Decimal("110.00"), Decimal("-10.00"))
+    trader = user_create(balance="0", staff=True)
+
+    def corrected_to(winner) -> None:
+        results = {s.id: ("won" if s.id == winner.id else "lost") for s in selections_of(market)}
+        market.refresh_from_db()
+        preview = resettlement_preview(market=market, results=results)
+        market_resettle(market_id=market.id, results=results, digest=preview.digest, by=trader, reason="wrong team")
+
+    # The win clawed back (20.00 out of the wallet): the stake is lost again, 10.00 of 20.00 used.
+    corrected_to(away)
+    assert (balance(punter), loss_used(punter)) == (Decimal("90.00"), Decimal("10.00"))
+    other = first_selection(market_create())
+    over = refused(punter, other, "10.01")
+    assert (over.code, over.extra["left"]) == ("over_loss_limit", Decimal("10.00"))
+
+    # Corrected back (20.00 paid in again): the win offsets the stake once more.
+    corrected_to(home)
+    assert (balance(punter), loss_used(punter)) == (Decimal("110.00"), Decimal("-10.00"))
+    assert refused(punter, other, "30.01").extra["left"] == Decimal("30.00")
+    assert place(punter, other, "30.00").accepted
 
 
 # --- changes: lower at once, higher after the cooling-off ------------------------------------------
