@@ -258,12 +258,45 @@ class RangeReader:
         self._consumer.close()
 
 
-_range_readers: dict[tuple[str, str], RangeReader] = {}
+_range_readers: dict[tuple[str, str, str], RangeReader] = {}
 
 
-def range_reader(bootstrap: str) -> RangeReader:
-    """The driver's one range reader for ``bootstrap``, kept across restarts of a query."""
-    key = (bootstrap, topics.namespace())
+def range_reader(bootstrap: str, *, query: str) -> RangeReader:
+    """The driver's range reader for ``bootstrap`` and one query, kept across restarts of the
+    query. One per query: the queries' batch functions run at once on threads of their own, and a
+    reader's consumer is assigned the ranges of one read at a time."""
+    key = (bootstrap, topics.namespace(), query)
     if key not in _range_readers:
         _range_readers[key] = RangeReader(bootstrap)
     return _range_readers[key]
+
+
+class BatchRows:
+    """A micro-batch's raw rows (``RAW_COLUMNS``), for a query whose batch function reads every
+    record on the driver anyway: read from Kafka by a ``RangeReader`` (the batch's offset ranges
+    from the running query, as Spark planned them), or collected by a Spark job when the ranges
+    are not known or could not be read.
+
+    Collecting a batch of a couple of hundred bets was a Spark job of 300-450 ms on two cores
+    (scheduling its tasks, reading on the executors, sending the rows to the driver), most of a
+    liability batch; the same records read on the driver take a few milliseconds."""
+
+    def __init__(self, reader: ReadsRanges | None) -> None:
+        self._reader = reader
+        self._execution: Any = None
+
+    def follow(self, query: Any) -> None:
+        """Read each batch's offset ranges from ``query``, the running query (a few py4j calls),
+        rather than from the batch's frame."""
+        self._execution = query._jsq.streamingQuery()
+
+    def of(self, batch: DataFrame, batch_id: int) -> tuple[list[Any], str]:
+        """The batch's rows and how they were read: "kafka" or "spark"."""
+        if self._reader is not None:
+            ranges = query_batch_offset_ranges(self._execution, batch_id) if self._execution is not None else None
+            if ranges is None:
+                ranges = batch_offset_ranges(batch)
+            rows = self._reader.read(ranges) if ranges is not None else None
+            if rows is not None:
+                return rows, "kafka"
+        return batch.select(*RAW_COLUMNS).collect(), "spark"

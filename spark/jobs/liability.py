@@ -31,9 +31,11 @@ from reducers.liability import (
 )
 from reducers.queries import LIABILITY
 from reducers.schemas import BetEvent, InvalidRecord, decode_bet_event
+from spark.config import config
 from spark.faults import failure_of
 from spark.jobs.query import dead_letters_of, start_query
 from spark.sinks.dead_letter import DeadLetters, Rejects
+from spark.sources import BatchRows, range_reader
 from store.clients import redis_client
 from store.liability import BookChange, BookStore
 from store.markets import MarketStore
@@ -47,8 +49,9 @@ class LiabilityProcessor:
     with their ticker frames published (``store.liability.BookStore.apply``), then one
     ``desk.liability`` frame with every market whose book moved."""
 
-    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters) -> None:
+    def __init__(self, *, redis_client: redis.Redis, dead_letters: DeadLetters, rows: BatchRows | None = None) -> None:
         self._redis = redis_client
+        self._rows = rows or BatchRows(None)
         self._books = BookStore(redis_client)
         self._markets = MarketStore(redis_client)
         self._dead_letters = dead_letters
@@ -110,15 +113,27 @@ class LiabilityProcessor:
         markets = market_book_frames(books, names=names, worsts=worsts, rates=rates)
         self._books.publish_liability(frames.encode(liability_frame(markets, ts=int(time.time() * 1000))))
 
+    def follow(self, query: Any) -> None:
+        self._rows.follow(query)
+
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        counts = self.process_rows(batch.collect())
+        started = time.perf_counter()
+        rows, read_by = self._rows.of(batch, batch_id)
+        read = time.perf_counter()
+        counts: dict[str, int] = self.process_rows(rows)
         if any(counts.values()):
-            log.info("batch %s: %s", batch_id, counts)
+            # Where a batch's time goes: reading its records (read_ms), the processing here (the
+            # scripts, the books frame).
+            counts["read_ms"] = int((read - started) * 1000)
+            counts["process_ms"] = int((time.perf_counter() - read) * 1000)
+            log.info("batch %s (read by %s): %s", batch_id, read_by, counts)
 
 
 def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str) -> StreamingQuery:
     processor = LiabilityProcessor(
-        redis_client=redis_client(redis_url), dead_letters=dead_letters_of(LIABILITY, bootstrap=bootstrap)
+        redis_client=redis_client(redis_url),
+        dead_letters=dead_letters_of(LIABILITY, bootstrap=bootstrap),
+        rows=BatchRows(range_reader(bootstrap, query=QUERY_NAME) if config().range_read else None),
     )
     return start_query(
         spark, LIABILITY, process=processor, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint_dir

@@ -40,8 +40,9 @@ from reducers.queries import PRICES
 from reducers.schemas import UNKNOWN_MARKET, InvalidRecord, PriceUpdate, accepted_record_prices, decode_price_update
 from reducers.windows import advance_watermark
 from spark.columns import PerContext
-from spark.config import ReducerConfig, config
+from spark.config import config
 from spark.faults import failure_of
+from spark.jobs.query import async_progress_options
 from spark.sinks.dead_letter import DeadLetters, DeadLetterSink, Rejects
 from spark.sinks.replicated import Replicated
 from spark.sinks.windows import WindowStream, WindowTopic
@@ -734,10 +735,11 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
         redis_client=redis_client(redis_url),
         dead_letters=DeadLetterSink(bootstrap_servers=bootstrap, topic=topics.prices_dead_letter()),
         windows=WindowTopic(bootstrap_servers=bootstrap),
-        range_reader=range_reader(bootstrap) if config().range_read else None,
+        range_reader=range_reader(bootstrap, query=QUERY_NAME) if config().range_read else None,
     )
-    for key, value in async_progress_options(config()).items():
-        writer = writer.option(key, value)
+    if PRICES.async_progress:
+        for key, value in async_progress_options(config()).items():
+            writer = writer.option(key, value)
     query = (
         writer.foreachBatch(Replicated(processor, redis_url=redis_url))
         .trigger(processingTime=config().triggers[PRICES.name])
@@ -746,26 +748,3 @@ def start(spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir
     # A batch run before this reads its ranges from its frame.
     processor.follow(query)
     return query
-
-
-def async_progress_options(settings: ReducerConfig) -> dict[str, str]:
-    """Writer options for asynchronous progress tracking of the micro-batch price query.
-
-    Writing the offset log and the commit log takes about half of a small price batch (90 and
-    70 ms of 320 at the demo rate); a trader's suspension waits for the batch in flight and then
-    its own. With these options the logs are written in the background, at most once per
-    ``SPARK_ASYNC_PROGRESS_INTERVAL_MS``, and the next batch starts at once. After a crash the
-    query replays from the last logged offsets, up to that interval of records: at least once,
-    which the reducer's effects tolerate (a record at or below a market's sequence changes
-    nothing). Spark checks the sink against a list that leaves out ``foreachBatch`` because a
-    ``foreachBatch`` sink may rely on batch ids for exactly-once; this one does not, so the
-    check is overridden. ``SPARK_ASYNC_PROGRESS=false`` turns it off; a query restarted without
-    it on a checkpoint written with it resumes from the last logged batch (tried with Spark 4.x).
-    """
-    if not settings.async_progress:
-        return {}
-    return {
-        "asyncProgressTrackingEnabled": "true",
-        "asyncProgressTrackingCheckpointIntervalMs": str(settings.async_progress_interval_ms),
-        "_asyncProgressTrackingOverrideSinkSupportCheck": "true",
-    }

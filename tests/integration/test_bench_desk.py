@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.desk import QUICK, bench_desk, desk_ratio
+from bench.desk import DRAIN_S, QUICK, bench_desk, desk_ratio
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600), pytest.mark.django_db(transaction=True)]
 
@@ -25,6 +25,8 @@ def test_every_bet_reached_the_traders_socket_once(result):
     assert result["desk_bets"] == int(rate * duration)
     assert result["desk_ticker_frames"] == result["desk_bets"], "each bet's ticker frame exactly once"
     assert 0 < result["desk_counted"] < result["desk_bets"], "the warm-up's bets are not counted"
+    # The rounds of bets before the measured run (until the ticker keeps up) are timed, bounded.
+    assert 0 <= result["desk_warmup_s"] <= 30 + 1 + DRAIN_S
 
 
 def test_the_ticker_and_the_books_are_timed_to_the_socket(result):

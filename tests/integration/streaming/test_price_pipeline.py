@@ -202,7 +202,7 @@ def test_the_micro_batch_price_query_plans_the_raw_records_alone(price_query):
 
 def test_asynchronous_progress_tracking_is_on_by_default_and_can_be_turned_off():
     from spark.config import load
-    from spark.jobs.prices import async_progress_options
+    from spark.jobs.query import async_progress_options
 
     options = async_progress_options(load({"SPARK_ASYNC_PROGRESS_INTERVAL_MS": "500"}))
     assert options["asyncProgressTrackingEnabled"] == "true"

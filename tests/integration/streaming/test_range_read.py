@@ -177,3 +177,59 @@ def test_a_running_query_gives_each_batch_the_offset_ranges_its_frame_has(own_to
         assert sorted(from_query, key=lambda r: r.partition) == sorted(frame_ranges, key=lambda r: r.partition)
         assert all(r.topic == own_topic for r in from_query)
         assert of_another_batch is None
+
+
+@pytest.mark.parametrize("read_by", ["driver", "spark when the driver cannot", "spark"])
+def test_a_query_that_reads_every_record_on_the_driver_gets_the_same_rows_whoever_reads_them(
+    read_by, own_topic, spark, producer, tmp_path
+):
+    """``BatchRows`` (the liability query's reader): the batch's records from Kafka on the driver,
+    or from a Spark job when there is no reader or it cannot read them: the same rows either way."""
+    from spark.sources import RAW_COLUMNS, BatchRows, kafka_stream
+
+    for seq in range(1, 8):
+        update = raw_price_update(market_id=950_000 + seq % 3, seq=seq, prices=((1, "2.00"),))
+        producer.produce(own_topic, key=update.key(), value=update.encode())
+    producer.flush(10)
+    unreadable = Unreadable()
+    reader: ReadsRanges | None = None
+    if read_by == "driver":
+        reader = RangeReader(settings.KAFKA_BOOTSTRAP_SERVERS)
+    elif read_by == "spark when the driver cannot":
+        reader = unreadable
+    batch_rows = BatchRows(reader)
+    got: list[tuple[str, list[tuple[Any, ...]], list[tuple[Any, ...]]]] = []
+
+    def read(frame, batch_id) -> None:
+        rows, path = batch_rows.of(frame, batch_id)
+        by_spark = frame.select(*RAW_COLUMNS).collect()
+        as_tuples = sorted(tuple(row[c] for c in RAW_COLUMNS) for row in rows)
+        got.append((path, as_tuples, sorted(tuple(row[c] for c in RAW_COLUMNS) for row in by_spark)))
+
+    query = (
+        kafka_stream(spark, topic=own_topic, bootstrap=settings.KAFKA_BOOTSTRAP_SERVERS)
+        .writeStream.option("checkpointLocation", str(tmp_path / "checkpoint"))
+        .foreachBatch(read)
+        .trigger(availableNow=True)
+        .start()
+    )
+    batch_rows.follow(query)
+    query.awaitTermination(120)
+    if isinstance(reader, RangeReader):
+        reader.close()
+
+    assert query.exception() is None, query.exception()
+    assert [path for path, _, _ in got] == ["kafka" if read_by == "driver" else "spark"]
+    _, rows, by_spark = got[0]
+    assert len(rows) == 7
+    assert rows == by_spark
+    assert (unreadable.asked > 0) == (read_by == "spark when the driver cannot")
+
+
+def test_each_query_has_a_range_reader_of_its_own():
+    """The queries' batch functions run at once: one reader (one consumer) each."""
+    from spark.sources import range_reader
+
+    bootstrap = settings.KAFKA_BOOTSTRAP_SERVERS
+    assert range_reader(bootstrap, query="prices") is range_reader(bootstrap, query="prices")
+    assert range_reader(bootstrap, query="prices") is not range_reader(bootstrap, query="liability")
