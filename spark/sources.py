@@ -290,13 +290,23 @@ class BatchRows:
         rather than from the batch's frame."""
         self._execution = query._jsq.streamingQuery()
 
+    def ranges(self, batch: DataFrame, batch_id: int) -> list[OffsetRange] | None:
+        """The batch's offset ranges: from the running query when it follows one, else from the
+        batch's frame; ``None`` when neither knows them (not a Kafka source)."""
+        if self._execution is not None:
+            ranges = query_batch_offset_ranges(self._execution, batch_id)
+            if ranges is not None:
+                return ranges
+        return batch_offset_ranges(batch)
+
+    def read(self, batch: DataFrame, ranges: list[OffsetRange] | None) -> tuple[list[Any], str]:
+        """The rows of ``ranges`` and how they were read: "kafka" (the range reader), or "spark"
+        (a job collecting the batch) when there is no reader, no ranges, or the read failed."""
+        rows = self._reader.read(ranges) if self._reader is not None and ranges is not None else None
+        if rows is None:
+            return batch.select(*RAW_COLUMNS).collect(), "spark"
+        return rows, "kafka"
+
     def of(self, batch: DataFrame, batch_id: int) -> tuple[list[Any], str]:
-        """The batch's rows and how they were read: "kafka" or "spark"."""
-        if self._reader is not None:
-            ranges = query_batch_offset_ranges(self._execution, batch_id) if self._execution is not None else None
-            if ranges is None:
-                ranges = batch_offset_ranges(batch)
-            rows = self._reader.read(ranges) if ranges is not None else None
-            if rows is not None:
-                return rows, "kafka"
-        return batch.select(*RAW_COLUMNS).collect(), "spark"
+        """The batch's rows and how they were read (``read``)."""
+        return self.read(batch, self.ranges(batch, batch_id) if self._reader is not None else None)

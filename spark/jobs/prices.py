@@ -48,12 +48,10 @@ from spark.sinks.replicated import Replicated
 from spark.sinks.windows import WindowStream, WindowTopic
 from spark.sources import (
     RAW_COLUMNS,
-    OffsetRange,
+    BatchRows,
     ReadsRanges,
-    batch_offset_ranges,
     kafka_stream,
     one_task_per_slot,
-    query_batch_offset_ranges,
     range_reader,
     raw_row,
 )
@@ -120,8 +118,9 @@ class PriceBatchProcessor:
         # store, which re-applies old prices and has no windows to add to).
         self._windows = windows
         self._window_ms = config().movers_window_ms
-        # Reads a small batch's records straight from Kafka on the driver (no Spark job).
-        self._range_reader = range_reader
+        # Each batch's offset ranges, and a small batch's records read straight from Kafka on the
+        # driver (no Spark job).
+        self._rows = BatchRows(range_reader)
         self._channels = channels or ChannelStore(redis_client)
         self._journal = FanOutJournal(self._channels, query=QUERY_NAME, of="markets")
         self._redis = redis_client
@@ -138,8 +137,6 @@ class PriceBatchProcessor:
         self.last_read: str | None = None
         # The rows the Python validator refused in the last call of ``_decode``.
         self.last_refused: list[Any] = []
-        # The running query's JVM execution (``follow``), which knows each batch's offsets.
-        self._execution: Any = None
         self._delay_ms = config().movers_watermark_ms
         # How long the newest price of a market the markets table does not know waits for its
         # definition.
@@ -382,16 +379,9 @@ class PriceBatchProcessor:
         self._saved_watermark = self._watermark
 
     def follow(self, query: Any) -> None:
-        """Read each batch's offset ranges from ``query``, the running query this reduces, rather
-        than from the batch's frame (``spark.sources.query_batch_offset_ranges``)."""
-        self._execution = query._jsq.streamingQuery()
-
-    def _offset_ranges(self, batch: DataFrame, batch_id: int) -> list[OffsetRange] | None:
-        if self._execution is not None:
-            ranges = query_batch_offset_ranges(self._execution, batch_id)
-            if ranges is not None:
-                return ranges
-        return batch_offset_ranges(batch)
+        """Read each batch's offset ranges from ``query``, the running query this reduces
+        (``spark.sources.BatchRows.follow``)."""
+        self._rows.follow(query)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         # Up to ``SPARK_SQL_PATH_MIN_RECORDS`` records cost less read from Kafka and reduced on
@@ -399,7 +389,7 @@ class PriceBatchProcessor:
         # timings are in docs/architecture.md); a larger backlog spreads over the executors.
         # The batch's offset ranges say which this one is before it runs.
         started = time.perf_counter()
-        ranges = self._offset_ranges(batch, batch_id)
+        ranges = self._rows.ranges(batch, batch_id)
         size = None if ranges is None else sum(part.size for part in ranges)
         sized = time.perf_counter()
         self.last_sql_ms = None
@@ -407,7 +397,7 @@ class PriceBatchProcessor:
         if size is not None and size > limit:
             stats, self.last_read = self._process_large(batch)
         elif ranges is not None:
-            rows, self.last_read = self._rows_of_small_batch(batch, ranges)
+            rows, self.last_read = self._rows.read(batch, ranges)
             read_ms = round((time.perf_counter() - sized) * 1000)
             stats = self.process_rows(rows)
             stats["read_ms"] = read_ms
@@ -432,14 +422,6 @@ class PriceBatchProcessor:
         if config().large_batch_path == "sql":
             return self.process_batch(batch), "sql"
         return self.process_partitions(batch), "executors"
-
-    def _rows_of_small_batch(self, batch: DataFrame, ranges: list[OffsetRange]) -> tuple[list[Any], str]:
-        """A small batch's raw rows, read from Kafka on the driver, or through a Spark job when
-        there is no range reader or it could not read them; and which of the two read them."""
-        rows = self._range_reader.read(ranges) if self._range_reader is not None else None
-        if rows is None:
-            return batch.select(*RAW_COLUMNS).collect(), "spark"
-        return rows, "kafka"
 
 
 def _validated(batch: DataFrame) -> DataFrame:

@@ -75,3 +75,16 @@ def consume_until(topic: str, match: Callable[[Message], bool], *, timeout: floa
         return wait_for(poll, timeout=timeout, interval=0, what=f"a matching record on {topic}")[0]
     finally:
         consumer.close()
+
+
+def corrected(market: Market, winner: Selection) -> dict[int, str]:
+    """A resettlement's results for ``market``: ``winner`` won, the others lost."""
+    return {s.id: ("won" if s.id == winner.id else "lost") for s in selections_of(market)}
+
+
+def resettle(market: Market, results: dict[int, str], trader, reason: str = "wrong scorer recorded"):
+    """Preview and confirm a resettlement of ``market`` as ``trader`` would."""
+    from odds.betting.services.resettlement import market_resettle, resettlement_preview
+
+    preview = resettlement_preview(market=market, results=results)
+    return market_resettle(market_id=market.id, results=results, digest=preview.digest, by=trader, reason=reason)

@@ -17,13 +17,20 @@ from django.db import connection
 from odds.betting.models import Bet, LedgerEntry, Wallet, WalletLimit
 from odds.betting.selectors.wallet import limit_window
 from odds.betting.services.bets import BetInvalid, LegRequest, bet_place
-from odds.betting.services.resettlement import market_resettle, resettlement_preview
 from odds.betting.services.settlement import market_bets_settle
 from odds.betting.services.wallet import wallet_limit_set
 from odds.catalogue.services.markets import market_result
 from reducers import limits
 from tests.factories import market_create, user_create
-from tests.integration.betting.helpers import bet_accepted, bet_body, error_of, first_selection, selections_of
+from tests.integration.betting.helpers import (
+    bet_accepted,
+    bet_body,
+    corrected,
+    error_of,
+    first_selection,
+    resettle,
+    selections_of,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -238,10 +245,8 @@ def test_a_corrected_result_counts_in_the_loss_limit_by_what_it_moved_in_the_wal
     trader = user_create(balance="0", staff=True)
 
     def corrected_to(winner) -> None:
-        results = {s.id: ("won" if s.id == winner.id else "lost") for s in selections_of(market)}
         market.refresh_from_db()
-        preview = resettlement_preview(market=market, results=results)
-        market_resettle(market_id=market.id, results=results, digest=preview.digest, by=trader, reason="wrong team")
+        resettle(market, corrected(market, winner), trader, reason="wrong team")
 
     # The win clawed back (20.00 out of the wallet): the stake is lost again, 10.00 of 20.00 used.
     corrected_to(away)

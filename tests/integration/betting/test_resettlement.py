@@ -23,7 +23,7 @@ from odds.models import OutboxMessage
 from reducers import resettlement, topics
 from reducers.schemas import decode_bet_event
 from tests.factories import live_state_write, market_create, user_create
-from tests.integration.betting.helpers import bet_accepted, selections_of
+from tests.integration.betting.helpers import bet_accepted, corrected, resettle, selections_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -41,15 +41,6 @@ def settled(market: Market, winner: Selection | None) -> Market:
     market.refresh_from_db()
     assert market.status == Market.Status.SETTLED
     return market
-
-
-def corrected(market: Market, winner: Selection) -> dict[int, str]:
-    return {s.id: ("won" if s.id == winner.id else "lost") for s in selections_of(market)}
-
-
-def resettle(market: Market, results: dict[int, str], trader, reason: str = "wrong scorer recorded"):
-    preview = resettlement_preview(market=market, results=results)
-    return market_resettle(market_id=market.id, results=results, digest=preview.digest, by=trader, reason=reason)
 
 
 def balance(user) -> Decimal:
