@@ -260,10 +260,12 @@ def _payment(request: HttpRequest, body: s.PaymentRequest, *, deposit: bool) -> 
     except PaymentRefused as exc:
         raise payment_refused_error(exc) from exc
     entry = payment.entry
+    # A deposit that went towards an owed claw-back leaves less than its entry's balance after.
+    balance = entry.balance_after if payment.balance is None else payment.balance
     answer = s.PaymentOut(
         created=payment.created,
         entry=s.LedgerEntryOut.of(entry),
-        wallet=s.Balance(currency=payment.currency, balance=entry.balance_after),
+        wallet=s.Balance(currency=payment.currency, balance=balance),
     )
     return Status(201 if payment.created else 200, answer)
 

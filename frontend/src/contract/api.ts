@@ -985,6 +985,8 @@ export interface WalletLimitOut {
 export interface WalletOut {
   v: 1;
   wallet: Balance;
+  /** what corrected results clawed back beyond the balance; the next credits are taken for it first */
+  owed: string;
   ledger: LedgerEntryOut[];
 }
 

@@ -31,6 +31,7 @@ from odds.betting.services.placement import MAX_KEY_LENGTH, MAX_LEGS, LegRequest
 from odds.betting.services.wallet import BREAK_LENGTHS, MAX_REQUEST_ID
 from odds.core.formatting import OddsFormat, odds_format
 from reducers import betting
+from reducers.rules import BOOK_CURRENCY
 
 MAX_LIST = 200
 
@@ -362,15 +363,19 @@ class LedgerEntryOut(Model):
 
 class WalletOut(Answer):
     wallet: Balance
+    owed: DecimalOut = Field(
+        description="what corrected results clawed back beyond the balance; the next credits are taken for it first"
+    )
     ledger: Annotated[list[LedgerEntryOut], Field(max_length=20)]
 
     @classmethod
     def of(cls, wallet: Wallet | None, entries: list[LedgerEntry]) -> WalletOut:
         return cls(
             wallet=Balance(
-                currency=wallet.currency if wallet else "GBP",
+                currency=wallet.currency if wallet else BOOK_CURRENCY,
                 balance=wallet.balance if wallet else Decimal("0.00"),
             ),
+            owed=wallet.owed if wallet else Decimal("0.00"),
             ledger=[LedgerEntryOut.of(entry) for entry in entries],
         )
 

@@ -22,6 +22,9 @@ from django.db import models
 
 from reducers import limits, rules
 
+# The reference of an entry that recovers an owed claw-back: ``recover-<credit entry>-<claim>``.
+RECOVERY_PREFIX = "recover-"
+
 
 class Wallet(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="wallet")
@@ -43,13 +46,21 @@ class Wallet(models.Model):
     # or ``CustomerSportLimit``): read by ``sb_bet_place`` from the row it locks, so a customer
     # without one pays nothing for the referral rule. Set with the first limit, kept after.
     customer_limits = models.BooleanField(default=False, db_default=False)
+    # What the punter owes the book: the part of a corrected result's claw-back the balance could
+    # not give (a balance never goes below zero). The sum of the wallet's open ``OwedClaim`` rows,
+    # kept on the row every money path locks, so a credit to a wallet that owes nothing reads no
+    # more rows. While it is above zero the balance is zero: every credit is taken first.
+    owed = models.DecimalField(max_digits=14, decimal_places=2, default=Decimal("0.00"), db_default=Decimal("0.00"))
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         db_table = "odds_wallet"
         ordering = ["user__username"]
-        constraints = [models.CheckConstraint(condition=models.Q(balance__gte=0), name="wallet_balance_not_negative")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(balance__gte=0), name="wallet_balance_not_negative"),
+            models.CheckConstraint(condition=models.Q(owed__gte=0), name="wallet_owed_not_negative"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} {self.currency} {self.balance}"
@@ -126,6 +137,14 @@ class LedgerEntry(models.Model):
         return f"{self.get_kind_display()} {self.amount} ({self.debit} → {self.credit})"
 
     @property
+    def label(self) -> str:
+        """The entry's kind in the punter's words: a resettlement entry that recovers what a
+        corrected result left owed says so."""
+        if self.kind == self.Kind.RESETTLE and self.reference.startswith(RECOVERY_PREFIX):
+            return "Owed recovered"
+        return self.get_kind_display()
+
+    @property
     def wallet_delta(self) -> Decimal:
         """The change of the wallet's balance this entry made (zero for book-internal moves)."""
         if self.credit == self.Account.WALLET:
@@ -133,6 +152,39 @@ class LedgerEntry(models.Model):
         if self.debit == self.Account.WALLET:
             return -self.amount
         return Decimal("0.00")
+
+
+class OwedClaim(models.Model):
+    """What a corrected result clawed back from a bet and the punter's balance could not give
+    (docs/resettlement.md, "What is owed"). ``outstanding`` falls as later credits to the wallet
+    (payouts, refunds, cash-outs, deposits) are taken to recover it, oldest claim first; each
+    recovery is a ``resettle`` entry wallet → house against the claim's bet. Never deleted."""
+
+    wallet = models.ForeignKey(Wallet, on_delete=models.PROTECT, related_name="owed_claims")
+    bet = models.ForeignKey("betting.Bet", on_delete=models.PROTECT, related_name="owed_claims")
+    amount = models.DecimalField(max_digits=14, decimal_places=2, help_text="What was left owed.")
+    outstanding = models.DecimalField(max_digits=14, decimal_places=2, help_text="What is still owed.")
+    reference = models.CharField(max_length=64, help_text="The resettlement's entry reference.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    recovered_at = models.DateTimeField(null=True, blank=True, help_text="When the last of it was recovered.")
+
+    class Meta:
+        db_table = "odds_owedclaim"
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="owed_claim_amount_positive"),
+            models.CheckConstraint(
+                condition=models.Q(outstanding__gte=0, outstanding__lte=models.F("amount")),
+                name="owed_claim_outstanding_in_amount",
+            ),
+            models.UniqueConstraint(fields=["reference"], name="owed_claim_once_per_reference"),
+        ]
+        indexes = [
+            models.Index(fields=["wallet", "id"], condition=models.Q(outstanding__gt=0), name="owed_claim_open"),
+        ]
+
+    def __str__(self) -> str:
+        return f"owed {self.outstanding} of {self.amount} (bet {self.bet_id})"
 
 
 class WalletLimit(models.Model):

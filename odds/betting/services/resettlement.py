@@ -8,7 +8,8 @@ meanwhile (a cash-out, a settlement) refuses the confirmation, so the trader loo
 Nothing posted is edited. Each bet's difference is one ``resettle`` ledger entry between the
 house and the wallet (or, for an accumulator open again, the house and the bets held), with a
 reference of its own; a claw-back never takes a balance below zero, and what it cannot take is
-reported as owed. One audit entry records the results before and after and every amount.
+owed, recovered from the wallet's next credits. One audit entry records the results before and
+after and every amount.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
 from odds.betting.services.announce import bet_settled_announce
 from odds.betting.services.bets import bet_event_enqueue
 from odds.betting.services.settlement import bet_settlement_post
-from odds.betting.services.wallet import ledger_post
+from odds.betting.services.wallet import ledger_post, owed_claim
 from odds.catalogue.models import Market, Selection
 from reducers import resettlement
 from reducers.money import money_text
@@ -300,6 +301,9 @@ def _apply(line: Line, bet: Bet, wallet: Wallet, *, reference: str) -> Line:
         _post(wallet, bet, debit=Account.HOUSE, credit=Account.WALLET, amount=move.wallet, reference=reference)
     elif line.taken > 0:
         _post(wallet, bet, debit=Account.WALLET, credit=Account.HOUSE, amount=line.taken, reference=reference)
+    if line.owed > 0:
+        # The rest is owed: the wallet's next credits recover it (docs/resettlement.md).
+        owed_claim(wallet=wallet, bet=bet, amount=line.owed, reference=reference)
     bet.status, bet.payout, bet.settled_at = move.status_after, move.payout_after or ZERO, timezone.now()
     bet.save(update_fields=["status", "payout", "settled_at"])
     bet_event_enqueue(

@@ -13,7 +13,8 @@ from django.core.mail import send_mail
 from django.db import models, transaction
 from django.utils import timezone
 
-from odds.betting.models import Bet, LedgerEntry, Wallet, WalletLimit
+from odds.betting.models import Bet, LedgerEntry, OwedClaim, Wallet, WalletLimit
+from odds.betting.models.wallet import RECOVERY_PREFIX
 from odds.betting.selectors.wallet import limit_window, wallet_on_break
 from odds.core import task_names
 from odds.core.task_names import enqueue
@@ -87,7 +88,7 @@ def ledger_post(
     elif credit == Account.WALLET:
         wallet.balance += amount
     wallet.save(update_fields=["balance", "updated_at"])
-    return LedgerEntry.objects.create(
+    entry = LedgerEntry.objects.create(
         wallet=wallet,
         kind=kind,
         debit=debit,
@@ -97,6 +98,54 @@ def ledger_post(
         bet=bet,
         reference=reference,
     )
+    if credit == Account.WALLET and wallet.owed > 0:
+        owed_recover(wallet=wallet, source=entry)
+    return entry
+
+
+def owed_claim(*, wallet: Wallet, bet: Bet, amount: Decimal, reference: str) -> OwedClaim:
+    """Record what a claw-back left owed (the balance gave what it held). The caller holds the
+    wallet's lock; the next credits to the wallet recover it (``owed_recover``)."""
+    if amount <= 0:
+        raise ValueError(f"an owed amount is positive, got {amount}")
+    claim = OwedClaim.objects.create(wallet=wallet, bet=bet, amount=amount, outstanding=amount, reference=reference)
+    wallet.owed += amount
+    wallet.save(update_fields=["owed", "updated_at"])
+    return claim
+
+
+def owed_recover(*, wallet: Wallet, source: LedgerEntry) -> Decimal:
+    """Take what the wallet owes out of the credit ``source`` just made, as far as the balance
+    goes, oldest claim first: one ``resettle`` entry wallet → house per claim, against the
+    claim's bet (so loss limits count it as the claw-back it completes). The caller holds the
+    wallet's lock; the claims are locked after it, the order of every money path. Returns what
+    was recovered."""
+    left = min(wallet.owed, wallet.balance)
+    recovered = Decimal("0.00")
+    if left <= 0:
+        return recovered
+    claims = OwedClaim.objects.select_for_update().filter(wallet=wallet, outstanding__gt=0).order_by("id")
+    for claim in claims:
+        part = min(claim.outstanding, left)
+        ledger_post(
+            wallet=wallet,
+            kind=Kind.RESETTLE,
+            debit=Account.WALLET,
+            credit=Account.HOUSE,
+            amount=part,
+            bet=claim.bet,
+            reference=f"{RECOVERY_PREFIX}{source.pk}-{claim.pk}",
+        )
+        claim.outstanding -= part
+        claim.recovered_at = timezone.now() if claim.outstanding == 0 else None
+        claim.save(update_fields=["outstanding", "recovered_at"])
+        recovered += part
+        left -= part
+        if left <= 0:
+            break
+    wallet.owed -= recovered
+    wallet.save(update_fields=["owed", "updated_at"])
+    return recovered
 
 
 def bet_entry_reference(bet: Bet) -> str:
@@ -178,6 +227,9 @@ class Payment:
     entry: LedgerEntry
     created: bool  # False: a repeat of a request already paid, answered with its entry
     currency: str  # the wallet's
+    # The wallet's balance after the payment: the entry's, less what a deposit recovered of an
+    # owed claw-back (docs/resettlement.md). None for a repeat: the balance has moved on since.
+    balance: Decimal | None = None
 
 
 def cooling_off_text() -> str:
@@ -319,7 +371,7 @@ def _deposit(*, user: User, amount: Decimal, reference: str, checked: bool) -> P
             amount=amount,
             reference=reference,
         )
-        return Payment(entry=entry, created=True, currency=wallet.currency)
+        return Payment(entry=entry, created=True, currency=wallet.currency, balance=wallet.balance)
 
 
 def wallet_payment_deposit(*, user: User, amount: Decimal, request_id: str) -> Payment:
@@ -354,7 +406,7 @@ def wallet_withdraw(*, user: User, amount: Decimal, request_id: str) -> Payment:
             amount=amount,
             reference=request_id,
         )
-        return Payment(entry=entry, created=True, currency=wallet.currency)
+        return Payment(entry=entry, created=True, currency=wallet.currency, balance=wallet.balance)
 
 
 def wallet_limit_set(

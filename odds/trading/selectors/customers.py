@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.contrib.auth.models import User
 from django.db.models import Prefetch
 from django.utils import timezone
 
-from odds.betting.models import Bet, BetLeg
+from odds.betting.models import Bet, BetLeg, OwedClaim
 from odds.catalogue.models import Sport
 from odds.trading.models import CustomerLimit, CustomerSportLimit
 from reducers.rules import BOOK_CURRENCY, MAX_STAKE
@@ -37,6 +37,10 @@ class CustomerView:
     factor_stake: Decimal | None
     sports: list[SportLimitRow]
     bets: list[Bet]
+    # What corrected results left the customer owing (docs/resettlement.md): the total and the
+    # claims still open, oldest first.
+    owed: Decimal = Decimal("0.00")
+    claims: list[OwedClaim] = field(default_factory=list)
 
 
 def _legs() -> Prefetch:
@@ -69,6 +73,8 @@ def customer_view(*, customer: User) -> CustomerView:
         bets=list(
             Bet.objects.filter(user=customer).prefetch_related(_legs()).order_by("-placed_at", "-id")[:CUSTOMER_BETS]
         ),
+        owed=wallet.owed if wallet else Decimal("0.00"),
+        claims=list(OwedClaim.objects.filter(wallet=wallet, outstanding__gt=0).order_by("id")) if wallet else [],
     )
 
 
