@@ -29,6 +29,7 @@ from odds.betting.services.play import PlayChoiceInvalid, play_preferences_set
 from odds.betting.services.wallet import MAX_PAYMENT, MIN_PAYMENT, Break, cooling_off_text
 from odds.catalogue.selectors.catalogue import sport_nav
 from odds.core.pages import private_page
+from reducers.rules import BOOK_CURRENCY
 
 # The days a ledger filter may name: the ledger's days and far beyond, never so far that a day's
 # start in the punter's time zone (or the day after the last) is outside what dates can hold.
@@ -93,7 +94,7 @@ def wallet_page(request: HttpRequest) -> HttpResponse:
         "filter_query": filters.urlencode(),
         "problems": problems,
         "limit_kinds": wallet_limits_view(wallet=wallet, now=now),
-        "currency": wallet.currency if wallet else "GBP",
+        "currency": wallet.currency if wallet else BOOK_CURRENCY,
         "on_break": wallet_break_running(wallet=wallet),
         "time_outs": [choice for choice in Break.choices if choice[0].startswith("time_out")],
         "exclusions": [choice for choice in Break.choices if choice[0].startswith("exclude")],

@@ -28,12 +28,13 @@ RECOVERY_PREFIX = "recover-"
 
 class Wallet(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="wallet")
-    currency = models.CharField(max_length=3, default=rules.BOOK_CURRENCY)
+    # The database's default as well: ``sb_bet_place`` opens a missing wallet in it.
+    currency = models.CharField(max_length=3, default=rules.BOOK_CURRENCY, db_default=rules.BOOK_CURRENCY)
     balance = models.DecimalField(max_digits=14, decimal_places=2, default=Decimal("0.00"))
     # A time-out or self-exclusion the punter chose: no bets, cash-outs or deposits before
     # ``excluded_until``. Read by ``sb_bet_place`` from the row it locks anyway, so enforcing it
     # costs placement nothing.
-    exclusion = models.CharField(max_length=16, blank=True, help_text="time_out or self_exclusion")
+    exclusion = models.CharField(max_length=16, blank=True, db_default="", help_text="time_out or self_exclusion")
     excluded_until = models.DateTimeField(null=True, blank=True)
     # A signed-up punter whose email is not verified yet browses and deposits but places no bet;
     # read by ``sb_bet_place`` from the row it locks. False for every account opened otherwise.

@@ -20,6 +20,7 @@ from odds.betting.play import (
     time_left,
     time_played,
 )
+from reducers.rules import BOOK_CURRENCY
 
 ZERO = Decimal("0.00")
 
@@ -96,5 +97,5 @@ def play_summary(*, session: PlaySession, now: datetime) -> PlaySummary:
         staked=staked,
         returned=returned,
         net=net_result(bets=[(staked, returned)]),
-        currency=wallet.currency if wallet is not None else "GBP",
+        currency=wallet.currency if wallet is not None else BOOK_CURRENCY,
     )

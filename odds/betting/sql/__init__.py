@@ -16,7 +16,7 @@ DIRECTORY = Path(__file__).resolve().parent
 # The version of each function the newest migration installs.
 CURRENT = {
     "sb_bet_json": "sb_bet_json.v1.sql",
-    "sb_bet_place": "sb_bet_place.v11.sql",
+    "sb_bet_place": "sb_bet_place.v12.sql",
 }
 
 _BODY = re.compile(r"\$\$(.*)\$\$", re.DOTALL)

@@ -47,3 +47,32 @@ def test_the_rule_covers_every_status_the_catalogue_gives():
     assert set(betting.EVENT_STATUSES) == set(Event.Status.values)
     assert set(betting.MARKET_STATUSES) == set(Market.Status.values)
     assert set(betting.SELECTION_STATUSES) == set(Selection.Status.values)
+
+
+def test_a_punter_without_a_wallet_gets_one_in_the_books_currency_and_no_bet(services, redis_client):
+    """The placement statement opens a missing wallet itself, in the database's default currency
+    (the book's) with nothing owed, and refuses the bet for want of funds."""
+    import uuid
+    from decimal import Decimal
+
+    from django.contrib.auth.models import User
+
+    from odds.betting.models import Bet, Wallet
+    from odds.betting.services.bets import LegRequest, bet_place
+    from reducers.rules import BOOK_CURRENCY
+    from tests.factories import market_create
+
+    market = market_create(prices=("2.10", "3.40", "3.50"))
+    selection = market.selections.order_by("display_order")[0]
+    user = User.objects.create_user(username=f"walletless-{uuid.uuid4().hex[:8]}", password="pw-for-tests")
+    assert not Wallet.objects.filter(user=user).exists()
+    placement = bet_place(
+        user=user,
+        idempotency_key=uuid.uuid4().hex,
+        stake=Decimal("5.00"),
+        legs=[LegRequest(selection_id=selection.id, price_seen=selection.price)],
+    )
+    assert placement.bet.status == Bet.Status.REJECTED
+    assert placement.bet.reject_code == "insufficient_funds"
+    wallet = Wallet.objects.get(user=user)
+    assert (wallet.currency, wallet.balance, wallet.owed) == (BOOK_CURRENCY, Decimal("0.00"), Decimal("0.00"))
