@@ -551,14 +551,15 @@ def answer_duplicate(punter: Punter | None, answer: GameAnswer) -> bool:
     return held is not None and held.answer_id == answer.answer_id
 
 
-def _with_points(punter: Punter, question: Question, points: int) -> Punter:
+def _points_added(punter: Punter, question: Question, points: int) -> tuple[dict[str, int], dict[int, int]]:
+    """The punter's day and match points with ``points`` more on the question's day and event."""
     days = dict(punter.days)
     days[question.day] = days.get(question.day, 0) + points
     if len(days) > DAYS_KEPT:
         days = {d: days[d] for d in sorted(days)[-DAYS_KEPT:]}
     matches = dict(punter.matches)
     matches[question.event_id] = matches.get(question.event_id, 0) + points
-    return dataclasses.replace(punter, days=days, matches=matches)
+    return days, matches
 
 
 def punter_answer(punter: Punter | None, answer: GameAnswer, question: Question) -> tuple[Punter, list[News]]:
@@ -567,11 +568,17 @@ def punter_answer(punter: Punter | None, answer: GameAnswer, question: Question)
     its way) is settled at once."""
     current = punter if punter is not None else Punter(user_id=answer.user_id)
     held = Answer(answer.question_id, answer.event_id, answer.choice, answer.answer_id)
-    accepted = dataclasses.replace(
-        _with_points(current, question, 0),
-        version=current.version + 1,
-        answered=current.answered + 1,
-        answers={**current.answers, answer.question_id: held},
+    days, matches = _points_added(current, question, 0)
+    accepted = Punter(
+        current.user_id,
+        current.version + 1,
+        current.streak,
+        current.best_streak,
+        current.answered + 1,
+        current.correct,
+        days,
+        matches,
+        {**current.answers, answer.question_id: held},
     )
     news = [News("accepted", answer.question_id, answer.event_id, answer.choice, answer.answer_id)]
     if question.decided:
@@ -589,24 +596,27 @@ def punter_settle(punter: Punter, question: Question) -> tuple[Punter, News] | N
     held = punter.answers.get(question.id)
     if held is None or held.result != PENDING or not question.decided:
         return None
+    # Built field by field (not ``dataclasses.replace``): a goal settles every punter of its
+    # match in one batch, and this is the per-punter work of it.
+    days, matches = punter.days, punter.matches
+    streak, best_streak, correct = punter.streak, punter.best_streak, punter.correct
     if question.status == VOID:
         result, points = "void", 0
-        changed = punter
     elif held.choice == question.outcome:
         result = WON
-        points = POINTS[question.kind][held.choice] + STREAK_BONUS * min(punter.streak, STREAK_BONUS_CAP)
-        streak = punter.streak + 1
-        changed = dataclasses.replace(
-            _with_points(punter, question, points),
-            streak=streak,
-            best_streak=max(punter.best_streak, streak),
-            correct=punter.correct + 1,
-        )
+        points = POINTS[question.kind][held.choice] + STREAK_BONUS * min(streak, STREAK_BONUS_CAP)
+        days, matches = _points_added(punter, question, points)
+        streak += 1
+        best_streak = max(best_streak, streak)
+        correct += 1
     else:
         result, points = LOST, 0
-        changed = dataclasses.replace(punter, streak=0)
-    answers = {**changed.answers, question.id: dataclasses.replace(held, result=result, points=points)}
-    settled = dataclasses.replace(changed, version=punter.version + 1, answers=answers)
+        streak = 0
+    answers = dict(punter.answers)
+    answers[question.id] = Answer(held.question_id, held.event_id, held.choice, held.answer_id, result, points)
+    settled = Punter(
+        punter.user_id, punter.version + 1, streak, best_streak, punter.answered, correct, days, matches, answers
+    )
     news = News("settled", question.id, question.event_id, held.choice, held.answer_id, result=result, points=points)
     return settled, news
 

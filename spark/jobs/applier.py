@@ -27,8 +27,9 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from reducers import keys, topics
 from spark.config import config
-from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor, gc_paused
+from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor
 from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
+from spark.jobs.query import gc_paused
 from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import BufferedWindows, WindowTopic

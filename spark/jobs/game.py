@@ -48,6 +48,7 @@ from reducers.game import (
 from reducers.queries import GAME
 from reducers.schemas import GameAnswer, GameEvent, InvalidRecord, decode_game_answer, decode_game_event
 from spark.config import config
+from spark.jobs.query import gc_paused
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
@@ -150,16 +151,21 @@ class GameProcessor(StatefulProcessor):
         stored_book = self._book.get()
         book = book_from_json(stored_book[0]) if stored_book else Book()
         stored_punters = self._punters.get() if answers or events else None
-        table = PunterTable.decode(stored_punters[0] if stored_punters else None)
-        step = game_step(book, table, events, answers)
-        for changed in step.punters.values():
-            table.put(changed)
-        table.prune(step.pruned)
-        if step.book is not book:
-            self._book.update((book_to_json(step.book),))
-        if step.punters or step.pruned:
-            self._punters.update((table.encode(),))
-        yield _frame(rejects + output_rows(step, bucket=bucket))
+        # The bucket's whole table is decoded, stepped and encoded: hundreds of thousands of
+        # objects, none in a cycle, that the collector would otherwise walk again and again.
+        with gc_paused():
+            table = PunterTable.decode(stored_punters[0] if stored_punters else None)
+            step = game_step(book, table, events, answers)
+            for changed in step.punters.values():
+                table.put(changed)
+            table.prune(step.pruned)
+            if step.book is not book:
+                self._book.update((book_to_json(step.book),))
+            if step.punters or step.pruned:
+                self._punters.update((table.encode(),))
+            out = rejects + output_rows(step, bucket=bucket)
+            del table, step
+        yield _frame(out)
 
     def close(self) -> None:
         pass
@@ -240,6 +246,10 @@ class GameSink:
 
     def process(self, table: Any, batch_id: int) -> dict[str, int]:
         """``table``: the batch's output (a pyarrow table of ``OUTPUT``)."""
+        with gc_paused():
+            return self._process(table, batch_id)
+
+    def _process(self, table: Any, batch_id: int) -> dict[str, int]:
         columns = {name: table.column(name).to_pylist() for name in OUTPUT_COLUMNS}
         questions = []
         punters = []

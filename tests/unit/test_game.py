@@ -243,6 +243,14 @@ def test_correct_answers_score_with_a_streak_bonus_and_a_wrong_one_ends_the_stre
         points.append(news.points)
     assert points == [10, 12, 14, 0]
     assert punter is not None
+    # Each answer keeps its own result and points (the page's history and the settled frames).
+    assert [(a.result, a.points) for a in punter.answers.values()] == [
+        (game.WON, 10),
+        (game.WON, 12),
+        (game.WON, 14),
+        (game.LOST, 0),
+    ]
+    assert punter.version == 8
     assert (punter.streak, punter.best_streak, punter.correct, punter.answered) == (0, 3, 3, 4)
     assert punter.matches[EVENT] == 36
     assert punter.days[game.day_of(T0)] == 36
