@@ -20,7 +20,7 @@ HOMES = {
     "odds": ["OutboxMessage"],
 }
 # Models made in their app since (their tables carry the app's name, or none: a holder of permissions).
-BORN_THERE = {"betting": ["LegVerdict", "PlayPreferences", "PlaySession"], "ops": ["Operations"]}
+BORN_THERE = {"betting": ["LegVerdict", "OwedClaim", "PlayPreferences", "PlaySession"], "ops": ["Operations"]}
 MOVES = [
     ("catalogue", "0001_initial"),
     ("betting", "0001_initial"),
