@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
+from odds.betting.models import Bet, BetLeg, LedgerEntry, OwedClaim, Wallet
 from odds.betting.selectors.bets import wallets_with_ledger_balance
 from odds.betting.services.bets import bet_void
 from odds.core.admin import ReadOnlyAdmin
@@ -92,7 +92,7 @@ class BetLegAdmin(ReadOnlyAdmin):
 
 @admin.register(Wallet)
 class WalletAdmin(ReadOnlyAdmin):
-    list_display = ("user", "currency", "balance", "ledger_balance", "reconciled", "updated_at")
+    list_display = ("user", "currency", "balance", "owed", "ledger_balance", "reconciled", "updated_at")
     list_filter = ("currency",)
     search_fields = ("user__username", "user__email")
 
@@ -106,6 +106,17 @@ class WalletAdmin(ReadOnlyAdmin):
     @admin.display(description="Reconciled", boolean=True)
     def reconciled(self, wallet: Any) -> bool:
         return bool(wallet.ledger_credits - wallet.ledger_debits == wallet.balance)
+
+
+@admin.register(OwedClaim)
+class OwedClaimAdmin(ReadOnlyAdmin):
+    """What corrected results left punters owing (docs/resettlement.md): recovered by the ledger
+    from their next credits, never edited here."""
+
+    list_display = ("id", "created_at", "wallet", "bet", "amount", "outstanding", "recovered_at", "reference")
+    list_filter = (("recovered_at", admin.EmptyFieldListFilter),)
+    search_fields = ("wallet__user__username", "=bet__id", "reference")
+    list_select_related = ("wallet__user", "bet")
 
 
 @admin.register(LedgerEntry)

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from odds.betting.models import Bet, BetLeg, LedgerEntry, Wallet
+from odds.betting.models import Bet, BetLeg, LedgerEntry, OwedClaim, Wallet
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.models import OutboxMessage
 from reducers import topics
@@ -179,7 +179,7 @@ def test_relay_now_action_sends_pending_outbox_records(staff, market, kafka_topi
 
 
 @pytest.mark.parametrize(
-    "model", [Sport, Competition, Event, Market, Selection, Wallet, LedgerEntry, Bet, BetLeg, OutboxMessage]
+    "model", [Sport, Competition, Event, Market, Selection, Wallet, LedgerEntry, OwedClaim, Bet, BetLeg, OutboxMessage]
 )
 def test_every_model_has_a_searchable_admin_list(staff, market, model):
     bet_accepted(user_create(), selections_of(market)[0])

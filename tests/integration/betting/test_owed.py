@@ -182,3 +182,17 @@ def test_the_punter_and_traders_see_what_is_owed(client, punter, owing, trader):
     wallet_deposit(user=punter, amount=Decimal("6.00"), reference="rest")
     page = desk.get(reverse("trading-customer", args=[punter.id])).content.decode()
     assert 'id="customer-owed"' not in page
+
+
+def test_operators_see_the_claims_in_the_admin_and_cannot_edit_them(punter, owing, trader):
+    desk = Client()
+    staff_sign_in(desk, trader)
+    claim = OwedClaim.objects.get(bet=owing)
+    listing = desk.get("/admin/betting/owedclaim/", {"q": punter.username})
+    assert listing.status_code == 200
+    assert f"/admin/betting/owedclaim/{claim.id}/change/" in listing.content.decode()
+    response = desk.post(f"/admin/betting/owedclaim/{claim.id}/change/", {"outstanding": "0.00"})
+    claim.refresh_from_db()
+    assert (response.status_code, claim.outstanding) == (403, Decimal("10.00"))
+    wallets = desk.get("/admin/betting/wallet/", {"q": punter.username}).content.decode()
+    assert "10.00" in wallets
