@@ -30,7 +30,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from reducers.game import Book, PunterTable
+from reducers.game import Book
 
 PROFILE_LINES = 12
 
@@ -53,8 +53,7 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
     from bench.game import FIRST_EVENT, answers_of, match_event
     from reducers import game
     from reducers.schemas import decode_game_answer
-    from spark.jobs.game import OUTPUT, GameSink, output_rows
-    from spark.jobs.query import gc_paused
+    from spark.jobs.game import OUTPUT, GameSink, bucket_batch
     from store.clients import redis_client
 
     events = [FIRST_EVENT + i for i in range(matches)]
@@ -70,7 +69,7 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
     for key, value in records:
         answer = decode_game_answer(key, value)
         by_bucket.setdefault(answer.user_id % buckets, []).append(answer)
-    tables = {bucket: PunterTable().encode() for bucket in range(buckets)}
+    tables: dict[int, bytes | None] = dict.fromkeys(range(buckets))  # each bucket's stored table
     books = dict.fromkeys(range(buckets), book)
     goals = [match_event(event_id, "score", seq=2, minute=5, side="home") for event_id in events]
     report: dict[str, Any] = {"punters": punters, "matches": matches, "buckets": buckets, "answers": len(records)}
@@ -78,15 +77,13 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
     def run_buckets(answers: dict[int, list[Any]], events_: list[Any]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for bucket in range(buckets):
-            with gc_paused():  # as the query's processor runs a bucket
-                table = PunterTable.decode(tables[bucket])  # the bucket's state, as stored
-                step = game.game_step(books[bucket], table, events_, answers.get(bucket, []))
-                for changed in step.punters.values():
-                    table.put(changed)
-                table.prune(step.pruned)
-                books[bucket] = step.book
-                tables[bucket] = table.encode()
-                rows.extend(output_rows(step, bucket=bucket))
+            step, encoded, out = bucket_batch(  # as the query's processor runs a bucket
+                books[bucket], tables[bucket], events_, answers.get(bucket, []), bucket=bucket
+            )
+            books[bucket] = step.book
+            if encoded is not None:
+                tables[bucket] = encoded
+            rows.extend(out)
         return rows
 
     _timed("answers_step", lambda: run_buckets(by_bucket, []), report)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -151,24 +151,34 @@ class GameProcessor(StatefulProcessor):
         stored_book = self._book.get()
         book = book_from_json(stored_book[0]) if stored_book else Book()
         stored_punters = self._punters.get() if answers or events else None
-        # The bucket's whole table is decoded, stepped and encoded: hundreds of thousands of
-        # objects, none in a cycle, that the collector would otherwise walk again and again.
-        with gc_paused():
-            table = PunterTable.decode(stored_punters[0] if stored_punters else None)
-            step = game_step(book, table, events, answers)
-            for changed in step.punters.values():
-                table.put(changed)
-            table.prune(step.pruned)
-            if step.book is not book:
-                self._book.update((book_to_json(step.book),))
-            if step.punters or step.pruned:
-                self._punters.update((table.encode(),))
-            out = rejects + output_rows(step, bucket=bucket)
-            del table, step
-        yield _frame(out)
+        step, punters, out = bucket_batch(
+            book, stored_punters[0] if stored_punters else None, events, answers, bucket=bucket
+        )
+        if step.book is not book:
+            self._book.update((book_to_json(step.book),))
+        if punters is not None:
+            self._punters.update((punters,))
+        yield _frame(rejects + out)
 
     def close(self) -> None:
         pass
+
+
+def bucket_batch(
+    book: Book, punters: bytes | None, events: Sequence[GameEvent], answers: Sequence[GameAnswer], *, bucket: int
+) -> tuple[Step, bytes | None, list[dict[str, Any]]]:
+    """One bucket's batch over its stored punter table (``punters``, encoded): the step, the
+    table encoded again when the step changed it (else ``None``) and the output rows. The whole
+    table is decoded, stepped and encoded, hundreds of thousands of objects and none in a cycle,
+    with the cyclic collector paused: it would otherwise walk them again and again."""
+    with gc_paused():
+        table = PunterTable.decode(punters)
+        step = game_step(book, table, events, answers)
+        for changed in step.punters.values():
+            table.put(changed)
+        table.prune(step.pruned)
+        encoded = table.encode() if step.punters or step.pruned else None
+        return step, encoded, output_rows(step, bucket=bucket)
 
 
 def output_rows(step: Step, *, bucket: int) -> list[dict[str, Any]]:
