@@ -91,6 +91,8 @@ def _shots(page: Page, name: str) -> None:
     """Axe's rules at both sizes; the screenshots when asked for."""
     for size, viewport in SIZES.items():
         page.set_viewport_size(viewport)
+        # A punter page's drawers slide to their place for the new width: look once they are there.
+        page.wait_for_timeout(300)
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
             page.screenshot(path=f"{SCREENSHOTS}/{name}-{size}.png", full_page=True)
