@@ -241,9 +241,9 @@ def stream_process(
     Redis sink; an update that falls on a benchmark market carries that market's selections."""
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
 
-    from reducers import keys
     from reducers.prices import conflate
     from reducers.schemas import SelectionPrice
+    from store import keys
     from store.markets import MarketStore
 
     client = redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
@@ -417,9 +417,9 @@ def books_touch(books: dict[int, list[int]]) -> None:
     none has gone stale (``LIVE_PRICE_MAX_AGE_S``) between runs before the stream moves it."""
     from django.conf import settings
 
-    from reducers import keys
     from reducers.prices import conflate
     from reducers.schemas import PriceUpdate, SelectionPrice
+    from store import keys
     from store.markets import MarketStore
 
     client = redis_client(settings.REDIS_URL)

@@ -597,7 +597,7 @@ def reducers_for_channels(kind: str) -> Iterator[Pipe]:
     from bench.common import namespace
     from bench.harness import Process, python, wait_until
     from odds.core.kafka import producer_create
-    from reducers import keys
+    from store import keys
     from store.clients import redis_client
 
     if kind == "spark":
@@ -927,7 +927,7 @@ def command_figures(batches: dict[int, Any]) -> dict[str, Any]:
 
 def streaming_channels(client: Any) -> int:
     """How many channels of the namespace stream (begun punters' channels and shared ones)."""
-    from reducers import keys
+    from store import keys
 
     ids = [raw.decode() for raw in client.zrange(keys.channels_index(), 0, -1)]
     pipe = client.pipeline(transaction=False)

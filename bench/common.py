@@ -206,7 +206,8 @@ def markets_define(producer: Any, redis_client: Any, count: int, *, first: int =
     """Publish definitions of ``count`` markets from ``first`` on to the markets topic, as the feed does before its
     first prices, and wait until the reducers' markets table holds them all (prices of markets
     the table does not know are dead-lettered)."""
-    from reducers import keys, topics
+    from reducers import topics
+    from store import keys
 
     ids = range(first, first + count)
     for definition in bench_definitions(count, first=first):

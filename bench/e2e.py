@@ -31,8 +31,9 @@ from bench.harness import CompilerLoad, Process, python, wait_until
 from bench.reducers import Reducers, reducer_env, reducers_running
 from bench.suspend import time_suspensions
 from odds.core.kafka import producer_create
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import PriceUpdate, SelectionPrice
+from store import keys
 from store.clients import redis_client
 
 TARGETS = [

@@ -31,8 +31,9 @@ from typing import Any
 import orjson
 
 from bench.common import percentile
-from reducers import game, keys, topics
+from reducers import game, topics
 from reducers.schemas import GameAnswer, GameEvent
+from store import keys
 from store.game import GameStore
 
 FULL = (100_000, 10)

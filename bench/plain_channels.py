@@ -17,11 +17,12 @@ import threading
 import time
 from typing import Any
 
-from reducers import keys, topics
+from reducers import topics
 from spark.config import config
 from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.markets import MarketTableProcessor, QueryRefresher
 from spark.sinks.dead_letter import DeadLetterSink
+from store import keys
 from store.clients import kafka_consumer, redis_client
 
 CONSUMER = "plain-channels"

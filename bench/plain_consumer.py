@@ -18,13 +18,14 @@ import threading
 import time
 from typing import Any
 
-from reducers import keys, topics
+from reducers import topics
 from spark.config import config
 from spark.jobs.applier import WINDOWS_EVERY_S
 from spark.jobs.prices import PriceBatchProcessor
 from spark.session import lower_session_priority
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import BufferedWindows, WindowTopic
+from store import keys
 from store.clients import kafka_consumer, redis_client
 
 CONSUMER = "plain"

@@ -27,7 +27,7 @@ from django.conf import settings  # noqa: E402
 from django.urls import path  # noqa: E402
 
 from odds.streaming.consumers import OddsConsumer  # noqa: E402
-from reducers import keys  # noqa: E402
+from store import keys  # noqa: E402
 from store.clients import async_redis_client  # noqa: E402
 from webapp.origins import OriginValidator  # noqa: E402
 from webapp.wsauth import WebsocketAuthStack  # noqa: E402

@@ -32,7 +32,7 @@ from bench.common import (
 from bench.feed import make_updates, produce_encoded
 from bench.harness import Process, python, wait_until
 from odds.core.kafka import producer_create
-from reducers import keys
+from store import keys
 from store.clients import redis_client
 
 TARGETS = [

@@ -63,8 +63,8 @@ def map_sizes(redis_url: str, namespace: str) -> dict[str, int]:
     index, and the hub's own subscriptions."""
 
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
-    from reducers import keys
     from reducers.subscriptions import is_shared_channel
+    from store import keys
 
     client = redis_client(redis_url)
     market_sets = list(client.scan_iter(match=keys.market_channels(0).removesuffix("0") + "*", count=1000))
@@ -89,7 +89,7 @@ def map_sizes(redis_url: str, namespace: str) -> dict[str, int]:
 
 def hub_subscriptions(client: Any) -> int:
     """Market pub-sub channels with a subscriber (the hub subscribes once per market per process)."""
-    from reducers import keys
+    from store import keys
 
     return len(client.pubsub_channels(keys.market_channel_pattern()))
 
@@ -320,8 +320,9 @@ def channel_reducer(namespace: str, *, markets: int) -> Iterator[tuple[Any, list
     from bench.channels import market_definitions
     from bench.harness import Process, python, wait_until
     from odds.core.kafka import admin_client, producer_create, topics_ensure
-    from reducers import keys, topics
+    from reducers import topics
     from reducers.topics import all_topics
+    from store import keys
 
     os.environ["SPORTSBOOK_NAMESPACE"] = namespace
     topics_ensure()

@@ -20,13 +20,13 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from reducers import keys
 from spark.config import config
 from spark.jobs.prices import read_prices
 from spark.progress import RedisProgressListener
 from spark.session import build_session
 from spark.sources import RAW_COLUMNS, one_task_per_slot
 from spark.validation import parse_record
+from store import keys
 from store.clients import redis_client
 
 QUERY_NAME = "ceiling"

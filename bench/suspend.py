@@ -171,7 +171,7 @@ def bench_suspend(*, count: int = 20, feed_rate: float = 50) -> dict[str, Any]:
     """The stage on its own: reducers as `make up` runs them, in a fresh namespace."""
     from django.conf import settings
 
-    from reducers import keys
+    from store import keys
 
     with namespace() as ns:
         client = redis_client(settings.REDIS_URL)

@@ -14,7 +14,7 @@ from odds.betting.services import bet_delay
 from odds.betting.services.settlement import market_bets_settle
 from odds.core import task_names
 from odds.core.outbox import outbox_drain
-from reducers import keys
+from store import keys
 from store.clients import redis_client
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Every process that records a latency adds to the same hash, so ``/metrics`` on any instance
 answers the whole platform's counts and ``histogram_quantile`` works however many web workers or
-hosts took the samples. One hash per stage (``keys.counter("latency.<stage>")``): one field per
+hosts took the samples. One hash per stage (``store.latency``): one field per
 bucket, named by its upper bound as the ``le`` label spells it, counting the observations that
 fell in that bucket alone (made cumulative when read), and ``sum_us``, the sum of the
 observations in microseconds (an integer, so concurrent increments add up exactly). The count is
@@ -16,12 +16,10 @@ from __future__ import annotations
 import bisect
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
-
-from reducers import keys
 
 # Upper bounds (seconds) of the buckets of every latency histogram, ``+Inf`` implied: from a
 # millisecond (a stage of the pipeline) to a minute (a browser tab that was asleep).
@@ -61,13 +59,6 @@ EDGE_STAGES: tuple[str, ...] = (STAGE_PLACEMENT, STAGE_FRAME)
 STAGES: tuple[str, ...] = (*PIPELINE_STAGES, *BROWSER_STAGES, *EDGE_STAGES)
 
 
-def histogram_key(stage: str) -> str:
-    """The Redis hash holding ``stage``'s histogram."""
-    if stage not in STAGES:
-        raise ValueError(f"unknown latency stage {stage!r}")
-    return keys.counter(f"{COUNTER_LATENCY}.{stage}")
-
-
 def bucket_of(seconds: float) -> str:
     """The field of the bucket an observation falls in: the smallest bound not below it."""
     return BUCKET_FIELDS[bisect.bisect_left(LATENCY_BUCKETS_S, seconds)]
@@ -79,16 +70,6 @@ def histogram_increments(seconds: Sequence[float]) -> dict[str, int]:
     clipped = [max(0.0, float(s)) for s in seconds]
     counts: dict[str, int] = dict(Counter(bucket_of(s) for s in clipped))
     return {**counts, FIELD_SUM_US: round(sum(clipped) * 1_000_000)}
-
-
-def latency_observe(pipe: Any, *, stage: str, seconds: Sequence[float]) -> None:
-    """Queue on ``pipe`` (a Redis pipeline, sent by the caller with its other writes) the
-    increments that add ``seconds`` to ``stage``'s histogram."""
-    if not seconds:
-        return
-    key = histogram_key(stage)
-    for field, amount in histogram_increments(seconds).items():
-        pipe.hincrby(key, field, amount)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,20 +108,6 @@ def state_spans_ms(state: Mapping[str, Any]) -> tuple[int, int, int, int] | None
         return None
     event, produce, kafka, reducer = whole
     return (max(0, produce - event), max(0, kafka - produce), max(0, reducer - kafka), max(0, reducer - event))
-
-
-def pipeline_observe(pipe: Any, states: Iterable[Mapping[str, Any]]) -> None:
-    """Queue on ``pipe`` the pipeline stages of newly applied market states (a replay is not a
-    new latency, so only states that were applied belong here)."""
-    by_stage: list[list[float]] = [[] for _ in PIPELINE_STAGES]
-    for state in states:
-        spans = state_spans_ms(state)
-        if spans is None:
-            continue
-        for observed, ms in zip(by_stage, spans, strict=True):
-            observed.append(ms / 1000)
-    for stage, seconds in zip(PIPELINE_STAGES, by_stage, strict=True):
-        latency_observe(pipe, stage=stage, seconds=seconds)
 
 
 def frame_age_s(frame: str | bytes, *, now_ms: int) -> float | None:

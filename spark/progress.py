@@ -25,8 +25,9 @@ from pyspark.sql.streaming.listener import (
     QueryTerminatedEvent,
 )
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.lag import iso_ms, json_field, offsets, partition_lags, rows_read_outside_spark
+from store import keys
 from store.clients import kafka_consumer
 
 log = logging.getLogger("spark.progress")

@@ -33,11 +33,12 @@ import orjson
 import redis
 from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import decode_price_update, price_market_and_seq
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
+from store import keys
 from store.clients import kafka_consumer, redis_client
 
 log = logging.getLogger("spark.rebuild")

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import redis
 
-from reducers import frames, keys
+from reducers import frames
 from reducers.channels import (
     SHARED_OWNER,
     Create,
@@ -56,6 +56,7 @@ from reducers.subscriptions import (
     spec_from_json,
 )
 from reducers.views import QUERY_VIEW, match_frame, query_frame, view_frame
+from store import keys
 from store.game import GameStore
 from store.markets import MEMBERS, MarketStore, per_market, script_calls
 

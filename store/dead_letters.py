@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from reducers import keys
 from reducers.dead_letters import LEDGER_TTL_S
+from store import keys
 
 
 class ReplayLedger:

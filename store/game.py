@@ -27,9 +27,10 @@ from typing import Any, Protocol
 import orjson
 import redis
 
-from reducers import frames, keys
+from reducers import frames
 from reducers.frames import GameLeader, GameNews, GamePunter, GameQuestion, GameRank
 from reducers.views import game_questions_frame, game_top_frame, game_view_frame
+from store import keys
 from store.markets import script_calls
 
 # The leaderboard's top that frames and images carry.

@@ -27,9 +27,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reducers import keys
 from reducers.liability import LiabilityDelta, MarketBook, OutcomeDelta, book_from_hash
 from reducers.rates import LUA_TO_BOOK, rates_from_hash
+from store import keys
 
 # How many ``desk.bet`` frames the ticker's log keeps for a page's first image.
 TICKER_LOG = 200

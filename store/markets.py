@@ -23,16 +23,17 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from reducers import frames, keys
+from reducers import frames
 from reducers.frames import MarketFrame
-from reducers.latency import pipeline_observe
 from reducers.liability import SelectionTotal
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.movers import KEEP_WINDOWS_S, Move, movers_frame
 from reducers.prices import Conflated, encode_state, market_state, restated, status_change
 from reducers.rates import rates_from_hash
 from reducers.schemas import InvalidRecord, MarketDefinition, decode_market_definition, decode_price_update
+from store import keys
 from store.clients import NoScriptError
+from store.latency import pipeline_observe
 
 # Each market of a call stored and published if its sequence is newer than the stored one;
 # returns 1 or 0 per market. KEYS[1] is the fan-out journal (``keys.fanout_journal``) and

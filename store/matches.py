@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from reducers import keys
+from store import keys
 from store.markets import Pipeline
 
 

@@ -138,7 +138,7 @@ def live_state_write(
 
     import orjson
 
-    from reducers import keys
+    from store import keys
 
     selections = list(market.selections.order_by("display_order"))
     state = {

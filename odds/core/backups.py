@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from odds.core.connections import redis_shared
-from reducers import keys
+from store import keys
 
 LATE, OK, UNKNOWN, OFF = "late", "ok", "unknown", "off"
 

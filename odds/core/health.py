@@ -13,8 +13,9 @@ from django.conf import settings
 from django.db import connection
 
 from odds.core.kafka import admin_client
-from reducers import keys, topics
+from reducers import topics
 from reducers.supervision import RUNNING
+from store import keys
 from store.clients import redis_client
 
 HEARTBEAT_MAX_AGE_S = 30

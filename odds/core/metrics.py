@@ -37,7 +37,7 @@ from django.db import DatabaseError, connection
 from odds.core.backups import backup_status_read, backup_verdicts, wal_archive_status
 from odds.core.health import reducer_query_runs
 from odds.core.kafka import admin_client, reader_create
-from reducers import burrow, keys, topics
+from reducers import burrow, topics
 from reducers.dead_letters import COUNTER_AGAIN
 from reducers.lag import iso_ms
 from reducers.latency import (
@@ -46,13 +46,13 @@ from reducers.latency import (
     STAGE_WEBSOCKET,
     STAGES,
     LatencyHistogram,
-    histogram_key,
     histogram_read,
-    latency_observe,
     state_spans_ms,
 )
 from reducers.queries import QUERIES
+from store import keys
 from store.clients import redis_client
+from store.latency import histogram_key, latency_observe
 from store.markets import MarketStore, queue_states, raw_states
 
 log = logging.getLogger(__name__)

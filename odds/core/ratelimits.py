@@ -28,7 +28,7 @@ from limits.storage import RedisStorage
 from limits.strategies import FixedWindowRateLimiter
 
 from odds.core.connections import redis_shared
-from reducers import keys
+from store import keys
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis
 
-from reducers import keys
+from store import keys
 
 
 def sequences_next(client: redis.Redis, market_ids: list[int]) -> list[int]:

@@ -46,11 +46,12 @@ from odds.streaming.session import (
     Session,
     session_digest,
 )
-from reducers import frames, keys
+from reducers import frames
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import LOST, is_shared_channel, query_from_json
 from reducers.views import query_frame
+from store import keys
 from store.game import game_channels, game_state_texts, queue_games
 from store.liability import desk_channels
 from store.markets import queue_states, raw_states

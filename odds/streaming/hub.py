@@ -27,8 +27,9 @@ from django.conf import settings
 from redis.commands.core import AsyncScript
 
 from odds.core.events import markets_batch
-from reducers import frames, keys
+from reducers import frames
 from reducers.latency import STAGE_FRAME, frame_age_s
+from store import keys
 from store.clients import async_redis_client
 
 log = logging.getLogger(__name__)

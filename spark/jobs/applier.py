@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
-from reducers import keys, topics
+from reducers import topics
 from spark.config import config
 from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, PriceBatchProcessor
 from spark.jobs.prices import QUERY_NAME as PRICE_QUERY
@@ -34,6 +34,7 @@ from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import BufferedWindows, WindowTopic
 from spark.sources import raw_row
+from store import keys
 from store.clients import kafka_consumer, redis_client
 from store.markets import replicas_acknowledge
 

@@ -17,7 +17,7 @@ import redis
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.frames import MatchMessage
 from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
 from reducers.queries import MATCHES
@@ -25,6 +25,7 @@ from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 from spark.faults import failure_of
 from spark.jobs.query import dead_letters_of, start_query
 from spark.sinks.dead_letter import DeadLetters, Rejects
+from store import keys
 from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 

@@ -25,7 +25,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.movers import (
     Prices,
     WindowPartial,
@@ -55,6 +55,7 @@ from spark.sources import (
     raw_row,
 )
 from spark.validation import with_validity
+from store import keys
 from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 from store.markets import MarketStore

@@ -26,7 +26,7 @@ import orjson
 import redis
 from pyspark.sql import SparkSession
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.queries import PRICES, QUERIES, ReducerQuery
 from reducers.supervision import (
     Backoff,
@@ -46,6 +46,7 @@ from spark.metrics import driver_metrics_serve, driver_registry
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
 from spark.session import build_session, jvm_pid, lower_priority, lower_session_priority
+from store import keys
 from store.clients import redis_client
 
 log = logging.getLogger("spark.jobs.reducers")

@@ -18,8 +18,9 @@ from typing import Any, Protocol
 
 import redis
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.dead_letters import COUNTER_AGAIN, record_digest
+from store import keys
 from store.clients import kafka_producer
 from store.dead_letters import ReplayLedger
 

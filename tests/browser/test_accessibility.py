@@ -46,7 +46,7 @@ def _logged_in(browser: Browser, asgi_server: str, user, size: str) -> Page:
 def _staff_data(redis_client, market, punter) -> str:
     """Liability on the market's selections and one live subscriber channel, as the reducers and
     the edge write them; returns the channel id."""
-    from reducers import keys
+    from store import keys
 
     now = int(time.time() * 1000)
     for pence, selection in zip((125_000, 48_050, 9_900), market.selections.order_by("display_order"), strict=True):
@@ -117,7 +117,7 @@ def _moving_prices_pass(page: Page, asgi_server: str, market, size: str) -> None
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_staff_pages_pass_the_accessibility_rules(asgi_server, kafka_topics, redis_client, browser, size):
-    from reducers import keys
+    from store import keys
 
     market = market_create(prices=("2.10", "3.40", "3.50"))
     closed = market_create(prices=("1.80", "3.60", "4.50"), status="closed")

@@ -8,7 +8,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from odds.catalogue.models import Event
-from reducers import game, keys
+from reducers import game
+from store import keys
 from store.game import GameStore
 from tests.browser.axe import axe_check
 from tests.conftest import wait_for

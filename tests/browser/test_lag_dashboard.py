@@ -65,7 +65,7 @@ def _look(page: Page, name: str) -> None:
 
 
 def _heard_from_now(redis_client, namespace: str) -> None:
-    from reducers import keys
+    from store import keys
 
     with _namespace(namespace):
         redis_client.hset(keys.reducer_seen(), mapping=dict.fromkeys(QUERIES, int(time.time() * 1000)))

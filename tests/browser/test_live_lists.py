@@ -12,8 +12,9 @@ from playwright.sync_api import Page, Request, expect
 
 from odds.catalogue.models import Event
 from odds.feed.matchstate import match_state_build
-from reducers import keys, topics
+from reducers import topics
 from reducers.subscriptions import QuerySpec, shared_channel_id
+from store import keys
 from tests.browser.axe import axe_check
 from tests.conftest import wait_for
 from tests.factories import market_create, markets_define

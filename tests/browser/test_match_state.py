@@ -12,9 +12,10 @@ from playwright.sync_api import Browser, Page, Route, expect
 from odds.catalogue.models import Competition, Event, Market, Sport
 from odds.feed.matchstate import match_state_build
 from odds.feed.pricing.tennis import TennisLive, point_played
-from reducers import keys, topics
+from reducers import topics
 from reducers.matchstate import ConflatedMatch, encode_match, match_message
 from reducers.schemas import Incident, MatchSuspension
+from store import keys
 from tests.browser.axe import axe_check
 from tests.factories import market_create, sign_in, user_create
 

@@ -103,8 +103,8 @@ def test_lag_dashboard_shows_a_query_waiting_to_be_restarted_with_its_error(
 
     import orjson
 
-    from reducers import keys
     from reducers.supervision import Backoff, QueryRun, run_failed, run_restarted, run_started
+    from store import keys
 
     now = int(time.time() * 1000)
     failed = run_failed(

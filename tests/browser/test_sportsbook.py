@@ -217,7 +217,7 @@ def test_a_market_suspended_by_a_trader_reaches_the_page_within_a_second_of_the_
 def test_a_dropped_websocket_resumes_the_slip_channel_without_a_gap(
     asgi_server, price_query, publish, login, page: Page, redis_client
 ):
-    from reducers import keys
+    from store import keys
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     selection = first_selection(market)

@@ -151,7 +151,7 @@ def test_admin_subscriptions_page_ends_a_channel_after_confirmation(
 ):
     import time
 
-    from reducers import keys
+    from store import keys
 
     punter = user_create(balance="10.00")
     channel = "browserchannel0123456789"

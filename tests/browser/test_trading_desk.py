@@ -16,9 +16,10 @@ from playwright.sync_api import Browser, Page, expect
 from odds.betting.models import Bet
 from odds.catalogue.models import Market
 from odds.core.roles import TRADERS, roles_sync
-from reducers import keys, topics
+from reducers import topics
 from reducers.movers import Move
 from reducers.schemas import decode_price_update
+from store import keys
 from store.markets import MarketStore
 from tests.browser.axe import axe_check
 from tests.conftest import wait_for

@@ -78,7 +78,7 @@ class ProgressLists:
     """The reducers' recent progress reports of each query, as Redis lists hold them."""
 
     def __init__(self, reports: dict[str, list[dict[str, Any]]]) -> None:
-        from reducers import keys
+        from store import keys
 
         self._lists = {keys.reducer_progress_recent(q): [orjson.dumps(r) for r in rs] for q, rs in reports.items()}
 

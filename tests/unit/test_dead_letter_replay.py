@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.dead_letters import (
     COUNTER_AGAIN,
     HEADER_FIRST_ORIGIN,
@@ -23,6 +23,7 @@ from reducers.dead_letters import (
     source_of_reason,
 )
 from spark.sinks.dead_letter import Rejects
+from store import keys
 from store.dead_letters import ReplayLedger
 from tests.fakes import FakeDeadLetters, fake_store_client
 

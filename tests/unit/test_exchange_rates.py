@@ -5,7 +5,6 @@ from decimal import Decimal
 
 import pytest
 
-from reducers import keys
 from reducers.liability import (
     MarketBook,
     SelectionTotal,
@@ -17,6 +16,7 @@ from reducers.liability import (
 )
 from reducers.rates import LUA_TO_BOOK, RateRefused, book_amount, in_book, rate_check, rate_units, to_book
 from reducers.schemas import decode_bet_event
+from store import keys
 from store.liability import BookChange, BookStore
 from tests.factories import bet_event_build as event
 from tests.fakes import fake_store_client

@@ -11,7 +11,6 @@ from typing import Any
 import orjson
 import pytest
 
-from reducers import keys
 from reducers.frames import MarketFrame
 from reducers.matchstate import ConflatedMatch, match_message
 from reducers.schemas import MatchClock, MatchStateUpdate
@@ -19,6 +18,7 @@ from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
+from store import keys
 from store.channels import ROUTE_MARKETS, ChannelStore
 from tests.factories import market_ids_define, raw_price_update
 from tests.fakes import FakeDeadLetters, fake_store_client

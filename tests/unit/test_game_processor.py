@@ -12,11 +12,12 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from reducers import game, keys, topics
+from reducers import game, topics
 from reducers.frames import GameQuestion
 from reducers.schemas import GameAnswer, GameEvent
 from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.game import OUTPUT, GameProcessor, GameSink
+from store import keys
 from store.channels import ChannelStore
 from store.game import GameStore
 from tests.fakes import FakeDeadLetters, fake_store_client

@@ -15,11 +15,10 @@ from reducers.latency import (
     LATENCY_BUCKETS_S,
     bucket_of,
     histogram_increments,
-    histogram_key,
     histogram_read,
-    pipeline_observe,
     state_spans_ms,
 )
+from store.latency import histogram_key, pipeline_observe
 from tests.promtool import promtool_check
 from tests.unit.test_metrics_rendering import HISTOGRAMS, SNAPSHOT
 

@@ -2,7 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from reducers import frames, keys
+from reducers import frames
 from reducers.liability import (
     MarketBook,
     MarketNames,
@@ -17,6 +17,7 @@ from reducers.liability import (
     ticker_frame,
 )
 from reducers.schemas import BetEvent, BetLeg
+from store import keys
 from tests.factories import bet_event_build as event
 from tests.fakes import fake_store_client
 

@@ -11,12 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from reducers import keys
 from reducers.schemas import MarketDefinition
 from reducers.subscriptions import QuerySpec, StreamCommand, SubscriptionSpec, shared_channel_id
 from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.prices import PriceBatchProcessor
+from store import keys
 from store.channels import ChannelStore
 from tests.factories import definition_build, raw_price_update
 from tests.fakes import FakeDeadLetters, fake_store_client

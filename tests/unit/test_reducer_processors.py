@@ -11,12 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
-from reducers import keys
 from reducers.schemas import PriceUpdate
 from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.commands import CommandBatchProcessor
 from spark.jobs.liability import LiabilityProcessor
 from spark.jobs.prices import QUERY_NAME, PriceBatchProcessor
+from store import keys
 from tests.factories import bet_event_build, market_ids_define, raw_price_update
 from tests.fakes import FakeDeadLetters, FakeWindows, fake_store_client
 

@@ -1,8 +1,8 @@
 from celery.schedules import crontab
 
 from odds.core import task_names
-from reducers import keys
 from reducers.redis_url import with_db
+from store import keys
 from store.clients import celery_broker
 from webapp.settings.channels import STREAM_SWEEP_INTERVAL_S
 from webapp.settings.env import read

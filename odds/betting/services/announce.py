@@ -9,7 +9,7 @@ from django.db import transaction
 from odds.betting.models import Bet, Wallet
 from odds.core.connections import redis_shared
 from odds.core.events import BetLegsDecided, BetSettled, LegResult
-from reducers import keys
+from store import keys
 
 log = logging.getLogger(__name__)
 

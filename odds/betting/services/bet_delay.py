@@ -26,8 +26,9 @@ from odds.betting.services.bets import bet_event_enqueue
 from odds.betting.services.wallet import ledger_post
 from odds.catalogue.selectors.prices import selection_quotes
 from odds.core.connections import redis_shared
-from reducers import betting, frames, keys
+from reducers import betting, frames
 from reducers.frames import BetDecidedFrame, BetOfferedFrame
+from store import keys
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.scoreboard import Layout, board_of
 from odds.core.connections import redis_shared
-from reducers import keys
+from store import keys
 
 LISTED = (Event.Status.SCHEDULED, Event.Status.IN_PLAY)
 TRADED = (Market.Status.OPEN, Market.Status.SUSPENDED)

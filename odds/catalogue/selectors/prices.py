@@ -22,9 +22,9 @@ from django.conf import settings
 
 from odds.catalogue.models import Selection
 from odds.core.connections import redis_shared
-from reducers import keys
 from reducers.betting import leg_verdict, live_leg, live_state_fresh
 from reducers.queries import PRICE_QUERIES
+from store import keys
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,11 @@ from odds.core.kafka import producer_shared
 from odds.core.outbox import outbox_enqueue
 from odds.core.sequences import sequences_next
 from odds.core.task_names import enqueue
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 from reducers.suspensions import Reason
 from reducers.trading import margin_checked, price_change_needs_confirmation, price_change_ratio
+from store import keys
 from store.markets import MarketStore
 
 log = logging.getLogger(__name__)

@@ -46,7 +46,7 @@ from odds.feed.matchstate import (
     tennis_from_score,
 )
 from odds.feed.pricing import MODELLED, Book, EventPricer, calibrate, drift
-from reducers import keys, topics
+from reducers import topics
 from reducers.market_kinds import MarketKind, kind_of
 from reducers.schemas import (
     GameEvent,
@@ -58,6 +58,7 @@ from reducers.schemas import (
     decode_price_update_json,
 )
 from reducers.suspensions import BY_FEED, FEED_SETTERS, Reason
+from store import keys
 from store.clients import redis_client
 
 HEARTBEAT_TTL_S = 60

@@ -23,11 +23,12 @@ from odds.catalogue.models import Event, Market, Selection
 from odds.core.kafka import message_headers, reader_create
 from odds.core.metrics import topic_partitions
 from odds.ops.models import MetricSample
-from reducers import keys, topics
+from reducers import topics
 from reducers.dead_letters import HEADER_REPLAYS, SOURCES
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
 from reducers.rules import BOOK_CURRENCY
 from reducers.schemas import describe_price_record
+from store import keys
 from store.clients import PRODUCER_DEFAULTS, redis_client
 
 

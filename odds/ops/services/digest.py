@@ -19,9 +19,9 @@ from odds.betting.models import Bet, BetLeg
 from odds.catalogue.models import Event, Market
 from odds.catalogue.services.markets import markets_status_set
 from odds.core.connections import redis_shared
-from reducers import keys
 from reducers.money import money_text
 from reducers.suspensions import BY_FEED_WATCH, Reason
+from store import keys
 
 log = logging.getLogger(__name__)
 

@@ -41,9 +41,10 @@ from odds.core.kafka import message_headers, producer_shared, reader_create
 from odds.core.metrics import COUNTER_DEAD_LETTERS, committed_offsets, log_end_offsets, topic_partitions
 from odds.core.outbox import outbox_drain, outbox_pending_count
 from odds.models import OutboxMessage
-from reducers import keys, restore, topics
+from reducers import restore, topics
 from reducers.liability import SEEN_TTL_S, aggregate, books_of
 from reducers.schemas import InvalidRecord, decode_bet_event
+from store import keys
 from store.liability import BookStore
 from store.markets import LiabilityStore
 

@@ -17,8 +17,9 @@ from django.db import transaction
 from odds.core.connections import redis_shared
 from odds.streaming.services.streams import StreamError, stream_end
 from odds.streaming.session import session_digest
-from reducers import frames, keys
+from reducers import frames
 from reducers.frames import SessionCloseMessage, SessionEndReason
+from store import keys
 
 log = logging.getLogger(__name__)
 

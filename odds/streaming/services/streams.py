@@ -16,7 +16,7 @@ from django.conf import settings
 
 from odds.core.kafka import producer_shared
 from odds.core.ratelimits import STREAM_CONTROL, SUBSCRIBE, rate_hit
-from reducers import keys, topics
+from reducers import topics
 from reducers.subscriptions import (
     ENDED_CHANNEL_KEEP_S,
     QuerySpec,
@@ -25,6 +25,7 @@ from reducers.subscriptions import (
     is_shared_channel,
     shared_channel_id,
 )
+from store import keys
 from store.channels import channel_seq_floor
 from store.clients import redis_client
 

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from odds.betting.models import Bet
-from reducers import keys
 from reducers.queries import PRICE_QUERIES
+from store import keys
 from tests.factories import live_state_write, market_create
 from tests.integration.betting.helpers import bet_accepted, bet_body, error_of, selections_of
 

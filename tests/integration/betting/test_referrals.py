@@ -25,9 +25,10 @@ from odds.catalogue.services.markets import market_resume, market_suspend
 from odds.models import OutboxMessage
 from odds.trading.models import CustomerLimit, CustomerSportLimit
 from odds.trading.services.customers import LimitRefused, customer_limits_set
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import BetEvent, decode_bet_event
 from reducers.trading import OFFER_WINDOW_S, REFERRAL_WINDOW_S, referral_reason
+from store import keys
 from tests.factories import market_create, user_create
 from tests.integration.betting.helpers import selections_of
 

@@ -188,7 +188,7 @@ def test_reconcile_wallets_fails_on_a_balance_changed_outside_the_ledger(punter)
 
 
 def _punter_news(redis_client, punter):
-    from reducers import keys
+    from store import keys
 
     pubsub = redis_client.pubsub()
     pubsub.subscribe(keys.punter_channel(punter.id))

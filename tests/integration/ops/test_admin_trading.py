@@ -10,7 +10,7 @@ import pytest
 
 from odds.betting.services.bets import LegRequest, bet_place
 from odds.catalogue.models import Market
-from reducers import keys
+from store import keys
 from tests.factories import live_state_write, market_create, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

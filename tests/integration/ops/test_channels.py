@@ -9,8 +9,8 @@ import pytest
 from django.urls import reverse
 
 from odds.ops.selectors.ops import price_partitioner
-from reducers import keys
 from reducers.partitioning import market_partition
+from store import keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from odds.core.kafka import reader_create
 from odds.ops.models import DeadLetterAction, DeadLetterHandled
-from reducers import keys, topics
+from reducers import topics
 from reducers.dead_letters import (
     COUNTER_AGAIN,
     HEADER_FIRST_ORIGIN,
@@ -29,6 +29,7 @@ from reducers.dead_letters import (
 )
 from spark.jobs.commands import CommandBatchProcessor
 from spark.sinks.dead_letter import dead_letter_sink
+from store import keys
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(300)]
 

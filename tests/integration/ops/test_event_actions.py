@@ -16,7 +16,7 @@ from odds.catalogue.services.markets import (
     event_markets_resume,
     event_markets_suspend,
 )
-from reducers import keys
+from store import keys
 from tests.factories import market_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

@@ -15,7 +15,7 @@ from odds.betting.models import Bet
 from odds.betting.services.bets import LegRequest, bet_place
 from odds.core.roles import OPERATORS, TRADERS
 from odds.trading.models import ExchangeRate
-from reducers import keys
+from store import keys
 from store.liability import BookStore
 from tests.factories import live_state_write, market_create, staff_sign_in, user_create
 

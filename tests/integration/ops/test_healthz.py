@@ -9,7 +9,7 @@ import pytest
 
 from odds.core import health
 from odds.tasks import worker_heartbeat
-from reducers import keys
+from store import keys
 from tests.factories import sign_in, user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

@@ -81,7 +81,7 @@ def test_in_play_markets_are_suspended_when_the_feed_stops_beating_and_the_feed_
     import time
 
     from odds.feed.services.feed import FeedRunner
-    from reducers import keys
+    from store import keys
 
     playing = market_create()
     Event.objects.filter(id=playing.event_id).update(status=Event.Status.IN_PLAY, starts_at=timezone.now())
@@ -102,7 +102,7 @@ def test_in_play_markets_are_suspended_when_the_feed_stops_beating_and_the_feed_
 
 
 def test_no_market_is_suspended_for_a_feed_that_never_ran(services, redis_client):
-    from reducers import keys
+    from store import keys
 
     playing = market_create()
     Event.objects.filter(id=playing.event_id).update(status=Event.Status.IN_PLAY, starts_at=timezone.now())

@@ -14,7 +14,8 @@ from django.conf import settings
 
 from odds.core import metrics
 from odds.core.kafka import admin_client
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 

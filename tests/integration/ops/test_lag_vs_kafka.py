@@ -77,8 +77,8 @@ def test_recent_progress_reports_hold_every_batch_newest_first(price_query, prod
     gap in batch ids up to the latest one, and the list stays within its cap."""
     import orjson
 
-    from reducers import keys
     from spark.progress import PROGRESS_RECENT
+    from store import keys
 
     markets = [market_create() for _ in range(3)]
     markets_define(redis_client, *markets)
@@ -117,7 +117,7 @@ def test_every_query_is_heard_from_and_an_idle_one_keeps_being_heard_from(reduce
     """A query with nothing to read still gives a sign of life (Spark's idle events), so the
     dashboard tells a quiet query from a silent one."""
     from odds.core.metrics import QUERY_TOPICS
-    from reducers import keys
+    from store import keys
 
     def seen() -> dict[str, int]:
         return {k.decode(): int(v) for k, v in redis_client.hgetall(keys.reducer_seen()).items()}

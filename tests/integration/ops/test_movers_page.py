@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from reducers import keys
 from reducers.movers import Move
+from store import keys
 from store.markets import MarketStore
 from tests.factories import market_create, markets_define
 from tests.integration.betting.helpers import selections_of

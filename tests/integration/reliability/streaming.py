@@ -16,8 +16,9 @@ import orjson
 import redis as redis_lib
 
 from bench.harness import Process, free_port
-from reducers import keys, topics
+from reducers import topics
 from spark.jobs import commands
+from store import keys
 from store.clients import redis_client
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update

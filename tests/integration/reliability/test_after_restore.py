@@ -26,9 +26,10 @@ from odds.core.metrics import topic_partitions
 from odds.core.outbox import outbox_relay
 from odds.models import OutboxMessage
 from odds.ops.services.restore import records_since
-from reducers import keys, restore, topics
+from reducers import restore, topics
 from reducers.liability import SelectionTotal
 from reducers.schemas import BetEvent
+from store import keys
 from store.clients import kafka_consumer
 from store.liability import BookStore
 from store.markets import LiabilityStore

@@ -13,7 +13,6 @@ from typing import Any
 import orjson
 import pytest
 
-from reducers import keys
 from reducers.schemas import MatchClock, MatchStateUpdate
 from reducers.subscriptions import StreamCommand, spec_from_json
 from reducers.supervision import Backoff
@@ -23,6 +22,7 @@ from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
 from spark.jobs.reducers import QuerySupervisor
 from spark.sources import kafka_stream
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.fakes import FakeDeadLetters

@@ -16,8 +16,9 @@ import orjson
 import pytest
 
 from bench.harness import Process
-from reducers import game, keys, topics
+from reducers import game, topics
 from reducers.schemas import GameAnswer
+from store import keys
 from store.game import GameStore
 from tests.conftest import wait_for
 from tests.integration.reliability.game_query import CRASH_POINT

@@ -20,9 +20,10 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Message, Producer
 
 from odds.core.metrics import kafka_health
-from reducers import keys, topics
+from reducers import topics
 from reducers.queries import QUERIES as REDUCER_QUERIES
 from reducers.schemas import decode_price_update
+from store import keys
 from store.clients import PRODUCER_DEFAULTS, redis_client
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_ids_define, raw_price_update

@@ -13,9 +13,10 @@ from decimal import Decimal
 import orjson
 import pytest
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
 from reducers.subscriptions import StreamCommand, spec_from_json
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import definition_build, market_ids_define, raw_price_update
 from tests.integration.streaming.dead_letters import dead_letter_of

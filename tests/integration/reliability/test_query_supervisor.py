@@ -11,11 +11,11 @@ from types import SimpleNamespace
 import orjson
 import pytest
 
-from reducers import keys
 from reducers.supervision import Backoff
 from reducers.topics import TopicSpec
 from spark.jobs.reducers import QuerySupervisor
 from spark.sources import kafka_stream
+from store import keys
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import pytest
 import redis as redis_lib
 
-from reducers import keys
+from store import keys
 from tests.conftest import wait_for
 from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient
 from tests.integration.reliability.conftest import Stack, namespace_on_shared_kafka

@@ -16,7 +16,8 @@ import orjson
 import pytest
 
 from bench.harness import free_port
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import definition_build
 from tests.integration.reliability.clients import ChannelClient, Loop, WatchClient

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from reducers import keys
+from store import keys
 from tests.factories import user_create
 from tests.integration.reliability.clients import ChannelClient, Loop, session_for
 from tests.integration.reliability.streaming import MARKETS, Feed, settle, start_streaming

@@ -18,7 +18,8 @@ import pytest
 import redis as redis_lib
 
 from bench.harness import Process
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import definition_build, raw_price_update
 from tests.integration.reliability.conftest import Stack

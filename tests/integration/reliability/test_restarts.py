@@ -31,7 +31,8 @@ import redis as redis_lib
 from confluent_kafka import Consumer, TopicPartition
 
 from bench.harness import Process, free_port
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import user_create
 from tests.integration.reliability.clients import Loop, WatchClient, session_for

@@ -32,7 +32,7 @@ import pytest
 import redis as redis_lib
 
 from bench.harness import free_port
-from reducers import keys
+from store import keys
 from tests.conftest import ROOT, wait_for
 from tests.factories import market_create
 from tests.integration.reliability.conftest import Stack

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from bench.harness import free_port
-from reducers import keys
+from store import keys
 from tests.conftest import ROOT, wait_for
 from tests.factories import user_create
 from tests.integration.reliability.clients import ChannelClient, Loop, session_for

@@ -15,7 +15,7 @@ from django.test import Client
 from odds.betting.models import Bet, Wallet
 from odds.streaming.services import streams as stream_service
 from odds.streaming.services.streams import StreamError
-from reducers import keys
+from store import keys
 from tests.factories import market_create
 from tests.integration.betting.helpers import bet_body, error_of, selections_of
 from tests.integration.security.conftest import logged_in

@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from reducers import keys
+from store import keys
 from tests.integration.streaming.test_serve import serve, stop
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True), pytest.mark.timeout(240)]

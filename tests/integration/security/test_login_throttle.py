@@ -16,7 +16,7 @@ import pytest
 from django.contrib.auth.signals import user_login_failed
 from django.test import Client
 
-from reducers import keys
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import user_create
 

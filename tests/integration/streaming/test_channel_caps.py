@@ -8,8 +8,8 @@ import threading
 import pytest
 
 from odds.streaming.services.streams import StreamError, stream_subscribe
-from reducers import keys
 from reducers.subscriptions import SubscriptionSpec
+from store import keys
 from tests.factories import user_create
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

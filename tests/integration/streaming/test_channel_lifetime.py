@@ -16,7 +16,8 @@ from django.test import Client
 from websockets.typing import Origin
 
 from odds.streaming.services.streams import stream_end, streams_expire
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import uvicorn_serving, wait_for
 from tests.factories import market_ids_define, raw_price_update, user_create
 from tests.integration.reliability.clients import session_for

@@ -14,8 +14,9 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
+from store import keys
 from tests.factories import definition_build, definitions_write, user_create
 from webapp.asgi import application
 

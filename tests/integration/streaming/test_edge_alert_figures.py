@@ -11,8 +11,8 @@ from channels.testing import WebsocketCommunicator
 
 from odds.core.metrics import COUNTER_WEBSOCKET_CLOSES, latency_histograms
 from odds.streaming.hub import get_hub
-from reducers import keys
 from reducers.prices import conflate
+from store import keys
 from store.markets import MarketStore
 from tests.factories import raw_price_update
 from webapp.asgi import application

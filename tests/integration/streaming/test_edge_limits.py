@@ -19,7 +19,7 @@ from django.test import Client
 from websockets.typing import Origin
 
 from bench.harness import ROOT, free_port
-from reducers import keys
+from store import keys
 from store.channels import LOG_MAX_BYTES, LOG_SIZE, ChannelStore
 from tests.factories import user_create
 from tests.integration.reliability.clients import session_for

@@ -12,9 +12,10 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from reducers import game, keys, topics
+from reducers import game, topics
 from reducers.frames import GameQuestion
 from reducers.schemas import GameAnswer, GameEvent
+from store import keys
 from store.game import GameStore
 from tests.conftest import wait_for
 from tests.integration.streaming.dead_letters import dead_letter_of

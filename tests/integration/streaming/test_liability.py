@@ -7,8 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
+from store import keys
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.integration

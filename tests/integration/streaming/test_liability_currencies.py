@@ -16,8 +16,9 @@ from odds.core.outbox import outbox_relay
 from odds.models import OutboxMessage
 from odds.trading.selectors.desk import desk_risk_books
 from odds.trading.services.rates import exchange_rate_set
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import decode_bet_event
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import live_state_write, market_create, user_create
 from tests.integration.betting.helpers import selections_of

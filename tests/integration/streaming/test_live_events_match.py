@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from reducers import keys
+from store import keys
 from tests.factories import market_create, user_create
 from tests.integration.security.conftest import logged_in
 

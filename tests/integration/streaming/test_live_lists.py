@@ -9,9 +9,10 @@ import time
 import pytest
 from channels.testing import WebsocketCommunicator
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import MarketDefinition
 from reducers.subscriptions import QuerySpec, shared_channel_id
+from store import keys
 from tests.conftest import wait_for
 from webapp.asgi import application
 

@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reducers import keys
-from reducers.latency import PIPELINE_STAGES, histogram_key, histogram_read
+from reducers.latency import PIPELINE_STAGES, histogram_read
 from reducers.markets import StoredDefinition, WriteDefinition
 from reducers.movers import Move
 from reducers.prices import conflate, is_newer
+from store import keys
+from store.latency import histogram_key
 from store.markets import MarketStore, queue_states, raw_states
 from tests.conftest import wait_for
 from tests.factories import definition_build, raw_price_update

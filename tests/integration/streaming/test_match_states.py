@@ -6,8 +6,9 @@ import orjson
 import pytest
 
 from odds.feed.matchstate import match_state_build
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import Incident
+from store import keys
 from tests.conftest import wait_for
 from tests.integration.streaming.dead_letters import dead_letter_of
 from tests.integration.streaming.test_subscriptions import Frames, command, definition, new_channel, now_ms, send

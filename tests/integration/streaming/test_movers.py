@@ -9,9 +9,10 @@ from decimal import Decimal
 
 import pytest
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.movers import Move
 from reducers.schemas import PriceUpdate
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 

@@ -10,8 +10,8 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from odds.streaming.hub import Hub
-from reducers import keys
 from reducers.prices import conflate
+from store import keys
 from store.markets import MarketStore
 from tests.factories import raw_price_update
 from webapp.asgi import application

@@ -14,10 +14,11 @@ import pytest
 from confluent_kafka import TopicPartition
 from django.conf import settings
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.movers import WindowPartial, decode_partial, merge_all
 from spark.jobs.applier import COUNTER_SQL_ACCEPTED_PYTHON_REFUSED, PriceApplier
 from spark.jobs.prices import HEADER_KAFKA_TS, HEADER_OFFSET, HEADER_SQL_OK, checked_records
+from store import keys
 from store.clients import kafka_consumer
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update

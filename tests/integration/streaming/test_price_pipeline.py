@@ -6,7 +6,8 @@ import orjson
 import pytest
 from django.conf import settings
 
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import definition_build, definitions_write, market_ids_define, raw_price_update
 from tests.integration.streaming.dead_letters import dead_letter_of

@@ -13,8 +13,9 @@ import orjson
 import pytest
 from django.conf import settings
 
-from reducers import keys, topics
+from reducers import topics
 from spark.sources import OffsetRange, RangeReader, ReadsRanges
+from store import keys
 from tests.factories import market_ids_define, raw_price_update
 
 pytestmark = pytest.mark.integration

@@ -20,9 +20,10 @@ import pytest
 import redis as redis_lib
 
 from bench.harness import Process, python
-from reducers import keys, topics
+from reducers import topics
 from reducers.queries import QUERIES
 from spark.session import autogroup_niceness
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from tests.integration.reliability.streaming import Feed, stored

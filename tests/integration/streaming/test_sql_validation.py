@@ -225,7 +225,7 @@ def test_a_large_batch_of_more_partitions_than_slots_runs_one_task_a_slot(spark,
     stage of the SQL path's jobs runs four tasks, not twelve, and the batch is reduced whole."""
     import uuid
 
-    from reducers import keys
+    from store import keys
     from tests.factories import market_ids_define, raw_price_update
 
     slots = spark.sparkContext.defaultParallelism
@@ -259,7 +259,7 @@ def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redi
     """A large micro-batch goes through Spark SQL or the executors' Python workers, its records
     spread over three partitions; the outcome equals the Python reduction, whether the frame
     comes with the SQL verdict or of raw rows."""
-    from reducers import keys
+    from store import keys
     from tests.factories import market_ids_define, raw_price_update
 
     market_a, market_b = 910_001 + markets_of(path) + 100 * checked, 910_002 + markets_of(path) + 100 * checked
@@ -279,7 +279,7 @@ def test_a_large_batch_is_reduced_like_the_python_path(spark, kafka_topics, redi
 def test_a_large_batch_dead_letters_every_record_of_an_unknown_market_and_keeps_its_newest(
     spark, kafka_topics, redis_client, path
 ):
-    from reducers import keys
+    from store import keys
     from tests.factories import market_ids_define, raw_price_update
 
     unknown, known = 910_011 + markets_of(path), 910_012 + markets_of(path)
@@ -303,7 +303,7 @@ def test_a_large_batch_applies_the_newest_valid_record_when_a_newer_one_is_inval
 ):
     """Conflation picks the newest accepted record; a newer invalid record is dead-lettered and
     does not hide it."""
-    from reducers import keys
+    from store import keys
     from tests.factories import market_ids_define, raw_price_update
 
     market = 910_021 + markets_of(path)
@@ -374,8 +374,8 @@ def test_a_large_batch_counts_the_records_older_than_the_watermark_as_late(spark
     markets whose oldest record is late."""
     import dataclasses
 
-    from reducers import keys
     from spark.jobs.prices import QUERY_NAME
+    from store import keys
     from tests.factories import market_ids_define, raw_price_update
 
     market, on_time = 910_031 + markets_of(path), 910_032 + markets_of(path)

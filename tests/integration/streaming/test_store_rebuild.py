@@ -11,7 +11,8 @@ import uuid
 import orjson
 import pytest
 
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.factories import definition_build, raw_price_update
 
 pytestmark = [pytest.mark.integration]

@@ -6,7 +6,8 @@ import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 from webapp.asgi import application

@@ -11,9 +11,10 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 from django.conf import settings
 
-from reducers import keys, topics
+from reducers import topics
 from reducers.schemas import MarketDefinition
 from reducers.subscriptions import QuerySpec, StreamCommand, SubscriptionSpec, shared_channel_id, spec_from_json
+from store import keys
 from tests.conftest import wait_for
 from tests.factories import market_ids_define, raw_price_update
 

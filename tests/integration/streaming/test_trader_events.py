@@ -12,7 +12,8 @@ from django.utils import timezone
 from odds.catalogue.models import Event
 from odds.core.outbox import outbox_drain
 from odds.trading.services.operations import event_create
-from reducers import keys, topics
+from reducers import topics
+from store import keys
 from tests.conftest import wait_for
 from tests.integration.topic_records import records_from_start
 
