@@ -469,6 +469,36 @@ def raw_states(market_ids: Sequence[int], replies: Sequence[Any]) -> dict[int, b
     return {market_id: raw for market_id, raw in zip(market_ids, replies, strict=True) if raw is not None}
 
 
+def queue_live_states(pipe: Any, market_ids: Sequence[int], queries: Sequence[str]) -> None:
+    """Queue on ``pipe`` (sync or asyncio) what pricing a bet reads: per market the sequence and
+    state the reducers applied, then the sequence and state of the newest trader decision on it,
+    and last the signs of life (``reducer_seen``, epoch milliseconds) of ``queries``."""
+    for market_id in market_ids:
+        pipe.hmget(keys.market_state(market_id), ["seq", "state"])
+        pipe.hmget(keys.trader_decision(market_id), ["seq", "state"])
+    pipe.hmget(keys.reducer_seen(), list(queries))
+
+
+def trader_decision_write(client: Any, *, market_id: int, seq: int, state: bytes, ttl_s: int) -> None:
+    """Keep a trader's decision on a market (its sequence and encoded state) for ``ttl_s``, in one
+    transaction: bets and cash-outs read it beside the applied state until the reducers have
+    applied a newer sequence."""
+    pipe = client.pipeline(transaction=True)
+    key = keys.trader_decision(market_id)
+    pipe.hset(key, mapping={"seq": seq, "state": state})
+    pipe.expire(key, ttl_s)
+    pipe.execute()
+
+
+def sequences_next(client: Any, market_ids: Sequence[int]) -> list[int]:
+    """Hand out the next source sequence number of each market (one round trip): the feed and
+    the traders' decisions share one counter per market, so their updates are ordered."""
+    pipe = client.pipeline(transaction=False)
+    for market_id in market_ids:
+        pipe.hincrby(keys.source_sequences(), str(market_id), 1)
+    return [int(s) for s in pipe.execute()]
+
+
 class LiabilityStore:
     """Liability per selection (``keys.liability``, ranked in ``keys.liability_index``) and the
     liability reducer's seen-markers (``keys.bet_event_seen``), as the site replaces them whole.

@@ -1,7 +1,7 @@
 """The state of PostgreSQL's backups and WAL archive, for ``/metrics`` and the ops pages.
 
 The backups are pgBackRest's (infra/bin/backup.sh). The backup scheduler (``manage.py
-run_backups``) reads the repository and keeps what it found in Redis (``keys.backup_status``),
+run_backups``) reads the repository and keeps what it found in Redis (``store.backups``),
 so every web process on any host reads the same figures without access to the repository. The
 archive's progress is PostgreSQL's own (``pg_stat_archiver`` and the archive status directory,
 which the ``pg_monitor`` role may read), read at each request.
@@ -12,10 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import orjson
-
 from odds.core.connections import redis_shared
-from store import keys
+from store import backups as backup_store
 
 LATE, OK, UNKNOWN, OFF = "late", "ok", "unknown", "off"
 
@@ -53,12 +51,13 @@ def backup_summary(info: list[dict[str, Any]], *, now_s: float) -> dict[str, Any
 
 
 def backup_status_write(status: dict[str, Any]) -> None:
-    redis_shared().set(keys.backup_status(), orjson.dumps(status))
+    """Keep what the check found for every process's ``/metrics`` and ops page."""
+    backup_store.backup_status_write(redis_shared(), status)
 
 
 def backup_status_read() -> dict[str, Any] | None:
-    raw = redis_shared().get(keys.backup_status())
-    return orjson.loads(raw) if raw else None
+    """What the last check found, ``None`` before the first."""
+    return backup_store.backup_status_read(redis_shared())
 
 
 ARCHIVER_SQL = """

@@ -3,7 +3,7 @@ websocket's own frame and image budgets are part of its protocol state, ``odds.s
 
 A limit is declared once in ``LIMITS`` (its amount and window read from the settings at each
 use, so a deployment or a test can change them) and counted by a fixed window that starts with
-the caller's first hit, in Redis, under ``keys.rate_limits()``: one counter per limit, caller and
+the caller's first hit, in Redis (``store.limits``): one counter per limit, caller and
 window, with its expiry. ``rate_hit`` (sync) and ``rate_hit_async`` (asyncio, on a client of the
 calling event loop) count one attempt atomically and say whether it is within the limit and, if
 not, how long until the window ends. A Redis that refuses or cannot be reached raises
@@ -22,13 +22,11 @@ import redis
 import redis.asyncio as aioredis
 from django.conf import settings
 from limits import RateLimitItem, RateLimitItemPerSecond
-from limits.aio.storage import RedisStorage as AsyncRedisStorage
 from limits.aio.strategies import FixedWindowRateLimiter as AsyncFixedWindowRateLimiter
-from limits.storage import RedisStorage
 from limits.strategies import FixedWindowRateLimiter
 
 from odds.core.connections import redis_shared
-from store import keys
+from store.limits import limit_storage, limit_storage_async
 
 
 @dataclass(frozen=True)
@@ -101,8 +99,7 @@ def _sync_limiter() -> FixedWindowRateLimiter:
     client = redis_shared()
     limiter = _limiters.get(client)
     if limiter is None:
-        storage = RedisStorage("redis://", connection_pool=client.connection_pool, key_prefix=keys.rate_limits())
-        limiter = _limiters[client] = FixedWindowRateLimiter(storage)
+        limiter = _limiters[client] = FixedWindowRateLimiter(limit_storage(client))
     return limiter
 
 
@@ -133,13 +130,7 @@ _async_limiters: weakref.WeakKeyDictionary[aioredis.Redis, AsyncFixedWindowRateL
 def _async_limiter(client: aioredis.Redis) -> AsyncFixedWindowRateLimiter:
     limiter = _async_limiters.get(client)
     if limiter is None:
-        storage = AsyncRedisStorage(
-            "async+redis://",
-            implementation="redispy",
-            connection_pool=client.connection_pool,
-            key_prefix=keys.rate_limits(),
-        )
-        limiter = _async_limiters[client] = AsyncFixedWindowRateLimiter(storage)
+        limiter = _async_limiters[client] = AsyncFixedWindowRateLimiter(limit_storage_async(client))
     return limiter
 
 

@@ -45,7 +45,7 @@ def screenshots(page: Page, name: str) -> None:
 
 def live_market(redis_client):
     from odds.core.connections import redis_shared
-    from odds.core.sequences import sequences_next
+    from store.markets import sequences_next
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     seq = sequences_next(redis_shared(), [market.id])[0]

@@ -46,7 +46,7 @@ def test_a_reality_check_appears_when_due_holds_bets_and_continue_lets_the_next_
 ):
     from odds.betting.services.bets import BetInvalid, LegRequest, bet_place
     from odds.core.connections import redis_shared
-    from odds.core.sequences import sequences_next
+    from store.markets import sequences_next
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     live_state_write(

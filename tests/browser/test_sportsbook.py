@@ -43,7 +43,7 @@ def slip_leg(page: Page, selection_id: int):
 def next_seq(market: Market) -> int:
     """The market's next source sequence, from the counter the feed and traders share."""
     from odds.core.connections import redis_shared
-    from odds.core.sequences import sequences_next
+    from store.markets import sequences_next
 
     return sequences_next(redis_shared(), [market.id])[0]
 

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 def test_deposit_limit_and_time_out_from_the_wallet_page(asgi_server, login, redis_client, page: Page):
     from odds.core.connections import redis_shared
-    from odds.core.sequences import sequences_next
+    from store.markets import sequences_next
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     live_state_write(
@@ -114,7 +114,7 @@ def limits_screenshots(page: Page, url: str) -> None:
 
 def _live_market(redis_client):
     from odds.core.connections import redis_shared
-    from odds.core.sequences import sequences_next
+    from store.markets import sequences_next
 
     market = market_create(prices=("2.50", "3.20", "2.90"))
     live_state_write(

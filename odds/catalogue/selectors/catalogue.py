@@ -15,7 +15,7 @@ from django.utils import timezone
 from odds.catalogue.models import Competition, Event, Market, Selection, Sport
 from odds.catalogue.scoreboard import Layout, board_of
 from odds.core.connections import redis_shared
-from store import keys
+from store.matches import queue_matches
 
 LISTED = (Event.Status.SCHEDULED, Event.Status.IN_PLAY)
 TRADED = (Market.Status.OPEN, Market.Status.SUSPENDED)
@@ -173,8 +173,7 @@ def match_states(event_ids: list[int]) -> list[dict[str, Any] | None]:
     if not event_ids:
         return []
     pipe = redis_shared().pipeline(transaction=False)
-    for event_id in event_ids:
-        pipe.hget(keys.match_state(event_id), "state")
+    queue_matches(pipe, event_ids)
     return [None if raw is None else orjson.loads(raw) for raw in pipe.execute()]
 
 

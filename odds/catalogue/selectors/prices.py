@@ -24,7 +24,7 @@ from odds.catalogue.models import Selection
 from odds.core.connections import redis_shared
 from reducers.betting import leg_verdict, live_leg, live_state_fresh
 from reducers.queries import PRICE_QUERIES
-from store import keys
+from store.markets import queue_live_states
 
 
 @dataclass(frozen=True)
@@ -77,10 +77,7 @@ def live_states_read(pipe: _Pipeline, market_ids: Sequence[int]) -> None:
     """Queue on ``pipe`` (sync or asyncio) the reads ``live_states_parse`` takes: per market its
     state as the reducers applied it and the newest trader decision on it, then the price
     pipe's signs of life."""
-    for market_id in market_ids:
-        pipe.hmget(keys.market_state(market_id), ["seq", "state"])
-        pipe.hmget(keys.trader_decision(market_id), ["seq", "state"])
-    pipe.hmget(keys.reducer_seen(), list(PRICE_QUERIES))
+    queue_live_states(pipe, market_ids, PRICE_QUERIES)
 
 
 def live_states_parse(market_ids: Sequence[int], replies: Sequence[Any]) -> LiveStates:

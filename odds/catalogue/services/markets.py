@@ -31,14 +31,12 @@ from odds.core import task_names
 from odds.core.connections import redis_shared
 from odds.core.kafka import producer_shared
 from odds.core.outbox import outbox_enqueue
-from odds.core.sequences import sequences_next
 from odds.core.task_names import enqueue
 from reducers import topics
 from reducers.schemas import MarketDefinition, PriceUpdate, SelectionPrice, parse_price
 from reducers.suspensions import Reason
 from reducers.trading import margin_checked, price_change_needs_confirmation, price_change_ratio
-from store import keys
-from store.markets import MarketStore
+from store.markets import MarketStore, sequences_next, trader_decision_write
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +165,7 @@ def market_price_update(*, market_id: int, overrides: Mapping[int, Decimal] | No
 
 
 def trader_decision_record(update: PriceUpdate) -> None:
-    """Keep the decision where bets and cash-outs read prices (``keys.trader_decision``), so that
+    """Keep the decision where bets and cash-outs read prices (``store.markets.trader_decision_write``), so that
     they go by it from now on, not once the reducers have applied it a moment later."""
     state = {
         "type": "market",
@@ -180,11 +178,13 @@ def trader_decision_record(update: PriceUpdate) -> None:
         # When the trader decided: how old the decision is when a bet or a cash-out reads it.
         "ts": {"decided": int(time.time() * 1000)},
     }
-    pipe = redis_shared().pipeline(transaction=True)
-    key = keys.trader_decision(update.market_id)
-    pipe.hset(key, mapping={"seq": update.seq, "state": orjson.dumps(state)})
-    pipe.expire(key, TRADER_DECISION_TTL_S)
-    pipe.execute()
+    trader_decision_write(
+        redis_shared(),
+        market_id=update.market_id,
+        seq=update.seq,
+        state=orjson.dumps(state),
+        ttl_s=TRADER_DECISION_TTL_S,
+    )
 
 
 def market_prices_publish(*, market_id: int, overrides: Mapping[int, Decimal] | None = None) -> PriceUpdate:

@@ -33,7 +33,6 @@ from odds.catalogue.models import Event, Market, Selection
 from odds.catalogue.selectors.catalogue import match_states
 from odds.catalogue.services.markets import event_update, market_result, markets_defined, markets_status_set
 from odds.core.kafka import producer_create
-from odds.core.sequences import sequences_next
 from odds.feed.book import RandomWalk, prices_from_probabilities, probabilities_from_prices
 from odds.feed.lifecycle import Action, MatchState, Step, card_next_at, lifecycle_step, params_of
 from odds.feed.matchstate import (
@@ -60,6 +59,7 @@ from reducers.schemas import (
 from reducers.suspensions import BY_FEED, FEED_SETTERS, Reason
 from store import keys
 from store.clients import redis_client
+from store.markets import sequences_next
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0

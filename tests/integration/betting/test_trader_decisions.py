@@ -25,7 +25,7 @@ from odds.catalogue.services.markets import (
     selection_price_set,
 )
 from odds.core.connections import redis_shared
-from odds.core.sequences import sequences_next
+from store.markets import sequences_next
 from tests.factories import live_state_write, market_create
 from tests.integration.betting.helpers import bet_accepted, bet_body, error_of, selections_of
 
