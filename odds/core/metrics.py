@@ -234,10 +234,6 @@ def progress_figures(raw: bytes | str | None) -> dict[str, Any]:
 # --- Lag readings and the Burrow window ----------------------------------------------------
 
 
-def _window_read(client: redis.Redis, query: str) -> list[dict[str, Any]]:
-    return lag_window_read(client, query, size=window_size())
-
-
 def _window_add(client: redis.Redis, query: str, reading: dict[str, Any]) -> bool:
     """Add the reading unless one was added less than the spacing ago (several readers poll)."""
     return lag_window_add(
@@ -268,10 +264,6 @@ def stale_after_ms() -> int:
     return int(float(getattr(settings, "OPS_REPORT_STALE_S", 30)) * 1000)
 
 
-def _seen(client: redis.Redis) -> dict[str, int]:
-    return reducer_seen_read(client)
-
-
 def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
     """Every reducer query's lag per partition, read from Kafka now, judged over the window and
     against the query's objective.
@@ -285,7 +277,7 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
     parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in queries.items()}
     ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
     progress_raw = reducer_progress_read(client, list(queries))
-    seen = _seen(client)
+    seen = reducer_seen_read(client)
     committed_of = {query: committed_offsets(topics.reducer_group(query), parts) for query, parts in parts_of.items()}
     behind = [
         (t, p, committed[(t, p)])
@@ -305,7 +297,7 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
             "reported": alive,
             "p": {f"{t}/{p}": [committed[(t, p)], ends.get((t, p), -1)] for t, p in parts},
         }
-        history = _window_read(client, query)
+        history = lag_window_read(client, query, size=window_size())
         if record:
             _window_add(client, query, reading)
         window = [reading, *[h for h in history if h["ts"] < now_ms]][: window_size()]
