@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from celery import shared_task
 from django.conf import settings
@@ -14,8 +13,8 @@ from odds.betting.services import bet_delay
 from odds.betting.services.settlement import market_bets_settle
 from odds.core import task_names
 from odds.core.outbox import outbox_drain
-from store import keys
 from store.clients import redis_client
+from store.pipeline import heartbeat_beat
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +22,7 @@ log = logging.getLogger(__name__)
 @shared_task(name=task_names.WORKER_HEARTBEAT, ignore_result=True)
 def worker_heartbeat() -> None:
     """Scheduled by beat and run by a worker: proves both are alive for /healthz."""
-    redis_client(settings.REDIS_URL).set(keys.heartbeat("celery"), int(time.time()), ex=120)
+    heartbeat_beat(redis_client(settings.REDIS_URL), "celery", ttl_s=120)
 
 
 # Retried by Celery itself: a database error (deadlock, lost connection) runs the task again after

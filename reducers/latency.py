@@ -59,6 +59,13 @@ EDGE_STAGES: tuple[str, ...] = (STAGE_PLACEMENT, STAGE_FRAME)
 STAGES: tuple[str, ...] = (*PIPELINE_STAGES, *BROWSER_STAGES, *EDGE_STAGES)
 
 
+def known_stage(stage: str) -> str:
+    """``stage``, one of ``STAGES``; an unknown stage raises ValueError."""
+    if stage not in STAGES:
+        raise ValueError(f"unknown latency stage {stage!r}")
+    return stage
+
+
 def bucket_of(seconds: float) -> str:
     """The field of the bucket an observation falls in: the smallest bound not below it."""
     return BUCKET_FIELDS[bisect.bisect_left(LATENCY_BUCKETS_S, seconds)]

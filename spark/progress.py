@@ -27,8 +27,14 @@ from pyspark.sql.streaming.listener import (
 
 from reducers import topics
 from reducers.lag import iso_ms, json_field, offsets, partition_lags, rows_read_outside_spark
-from store import keys
 from store.clients import kafka_consumer
+from store.pipeline import (
+    heartbeat_beat,
+    reducer_lag_write,
+    reducer_progress_keep,
+    reducer_progress_write,
+    reducer_seen_write,
+)
 
 log = logging.getLogger("spark.progress")
 
@@ -91,10 +97,10 @@ class RedisProgressListener(StreamingQueryListener):
         self._triggered: dict[str, int | None] = {}
 
     def _beat(self) -> None:
-        self._client.set(keys.heartbeat(self._component), int(time.time()), ex=HEARTBEAT_TTL_S)
+        heartbeat_beat(self._client, self._component, ttl_s=HEARTBEAT_TTL_S)
 
     def _seen(self, name: str, pipe: Any | None = None) -> None:
-        (pipe or self._client).hset(keys.reducer_seen(), name, int(time.time() * 1000))
+        reducer_seen_write(pipe or self._client, name, int(time.time() * 1000))
 
     def onQueryStarted(self, event) -> None:
         name = event.name or str(event.id)
@@ -119,16 +125,10 @@ class RedisProgressListener(StreamingQueryListener):
         lags = partition_lags(end=end, latest=latest, previous=self._caught_up.get(name, {}), now_ms=now_ms)
         self._caught_up[name] = {(lag.topic, lag.partition): lag.caught_up_at for lag in lags}
         pipe = self._client.pipeline(transaction=False)
-        pipe.set(keys.reducer_progress(name), report, ex=PROGRESS_TTL_S)
-        recent = keys.reducer_progress_recent(name)
-        pipe.lpush(recent, report)
-        pipe.ltrim(recent, 0, PROGRESS_RECENT - 1)
-        pipe.expire(recent, PROGRESS_TTL_S)
-        pipe.set(
-            keys.reducer_lag(name),
-            orjson.dumps({"ts": now_ms, "partitions": [lag.to_json() for lag in lags]}),
-            ex=PROGRESS_TTL_S,
-        )
+        reducer_progress_write(pipe, name, report, ttl_s=PROGRESS_TTL_S)
+        reducer_progress_keep(pipe, name, report, keep=PROGRESS_RECENT, ttl_s=PROGRESS_TTL_S)
+        lag = {"ts": now_ms, "partitions": [lag.to_json() for lag in lags]}
+        reducer_lag_write(pipe, name, lag, ttl_s=PROGRESS_TTL_S)
         self._seen(name, pipe)
         pipe.execute()
         self._beat()

@@ -1,7 +1,7 @@
 """Redis that comes back empty is rebuilt from Kafka, without a human.
 
 Kafka is the record of what happened; Redis holds what the reducers made of it. The reducers
-write a mark in Redis (``keys.store_mark``) once the store holds everything Kafka has. When the
+write a mark in Redis (``store.pipeline.store_mark_write``) once the store holds everything Kafka has. When the
 mark is missing (Redis restarted without its data, or a new empty node took its place), the
 driver re-reads, from the beginning of what each topic retains:
 
@@ -29,7 +29,6 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-import orjson
 import redis
 from confluent_kafka import OFFSET_BEGINNING, KafkaException, TopicPartition
 
@@ -38,8 +37,8 @@ from reducers.schemas import decode_price_update, price_market_and_seq
 from spark.jobs.markets import MarketTableProcessor
 from spark.jobs.matches import MatchBatchProcessor
 from spark.jobs.prices import PriceBatchProcessor
-from store import keys
 from store.clients import kafka_consumer, redis_client
+from store.pipeline import counter_add, store_mark_write, store_marked
 
 log = logging.getLogger("spark.rebuild")
 # Records handed to a processor at once.
@@ -179,7 +178,7 @@ def rebuild(client: redis.Redis, *, bootstrap: str, now: Callable[[], float] = t
         prices.process_rows(newest[start : start + CHUNK])
     counts["prices_applied"] = len(newest)
     counts["ms"] = int((now() - started) * 1000)
-    client.set(keys.store_mark(), orjson.dumps({"rebuilt_at": int(time.time() * 1000), **counts}))
+    store_mark_write(client, {"rebuilt_at": int(time.time() * 1000), **counts})
     return counts
 
 
@@ -197,12 +196,12 @@ class StoreWatch(threading.Thread):
 
     def check(self) -> dict[str, Any] | None:
         """Rebuild when the mark is missing; the counts of the rebuild, or None."""
-        if self._client.exists(keys.store_mark()):
+        if store_marked(self._client):
             return None
         log.warning("the store has no mark (Redis came back empty or is new): rebuilding it from Kafka")
         counts = rebuild(self._client, bootstrap=self._kafka)
         self.rebuilds += 1
-        self._client.hincrby(keys.counter("store_rebuilds"), "count", 1)
+        counter_add(self._client, "store_rebuilds", "count", 1)
         log.warning("store rebuilt from Kafka: %s", counts)
         return counts
 

@@ -7,7 +7,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 import redis
 from django.conf import settings
 from django.db import connection
@@ -15,8 +14,8 @@ from django.db import connection
 from odds.core.kafka import admin_client
 from reducers import topics
 from reducers.supervision import RUNNING
-from store import keys
 from store.clients import redis_client
+from store.pipeline import heartbeat_beat, heartbeat_read, reducer_queries_read
 
 HEARTBEAT_MAX_AGE_S = 30
 
@@ -46,7 +45,7 @@ def _check_redis() -> dict[str, Any]:
         report["maxmemory_mb"] = round(limit / 1e6, 1)
     try:
         # A write, not a read: at maxmemory (noeviction) reads still work and every write fails.
-        client.set(keys.heartbeat("healthz"), int(time.time()), ex=60)
+        heartbeat_beat(client, "healthz", ttl_s=60)
     except redis.ResponseError as exc:
         report.update(ok=False, error=f"Redis refuses writes: {exc}"[:300])
     return report
@@ -60,10 +59,10 @@ def _check_postgres() -> dict[str, Any]:
 
 
 def _heartbeat(component: str, what: str) -> dict[str, Any]:
-    raw = _redis().get(keys.heartbeat(component))
-    if raw is None:
+    beat = heartbeat_read(_redis(), component)
+    if beat is None:
         return {"ok": False, "error": f"no {what} heartbeat"}
-    age = time.time() - float(raw)
+    age = time.time() - beat
     if age > HEARTBEAT_MAX_AGE_S:
         return {"ok": False, "error": f"last {what} heartbeat {age:.0f}s ago", "age_s": round(age, 1)}
     return {"ok": True, "age_s": round(age, 1)}
@@ -71,8 +70,7 @@ def _heartbeat(component: str, what: str) -> dict[str, Any]:
 
 def reducer_query_runs() -> dict[str, dict[str, Any]]:
     """Each reducer query's supervision state as the reducer process last wrote it."""
-    raw = _redis().hgetall(keys.reducer_queries())
-    return {name.decode(): orjson.loads(value) for name, value in sorted(raw.items())}
+    return reducer_queries_read(_redis())
 
 
 def _check_reducers() -> dict[str, Any]:

@@ -44,16 +44,25 @@ from reducers.latency import (
     PIPELINE_STAGES,
     STAGE_BROWSER,
     STAGE_WEBSOCKET,
-    STAGES,
     LatencyHistogram,
-    histogram_read,
+    known_stage,
     state_spans_ms,
 )
 from reducers.queries import QUERIES
-from store import keys
 from store.clients import redis_client
-from store.latency import histogram_key, latency_observe
+from store.latency import browser_samples_keep, browser_samples_read, histograms_read, latency_observe
 from store.markets import MarketStore, queue_states, raw_states
+from store.pipeline import (
+    counter_add,
+    counter_fields,
+    counter_forget,
+    counter_report,
+    counters_read,
+    lag_window_add,
+    lag_window_read,
+    reducer_progress_read,
+    reducer_seen_read,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +70,7 @@ log = logging.getLogger(__name__)
 QUERY_TOPICS: dict[str, Callable[[], str]] = {query.name: query.source for query in QUERIES}
 # Shown beside them while it runs (real-time mode): the price reducer's applier.
 APPLIER_TOPICS: dict[str, Callable[[], str]] = {topics.PRICE_APPLIER: topics.prices_checked}
-# Counter families (``keys.counter``) this module reads and writes.
+# Counter families (``store.pipeline``) this module reads and writes.
 COUNTER_DEAD_LETTERS = "dead_letters"
 COUNTER_DEAD_LETTERS_AGAIN = COUNTER_AGAIN
 COUNTER_WEBSOCKET_CLOSES = "websocket_closes"
@@ -70,6 +79,10 @@ COUNTER_WEBSOCKETS = "websockets"
 CELERY_QUEUE = "celery"
 
 WEBSOCKET_REPORT_MAX_AGE_MS = 30_000
+# The workers' websocket reports are gone this long after the last one.
+WEBSOCKET_REPORTS_TTL_S = 60
+# A query's lag readings are gone this long after its last one.
+LAG_WINDOW_TTL_S = 3600
 BROWSER_SAMPLES_MAX = 2000
 BROWSER_SAMPLES_TTL_S = 600
 LATENCY_STATE_SAMPLE = 200
@@ -221,20 +234,11 @@ def progress_figures(raw: bytes | str | None) -> dict[str, Any]:
 # --- Lag readings and the Burrow window ----------------------------------------------------
 
 
-def _window_read(client: redis.Redis, query: str) -> list[dict[str, Any]]:
-    return [orjson.loads(item) for item in client.lrange(keys.lag_window(query), 0, window_size() - 1)]
-
-
 def _window_add(client: redis.Redis, query: str, reading: dict[str, Any]) -> bool:
     """Add the reading unless one was added less than the spacing ago (several readers poll)."""
-    if not client.set(keys.lag_window_lock(query), 1, nx=True, px=window_spacing_ms()):
-        return False
-    pipe = client.pipeline(transaction=False)
-    pipe.lpush(keys.lag_window(query), orjson.dumps(reading))
-    pipe.ltrim(keys.lag_window(query), 0, window_size() - 1)
-    pipe.expire(keys.lag_window(query), 3600)
-    pipe.execute()
-    return True
+    return lag_window_add(
+        client, query, reading, size=window_size(), spacing_ms=window_spacing_ms(), ttl_s=LAG_WINDOW_TTL_S
+    )
 
 
 def _samples(history: Sequence[dict[str, Any]], name: str) -> list[burrow.OffsetSample]:
@@ -260,10 +264,6 @@ def stale_after_ms() -> int:
     return int(float(getattr(settings, "OPS_REPORT_STALE_S", 30)) * 1000)
 
 
-def _seen(client: redis.Redis) -> dict[str, int]:
-    return {name.decode(): int(value) for name, value in client.hgetall(keys.reducer_seen()).items()}
-
-
 def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, Any]:
     """Every reducer query's lag per partition, read from Kafka now, judged over the window and
     against the query's objective.
@@ -276,8 +276,8 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
     queries = QUERY_TOPICS | {name: fn for name, fn in APPLIER_TOPICS.items() if name in runs}
     parts_of = {name: [(fn(), p) for p in topic_partitions(fn())] for name, fn in queries.items()}
     ends = log_end_offsets(tp for parts in parts_of.values() for tp in parts)
-    progress_raw = dict(zip(queries, client.mget([keys.reducer_progress(q) for q in queries]), strict=True))
-    seen = _seen(client)
+    progress_raw = reducer_progress_read(client, list(queries))
+    seen = reducer_seen_read(client)
     committed_of = {query: committed_offsets(topics.reducer_group(query), parts) for query, parts in parts_of.items()}
     behind = [
         (t, p, committed[(t, p)])
@@ -297,7 +297,7 @@ def reducer_lag(*, now_ms: int | None = None, record: bool = True) -> dict[str, 
             "reported": alive,
             "p": {f"{t}/{p}": [committed[(t, p)], ends.get((t, p), -1)] for t, p in parts},
         }
-        history = _window_read(client, query)
+        history = lag_window_read(client, query, size=window_size())
         if record:
             _window_add(client, query, reading)
         window = [reading, *[h for h in history if h["ts"] < now_ms]][: window_size()]
@@ -394,7 +394,7 @@ def latency(*, now_ms: int | None = None) -> dict[str, dict[str, float]]:
             frames.append(orjson.loads(raw_state))
     stages = stage_latencies(frames, now_ms=now_ms)
     result = {name: percentiles(values) for name, values in stages.items()}
-    browser = [orjson.loads(x) for x in client.lrange(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)]
+    browser = browser_samples_read(client, count=BROWSER_SAMPLES_MAX)
     recent = [b for b in browser if now_ms - int(b.get("at", 0)) <= LATENCY_MAX_AGE_MS * 5]
     result[STAGE_BROWSER] = percentiles([float(b["e2e"]) for b in recent])
     result[STAGE_WEBSOCKET] = percentiles([float(b["ws"]) for b in recent if b.get("ws") is not None])
@@ -415,9 +415,7 @@ def browser_latency_record(*, samples: Sequence[dict[str, float]], now_ms: int |
     client = _redis()
     # One transaction, so a scrape never sees a bucket counted without its share of the sum.
     pipe = client.pipeline(transaction=True)
-    pipe.lpush(keys.browser_latency(), *rows)
-    pipe.ltrim(keys.browser_latency(), 0, BROWSER_SAMPLES_MAX - 1)
-    pipe.expire(keys.browser_latency(), BROWSER_SAMPLES_TTL_S)
+    browser_samples_keep(pipe, rows, keep=BROWSER_SAMPLES_MAX, ttl_s=BROWSER_SAMPLES_TTL_S)
     latency_observe(pipe, stage=STAGE_BROWSER, seconds=[float(s["e2e"]) / 1000 for s in samples])
     latency_observe(pipe, stage=STAGE_WEBSOCKET, seconds=[float(s["ws"]) / 1000 for s in samples if "ws" in s])
     pipe.execute()
@@ -426,10 +424,7 @@ def browser_latency_record(*, samples: Sequence[dict[str, float]], now_ms: int |
 
 def latency_histograms() -> dict[str, LatencyHistogram]:
     """Every stage's cumulative latency histogram, as every process recorded it."""
-    pipe = _redis().pipeline(transaction=False)
-    for stage in STAGES:
-        pipe.hgetall(histogram_key(stage))
-    return {stage: histogram_read(fields) for stage, fields in zip(STAGES, pipe.execute(), strict=True)}
+    return histograms_read(_redis())
 
 
 # --- Websockets per worker -------------------------------------------------------------------
@@ -452,10 +447,10 @@ def websockets_report(
     now_ms = now_ms if now_ms is not None else _now_ms()
     client = _redis()
     pipe = client.pipeline(transaction=False)
-    pipe.hset(keys.counter(COUNTER_WEBSOCKETS), worker or worker_name(), orjson.dumps({"n": count, "ts": now_ms}))
-    pipe.expire(keys.counter(COUNTER_WEBSOCKETS), 60)
+    report = orjson.dumps({"n": count, "ts": now_ms})
+    counter_report(pipe, COUNTER_WEBSOCKETS, worker or worker_name(), report, ttl_s=WEBSOCKET_REPORTS_TTL_S)
     for cause, closed in (closes or {}).items():
-        pipe.hincrby(keys.counter(COUNTER_WEBSOCKET_CLOSES), cause, closed)
+        counter_add(pipe, COUNTER_WEBSOCKET_CLOSES, cause, closed)
     pipe.execute()
 
 
@@ -464,14 +459,14 @@ def websockets_by_worker(*, now_ms: int | None = None) -> dict[str, int]:
     client = _redis()
     result: dict[str, int] = {}
     stale = []
-    for worker, raw in client.hgetall(keys.counter(COUNTER_WEBSOCKETS)).items():
+    for worker, raw in counter_fields(client, COUNTER_WEBSOCKETS).items():
         report = orjson.loads(raw)
         if now_ms - int(report["ts"]) > WEBSOCKET_REPORT_MAX_AGE_MS:
             stale.append(worker)
             continue
         result[worker.decode()] = int(report["n"])
     if stale:
-        client.hdel(keys.counter(COUNTER_WEBSOCKETS), *stale)
+        counter_forget(client, COUNTER_WEBSOCKETS, stale)
     return dict(sorted(result.items()))
 
 
@@ -485,8 +480,7 @@ class LatencySamples:
     last interval are lost if the process ends before its next flush."""
 
     def __init__(self, stage: str, *, interval_s: float = 1.0) -> None:
-        histogram_key(stage)  # an unknown stage fails here, at import, not at the first flush
-        self.stage = stage
+        self.stage = known_stage(stage)  # an unknown stage fails here, at import, not at the first flush
         self._interval_s = interval_s
         self._held: list[float] = []
         self._lock = threading.Lock()
@@ -523,7 +517,7 @@ class LatencySamples:
 
 
 def _counters(name: str) -> dict[str, int]:
-    return {k.decode(): int(v) for k, v in sorted(_redis().hgetall(keys.counter(name)).items())}
+    return counters_read(_redis(), name)
 
 
 def celery_queue_depth() -> int:

@@ -34,9 +34,9 @@ from spark.progress import PROGRESS_TTL_S
 from spark.sinks.dead_letter import DeadLetterSink
 from spark.sinks.windows import BufferedWindows, WindowTopic
 from spark.sources import raw_row
-from store import keys
 from store.clients import kafka_consumer, redis_client
 from store.markets import replicas_acknowledge
+from store.pipeline import counter_add, reducer_progress_write, reducer_seen_write
 
 log = logging.getLogger("spark.jobs.applier")
 
@@ -53,7 +53,7 @@ PROGRESS_EVERY_S = 1.0
 # crash replays at most this much, and the movers, triggered every ten seconds, see the partials
 # this much later.
 WINDOWS_EVERY_S = 0.5
-# Counter family (``keys.counter``) of records the SQL check accepted and the Python validator
+# Counter family (``store.pipeline.counter_add``) of records the SQL check accepted and the Python validator
 # refused: the SQL check is meant never to accept such a record.
 COUNTER_SQL_ACCEPTED_PYTHON_REFUSED = "sql_accepted_python_refused"
 
@@ -167,7 +167,7 @@ class PriceApplier:
                 source_group.poll(0)
                 source_ends.clear()
 
-        client.hset(keys.reducer_seen(), self.name, int(time.time() * 1000))
+        reducer_seen_write(client, self.name, int(time.time() * 1000))
         try:
             while not self._stopped.is_set():
                 first = consumer.poll(POLL_S)
@@ -232,7 +232,7 @@ class PriceApplier:
                 row["partition"],
                 row["offset"],
             )
-        client.hincrby(keys.counter(COUNTER_SQL_ACCEPTED_PYTHON_REFUSED), topics.prices(), len(disagreed))
+        counter_add(client, COUNTER_SQL_ACCEPTED_PYTHON_REFUSED, topics.prices(), len(disagreed))
 
 
 class _Window:
@@ -281,12 +281,12 @@ class _Window:
                 "/".join(str(v) for v in _percentiles(self.ages_ms).values()),
             )
         pipe = client.pipeline(transaction=False)
-        pipe.set(keys.reducer_progress(applier.name), report, ex=PROGRESS_TTL_S)
-        pipe.hset(keys.reducer_seen(), applier.name, int(now.timestamp() * 1000))
+        reducer_progress_write(pipe, applier.name, report, ttl_s=PROGRESS_TTL_S)
+        reducer_seen_write(pipe, applier.name, int(now.timestamp() * 1000))
         if self.rows:
             # The real-time price query reports only when its batch ends; records coming through
             # it are its sign of life.
-            pipe.hset(keys.reducer_seen(), SOURCE_QUERY, int(now.timestamp() * 1000))
+            reducer_seen_write(pipe, SOURCE_QUERY, int(now.timestamp() * 1000))
         pipe.execute()
         self.rows, self.busy_s, self.since, self.polls, self.ages_ms = 0, 0.0, time.monotonic(), 0, []
         self.batch_id += 1

@@ -19,30 +19,18 @@ from pyspark.sql.streaming import StreamingQuery
 
 from reducers import topics
 from reducers.frames import MatchMessage
-from reducers.matchstate import ConflatedMatch, conflate_matches, encode_match, match_message
+from reducers.matchstate import ConflatedMatch, conflate_matches, match_message
 from reducers.queries import MATCHES
 from reducers.schemas import InvalidRecord, MatchStateUpdate, decode_match_state
 from spark.faults import failure_of
 from spark.jobs.query import dead_letters_of, start_query
 from spark.sinks.dead_letter import DeadLetters, Rejects
-from store import keys
 from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
+from store.matches import MatchStore
 
 log = logging.getLogger("spark.jobs.matches")
 QUERY_NAME = MATCHES.name
-
-# Stores the state when its sequence is higher than the stored one and publishes it on the
-# event's public channel (ARGV[4]), adding the event to the fan-out journal (KEYS[2]) in the same
-# step; returns 1 when stored.
-APPLY_NEWER = """
-local stored = redis.call('HGET', KEYS[1], 'seq')
-if stored and tonumber(stored) >= tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'seq', ARGV[1], 'state', ARGV[2])
-redis.call('PUBLISH', ARGV[4], ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[3])
-return 1
-"""
 
 
 class MatchBatchProcessor:
@@ -50,7 +38,7 @@ class MatchBatchProcessor:
         self, *, redis_client: redis.Redis, dead_letters: DeadLetters, channels: ChannelStore | None = None
     ) -> None:
         self._redis = redis_client
-        self._script = redis_client.register_script(APPLY_NEWER)
+        self._matches = MatchStore(redis_client)
         self._channels = channels or ChannelStore(redis_client)
         self._journal = FanOutJournal(self._channels, query=QUERY_NAME, of="matches")
         self._dead_letters = dead_letters
@@ -87,20 +75,8 @@ class MatchBatchProcessor:
     def _apply(self, items: list[ConflatedMatch], *, journal: str) -> dict[int, MatchMessage]:
         reducer_ts = int(time.time() * 1000)
         messages = [match_message(item=item, reducer_ts=reducer_ts) for item in items]
-        pipe = self._redis.pipeline(transaction=False)
-        for message in messages:
-            self._script(
-                keys=[keys.match_state(message["event_id"]), journal],
-                args=[
-                    message["seq"],
-                    encode_match(message),
-                    message["event_id"],
-                    keys.match_channel(message["event_id"]),
-                ],
-                client=pipe,
-            )
-        results = pipe.execute() if messages else []
-        return {m["event_id"]: m for m, stored in zip(messages, results, strict=True) if int(stored)}
+        applied = self._matches.apply(messages, journal=journal)
+        return {m["event_id"]: m for m, stored in zip(messages, applied, strict=True) if stored}
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         counts = self.process_rows(batch.collect())

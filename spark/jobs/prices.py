@@ -55,10 +55,10 @@ from spark.sources import (
     raw_row,
 )
 from spark.validation import with_validity
-from store import keys
 from store.channels import ChannelStore, FanOutJournal
 from store.clients import redis_client
 from store.markets import MarketStore
+from store.pipeline import counter_add, watermark_read, watermark_write
 
 log = logging.getLogger("spark.jobs.prices")
 
@@ -350,7 +350,7 @@ class PriceBatchProcessor:
 
     def _current_watermark(self) -> int:
         if self._watermark is None:
-            self._watermark = self._saved_watermark = int(self._redis.get(keys.watermark(QUERY_NAME)) or 0)
+            self._watermark = self._saved_watermark = watermark_read(self._redis, QUERY_NAME)
         return self._watermark
 
     def _count_late(self, event_times: list[int]) -> None:
@@ -372,9 +372,9 @@ class PriceBatchProcessor:
         if not (moved or late + more_late):
             return
         pipe = self._redis.pipeline(transaction=False)
-        pipe.set(keys.watermark(QUERY_NAME), self._watermark)
+        watermark_write(pipe, QUERY_NAME, self._watermark)
         if late + more_late:
-            pipe.hincrby(keys.counter("late_records"), QUERY_NAME, late + more_late)
+            counter_add(pipe, "late_records", QUERY_NAME, late + more_late)
         pipe.execute()
         self._saved_watermark = self._watermark
 

@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
 import redis
 from pyspark.sql import SparkSession
 
@@ -46,8 +45,8 @@ from spark.metrics import driver_metrics_serve, driver_registry
 from spark.progress import RedisProgressListener
 from spark.rebuild import StoreWatch
 from spark.session import build_session, jvm_pid, lower_priority, lower_session_priority
-from store import keys
 from store.clients import redis_client
+from store.pipeline import reducer_queries_write
 
 log = logging.getLogger("spark.jobs.reducers")
 COMPONENT = "reducers"
@@ -245,7 +244,7 @@ class QuerySupervisor:
 
     def _publish(self, runs: Mapping[str, QueryRun]) -> None:
         try:
-            self._redis.hset(keys.reducer_queries(), mapping={n: orjson.dumps(r.to_json()) for n, r in runs.items()})
+            reducer_queries_write(self._redis, {name: run.to_json() for name, run in runs.items()})
         except redis.RedisError as exc:
             # Redis down is shown by /healthz's own check; supervision carries on without it.
             log.warning("query states not written: %s", exc)

@@ -20,9 +20,9 @@ import redis
 
 from reducers import topics
 from reducers.dead_letters import COUNTER_AGAIN, record_digest
-from store import keys
 from store.clients import kafka_producer
 from store.dead_letters import ReplayLedger
+from store.pipeline import counter_add
 
 log = logging.getLogger("spark.sinks.dead_letter")
 
@@ -131,9 +131,9 @@ class Rejects:
         self._sink.flush()
         pipe = self._redis.pipeline(transaction=False)
         for reason, count in counts.items():
-            pipe.hincrby(keys.counter("dead_letters"), f"{self._prefix}{reason}", count)
+            counter_add(pipe, "dead_letters", f"{self._prefix}{reason}", count)
         for reason, count in again.items():
-            pipe.hincrby(keys.counter(COUNTER_AGAIN), f"{self._prefix}{reason}", count)
+            counter_add(pipe, COUNTER_AGAIN, f"{self._prefix}{reason}", count)
         pipe.execute()
         self._rows = []
         return counts

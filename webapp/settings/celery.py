@@ -2,8 +2,8 @@ from celery.schedules import crontab
 
 from odds.core import task_names
 from reducers.redis_url import with_db
-from store import keys
 from store.clients import celery_broker
+from store.pipeline import celery_key_prefix
 from webapp.settings.channels import STREAM_SWEEP_INTERVAL_S
 from webapp.settings.env import read
 from webapp.settings.redis import REDIS_URL
@@ -14,7 +14,7 @@ CELERY_BROKER_REDIS_URL = read.text("CELERY_BROKER_URL", with_db(REDIS_URL, 1))
 CELERY_BROKER_URL, _BROKER_SENTINEL_OPTIONS = celery_broker(CELERY_BROKER_REDIS_URL)
 # Queues carry the namespace, so stacks (or a test session beside a stack) sharing one Redis
 # never take each other's tasks.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": keys.celery_prefix(), **_BROKER_SENTINEL_OPTIONS}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": celery_key_prefix(), **_BROKER_SENTINEL_OPTIONS}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

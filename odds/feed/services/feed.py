@@ -57,9 +57,9 @@ from reducers.schemas import (
     decode_price_update_json,
 )
 from reducers.suspensions import BY_FEED, FEED_SETTERS, Reason
-from store import keys
 from store.clients import redis_client
 from store.markets import sequences_next
+from store.pipeline import heartbeat_beat
 
 HEARTBEAT_TTL_S = 60
 SYNC_INTERVAL_S = 1.0
@@ -370,7 +370,7 @@ class FeedRunner:
         return len(ready)
 
     def _beat(self) -> None:
-        self.redis.set(keys.heartbeat("feed"), int(time.time()), ex=HEARTBEAT_TTL_S)
+        heartbeat_beat(self.redis, "feed", ttl_s=HEARTBEAT_TTL_S)
 
     def _stored_states(self, ids: list[int]) -> dict[int, dict[str, Any]]:
         try:

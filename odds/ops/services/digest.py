@@ -21,7 +21,7 @@ from odds.catalogue.services.markets import markets_status_set
 from odds.core.connections import redis_shared
 from reducers.money import money_text
 from reducers.suspensions import BY_FEED_WATCH, Reason
-from store import keys
+from store.pipeline import digest_sent_mark, digest_sent_read, heartbeat_read
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +68,8 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
     from django.core.cache import cache
 
     now = now or timezone.now()
-    marker = keys.digest_sent(week=digest_week(now), user_id=user_id)
-    if cache.get(marker):
+    week = digest_week(now)
+    if digest_sent_read(cache, week=week, user_id=user_id):
         return False
     user = User.objects.select_related("wallet").get(id=user_id)
     bets = list(
@@ -80,12 +80,12 @@ def digest_send(*, user_id: int, now: datetime | None = None) -> bool:
     if not bets or not user.email:
         return False
     send_mail(
-        subject=f"Your open bets — week {digest_week(now)}",
+        subject=f"Your open bets — week {week}",
         message=digest_body(user=user, bets=bets, currency=user.wallet.currency),
         from_email=settings.DEFAULT_FROM_EMAIL,
         recipient_list=[user.email],
     )
-    cache.set(marker, 1, timeout=8 * 24 * 3600)
+    digest_sent_mark(cache, week=week, user_id=user_id, ttl_s=8 * 24 * 3600)
     return True
 
 
@@ -99,10 +99,10 @@ def feed_lost_suspend(*, now_s: float | None = None) -> list[int]:
     """Suspend the open markets of events in play when the feed that prices them has stopped
     beating (reason ``feed_lost``, by ``feed watch``): no stale in-play price stays open. A
     feed that never ran leaves no beat and nothing is done. Returns the market ids."""
-    raw = redis_shared().get(keys.heartbeat("feed"))
-    if raw is None:
+    beat = heartbeat_read(redis_shared(), "feed")
+    if beat is None:
         return []
-    age = (now_s if now_s is not None else time.time()) - float(raw)
+    age = (now_s if now_s is not None else time.time()) - beat
     if age < FEED_LOST_AFTER_S:
         return []
     market_ids = list(

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-import orjson
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from django.db import connection, transaction
 from django.db.models import Max
@@ -44,9 +43,9 @@ from odds.models import OutboxMessage
 from reducers import restore, topics
 from reducers.liability import SEEN_TTL_S, aggregate, books_of
 from reducers.schemas import InvalidRecord, decode_bet_event
-from store import keys
 from store.liability import BookStore
 from store.markets import LiabilityStore
+from store.pipeline import counter_add, store_mark_read, store_mark_remove
 
 log = logging.getLogger(__name__)
 
@@ -262,7 +261,7 @@ def bets_reconcile(*, since: datetime) -> BetsCheck:
     if dead:
         if producer.flush(30):
             raise RuntimeError("dead letters of the restore not acknowledged within 30 s")
-        redis_shared().hincrby(keys.counter(COUNTER_DEAD_LETTERS), f"bet_{restore.DEAD_LETTER_REASON}", dead)
+        counter_add(redis_shared(), COUNTER_DEAD_LETTERS, f"bet_{restore.DEAD_LETTER_REASON}", dead)
     floor = restore.bet_id_floor(event for _, event in records)
     next_id = _sequence_floor(table=Bet._meta.db_table, floor=floor) + 1
     counts = {v.value: sum(1 for x in verdicts if x.verdict is v) for v in restore.Verdict}
@@ -333,16 +332,16 @@ def store_rebuilt(*, rebuild: bool, wait_s: float, sleep: Callable[[float], None
     after removing it when ``rebuild`` is asked."""
     client = redis_shared()
     if rebuild:
-        client.delete(keys.store_mark())
+        store_mark_remove(client)
     deadline = time.monotonic() + wait_s
-    mark = client.get(keys.store_mark())
+    mark = store_mark_read(client)
     while mark is None and time.monotonic() < deadline:
         sleep(0.5)
-        mark = client.get(keys.store_mark())
+        mark = store_mark_read(client)
     if mark is None:
         return StepReport(
             INCOMPLETE,
             {},
             "the store has no mark: the reducers rebuild it from Kafka as soon as they run (make up)",
         )
-    return StepReport(DONE, {"mark": orjson.loads(mark)})
+    return StepReport(DONE, {"mark": mark})
