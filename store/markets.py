@@ -469,6 +469,16 @@ def raw_states(market_ids: Sequence[int], replies: Sequence[Any]) -> dict[int, b
     return {market_id: raw for market_id, raw in zip(market_ids, replies, strict=True) if raw is not None}
 
 
+def price_channels(market_ids: Sequence[int]) -> list[str]:
+    """The public pub-sub channels of the markets' applied updates."""
+    return [keys.market_channel(market_id) for market_id in market_ids]
+
+
+def price_channel_prefix() -> bytes:
+    """What the name of every market's price channel starts with (to tell their messages apart)."""
+    return keys.market_channel_pattern().removesuffix("*").encode()
+
+
 class LiabilityStore:
     """Liability per selection (``keys.liability``, ranked in ``keys.liability_index``) and the
     liability reducer's seen-markers (``keys.bet_event_seen``), as the site replaces them whole.
