@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 import redis
+import redis.asyncio as aioredis
 
 from reducers import frames
 from reducers.channels import (
@@ -51,6 +52,7 @@ from reducers.subscriptions import (
     StreamCommand,
     SubscriptionSpec,
     ended_frame,
+    is_shared_channel,
     query_matches,
     query_time_window_ms,
     spec_from_json,
@@ -368,9 +370,7 @@ class ChannelStore:
         pipe.zrem(keys.channels_index(), channel_id)
         pipe.srem(keys.query_channels(), channel_id)
         if owner is not None:
-            pipe.hset(keys.channel_ended(channel_id), mapping={"owner": owner, "reason": reason})
-            pipe.expire(keys.channel_ended(channel_id), ENDED_CHANNEL_KEEP_S)
-            pipe.delete(keys.channel_owner(channel_id))
+            _queue_ended(pipe, channel_id, owner=owner, reason=reason)
         pipe.publish(keys.subscriber_channel(channel_id), ended_frame(channel_id=channel_id, reason=reason))
         pipe.execute()
 
@@ -654,3 +654,265 @@ def channel_seq_floor(client: redis.Redis, channel_id: str, *, at_least: int) ->
     after a Redis failover lost frames its clients had seen, the numbering goes on past them
     rather than repeating numbers the clients would drop. True when it was raised."""
     return bool(client.eval(SEQ_FLOOR, 1, keys.channel_meta(channel_id), at_least))
+
+
+# --- the web tier's side: owner bindings, the live-channel caps, sockets and punters' news ---
+
+# A new channel under the live-channel caps, in one step: each set's members whose owner binding
+# is gone (ended, expired) are dropped from it, both caps are checked, and only then is the owner
+# bound and the channel added to both sets. Two subscriptions at once can never both take the
+# last place. KEYS: the session's set, the punter's set. ARGV: the owner keys' prefix, the
+# session's cap, the punter's cap, the channel id, now (ms), the sets' and binding's expiry (s),
+# the owner token. Answers 0 (admitted), 1 (the session is full) or 2 (the punter is full).
+ADMIT_CHANNEL = """
+local function live(key)
+  local n = 0
+  for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+    if redis.call('EXISTS', ARGV[1] .. member) == 1 then
+      n = n + 1
+    else
+      redis.call('ZREM', key, member)
+    end
+  end
+  return n
+end
+if live(KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
+if live(KEYS[2]) >= tonumber(ARGV[3]) then return 2 end
+redis.call('SET', ARGV[1] .. ARGV[4], ARGV[7], 'EX', ARGV[6])
+for i = 1, 2 do
+  redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4])
+  redis.call('EXPIRE', KEYS[i], ARGV[6])
+end
+return 0
+"""
+
+
+def _owner_token(*, user_id: int, session_key: str) -> str:
+    """What an owner binding (``keys.channel_owner``) and an ended marker's ``owner`` hold."""
+    return f"{user_id}:{session_key}"
+
+
+def _queue_ended(pipe: Any, channel_id: str, *, owner: bytes, reason: str) -> None:
+    """Queue on ``pipe`` the move of the channel's owner binding (``owner``, as stored) to its
+    ended marker, which tells the owner's next attach ``reason`` for ``ENDED_CHANNEL_KEEP_S``."""
+    pipe.hset(keys.channel_ended(channel_id), mapping={"owner": owner, "reason": reason})
+    pipe.expire(keys.channel_ended(channel_id), ENDED_CHANNEL_KEEP_S)
+    pipe.delete(keys.channel_owner(channel_id))
+
+
+def channel_admit(
+    client: redis.Redis,
+    *,
+    channel_id: str,
+    user_id: int,
+    session_key: str,
+    now_ms: int,
+    session_cap: int,
+    user_cap: int,
+    keep_s: int,
+) -> int:
+    """Bind a new channel to this user in this browser session (for ``keep_s``) and count it under
+    the session's and the punter's live-channel caps, in one script (``ADMIT_CHANNEL``): 0 when
+    admitted, 1 when the session's cap is full, 2 when the punter's is (nothing written then)."""
+    full = client.eval(
+        ADMIT_CHANNEL,
+        2,
+        keys.live_channels_of_session(session_key),
+        keys.live_channels_of_user(user_id),
+        keys.channel_owner_prefix(),
+        session_cap,
+        user_cap,
+        channel_id,
+        now_ms,
+        keep_s,
+        _owner_token(user_id=user_id, session_key=session_key),
+    )
+    return int(full)
+
+
+def channel_owned(client: redis.Redis, channel_id: str, *, user_id: int, session_key: str) -> bool:
+    """Whether the channel's owner binding names this user in this browser session."""
+    raw = client.get(keys.channel_owner(channel_id))
+    return raw is not None and secrets.compare_digest(
+        raw.decode(), _owner_token(user_id=user_id, session_key=session_key)
+    )
+
+
+def channel_ended_reason(client: redis.Redis, channel_id: str, *, user_id: int, session_key: str) -> str | None:
+    """Why the channel ended, from its ended marker, when it was this user's in this browser
+    session; None when it has not ended (or was not theirs)."""
+    owner, reason = client.hmget(keys.channel_ended(channel_id), ["owner", "reason"])
+    if owner is None or reason is None:
+        return None
+    if not secrets.compare_digest(owner.decode(), _owner_token(user_id=user_id, session_key=session_key)):
+        return None
+    return str(reason.decode())
+
+
+def channel_owner_release(client: redis.Redis, channel_id: str, *, reason: str) -> None:
+    """Move the channel's owner binding to its ended marker (the owner's next attach is told
+    ``reason``) and free its places under the live-channel caps, in one pipeline; a channel with
+    no owner binding is left alone."""
+    owner = client.get(keys.channel_owner(channel_id))
+    if owner is None:
+        return
+    user_id, _, session_key = owner.decode().partition(":")
+    pipe = client.pipeline(transaction=False)
+    _queue_ended(pipe, channel_id, owner=owner, reason=reason)
+    pipe.zrem(keys.live_channels_of_user(int(user_id)), channel_id)
+    pipe.zrem(keys.live_channels_of_session(session_key), channel_id)
+    pipe.execute()
+
+
+def live_channels(client: redis.Redis, *, user_id: int, session_key: str | None) -> list[str]:
+    """The punter's channels counted under the live-channel caps: those of the browser session
+    ``session_key``, or all of the punter's when it is None."""
+    live = keys.live_channels_of_session(session_key) if session_key else keys.live_channels_of_user(user_id)
+    return [raw.decode() for raw in client.zrange(live, 0, -1)]
+
+
+def channel_held(client: redis.Redis, channel_id: str) -> bool:
+    """Whether the reducers hold the channel (its meta hash exists)."""
+    return bool(client.exists(keys.channel_meta(channel_id)))
+
+
+def channel_user(client: redis.Redis, channel_id: str) -> int | None:
+    """The user the reducers hold the channel for (``SHARED_OWNER`` for a shared query channel);
+    None when they hold no such channel."""
+    user = client.hget(keys.channel_meta(channel_id), "user")
+    return None if user is None else int(user)
+
+
+def channels_touch(redis_: Any, channel_ids: Iterable[str], *, now_ms: int) -> Any:
+    """Record a sign of life of each channel still in the live index (idle channels expire; an
+    ended one is not brought back), on ``redis_``: a client, or a pipeline (sync or asyncio) that
+    queues it."""
+    return redis_.zadd(keys.channels_index(), dict.fromkeys(channel_ids, now_ms), xx=True)
+
+
+def channel_forget(client: redis.Redis, channel_id: str) -> None:
+    """Drop the channel from the live index (for one the reducers no longer hold)."""
+    client.zrem(keys.channels_index(), channel_id)
+
+
+def channels_idle(client: redis.Redis, *, cutoff_ms: int) -> list[str]:
+    """The channels of the live index whose last sign of life is at ``cutoff_ms`` or before."""
+    return [raw.decode() for raw in client.zrangebyscore(keys.channels_index(), 0, cutoff_ms)]
+
+
+def channel_seen(client: redis.Redis, channel_id: str) -> float | None:
+    """The channel's last sign of life (epoch ms) in the live index; None once it has left it."""
+    seen = client.zscore(keys.channels_index(), channel_id)
+    return None if seen is None else float(seen)
+
+
+@dataclass(frozen=True)
+class ListedChannel:
+    """A live channel as the operators' list shows it: its meta and its markets."""
+
+    channel_id: str
+    seen_ms: int
+    user_id: int
+    spec: dict[str, Any]
+    status: str
+    seq: int
+    created_ms: int
+    markets: list[int]
+
+
+def channels_recent(client: redis.Redis, *, limit: int) -> list[ListedChannel]:
+    """The live channels, most recently active first (at most ``limit``), each with its meta and
+    markets, in two round trips; a channel whose meta is gone meanwhile is left out."""
+    ranked = client.zrevrange(keys.channels_index(), 0, limit - 1, withscores=True)
+    if not ranked:
+        return []
+    pipe = client.pipeline(transaction=False)
+    for member, _ in ranked:
+        channel_id = member.decode()
+        pipe.hgetall(keys.channel_meta(channel_id))
+        pipe.smembers(keys.channel_markets(channel_id))
+    results = pipe.execute()
+    return [
+        ListedChannel(
+            channel_id=member.decode(),
+            seen_ms=int(seen),
+            user_id=int(meta.get(b"user", 0)),
+            spec=orjson.loads(meta.get(b"spec", b"{}") or b"{}"),
+            status=meta.get(b"status", b"").decode(),
+            seq=int(meta.get(b"seq", 0) or 0),
+            created_ms=int(meta.get(b"created", 0) or 0),
+            markets=sorted(int(m) for m in markets),
+        )
+        for (member, seen), meta, markets in zip(ranked, results[0::2], results[1::2], strict=True)
+        if meta
+    ]
+
+
+def punter_channel_name(user_id: int) -> str:
+    """The pub-sub channel of one punter's news (``punter_publish``), for their websockets to
+    subscribe to."""
+    return keys.punter_channel(user_id)
+
+
+def punter_publish(client: redis.Redis, user_id: int, message: bytes) -> None:
+    """Publish ``message`` (an encoded frame) to every websocket of the punter, in every web process."""
+    client.publish(keys.punter_channel(user_id), message)
+
+
+def subscriber_channel_name(channel_id: str) -> str:
+    """The pub-sub channel carrying the channel's frames, for the websockets attached to it."""
+    return keys.subscriber_channel(channel_id)
+
+
+def connections_counted(kind: str, who: str) -> str:
+    """The sorted set counting the open websockets of one user (``kind`` "user") or client address
+    ("ip", "anonymous"), across processes: the hub's connection caps take places under it."""
+    return keys.websocket_connections(kind, who)
+
+
+def log_frames(raw: Iterable[Any]) -> list[str]:
+    """A channel's log as read (``keys.channel_log``, newest first) as frames in sequence order."""
+    return sorted((bytes(f).decode() for f in raw), key=frames.frame_seq)
+
+
+async def channel_log_read(client: aioredis.Redis, channel_id: str) -> list[str]:
+    """The frames of the channel's log, in sequence order."""
+    return log_frames(await client.lrange(keys.channel_log(channel_id), 0, -1))
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What a websocket reads back of an attached channel after its hub reconnected: whether the
+    channel still lives, why it ended (when it says), and its log in sequence order."""
+
+    alive: bool
+    ended: str | None
+    logged: list[str]
+
+
+def queue_recovery(pipe: Any, channel_id: str) -> None:
+    """Queue on ``pipe`` the reads of a ``Recovery`` (``recovery`` reads the replies). A punter's
+    channel lives while its owner binding does, a shared one while its meta hash does."""
+    alive = keys.channel_meta(channel_id) if is_shared_channel(channel_id) else keys.channel_owner(channel_id)
+    pipe.exists(alive)
+    pipe.hget(keys.channel_ended(channel_id), "reason")
+    pipe.lrange(keys.channel_log(channel_id), 0, -1)
+
+
+def recovery(replies: Sequence[Any]) -> Recovery:
+    """The ``Recovery`` from the replies of ``queue_recovery``."""
+    found, reason, raw = replies
+    return Recovery(alive=bool(found), ended=reason.decode() if reason else None, logged=log_frames(raw))
+
+
+async def shared_image(client: aioredis.Redis, channel_id: str) -> str | None:
+    """A shared channel's image at its current sequence (every market it holds), read in one
+    transaction so every frame after it has a higher sequence; None while the reducers are still
+    making the channel."""
+    pipe = client.pipeline(transaction=True)
+    pipe.hget(keys.channel_meta(channel_id), "seq")
+    pipe.smembers(keys.channel_markets(channel_id))
+    seq, members = await pipe.execute()
+    if seq is None:
+        return None
+    return frames.stamp(query_frame(channel_id=channel_id, markets=sorted(int(m) for m in members)), seq=int(seq))

@@ -375,6 +375,21 @@ class BookStore:
         ranked = self._client.zrevrange(keys.market_books_index(), 0, limit - 1, withscores=True)
         return [(int(member), -int(score)) for member, score in ranked]
 
+    def riskiest_selections(self, *, limit: int) -> list[tuple[int, int, int]]:
+        """Selections by exposure in book pence at the current rates, largest first: (selection id,
+        exposure, open bets), in two round trips."""
+        ranked = self._client.zrevrange(keys.liability_index(), 0, limit - 1, withscores=True)
+        if not ranked:
+            return []
+        ids = [int(member) for member, _ in ranked]
+        pipe = self._client.pipeline(transaction=False)
+        for selection_id in ids:
+            pipe.hgetall(keys.liability(selection_id))
+        return [
+            (selection_id, int(figures.get(b"pence", 0)), int(figures.get(b"bets", 0)))
+            for selection_id, figures in zip(ids, pipe.execute(), strict=True)
+        ]
+
     def markets_of_events(self, event_ids: Sequence[int]) -> dict[int, list[int]]:
         """The markets of each event that have open bets."""
         pipe = self._client.pipeline(transaction=False)

@@ -499,6 +499,16 @@ def sequences_next(client: Any, market_ids: Sequence[int]) -> list[int]:
     return [int(s) for s in pipe.execute()]
 
 
+def price_channels(market_ids: Sequence[int]) -> list[str]:
+    """The public pub-sub channels of the markets' applied updates."""
+    return [keys.market_channel(market_id) for market_id in market_ids]
+
+
+def price_channel_prefix() -> bytes:
+    """What the name of every market's price channel starts with (to tell their messages apart)."""
+    return keys.market_channel_pattern().removesuffix("*").encode()
+
+
 class LiabilityStore:
     """Liability per selection (``keys.liability``, ranked in ``keys.liability_index``) and the
     liability reducer's seen-markers (``keys.bet_event_seen``), as the site replaces them whole.

@@ -50,11 +50,18 @@ from reducers import frames
 from reducers.prices import state_is_held
 from reducers.schemas import InvalidRecord
 from reducers.subscriptions import LOST, is_shared_channel, query_from_json
-from reducers.views import query_frame
-from store import keys
+from store.channels import (
+    channel_log_read,
+    connections_counted,
+    punter_channel_name,
+    queue_recovery,
+    recovery,
+    shared_image,
+    subscriber_channel_name,
+)
 from store.game import game_channels, game_state_texts, queue_games
 from store.liability import desk_channels
-from store.markets import queue_states, raw_states
+from store.markets import price_channels, queue_states, raw_states
 from store.matches import match_channels, queue_matches, raw_matches
 
 log = logging.getLogger(__name__)
@@ -69,11 +76,6 @@ RECOVER_DELAY_S = 0.2
 # again and starts from a fresh image rather than hold prices it can no longer see move.
 READ_BACK_PATIENCE_S = 30.0
 READ_BACK_MAX_WAIT_S = 1.0
-
-
-def _log_frames(raw: list[Any]) -> list[str]:
-    """A channel's log (``keys.channel_log``, newest first) as frames in sequence order."""
-    return sorted((bytes(f).decode() for f in raw), key=frames.frame_seq)
 
 
 def _refusal(exc: ValidationError, raw: str | bytes) -> tuple[str, str]:
@@ -147,7 +149,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 events=settings.WS_MAX_EVENTS,
             ),
             # The punter's own news (a held bet decided), on every socket of theirs.
-            punter=keys.punter_channel(user.pk).encode() if authenticated else None,
+            punter=punter_channel_name(user.pk).encode() if authenticated else None,
             # Which of the punter's sessions this socket is, for a session that ends.
             session_digest=_session_digest(self.scope),
         )
@@ -188,16 +190,14 @@ class OddsConsumer(AsyncWebsocketConsumer):
         user = self.scope.get("user")
         authenticated = bool(user and user.is_authenticated)
         if authenticated:
-            caps.append(
-                (keys.websocket_connections("user", str(user.pk)), settings.WS_MAX_CONNECTIONS_PER_USER, "user")
-            )
+            caps.append((connections_counted("user", str(user.pk)), settings.WS_MAX_CONNECTIONS_PER_USER, "user"))
         client = self.scope.get("client")
         address = client[0] if client else None
         if address and address not in settings.WS_CONNECTION_CAP_EXEMPT_IPS:
             if authenticated:
-                caps.append((keys.websocket_connections("ip", address), settings.WS_MAX_CONNECTIONS_PER_IP, "address"))
+                caps.append((connections_counted("ip", address), settings.WS_MAX_CONNECTIONS_PER_IP, "address"))
             else:
-                anonymous = keys.websocket_connections("anonymous", address)
+                anonymous = connections_counted("anonymous", address)
                 caps.append((anonymous, settings.WS_MAX_ANONYMOUS_CONNECTIONS_PER_IP, "address (anonymous)"))
         return caps
 
@@ -275,23 +275,17 @@ class OddsConsumer(AsyncWebsocketConsumer):
         # The subscription was sent again on connect; reading the log a moment later means a
         # frame published after the read is in the held frames, and one before it in the log.
         await asyncio.sleep(RECOVER_DELAY_S)
-        channel_id = action.channel_id
-        # A punter's channel lives while its owner binding does; a shared one while its meta does.
-        alive = keys.channel_meta(channel_id) if is_shared_channel(channel_id) else keys.channel_owner(channel_id)
-        why, log_key = keys.channel_ended(channel_id), keys.channel_log(channel_id)
         logged: list[str] | None
         ended = None
         try:
-            found, reason, raw = await _read_back(
-                lambda pipe: (pipe.exists(alive), pipe.hget(why, "reason"), pipe.lrange(log_key, 0, -1))
-            )
+            found = recovery(await _read_back(lambda pipe: queue_recovery(pipe, action.channel_id)))
         except Exception:  # Redis away again: a resync image, once the channel is begun again
             logged = None
         else:
-            if not found:
+            if not found.alive:
                 # Ended while the news could not reach this process, or gone with the store.
-                ended = reason.decode() if reason else LOST
-            logged = _log_frames(raw)
+                ended = found.ended or LOST
+            logged = found.logged
         self._carry_out(self.session.recovered(action.name, logged=logged, ended=ended))
         self.wake.set()
 
@@ -416,10 +410,10 @@ class OddsConsumer(AsyncWebsocketConsumer):
         # Never "add nothing": the hub's reader would start on a pub-sub that has no
         # connection yet and die with a RuntimeError (found by the property tests).
         if market_ids:
-            await get_hub().add(self, [keys.market_channel(m) for m in market_ids], batched=self.session.batched)
+            await get_hub().add(self, price_channels(market_ids), batched=self.session.batched)
 
     async def market_channels_remove(self, market_ids: list[int]) -> None:
-        await get_hub().remove(self, [keys.market_channel(m) for m in market_ids])
+        await get_hub().remove(self, price_channels(market_ids))
 
     async def _session_ended(self, action: EndSession) -> None:
         """The punter's session ended (``odds.streaming.services.sessions``): say why, then close."""
@@ -487,7 +481,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=events.desk_followed(channels=["ticker", "liability", "movers"]))
 
     def _follow(self, channel_id: str) -> bytes:
-        name = keys.subscriber_channel(channel_id).encode()
+        name = subscriber_channel_name(channel_id).encode()
         if self.session.attach(name, channel_id):
             get_hub().channel_attached(channel_id)
         return name
@@ -510,7 +504,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
                 await self._error("not_your_channel", "no such channel for this session")
             return
         async with self.send_lock:
-            await get_hub().add(self, [keys.subscriber_channel(channel_id)])
+            await get_hub().add(self, [subscriber_channel_name(channel_id)])
             self._follow(channel_id)
             await self.send(text_data=events.attached(channel=channel_id))
             if last_seq is not None:
@@ -543,7 +537,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         the channel's image now (every market it holds, at its current sequence); a channel the
         reducers are still making publishes its first image itself."""
         async with self.send_lock:
-            await get_hub().add(self, [keys.subscriber_channel(channel_id)])
+            await get_hub().add(self, [subscriber_channel_name(channel_id)])
             self._follow(channel_id)
             await self.send(text_data=events.attached(channel=channel_id, query=query))
             if last_seq is not None:
@@ -557,17 +551,11 @@ class OddsConsumer(AsyncWebsocketConsumer):
     async def _shared_image_frame(self, channel_id: str) -> str | None:
         """A shared channel's image at its current sequence, read in one transaction (every
         frame after it has a higher sequence); None while the reducers are still making it."""
-        pipe = get_hub().client().pipeline(transaction=True)
-        pipe.hget(keys.channel_meta(channel_id), "seq")
-        pipe.smembers(keys.channel_markets(channel_id))
-        seq, members = await pipe.execute()
-        if seq is None:
-            return None
-        return frames.stamp(query_frame(channel_id=channel_id, markets=sorted(int(m) for m in members)), seq=int(seq))
+        return await shared_image(get_hub().client(), channel_id)
 
     async def _resume(self, channel_id: str, last_seq: int) -> None:
         """Send the frames after ``last_seq`` from the channel's log, or ask for a resync image."""
-        logged = _log_frames(await get_hub().client().lrange(keys.channel_log(channel_id), 0, -1))
+        logged = await channel_log_read(get_hub().client(), channel_id)
         missed = [f for f in logged if frames.frame_seq(f) > last_seq]
         newest = frames.frame_seq(logged[-1]) if logged else 0
         complete = bool(logged) and frames.frame_seq(logged[0]) <= last_seq + 1 and newest >= last_seq
@@ -577,7 +565,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             )
             for frame in missed:
                 await self.send(text_data=frame)
-            self.session.resumed(keys.subscriber_channel(channel_id).encode(), missed, logged=logged)
+            self.session.resumed(subscriber_channel_name(channel_id).encode(), missed, logged=logged)
         else:
             await self.send(text_data=events.resumed(channel=channel_id, after=last_seq, count=0, resync=True))
             # A log ending below the client's newest frame: the numbering went back (a Redis

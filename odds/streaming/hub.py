@@ -29,8 +29,9 @@ from redis.commands.core import AsyncScript
 from odds.core.events import markets_batch
 from reducers import frames
 from reducers.latency import STAGE_FRAME, frame_age_s
-from store import keys
+from store.channels import channels_touch
 from store.clients import async_redis_client
+from store.markets import price_channel_prefix
 
 log = logging.getLogger(__name__)
 REPORT_INTERVAL_S = 5.0
@@ -122,7 +123,7 @@ class Hub:
 
         self.frame_ages = LatencySamples(STAGE_FRAME, interval_s=REPORT_INTERVAL_S)
         self._frame_sample_due = 0.0
-        self._market_prefix = keys.market_channel_pattern().removesuffix("*").encode()
+        self._market_prefix = price_channel_prefix()
 
     def _connection(self) -> aioredis.client.PubSub:
         if self._pubsub is None:
@@ -257,7 +258,7 @@ class Hub:
         lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
         pipe = self.client().pipeline(transaction=False)
         if channels:
-            pipe.zadd(keys.channels_index(), dict.fromkeys(channels, now), xx=True)
+            channels_touch(pipe, channels, now_ms=now)
         for connection_id, held in self._connections.items():
             for key in held:
                 pipe.zadd(key, {connection_id: lapses}, xx=True)

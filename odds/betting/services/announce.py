@@ -1,4 +1,4 @@
-"""The punter's own news on their websockets (``keys.punter_channel``), sent after commit."""
+"""The punter's own news on their websockets (``store.channels.punter_publish``), sent after commit."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django.db import transaction
 from odds.betting.models import Bet, Wallet
 from odds.core.connections import redis_shared
 from odds.core.events import BetLegsDecided, BetSettled, LegResult
-from store import keys
+from store.channels import punter_publish
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ def bet_title(*, bet: Bet) -> str:
 def _publish_after_commit(*, user_id: int, message: bytes, what: str) -> None:
     def publish() -> None:
         try:
-            redis_shared().publish(keys.punter_channel(user_id), message)
+            punter_publish(redis_shared(), user_id, message)
         except Exception:
             log.exception("announcing %s failed", what)
 

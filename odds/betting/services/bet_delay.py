@@ -28,7 +28,7 @@ from odds.catalogue.selectors.prices import selection_quotes
 from odds.core.connections import redis_shared
 from reducers import betting, frames
 from reducers.frames import BetDecidedFrame, BetOfferedFrame
-from store import keys
+from store.channels import punter_publish
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def held_bet_decide(*, wallet: Wallet, bet: Bet, code: str, message: str) -> Non
 
 
 def bet_decided_announce(bet: Bet) -> None:
-    """Tell the punter's websockets (``keys.punter_channel``); a punter offline finds the decision
+    """Tell the punter's websockets (``store.channels.punter_publish``); a punter offline finds the decision
     in ``GET /api/bets``."""
     frame: BetDecidedFrame = {
         "type": "bet.decided",
@@ -150,7 +150,7 @@ def bet_decided_announce(bet: Bet) -> None:
 
 def bet_offered_announce(bet: Bet) -> None:
     """Tell the punter's websockets of a trader's offer on their referred bet
-    (``keys.punter_channel``); a punter offline finds it in ``GET /api/bets``."""
+    (``store.channels.punter_publish``); a punter offline finds it in ``GET /api/bets``."""
     assert bet.offer_stake is not None
     assert bet.offer_return is not None
     assert bet.accept_at is not None
@@ -172,7 +172,7 @@ def _punter_tell(bet: Bet, frame: BetDecidedFrame | BetOfferedFrame, *, what: st
     """Publish ``frame`` on the bet's punter's channel; a failure is logged, never raised (the
     change is committed, and ``GET /api/bets`` has it)."""
     try:
-        redis_shared().publish(keys.punter_channel(bet.user_id), frames.encode(frame))
+        punter_publish(redis_shared(), bet.user_id, frames.encode(frame))
     except Exception:
         log.exception("announcing %s on bet %s failed", what, bet.id)
 

@@ -10,7 +10,6 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-import orjson
 import redis
 from confluent_kafka import TopicPartition
 from django.conf import settings
@@ -28,8 +27,9 @@ from reducers.dead_letters import HEADER_REPLAYS, SOURCES
 from reducers.partitioning import LIBRDKAFKA_DEFAULT, market_partition
 from reducers.rules import BOOK_CURRENCY
 from reducers.schemas import describe_price_record
-from store import keys
+from store.channels import channels_recent
 from store.clients import PRODUCER_DEFAULTS, redis_client
+from store.liability import BookStore
 
 
 @functools.cache
@@ -79,19 +79,12 @@ def market_settlement_progress(*, market_id: int) -> dict[str, Any]:
 def liability_top(*, limit: int = 50) -> list[dict[str, Any]]:
     """Selections by open liability (the liability reducer's aggregate), largest first, in the
     book's currency: every wallet's exposure converted at the operator's current rates."""
-    client = _redis()
-    ranked = client.zrevrange(keys.liability_index(), 0, limit - 1, withscores=True)
+    ranked = BookStore(_redis()).riskiest_selections(limit=limit)
     if not ranked:
         return []
-    ids = [int(member) for member, _ in ranked]
-    pipe = client.pipeline(transaction=False)
-    for selection_id in ids:
-        pipe.hgetall(keys.liability(selection_id))
-    hashes = pipe.execute()
-    selections = Selection.objects.select_related("market__event").in_bulk(ids)
+    selections = Selection.objects.select_related("market__event").in_bulk([s for s, _, _ in ranked])
     rows = []
-    for selection_id, figures in zip(ids, hashes, strict=True):
-        pence = int(figures.get(b"pence", 0))
+    for selection_id, pence, bets in ranked:
         selection = selections.get(selection_id)
         rows.append(
             {
@@ -104,7 +97,7 @@ def liability_top(*, limit: int = 50) -> list[dict[str, Any]]:
                 "liability": str(Decimal(pence).scaleb(-2)),
                 "liability_pence": pence,
                 "currency": BOOK_CURRENCY,
-                "bets": int(figures.get(b"bets", 0)),
+                "bets": bets,
             }
         )
     return rows
@@ -118,45 +111,32 @@ def price_partitioner() -> str:
 def channels_active(*, limit: int = 200) -> list[dict[str, Any]]:
     """Live subscriber channels, most recently active first, with the reducer partitions of
     their markets (the partition of the price topic each market's updates arrive on)."""
-    client = _redis()
-    ranked = client.zrevrange(keys.channels_index(), 0, limit - 1, withscores=True)
-    if not ranked:
+    listed = channels_recent(_redis(), limit=limit)
+    if not listed:
         return []
-    pipe = client.pipeline(transaction=False)
-    for member, _ in ranked:
-        channel_id = member.decode()
-        pipe.hgetall(keys.channel_meta(channel_id))
-        pipe.smembers(keys.channel_markets(channel_id))
-    results = pipe.execute()
     partitions = len(topic_partitions(topics.prices())) or 1
     partitioner = price_partitioner()
-    user_ids = {int(meta[b"user"]) for meta in results[0::2] if meta.get(b"user")}
     from django.contrib.auth.models import User
 
-    names = dict(User.objects.filter(id__in=user_ids).values_list("id", "username"))
+    names = dict(User.objects.filter(id__in={c.user_id for c in listed}).values_list("id", "username"))
     rows = []
-    for (member, seen), meta, markets in zip(ranked, results[0::2], results[1::2], strict=True):
-        if not meta:
-            continue
-        spec = orjson.loads(meta.get(b"spec", b"{}") or b"{}")
-        market_ids = sorted(int(m) for m in markets)
+    for channel in listed:
         by_partition: dict[int, int] = {}
-        for market_id in market_ids:
+        for market_id in channel.markets:
             p = market_partition(market_id, partitions, partitioner=partitioner)
             by_partition[p] = by_partition.get(p, 0) + 1
-        user_id = int(meta.get(b"user", 0))
         rows.append(
             {
-                "channel": member.decode(),
-                "user_id": user_id,
-                "user": names.get(user_id, f"#{user_id}"),
-                "view": spec.get("view", ""),
-                "query": spec.get("query"),
-                "markets": market_ids,
-                "status": meta.get(b"status", b"").decode(),
-                "seq": int(meta.get(b"seq", 0) or 0),
-                "created": int(meta.get(b"created", 0) or 0),
-                "seen": int(seen),
+                "channel": channel.channel_id,
+                "user_id": channel.user_id,
+                "user": names.get(channel.user_id, f"#{channel.user_id}"),
+                "view": channel.spec.get("view", ""),
+                "query": channel.spec.get("query"),
+                "markets": channel.markets,
+                "status": channel.status,
+                "seq": channel.seq,
+                "created": channel.created_ms,
+                "seen": channel.seen_ms,
                 "partitions": {str(p): n for p, n in sorted(by_partition.items())},
             }
         )

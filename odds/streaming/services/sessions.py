@@ -2,7 +2,7 @@
 
 ``punter_sessions_end`` ends the punter's subscriber channels (those of one browser session, or
 all) through the command topic, and publishes ``session.close`` on the punter's pub-sub channel
-(``keys.punter_channel``): every web process's sockets of those sessions send ``session.ended``
+(``store.channels.punter_publish``): every web process's sockets of those sessions send ``session.ended``
 with the reason and close (the socket's ``Session`` decides, ``odds.streaming.session``). Both
 happen after the change that caused them commits.
 """
@@ -19,7 +19,7 @@ from odds.streaming.services.streams import StreamError, stream_end
 from odds.streaming.session import session_digest
 from reducers import frames
 from reducers.frames import SessionCloseMessage, SessionEndReason
-from store import keys
+from store.channels import live_channels, punter_publish
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +39,8 @@ def _sessions_end_now(*, user_id: int, reason: SessionEndReason, session_key: st
         "session": session_digest(session_key) if session_key else None,
     }
     # The sockets first: none of them may attach a channel again while the channels end.
-    client.publish(keys.punter_channel(user_id), orjson.dumps(message))
-    live = keys.live_channels_of_session(session_key) if session_key else keys.live_channels_of_user(user_id)
-    for raw in client.zrange(live, 0, -1):
-        channel_id = raw.decode()
+    punter_publish(client, user_id, orjson.dumps(message))
+    for channel_id in live_channels(client, user_id=user_id, session_key=session_key):
         try:
             stream_end(channel_id=channel_id, reason=reason, user_id=user_id)
         except StreamError:

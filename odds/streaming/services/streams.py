@@ -18,15 +18,25 @@ from odds.core.kafka import producer_shared
 from odds.core.ratelimits import STREAM_CONTROL, SUBSCRIBE, rate_hit
 from reducers import topics
 from reducers.subscriptions import (
-    ENDED_CHANNEL_KEEP_S,
     QuerySpec,
     StreamCommand,
     SubscriptionSpec,
     is_shared_channel,
     shared_channel_id,
 )
-from store import keys
-from store.channels import channel_seq_floor
+from store.channels import (
+    channel_admit,
+    channel_ended_reason,
+    channel_forget,
+    channel_held,
+    channel_owned,
+    channel_owner_release,
+    channel_seen,
+    channel_seq_floor,
+    channel_user,
+    channels_idle,
+    channels_touch,
+)
 from store.clients import redis_client
 
 OWNER_TTL_S = 24 * 3600
@@ -69,18 +79,11 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def owner_token(*, user_id: int, session_key: str) -> str:
-    return f"{user_id}:{session_key}"
-
-
 def channel_owned_by(*, channel_id: str, user_id: int, session_key: str | None) -> bool:
     """Whether the channel was created by this user in this session."""
     if not session_key:
         return False
-    raw = _redis().get(keys.channel_owner(channel_id))
-    return raw is not None and secrets.compare_digest(
-        raw.decode(), owner_token(user_id=user_id, session_key=session_key)
-    )
+    return channel_owned(_redis(), channel_id, user_id=user_id, session_key=session_key)
 
 
 def _control_rate_limit(*, user_id: int) -> None:
@@ -97,50 +100,18 @@ def _control_rate_limit(*, user_id: int) -> None:
         )
 
 
-# A new channel under the live-channel caps, in one step: each set's members whose owner binding
-# is gone (ended, expired) are dropped from it, both caps are checked, and only then is the owner
-# bound and the channel added to both sets. Two subscriptions at once can never both take the
-# last place. KEYS: the session's set, the punter's set. ARGV: the owner keys' prefix, the
-# session's cap, the punter's cap, the channel id, now (ms), the sets' and binding's expiry (s),
-# the owner token. Answers 0 (admitted), 1 (the session is full) or 2 (the punter is full).
-ADMIT_CHANNEL = """
-local function live(key)
-  local n = 0
-  for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
-    if redis.call('EXISTS', ARGV[1] .. member) == 1 then
-      n = n + 1
-    else
-      redis.call('ZREM', key, member)
-    end
-  end
-  return n
-end
-if live(KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
-if live(KEYS[2]) >= tonumber(ARGV[3]) then return 2 end
-redis.call('SET', ARGV[1] .. ARGV[4], ARGV[7], 'EX', ARGV[6])
-for i = 1, 2 do
-  redis.call('ZADD', KEYS[i], ARGV[5], ARGV[4])
-  redis.call('EXPIRE', KEYS[i], ARGV[6])
-end
-return 0
-"""
-
-
 def _channel_admit(*, client: redis.Redis, user_id: int, session_key: str, channel_id: str, now: int) -> None:
     """Bind the new channel to its owner and count it under both caps, or raise ``StreamError``
     (409 ``too_many_channels``) with nothing written."""
-    full = client.eval(
-        ADMIT_CHANNEL,
-        2,
-        keys.live_channels_of_session(session_key),
-        keys.live_channels_of_user(user_id),
-        keys.channel_owner_prefix(),
-        settings.STREAM_MAX_CHANNELS_PER_SESSION,
-        settings.STREAM_MAX_CHANNELS_PER_USER,
-        channel_id,
-        now,
-        OWNER_TTL_S,
-        owner_token(user_id=user_id, session_key=session_key),
+    full = channel_admit(
+        client,
+        channel_id=channel_id,
+        user_id=user_id,
+        session_key=session_key,
+        now_ms=now,
+        session_cap=settings.STREAM_MAX_CHANNELS_PER_SESSION,
+        user_cap=settings.STREAM_MAX_CHANNELS_PER_USER,
+        keep_s=OWNER_TTL_S,
     )
     if full:
         cap, whose = (
@@ -156,7 +127,7 @@ def stream_share(*, query: QuerySpec, user_id: int | None) -> str:
     does not exist yet; anyone may ask, a visitor (``user_id`` None) included. The reducers resolve
     a query once, however many clients hold its channel."""
     channel_id = shared_channel_id(query)
-    if not _redis().exists(keys.channel_meta(channel_id)):
+    if not channel_held(_redis(), channel_id):
         spec = SubscriptionSpec(view="markets", query=query)
         _send(StreamCommand(type="share", channel_id=channel_id, user_id=user_id, spec=spec, ts=_now_ms()))
     return channel_id
@@ -221,22 +192,6 @@ def stream_change(*, channel_id: str, user_id: int, session_key: str | None, spe
     _send(StreamCommand(type="change", channel_id=channel_id, user_id=user_id, spec=spec, ts=_now_ms()))
 
 
-def _owner_release(*, client: redis.Redis, channel_id: str, reason: str) -> None:
-    """Move the owner binding to the ended marker (the owner's next attach is told why) and free
-    the channel's places under the live-channel caps."""
-    owner = client.get(keys.channel_owner(channel_id))
-    if owner is None:
-        return
-    user_id, _, session_key = owner.decode().partition(":")
-    pipe = client.pipeline(transaction=False)
-    pipe.hset(keys.channel_ended(channel_id), mapping={"owner": owner, "reason": reason})
-    pipe.expire(keys.channel_ended(channel_id), ENDED_CHANNEL_KEEP_S)
-    pipe.delete(keys.channel_owner(channel_id))
-    pipe.zrem(keys.live_channels_of_user(int(user_id)), channel_id)
-    pipe.zrem(keys.live_channels_of_session(session_key), channel_id)
-    pipe.execute()
-
-
 def stream_unsubscribe(*, channel_id: str, user_id: int, session_key: str | None) -> None:
     _require_owner(channel_id=channel_id, user_id=user_id, session_key=session_key)
     _send(
@@ -244,25 +199,20 @@ def stream_unsubscribe(*, channel_id: str, user_id: int, session_key: str | None
             type="unsubscribe", channel_id=channel_id, user_id=user_id, spec=None, ts=_now_ms(), reason="unsubscribed"
         )
     )
-    _owner_release(client=_redis(), channel_id=channel_id, reason="unsubscribed")
+    channel_owner_release(_redis(), channel_id, reason="unsubscribed")
 
 
 def channel_end_reason(*, channel_id: str, user_id: int, session_key: str | None) -> str | None:
     """Why the channel this user's session created has ended; None if it has not (or is not theirs)."""
     if not session_key:
         return None
-    owner, reason = _redis().hmget(keys.channel_ended(channel_id), ["owner", "reason"])
-    if owner is None or reason is None:
-        return None
-    if not secrets.compare_digest(owner.decode(), owner_token(user_id=user_id, session_key=session_key)):
-        return None
-    return str(reason.decode())
+    return channel_ended_reason(_redis(), channel_id, user_id=user_id, session_key=session_key)
 
 
 def stream_touch(*, channel_id: str) -> None:
     """Record a sign of life of the channel's websocket (idle channels expire). Only a channel
     still in the index is touched: an ended channel is not brought back."""
-    _redis().zadd(keys.channels_index(), {channel_id: _now_ms()}, xx=True)
+    channels_touch(_redis(), [channel_id], now_ms=_now_ms())
 
 
 def stream_end(*, channel_id: str, reason: str = "ended_by_staff", user_id: int | None = None) -> bool:
@@ -274,16 +224,16 @@ def stream_end(*, channel_id: str, reason: str = "ended_by_staff", user_id: int 
     client = _redis()
     owner: int | None = user_id
     if owner is None:
-        user = client.hget(keys.channel_meta(channel_id), "user")
+        user = channel_user(client, channel_id)
         if user is None:
-            client.zrem(keys.channels_index(), channel_id)
+            channel_forget(client, channel_id)
             return False
         # A shared query channel is nobody's: the sweeper's command carries no user.
-        owner = None if is_shared_channel(channel_id) else int(user)
+        owner = None if is_shared_channel(channel_id) else user
     _send(
         StreamCommand(type="unsubscribe", channel_id=channel_id, user_id=owner, spec=None, ts=_now_ms(), reason=reason)
     )
-    _owner_release(client=client, channel_id=channel_id, reason=reason)
+    channel_owner_release(client, channel_id, reason=reason)
     return True
 
 
@@ -296,9 +246,8 @@ def streams_expire(*, idle_ms: int) -> list[str]:
     client = _redis()
     cutoff = _now_ms() - idle_ms
     ended = []
-    for raw in client.zrangebyscore(keys.channels_index(), 0, cutoff):
-        channel_id = raw.decode()
-        score = client.zscore(keys.channels_index(), channel_id)
+    for channel_id in channels_idle(client, cutoff_ms=cutoff):
+        score = channel_seen(client, channel_id)
         if score is not None and score <= cutoff and stream_end(channel_id=channel_id, reason="expired"):
             ended.append(channel_id)
     return ended
