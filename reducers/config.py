@@ -5,9 +5,11 @@ the one message naming every problem.
 Each model is a ``pydantic_settings.BaseSettings`` whose fields are named by their environment
 variables (``validation_alias``). With ``SPORTSBOOK_ENV=production`` a field marked
 ``NO_PRODUCTION_DEFAULT`` has no development default: a process that would quietly use a
-development address or key refuses to start instead, and says which settings to set. Pydantic
-checks every field before it gives up, so ``config_error`` turns its ``ValidationError`` into one
-``ConfigError`` naming each environment variable and what it must be.
+development address or key refuses to start instead, and says which settings to set.
+
+``read`` builds a model from the variables it is given (the process passes its own environment;
+nothing here reads it). Pydantic checks every field before it gives up, so its ``ValidationError``
+becomes one ``ConfigError`` naming each environment variable and what it must be.
 """
 
 from __future__ import annotations
@@ -138,8 +140,8 @@ _ENVIRON: ContextVar[Mapping[str, str]] = ContextVar("environ")
 
 
 class EnvironmentSettings(BaseModel):
-    """The base of each settings model (``class Model(EnvironmentSettings, BaseSettings)``): which
-    environment, where the values come from, and the production rule."""
+    """The base of each settings model (``class Model(EnvironmentSettings, BaseSettings)``, read
+    with ``read``): which environment, where the values come from, and the production rule."""
 
     model_config = SETTINGS_CONFIG
 

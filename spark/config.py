@@ -150,6 +150,7 @@ class ReducerConfig(EnvironmentSettings, BaseSettings):
     @field_validator("triggers", mode="after")
     @classmethod
     def _triggers_by_query(cls, triggers: dict[str, str]) -> dict[str, str]:
+        """Checked by variable, kept by query name (``config().triggers["movers"]``)."""
         if set(triggers) != {query.trigger_env for query in QUERIES}:
             return triggers
         return {query.name: triggers[query.trigger_env] for query in QUERIES}
