@@ -1,8 +1,9 @@
 """The reducers' configuration: one object per process, read from the environment once.
 
-Every setting of the Spark jobs is named here with its type, its development default and its
-check; nothing else in ``spark/`` reads the environment. ``load`` reads and checks them all and
-raises ``ConfigError`` naming every problem at once, before a Spark session starts. With
+Every setting of the Spark jobs is a field of ``ReducerConfig`` (a ``pydantic_settings`` model),
+named by its environment variable, with its type, its development default and its check; nothing
+else in ``spark/`` reads the environment. ``load`` reads and checks them all and raises
+``ConfigError`` naming every problem at once, before a Spark session starts. With
 ``SPORTSBOOK_ENV=production`` the settings that locate shared state (Kafka, Redis, the
 checkpoints) have no default: a reducer that would quietly use a development address refuses to
 start instead.
@@ -10,106 +11,149 @@ start instead.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal, get_args
 
 import pyspark
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings
 
-from reducers.config import ConfigError, Reader
+from reducers.config import (
+    NO_PRODUCTION_DEFAULT,
+    SETTINGS_CONFIG,
+    ConfigError,
+    Duration,
+    EnvironmentSettings,
+    Flag,
+    RedisUrl,
+    Seconds,
+    read,
+)
 from reducers.queries import QUERIES
 from reducers.windows import parse_duration_ms
 
+__all__ = ["ConfigError", "ReducerConfig", "config", "export_python", "load"]
+
 ROOT = Path(__file__).resolve().parents[1]
 TriggerMode = Literal["microbatch", "realtime"]
-TRIGGER_MODES: tuple[TriggerMode, ...] = ("microbatch", "realtime")
+TRIGGER_MODES: tuple[TriggerMode, ...] = get_args(TriggerMode)
 # How a micro-batch above SPARK_SQL_PATH_MIN_RECORDS is validated and conflated: by the reducer's
 # own validator in Python workers, one task per Kafka partition ("executors"), or by Spark SQL
 # expressions with Python re-checking the winners and the refused ("sql").
-LARGE_BATCH_PATHS = ("executors", "sql")
+LargeBatchPath = Literal["executors", "sql"]
+LARGE_BATCH_PATHS: tuple[LargeBatchPath, ...] = get_args(LargeBatchPath)
 # The garbage collector of the Spark JVMs (``SPARK_GC``) and the JVM option that picks it.
 # Parallel by default: the price query's parse, SQL verdict and aggregation of 200,000 records
 # took 3,110-3,580 ms of CPU under it against 3,790-4,390 ms under G1, the JVM's own default
 # (bench/results/history.md, "The Spark JVM's garbage collector").
-GC_OPTIONS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
+Collector = Literal["parallel", "g1"]
+GC_OPTIONS: dict[Collector, str] = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ReducerConfig:
-    """Every setting of the reducer application, typed and checked."""
+class ReducerConfig(EnvironmentSettings, BaseSettings):
+    """Every setting of the reducer application, typed and checked; each field is read from the
+    environment variable its ``validation_alias`` names."""
 
-    environment: str
+    model_config = SETTINGS_CONFIG
+
     # where the shared state is
-    kafka_bootstrap: str
-    redis_url: str
+    kafka_bootstrap: Annotated[str, NO_PRODUCTION_DEFAULT] = Field(
+        default="127.0.0.1:9092", validation_alias="KAFKA_BOOTSTRAP_SERVERS"
+    )
+    redis_url: RedisUrl = Field(default="redis://127.0.0.1:6379/0", validation_alias="REDIS_URL")
     # replicas that must hold a batch's writes before it counts as done (0: none waited for)
-    redis_replicas: int
-    redis_replica_timeout_ms: int
-    checkpoint_dir: Path
+    redis_replicas: int = Field(default=0, ge=0, validation_alias="REDIS_REPLICAS_ACK")
+    redis_replica_timeout_ms: int = Field(default=2000, ge=1, validation_alias="REDIS_REPLICA_TIMEOUT_MS")
+    checkpoint_dir: Annotated[Path, NO_PRODUCTION_DEFAULT] = Field(
+        default=ROOT / "var" / "checkpoints", validation_alias="SPARK_CHECKPOINT_DIR"
+    )
     # the Spark session
-    master: str
+    master: str = Field(default="local[4]", validation_alias="SPARK_MASTER")
     # FAIR: each query's jobs in a pool of its own (spark/jobs/reducers.py, POOLS); FIFO: Spark's default
-    scheduler_mode: str
-    driver_host: str
-    driver_bind_address: str
-    driver_memory: str
+    scheduler_mode: Literal["FAIR", "FIFO"] = Field(default="FAIR", validation_alias="SPARK_SCHEDULER_MODE")
+    driver_host: str = Field(default="127.0.0.1", validation_alias="SPARK_DRIVER_HOST")
+    # Where the driver listens; executors on other machines need an address they reach.
+    driver_bind_address: str = Field(default="127.0.0.1", validation_alias="SPARK_DRIVER_BIND_ADDRESS")
+    driver_memory: str = Field(default="1g", validation_alias="SPARK_DRIVER_MEMORY")
     # the JVMs' garbage collector (GC_OPTIONS)
-    gc: str
-    shuffle_partitions: int
-    ui_enabled: bool
-    ui_port: int
+    gc: Collector = Field(default="parallel", validation_alias="SPARK_GC")
+    shuffle_partitions: int = Field(default=4, ge=1, validation_alias="SPARK_SHUFFLE_PARTITIONS")
+    ui_enabled: Flag = Field(default=False, validation_alias="SPARK_UI_ENABLED")
+    ui_port: int = Field(default=4040, ge=1, validation_alias="SPARK_UI_PORT")
     # host:port of the driver's own /metrics (spark/metrics.py); empty: none
-    driver_metrics: str
-    log_level: str
-    limit_initial_partitions: int
-    kafka_jars_dir: Path
-    python: str
+    driver_metrics: str = Field(default="127.0.0.1:9465", validation_alias="SPARK_DRIVER_METRICS")
+    log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = Field(
+        default="WARN", validation_alias="SPARK_LOG_LEVEL"
+    )
+    limit_initial_partitions: int = Field(default=1024, ge=1, validation_alias="SPARK_LIMIT_INITIAL_PARTITIONS")
+    kafka_jars_dir: Path = Field(
+        default=ROOT / ".cache" / "jars" / "spark-kafka", validation_alias="SPARK_KAFKA_JARS_DIR"
+    )
+    python: str = Field(default=str(ROOT / "infra" / "bin" / "spark-python"), validation_alias="PYSPARK_PYTHON")
     # how long the JVM waits for a Python worker it started to connect back
-    python_socket_timeout: str
+    python_socket_timeout: str = Field(default="120s", validation_alias="SPARK_PYTHON_SOCKET_TIMEOUT")
     # the Kafka source
-    kafka_fetch_max_wait_ms: int
-    kafka_partition_fetch_bytes: int
-    kafka_request_timeout_ms: int
+    kafka_fetch_max_wait_ms: int = Field(default=10, ge=0, validation_alias="SPARK_KAFKA_FETCH_MAX_WAIT_MS")
+    kafka_partition_fetch_bytes: int = Field(
+        default=4 << 20, ge=1, validation_alias="SPARK_KAFKA_PARTITION_FETCH_BYTES"
+    )
+    kafka_request_timeout_ms: int = Field(default=10_000, ge=1000, validation_alias="SPARK_KAFKA_REQUEST_TIMEOUT_MS")
     # how long a query that found no new records waits before it asks Kafka again
-    polling_delay_ms: int
+    polling_delay_ms: int = Field(default=50, ge=1, validation_alias="SPARK_POLLING_DELAY_MS")
     # the price query
-    trigger_mode: TriggerMode
-    max_offsets_per_trigger: int
-    sql_path_min_records: int
-    large_batch_path: str
-    range_read: bool
-    unknown_market_keep_s: int
-    async_progress: bool
-    async_progress_interval_ms: int
-    realtime_batch: str
+    trigger_mode: TriggerMode = Field(default="microbatch", validation_alias="SPARK_TRIGGER_MODE")
+    max_offsets_per_trigger: int = Field(default=200_000, ge=1, validation_alias="SPARK_MAX_OFFSETS_PER_TRIGGER")
+    sql_path_min_records: int = Field(default=20_000, ge=0, validation_alias="SPARK_SQL_PATH_MIN_RECORDS")
+    large_batch_path: LargeBatchPath = Field(default="sql", validation_alias="SPARK_LARGE_BATCH_PATH")
+    range_read: Flag = Field(default=True, validation_alias="SPARK_RANGE_READ")
+    unknown_market_keep_s: int = Field(default=600, ge=1, validation_alias="SPARK_UNKNOWN_MARKET_KEEP_S")
+    async_progress: Flag = Field(default=True, validation_alias="SPARK_ASYNC_PROGRESS")
+    async_progress_interval_ms: int = Field(default=1000, ge=0, validation_alias="SPARK_ASYNC_PROGRESS_INTERVAL_MS")
+    realtime_batch: Duration = Field(default="5 minutes", validation_alias="SPARK_REALTIME_BATCH")
     # real-time mode: the niceness of the reducers' JVM (0 keeps its priority; see spark.session)
-    realtime_jvm_niceness: int
+    realtime_jvm_niceness: int = Field(default=10, ge=0, validation_alias="SPARK_REALTIME_JVM_NICENESS")
     # both modes: the niceness of the reducers' session's scheduling group when they lead a
     # session of their own (0 keeps it; see spark.session.lower_session_priority)
-    session_niceness: int
+    session_niceness: int = Field(default=10, ge=0, validation_alias="SPARK_SESSION_NICENESS")
     # each reducer query's processing-time trigger, by name (reducers.queries: its variable and default)
-    triggers: dict[str, str]
-    movers_tasks: int
+    triggers: dict[str, Duration] = Field(default_factory=dict)
+    movers_tasks: int = Field(default=1, ge=1, validation_alias="SPARK_MOVERS_TASKS")
     # the game reducer's buckets of punters (each a key of its state: the book and its punters)
-    game_buckets: int
+    game_buckets: int = Field(default=64, ge=1, validation_alias="SPARK_GAME_BUCKETS")
     # records a movers batch reads at most: under a backlog the query falls behind the prices
     # and catches up when the feed slows
-    movers_max_records: int
-    movers_window: str
-    movers_watermark: str
-    query_refresh_s: float
+    movers_max_records: int = Field(default=20_000, ge=1, validation_alias="SPARK_MOVERS_MAX_RECORDS")
+    movers_window: Duration = Field(default="1 minute", validation_alias="MOVERS_WINDOW")
+    movers_watermark: Duration = Field(default="30 seconds", validation_alias="MOVERS_WATERMARK")
+    query_refresh_s: Seconds = Field(default=10, validation_alias="QUERY_REFRESH_SECONDS")
     # supervision of failed queries
-    restart_base_s: float
-    restart_max_s: float
-    stable_s: float
+    restart_base_s: Seconds = Field(default=1, validation_alias="SPARK_QUERY_RESTART_BASE_S")
+    restart_max_s: Seconds = Field(default=60, validation_alias="SPARK_QUERY_RESTART_MAX_S")
+    stable_s: Seconds = Field(default=60, validation_alias="SPARK_QUERY_STABLE_S")
 
-    @property
-    def production(self) -> bool:
-        return self.environment == "production"
+    @model_validator(mode="before")
+    @classmethod
+    def _triggers_by_variable(cls, data: Any) -> Any:
+        """Each query's trigger from its own variable (``trigger_env``), or its default; checked
+        under the variable's name."""
+        if not isinstance(data, Mapping) or "triggers" in data:
+            return data
+        return {
+            **data,
+            "triggers": {query.trigger_env: data.get(query.trigger_env, query.trigger) for query in QUERIES},
+        }
+
+    @field_validator("triggers", mode="after")
+    @classmethod
+    def _triggers_by_query(cls, triggers: dict[str, str]) -> dict[str, str]:
+        """Checked by variable, kept by query name (``config().triggers["movers"]``)."""
+        if set(triggers) != {query.trigger_env for query in QUERIES}:
+            return triggers
+        return {query.name: triggers[query.trigger_env] for query in QUERIES}
 
     @property
     def movers_watermark_ms(self) -> int:
@@ -120,70 +164,10 @@ class ReducerConfig:
         return parse_duration_ms(self.movers_window)
 
 
-def _trigger_mode(raw: str) -> TriggerMode:
-    """The checked text of ``SPARK_TRIGGER_MODE`` as its type."""
-    for mode in TRIGGER_MODES:
-        if raw == mode:
-            return mode
-    raise ConfigError(f"SPARK_TRIGGER_MODE must be one of {', '.join(TRIGGER_MODES)}, got {raw!r}")
-
-
 def load(environ: Mapping[str, str] | None = None) -> ReducerConfig:
-    """The configuration in ``environ`` (the process's environment by default), checked."""
-    read = Reader(os.environ if environ is None else environ)
-    config = ReducerConfig(
-        environment=read.environment,
-        kafka_bootstrap=read.text("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092", production_default=False),
-        redis_url=read.redis_url("REDIS_URL", "redis://127.0.0.1:6379/0"),
-        redis_replicas=read.whole("REDIS_REPLICAS_ACK", 0),
-        redis_replica_timeout_ms=read.whole("REDIS_REPLICA_TIMEOUT_MS", 2000, minimum=1),
-        checkpoint_dir=Path(
-            read.text("SPARK_CHECKPOINT_DIR", str(ROOT / "var" / "checkpoints"), production_default=False)
-        ),
-        master=read.text("SPARK_MASTER", "local[4]"),
-        scheduler_mode=read.choice("SPARK_SCHEDULER_MODE", "FAIR", ("FAIR", "FIFO")),
-        driver_host=read.text("SPARK_DRIVER_HOST", "127.0.0.1"),
-        # Where the driver listens; executors on other machines need an address they reach.
-        driver_bind_address=read.text("SPARK_DRIVER_BIND_ADDRESS", "127.0.0.1"),
-        driver_memory=read.text("SPARK_DRIVER_MEMORY", "1g"),
-        gc=read.choice("SPARK_GC", "parallel", tuple(GC_OPTIONS)),
-        shuffle_partitions=read.whole("SPARK_SHUFFLE_PARTITIONS", 4, minimum=1),
-        ui_enabled=read.flag("SPARK_UI_ENABLED", False),
-        ui_port=read.whole("SPARK_UI_PORT", 4040, minimum=1),
-        driver_metrics=read.text("SPARK_DRIVER_METRICS", "127.0.0.1:9465"),
-        log_level=read.choice("SPARK_LOG_LEVEL", "WARN", ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")),
-        limit_initial_partitions=read.whole("SPARK_LIMIT_INITIAL_PARTITIONS", 1024, minimum=1),
-        kafka_jars_dir=Path(read.text("SPARK_KAFKA_JARS_DIR", str(ROOT / ".cache" / "jars" / "spark-kafka"))),
-        python=read.text("PYSPARK_PYTHON", str(ROOT / "infra" / "bin" / "spark-python")),
-        python_socket_timeout=read.text("SPARK_PYTHON_SOCKET_TIMEOUT", "120s"),
-        kafka_fetch_max_wait_ms=read.whole("SPARK_KAFKA_FETCH_MAX_WAIT_MS", 10),
-        kafka_partition_fetch_bytes=read.whole("SPARK_KAFKA_PARTITION_FETCH_BYTES", 4 << 20, minimum=1),
-        kafka_request_timeout_ms=read.whole("SPARK_KAFKA_REQUEST_TIMEOUT_MS", 10_000, minimum=1000),
-        polling_delay_ms=read.whole("SPARK_POLLING_DELAY_MS", 50, minimum=1),
-        trigger_mode=_trigger_mode(read.choice("SPARK_TRIGGER_MODE", "microbatch", TRIGGER_MODES)),
-        max_offsets_per_trigger=read.whole("SPARK_MAX_OFFSETS_PER_TRIGGER", 200_000, minimum=1),
-        sql_path_min_records=read.whole("SPARK_SQL_PATH_MIN_RECORDS", 20_000),
-        large_batch_path=read.choice("SPARK_LARGE_BATCH_PATH", "sql", LARGE_BATCH_PATHS),
-        range_read=read.flag("SPARK_RANGE_READ", True),
-        unknown_market_keep_s=read.whole("SPARK_UNKNOWN_MARKET_KEEP_S", 600, minimum=1),
-        async_progress=read.flag("SPARK_ASYNC_PROGRESS", True),
-        async_progress_interval_ms=read.whole("SPARK_ASYNC_PROGRESS_INTERVAL_MS", 1000),
-        realtime_batch=read.duration("SPARK_REALTIME_BATCH", "5 minutes"),
-        realtime_jvm_niceness=read.whole("SPARK_REALTIME_JVM_NICENESS", 10),
-        session_niceness=read.whole("SPARK_SESSION_NICENESS", 10),
-        triggers={query.name: read.duration(query.trigger_env, query.trigger) for query in QUERIES},
-        movers_tasks=read.whole("SPARK_MOVERS_TASKS", 1, minimum=1),
-        game_buckets=read.whole("SPARK_GAME_BUCKETS", 64, minimum=1),
-        movers_max_records=read.whole("SPARK_MOVERS_MAX_RECORDS", 20_000, minimum=1),
-        movers_window=read.duration("MOVERS_WINDOW", "1 minute"),
-        movers_watermark=read.duration("MOVERS_WATERMARK", "30 seconds"),
-        query_refresh_s=read.seconds("QUERY_REFRESH_SECONDS", 10),
-        restart_base_s=read.seconds("SPARK_QUERY_RESTART_BASE_S", 1),
-        restart_max_s=read.seconds("SPARK_QUERY_RESTART_MAX_S", 60),
-        stable_s=read.seconds("SPARK_QUERY_STABLE_S", 60),
-    )
-    read.check("the reducers' configuration")
-    return config
+    """The configuration in ``environ`` (the process's environment by default), checked; every
+    problem is named at once by one ``ConfigError``."""
+    return read(ReducerConfig, os.environ if environ is None else environ, "the reducers' configuration")
 
 
 def export_python(settings: ReducerConfig) -> None:

@@ -275,14 +275,19 @@ def test_topics_are_replicated_three_times_with_two_in_sync():
 def test_the_settings_create_topics_reads_are_the_ones_the_cluster_gives(monkeypatch):
     from webapp.settings import kafka as kafka_settings
 
+    site_environment = importlib.import_module("webapp.settings.env")
+
     env = cluster_services()["init"]["environment"]
     monkeypatch.setenv("KAFKA_REPLICATION_FACTOR", env["KAFKA_REPLICATION_FACTOR"])
     monkeypatch.setenv("KAFKA_MIN_INSYNC_REPLICAS", env["KAFKA_MIN_INSYNC_REPLICAS"])
     try:
+        # The environment is read once, when the settings are first imported: read it again.
+        importlib.reload(site_environment)
         importlib.reload(kafka_settings)
         assert (kafka_settings.KAFKA_REPLICATION_FACTOR, kafka_settings.KAFKA_MIN_INSYNC_REPLICAS) == (3, 2)
     finally:
         monkeypatch.undo()
+        importlib.reload(site_environment)
         importlib.reload(kafka_settings)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, cast
@@ -20,7 +19,7 @@ def test_every_query_has_a_pool_and_the_price_path_the_largest_share():
 
 
 def test_fair_mode_writes_the_pools_and_fifo_writes_nothing(tmp_path):
-    fair = dataclasses.replace(load({}), checkpoint_dir=tmp_path / "checkpoints")
+    fair = load({}).model_copy(update={"checkpoint_dir": tmp_path / "checkpoints"})
     conf = scheduler_conf(fair)
     assert conf["spark.scheduler.mode"] == "FAIR"
     # A file this test just wrote.
@@ -29,6 +28,6 @@ def test_fair_mode_writes_the_pools_and_fifo_writes_nothing(tmp_path):
         pool.get("name"): (int(pool.findtext("weight") or 0), int(pool.findtext("minShare") or 0)) for pool in pools
     } == POOLS
 
-    fifo = dataclasses.replace(fair, checkpoint_dir=tmp_path / "fifo", scheduler_mode="FIFO")
+    fifo = fair.model_copy(update={"checkpoint_dir": tmp_path / "fifo", "scheduler_mode": "FIFO"})
     assert scheduler_conf(fifo) == {"spark.scheduler.mode": "FIFO"}
     assert not (tmp_path / "fifo").exists()

@@ -2,7 +2,7 @@
 emailed link, notices of security changes, and a second factor (allauth.mfa: TOTP and recovery
 codes) that staff must use before any staff page or action (``StaffSecondFactorMiddleware``)."""
 
-from webapp.settings.env import read
+from webapp.settings.env import env
 
 AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
@@ -19,7 +19,7 @@ ACCOUNT_USER_MODEL_USERNAME_FIELD = "username"
 # sb_bet_place). "optional": allauth sends the mail but does not hold the login.
 ACCOUNT_EMAIL_VERIFICATION = "optional"
 ACCOUNT_CONFIRM_EMAIL_ON_GET = False
-ACCOUNT_EMAIL_CONFIRMATION_EXPIRE_DAYS = read.whole("ACCOUNT_EMAIL_CONFIRMATION_EXPIRE_DAYS", 3, minimum=1)
+ACCOUNT_EMAIL_CONFIRMATION_EXPIRE_DAYS = env.account_email_confirmation_expire_days
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = False
 ACCOUNT_EMAIL_SUBJECT_PREFIX = "Sportsbook: "
 # A notice by mail when the password or an email address changes, or a second factor is added
@@ -39,14 +39,14 @@ ACCOUNT_FORMS = {
 # odds.accounts.limits, over Redis through the `limits` library), not allauth's second copy.
 ACCOUNT_RATE_LIMITS = {"login": False, "login_failed": False, "signup": False, "reset_password": False}
 # Password-reset links work once and expire with Django's token (PASSWORD_RESET_TIMEOUT).
-PASSWORD_RESET_TIMEOUT = read.whole("PASSWORD_RESET_TIMEOUT_S", 3600, minimum=60)
+PASSWORD_RESET_TIMEOUT = env.password_reset_timeout_s
 
 # Sign-ups and password-reset requests per client address and per email address, per window.
-SIGNUP_PER_IP = read.whole("SIGNUP_PER_IP", 10, minimum=1)
-SIGNUP_PER_EMAIL = read.whole("SIGNUP_PER_EMAIL", 3, minimum=1)
-PASSWORD_RESET_PER_IP = read.whole("PASSWORD_RESET_PER_IP", 10, minimum=1)
-PASSWORD_RESET_PER_EMAIL = read.whole("PASSWORD_RESET_PER_EMAIL", 3, minimum=1)
-ACCOUNT_LIMIT_WINDOW_S = read.whole("ACCOUNT_LIMIT_WINDOW_S", 3600, minimum=1)
+SIGNUP_PER_IP = env.signup_per_ip
+SIGNUP_PER_EMAIL = env.signup_per_email
+PASSWORD_RESET_PER_IP = env.password_reset_per_ip
+PASSWORD_RESET_PER_EMAIL = env.password_reset_per_email
+ACCOUNT_LIMIT_WINDOW_S = env.account_limit_window_s
 
 MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
 MFA_TOTP_ISSUER = "Sportsbook"

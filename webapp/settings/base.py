@@ -2,25 +2,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from webapp.settings.env import PRODUCTION, read, secret
+from webapp.settings.env import PRODUCTION, env
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
-SECRET_KEY = secret("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me")
+SECRET_KEY = env.secret_key
 # Django's debug pages (the technical 404 listing every route, the technical 500) only when a
 # developer asks for them; never in production.
-DEBUG = read.flag("DJANGO_DEBUG", False)
-if DEBUG and PRODUCTION:
-    read.problems.append("DJANGO_DEBUG must be off when SPORTSBOOK_ENV=production")
+DEBUG = env.debug
 # Demo data (seed_demo: punters, a trader and an operator with the published demo password, the
 # demo catalogue) and the login page's list of demo accounts: only with this development flag.
-DEMO = read.flag("SPORTSBOOK_DEMO", False)
-if DEMO and PRODUCTION:
-    read.problems.append(
-        "SPORTSBOOK_DEMO must be off when SPORTSBOOK_ENV=production: demo users have a published password"
-    )
-ALLOWED_HOSTS = read.names("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
-CSRF_TRUSTED_ORIGINS = read.names("DJANGO_CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000")
+DEMO = env.demo
+ALLOWED_HOSTS = env.allowed_hosts
+CSRF_TRUSTED_ORIGINS = env.csrf_trusted_origins
 
 INSTALLED_APPS = [
     "daphne",
@@ -103,22 +97,22 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-WHITENOISE_USE_FINDERS = read.flag("WHITENOISE_USE_FINDERS", not PRODUCTION)
+WHITENOISE_USE_FINDERS = env.whitenoise_use_finders
 
 # The web server (webapp/serve.py, `make up`): where it listens and how many worker processes.
-WEB_HOST = read.text("WEB_HOST", "127.0.0.1")
-WEB_PORT = read.whole("WEB_PORT", 8000, minimum=1)
-WEB_WORKERS = read.whole("WEB_WORKERS", 2, minimum=1)
+WEB_HOST = env.web_host
+WEB_PORT = env.web_port
+WEB_WORKERS = env.web_workers
 # Open files each server process asks for (a websocket holds one; Redis and PostgreSQL
 # connections a few more), and the listen backlog of connections not yet accepted — a web host's
 # reconnect storm after a restart arrives at once (docs/reliability.md, "A host for many sockets").
-WEB_OPEN_FILES = read.whole("WEB_OPEN_FILES", 65_536, minimum=1024)
-WEB_BACKLOG = read.whole("WEB_BACKLOG", 4096, minimum=128)
+WEB_OPEN_FILES = env.web_open_files
+WEB_BACKLOG = env.web_backlog
 # Container objects allocated between two young-generation collections in a server process
 # (Python's default: 700). A web host's thousands of sockets keep hundreds of thousands of objects
 # alive; at the default, a frame that lives one hub tick survives into the old generation and the
 # full collections it brings pause every socket of the process for half a second (docs/performance.md).
-WEB_GC_YOUNG = read.whole("WEB_GC_YOUNG", 50_000, minimum=700)
+WEB_GC_YOUNG = env.web_gc_young
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
@@ -127,7 +121,7 @@ LOGOUT_REDIRECT_URL = "/"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
 if PRODUCTION:
-    SECURE_SSL_REDIRECT = read.flag("DJANGO_SECURE_SSL_REDIRECT", True)
+    SECURE_SSL_REDIRECT = env.secure_ssl_redirect
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = 31536000

@@ -5,12 +5,12 @@ from reducers.redis_url import with_db
 from store.clients import celery_broker
 from store.pipeline import celery_key_prefix
 from webapp.settings.channels import STREAM_SWEEP_INTERVAL_S
-from webapp.settings.env import read
+from webapp.settings.env import env
 from webapp.settings.redis import REDIS_URL
 
 # The broker's Redis (database 1 beside the data's), as a Redis URL; Celery's own form of it
 # names Sentinels its own way (store.clients.celery_broker).
-CELERY_BROKER_REDIS_URL = read.text("CELERY_BROKER_URL", with_db(REDIS_URL, 1))
+CELERY_BROKER_REDIS_URL = env.celery_broker_url or with_db(REDIS_URL, 1)
 CELERY_BROKER_URL, _BROKER_SENTINEL_OPTIONS = celery_broker(CELERY_BROKER_REDIS_URL)
 # Queues carry the namespace, so stacks (or a test session beside a stack) sharing one Redis
 # never take each other's tasks.

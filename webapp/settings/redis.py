@@ -1,7 +1,7 @@
 from store.clients import ConnectionPoolOf
-from webapp.settings.env import read
+from webapp.settings.env import env
 
-REDIS_URL = read.redis_url("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = env.redis_url
 
 CACHES = {
     "default": {

@@ -153,7 +153,7 @@ def test_a_malformed_sentinel_url_stops_the_site_as_it_stops_the_reducers():
 
 def test_only_the_settings_read_the_environment():
     """Each setting has one reader: nothing in the site reads ``os.environ`` but the settings'
-    ``Reader`` (and the entry points naming the settings module)."""
+    model, once (and the entry points naming the settings module)."""
     readers = []
     for package in ("odds", "webapp"):
         for path in sorted((ROOT / package).rglob("*.py")):
@@ -161,7 +161,10 @@ def test_only_the_settings_read_the_environment():
                 if ("os.environ" in line or "getenv(" in line) and "DJANGO_SETTINGS_MODULE" not in line:
                     readers.append(f"{path.relative_to(ROOT)}:{number}")
     assert [reader.rsplit(":", 1)[0] for reader in readers] == ["webapp/settings/env.py"]
-    assert "read = Reader(os.environ)" in (ROOT / readers[0].rsplit(":", 1)[0]).read_text()
+    # That one line reads the whole environment into the site's checked model (SiteEnvironment).
+    where, at = readers[0].rsplit(":", 1)
+    line = (ROOT / where).read_text().splitlines()[int(at) - 1]
+    assert "read(SiteEnvironment, os.environ" in line
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from decimal import Decimal
@@ -107,7 +106,9 @@ def test_partials_are_merged_across_batches_a_backlog_is_read_a_bounded_batch_at
     from spark.jobs import movers as movers_job
 
     settings = movers_job.config()
-    capped = dataclasses.replace(settings, movers_max_records=4, triggers={**settings.triggers, "movers": "2 seconds"})
+    capped = settings.model_copy(
+        update={"movers_max_records": 4, "triggers": {**settings.triggers, "movers": "2 seconds"}}
+    )
     monkeypatch.setattr(movers_job, "config", lambda: capped)
     topic, query = movers_on_own_topic(spark, tmp_path, partitions=3)
 

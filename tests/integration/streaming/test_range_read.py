@@ -68,7 +68,6 @@ PATHS = {
 def test_a_batch_is_reduced_alike_whoever_reads_it(
     read_by, own_topic, spark, producer, redis_client, tmp_path, monkeypatch
 ):
-    import dataclasses
 
     from spark.jobs import prices as price_job
     from spark.jobs.prices import PriceBatchProcessor
@@ -77,7 +76,7 @@ def test_a_batch_is_reduced_alike_whoever_reads_it(
 
     market = 930_001 + list(PATHS).index(read_by)
     if read_by in ("executors", "sql"):
-        large = dataclasses.replace(price_job.config(), sql_path_min_records=0, large_batch_path=read_by)
+        large = price_job.config().model_copy(update={"sql_path_min_records": 0, "large_batch_path": read_by})
         monkeypatch.setattr(price_job, "config", lambda: large)
     market_ids_define(redis_client, market)
     for seq, price in ((2, "3.10"), (1, "3.00"), (3, "3.20")):
