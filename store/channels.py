@@ -864,10 +864,61 @@ def subscriber_channel_name(channel_id: str) -> str:
     return keys.subscriber_channel(channel_id)
 
 
+# The connection caps: one sorted set per user or client address (``keys.websocket_connections``),
+# a member per open websocket scored by when its place lapses (refreshed by its process's
+# keep-alive, so a process that dies frees its places). KEYS are the caps' sets; ARGV[1] the
+# connection, ARGV[2] now, ARGV[3] when the place lapses, ARGV[3 + i] the cap of KEYS[i]. Returns
+# the index of the first full cap (nothing taken then), or 0 once a place is taken under each.
+ADMIT_CONNECTION = """
+for i, key in ipairs(KEYS) do
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[2])
+  if redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then return i end
+end
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[3], ARGV[1])
+  redis.call('PEXPIREAT', key, ARGV[3])
+end
+return 0
+"""
+
+
 def connections_counted(kind: str, who: str) -> str:
     """The sorted set counting the open websockets of one user (``kind`` "user") or client address
     ("ip", "anonymous"), across processes: the hub's connection caps take places under it."""
     return keys.websocket_connections(kind, who)
+
+
+def connections_admit_script(client: Any) -> Any:
+    """The admission script registered on ``client`` (redis-py's asyncio client), for
+    ``connections_admit``."""
+    return client.register_script(ADMIT_CONNECTION)
+
+
+async def connections_admit(
+    script: Any, *, connection_id: str, caps: Sequence[tuple[str, int]], now_ms: int, lapses_ms: int
+) -> int:
+    """Take a place for the connection under each (set, cap) of ``caps`` at once, places lapsed
+    before ``now_ms`` dropped first; the index (from 1) of the first full cap, nothing taken then,
+    or 0 when admitted."""
+    return int(
+        await script(keys=[key for key, _ in caps], args=[connection_id, now_ms, lapses_ms, *[cap for _, cap in caps]])
+    )
+
+
+async def connections_release(client: Any, *, connection_id: str, held: Sequence[str]) -> None:
+    """Give back the connection's places in the caps' sets ``held``, in one round trip."""
+    pipe = client.pipeline(transaction=False)
+    for key in held:
+        pipe.zrem(key, connection_id)
+    await pipe.execute()
+
+
+def connections_keep(pipe: Any, *, connection_id: str, held: Sequence[str], lapses_ms: int) -> None:
+    """Queue on ``pipe`` the refresh of the connection's places in ``held`` until ``lapses_ms``
+    (only places still held: a place already lapsed is not taken again)."""
+    for key in held:
+        pipe.zadd(key, {connection_id: lapses_ms}, xx=True)
+        pipe.pexpireat(key, lapses_ms)
 
 
 def log_frames(raw: Iterable[Any]) -> list[str]:

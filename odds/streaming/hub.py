@@ -29,7 +29,13 @@ from redis.commands.core import AsyncScript
 from odds.core.events import markets_batch
 from reducers import frames
 from reducers.latency import STAGE_FRAME, frame_age_s
-from store.channels import channels_touch
+from store.channels import (
+    channels_touch,
+    connections_admit,
+    connections_admit_script,
+    connections_keep,
+    connections_release,
+)
 from store.clients import async_redis_client
 from store.markets import price_channel_prefix
 
@@ -40,21 +46,6 @@ FRAME_SAMPLE_S = 0.05
 # A connection's entry under the connection caps lapses after this many keep-alive intervals
 # without a refresh (its process died without closing it).
 CONNECTION_ENTRY_INTERVALS = 3
-
-# Check every cap, then take a place under each: KEYS are the caps' sorted sets, ARGV[1] the
-# connection id, ARGV[2] now (ms), ARGV[3] when the entry lapses (ms), ARGV[4..] the caps.
-# Returns 0 when admitted, else the 1-based index of the first cap that is full.
-ADMIT_CONNECTION = """
-for i, key in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', ARGV[2])
-  if redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then return i end
-end
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, ARGV[3], ARGV[1])
-  redis.call('PEXPIREAT', key, ARGV[3])
-end
-return 0
-"""
 
 
 class Listener(Protocol):
@@ -225,13 +216,11 @@ class Hub:
         if not caps:
             return None
         if self._admit is None:
-            self._admit = self.client().register_script(ADMIT_CONNECTION)
+            self._admit = connections_admit_script(self.client())
         now = int(time.time() * 1000)
         lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
-        full = int(
-            await self._admit(
-                keys=[key for key, _ in caps], args=[connection_id, now, lapses, *[cap for _, cap in caps]]
-            )
+        full = await connections_admit(
+            self._admit, connection_id=connection_id, caps=caps, now_ms=now, lapses_ms=lapses
         )
         if full:
             return caps[full - 1][0]
@@ -242,10 +231,7 @@ class Hub:
     async def connection_release(self, *, connection_id: str) -> None:
         held = self._connections.pop(connection_id, ())
         if held:
-            pipe = self.client().pipeline(transaction=False)
-            for key in held:
-                pipe.zrem(key, connection_id)
-            await pipe.execute()
+            await connections_release(self.client(), connection_id=connection_id, held=held)
 
     async def keep_alive_once(self) -> None:
         """Refresh, in one pipeline, the sign of life of every channel attached in this process
@@ -260,9 +246,7 @@ class Hub:
         if channels:
             channels_touch(pipe, channels, now_ms=now)
         for connection_id, held in self._connections.items():
-            for key in held:
-                pipe.zadd(key, {connection_id: lapses}, xx=True)
-                pipe.pexpireat(key, lapses)
+            connections_keep(pipe, connection_id=connection_id, held=held, lapses_ms=lapses)
         await pipe.execute()
 
     async def _keep_alive(self) -> None:

@@ -330,3 +330,38 @@ async def test_a_burst_of_admissions_beyond_the_hubs_redis_pool_queues_instead_o
     assert redis_client.zcard(cap[0]) == len(storm)
     await asyncio.gather(*(hub.connection_release(connection_id=c) for c in storm))
     assert redis_client.zcard(cap[0]) == 0
+
+
+async def test_a_connections_place_is_kept_while_its_process_lives_and_lapses_when_it_stops(redis_client, settings):
+    """A place under a connection cap is refreshed by its process's keep-alive; one no process
+    refreshes any more (the process died) lapses, and the next connection takes it; a connection
+    that closes gives its place back."""
+    from odds.streaming.hub import CONNECTION_ENTRY_INTERVALS, Hub
+
+    settings.STREAM_KEEPALIVE_S = 2
+    hub = Hub(settings.REDIS_URL)
+    cap = (f"{os.environ['SPORTSBOOK_NAMESPACE']}:test:keep-cap", 1)
+    try:
+        assert await hub.connection_admit(connection_id="first", caps=[cap]) is None
+        admitted = redis_client.zscore(cap[0], "first")
+        assert admitted is not None
+        assert 0 < redis_client.pttl(cap[0]) <= CONNECTION_ENTRY_INTERVALS * 2_000
+        assert await hub.connection_admit(connection_id="second", caps=[cap]) == cap[0]
+
+        await asyncio.sleep(0.05)
+        await hub.keep_alive_once()
+        refreshed = redis_client.zscore(cap[0], "first")
+        assert refreshed is not None
+        assert refreshed > admitted
+
+        # The first connection's process stops refreshing it: its place lapses.
+        redis_client.zadd(cap[0], {"first": int(time.time() * 1000) - 1})
+        assert await hub.connection_admit(connection_id="second", caps=[cap]) is None
+        assert [m.decode() for m in redis_client.zrange(cap[0], 0, -1)] == ["second"]
+
+        await hub.connection_release(connection_id="second")
+        assert redis_client.zcard(cap[0]) == 0
+    finally:
+        if hub._keeper is not None:
+            hub._keeper.cancel()
+        redis_client.delete(cap[0])
