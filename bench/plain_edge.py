@@ -19,7 +19,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 from django.core.asgi import get_asgi_application
 
-get_asgi_application()  # Django set up before anything imports models
+# Django set up before anything imports models: the imports below come after it (E402 on each).
+get_asgi_application()
 
 from channels.layers import get_channel_layer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
