@@ -100,11 +100,14 @@ def database_url() -> str:
     return f"postgres://{credentials}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def session_create(*, user: Any, expiry_s: int = 3600) -> str:
-    """A logged-in session of ``user`` in the site's session store, as a login would leave it;
-    its key is the session cookie's value. It lapses after ``expiry_s`` if nobody removes it."""
+def session_create(*, user: Any, expiry_s: int = 3600, second_factor: bool = False) -> str:
+    """A logged-in session of ``user`` in the site's session store, as a login would leave it
+    (with ``second_factor``: as a staff member's login with a TOTP code leaves it); its key is the
+    session cookie's value. It lapses after ``expiry_s`` if nobody removes it."""
+    import time
     from importlib import import_module
 
+    from allauth.account.authentication import AUTHENTICATION_METHODS_SESSION_KEY
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 
@@ -112,6 +115,8 @@ def session_create(*, user: Any, expiry_s: int = 3600) -> str:
     store[SESSION_KEY] = str(user.pk)
     store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    if second_factor:
+        store[AUTHENTICATION_METHODS_SESSION_KEY] = [{"method": "mfa", "at": time.time(), "type": "totp"}]
     store.set_expiry(expiry_s)
     store.create()
     assert store.session_key is not None

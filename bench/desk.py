@@ -204,7 +204,7 @@ def bench_desk(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
     run = int(time.time()) % 50
     with reducers_running("microbatch", log_name="bench-desk.log", define=False) as running:
         trader = User.objects.create_user(username=f"bench-desk-{uuid.uuid4().hex[:12]}", is_staff=True)
-        session = session_create(user=trader)
+        session = session_create(user=trader, second_factor=True)
         try:
             with web_server(running.namespace, workers=1) as port:
                 port_wait(port, timeout=60)

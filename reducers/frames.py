@@ -739,7 +739,8 @@ class PingMessage(TypedDict):
 
 class DeskMessage(TypedDict):
     """Follow the trading desk's staff channels (``desk.bet`` and ``desk.liability`` frames);
-    refused with ``staff_only`` on a socket whose user is not staff."""
+    refused with ``staff_only`` on a socket whose user is not staff, and with
+    ``second_factor_required`` on a staff session that has not used its second factor."""
 
     type: Literal["desk"]
 

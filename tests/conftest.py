@@ -84,6 +84,26 @@ def django_db_modify_db_settings(services) -> None:
 
 
 @pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
+    """pytest-django's test database; before it is dropped, every other connection to it is
+    ended (PostgreSQL refuses to drop a database in use): the in-process ASGI application's
+    asyncio pool, where a websocket's handshake reads its user, and the Django connections of the
+    threads that tests and Channels ran database work in."""
+    yield
+    from django.db import connection
+
+    others = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(f"SELECT pg_terminate_backend(pid) {others}")
+
+        def ended() -> bool:
+            cursor.execute(f"SELECT count(*) {others}")
+            return cursor.fetchone()[0] == 0
+
+        wait_until(ended, timeout=10, what="the test database's other connections to end")
+
+
+@pytest.fixture(scope="session")
 def kafka_topics(services) -> Iterator[dict[str, str]]:
     from odds.core.kafka import admin_client, topics_ensure
     from reducers.topics import all_topics

@@ -1,25 +1,64 @@
-"""Session and user for websockets, without wrapping ``send``.
+"""Session and user for websockets: read once, at the handshake, on the event loop.
 
-Channels' ``SessionMiddleware`` wraps ``send`` to save a modified session with an HTTP response;
-on a websocket that check runs for every frame sent and never saves anything (a websocket
-carries no response to put a cookie on), yet it read two lazy session properties per frame,
-about a fifth of the edge's CPU under load. Here the session is resolved once, at connect, read
-only, and frames go straight to the server.
+A handshake with a session cookie reads the session from Redis and the user's row through the
+web process's asyncio pool (``odds.accounts.sessions``, the rules of Django's ``get_user``; the
+row kept per process for ``BET_AUTH_CACHE_S``). Channels' own ``AuthMiddleware`` (the session
+through Django's cache in a thread, the user through the ORM in Channels' one database thread)
+reads only what that path leaves to Django: a session not in Redis, a hash only a fallback
+secret matches, a user gone, the pool saturated or away. At a storm of handshakes Channels' path
+was the largest share of a web process's time.
+
+Channels' ``SessionMiddleware`` is not used: it wraps ``send`` to save a modified session with an
+HTTP response, and on a websocket that check ran for every frame sent and never saved anything
+(a websocket carries no response to put a cookie on) while reading two lazy session properties per
+frame, about a fifth of the edge's CPU under load. The session here is read only.
+
+The scope also says whether the session used a second factor (``scope["second_factor"]``): the
+staff's desk channels need one, as staff pages do (``odds.accounts.gate``).
 """
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
+import psycopg
+from allauth.account.authentication import AUTHENTICATION_METHODS_SESSION_KEY
 from channels.auth import AuthMiddleware
+from channels.db import database_sync_to_async
 from channels.sessions import CookieMiddleware, InstanceSessionWrapper
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
+from redis import RedisError
+
+from odds.accounts.sessions import Connection, SessionUnknown, SessionUsers
+from odds.api.schemas.common import ApiError
 
 
-class WebsocketSessionMiddleware:
-    """The scope's ``session`` from the session cookie (needs ``CookieMiddleware`` above it)."""
+def _second_factor_used(session: Any) -> bool:
+    records = session.get(AUTHENTICATION_METHODS_SESSION_KEY) or []
+    return any(isinstance(r, dict) and r.get("method") == "mfa" for r in records)
+
+
+class _DjangoSecondFactor:
+    """After Channels' ``AuthMiddleware``: ``scope["second_factor"]`` from the session it loaded
+    (read only for staff: nobody else needs it)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        user = scope.get("user")
+        staff = bool(user is not None and user.is_authenticated and user.is_staff)
+        used = staff and await database_sync_to_async(_second_factor_used)(scope["session"])
+        return await self.inner(dict(scope, second_factor=used), receive, send)
+
+
+class _DjangoSession:
+    """Channels' path: the scope's ``session`` from the cookie (read only), then ``AuthMiddleware``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = AuthMiddleware(_DjangoSecondFactor(inner))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         wrapper = InstanceSessionWrapper(scope, send)
@@ -27,6 +66,33 @@ class WebsocketSessionMiddleware:
         return await self.inner(wrapper.scope, receive, send)
 
 
-def WebsocketAuthStack(inner: Any) -> Any:  # noqa: N802 - named like Channels' AuthMiddlewareStack
-    """Cookies, the session (read only) and ``scope["user"]`` for a websocket application."""
-    return CookieMiddleware(WebsocketSessionMiddleware(AuthMiddleware(inner)))
+class WebsocketSessionAuth:
+    """``scope["session"]``, ``scope["user"]`` and ``scope["second_factor"]`` (needs
+    ``CookieMiddleware`` above it). Without ``connection`` every session goes Channels' way."""
+
+    def __init__(self, inner: Any, connection: Connection | None) -> None:
+        self.inner = inner
+        self.django = _DjangoSession(inner)
+        self.auth = SessionUsers(connection) if connection is not None else None
+        self.store = import_module(settings.SESSION_ENGINE).SessionStore
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        session_key = scope["cookies"].get(settings.SESSION_COOKIE_NAME)
+        if not session_key:
+            anonymous = {"session": self.store(None), "user": AnonymousUser(), "second_factor": False}
+            return await self.inner(dict(scope, **anonymous), receive, send)
+        if self.auth is None:
+            return await self.django(scope, receive, send)
+        try:
+            read = await self.auth.session_read(session_key)
+            user = await self.auth.session_verify(session_key, read)
+        except (SessionUnknown, RedisError, psycopg.Error, ApiError):
+            return await self.django(scope, receive, send)
+        known = {"session": self.store(session_key), "user": user.model(), "second_factor": read.second_factor}
+        return await self.inner(dict(scope, **known), receive, send)
+
+
+def WebsocketAuthStack(inner: Any, connection: Connection | None = None) -> Any:  # noqa: N802 - named like Channels' AuthMiddlewareStack
+    """Cookies, the session (read only), ``scope["user"]`` and ``scope["second_factor"]`` for a
+    websocket application; ``connection``: the process's asyncio pool (``PlacementEndpoint``)."""
+    return CookieMiddleware(WebsocketSessionAuth(inner, connection))

@@ -330,7 +330,7 @@ function follow(onDesk: (frame: DeskFrame) => void): void {
     },
     onError: (code, message) => {
       const node = document.getElementById("desk-conn");
-      if (node !== null && code === "staff_only") node.textContent = message;
+      if (node !== null && (code === "staff_only" || code === "second_factor_required")) node.textContent = message;
     },
   });
   window.addEventListener("offline", () => client.stop());

@@ -4,9 +4,10 @@ Django under ASGI runs a sync view and every classic middleware through thread h
 reads the session and the user from PostgreSQL on every request. This endpoint answers the one
 request a peak is made of without any of that, and with the same rules and the same answers:
 
-- the session is read from Redis (``SESSION_ENGINE`` is ``cached_db``); the user's session hash
-  and active flag, and the user of a session already read, are kept per process for
-  ``BET_AUTH_CACHE_S`` (a known session is only confirmed to exist, within the round trip below);
+- the session is read from Redis as a websocket's handshake reads it (``odds.accounts.sessions``);
+  the user's session hash and active flag, and the user of a session already read, are kept per
+  process for ``BET_AUTH_CACHE_S`` (a known session is only confirmed to exist, within the round
+  trip below);
 - CSRF and ``Origin`` are checked by Django's own ``CsrfViewMiddleware`` (``csrf_check``), the
   body parsed by the API's own ``json_parse`` and validated by the same model the Django route
   declares (``BetPlaceRequest``), its errors answered by the same mapping;
@@ -33,28 +34,21 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from django.conf import settings
-from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-from django.contrib.auth.models import User
-from django.contrib.sessions.backends.cached_db import KEY_PREFIX as SESSION_CACHE_PREFIX
-from django.core.cache import caches
-from django.core.cache.backends.redis import RedisSerializer
 from django.core.exceptions import DisallowedHost
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
 from django.middleware.security import SecurityMiddleware
 from django.utils.cache import add_never_cache_headers, patch_vary_headers
-from django.utils.crypto import constant_time_compare
 from psycopg_pool import AsyncConnectionPool, PoolTimeout, TooManyRequests
 from redis import RedisError
 
+from odds.accounts.sessions import SessionUnknown, SessionUsers
 from odds.api.http import body_read, csrf_check, error_response
 from odds.api.schemas.common import ApiError
 from odds.api.schemas.views import BetPlaceRequest
@@ -92,53 +86,6 @@ def database_conninfo() -> str:
     )
 
 
-class _Users:
-    """Per process: user id → (session hash, active), read from PostgreSQL at most every
-    ``BET_AUTH_CACHE_S``, so a password change or a deactivation takes effect within that."""
-
-    def __init__(self) -> None:
-        self.known: dict[int, tuple[float, str, bool]] = {}
-
-    def cached(self, user_id: int) -> tuple[str, bool] | None:
-        found = self.known.get(user_id)
-        if found is None or found[0] < time.monotonic():
-            return None
-        return found[1], found[2]
-
-    def learn(self, user_id: int, password: str, active: bool) -> tuple[str, bool]:
-        if len(self.known) > 100_000:
-            self.known.clear()
-        session_hash = User(password=password).get_session_auth_hash()
-        self.known[user_id] = (time.monotonic() + settings.BET_AUTH_CACHE_S, session_hash, active)
-        return session_hash, active
-
-
-class _Sessions:
-    """Per process: session key → (user id, session hash) of sessions already read, for
-    ``BET_AUTH_CACHE_S``. A session found here is only confirmed to still exist, in the same Redis
-    round trip as the rate limit and the live states: a logout ends it at once all the same."""
-
-    def __init__(self) -> None:
-        self.known: dict[str, tuple[float, int, str]] = {}
-
-    def cached(self, session_key: str) -> tuple[int, str] | None:
-        found = self.known.get(session_key)
-        if found is None or found[0] < time.monotonic():
-            return None
-        return found[1], found[2]
-
-    def learn(self, session_key: str, user_id: int, session_hash: str) -> None:
-        if len(self.known) > 100_000:
-            self.known.clear()
-        self.known[session_key] = (time.monotonic() + settings.BET_AUTH_CACHE_S, user_id, session_hash)
-
-
-@dataclass(frozen=True)
-class _SessionRead:
-    user_id: int
-    session_hash: str
-
-
 class _PoolIO:
     """The placement's I/O on the endpoint's asyncio pool and the process's Redis client; the
     live prices' round trip also confirms that a session read earlier still exists."""
@@ -154,7 +101,7 @@ class _PoolIO:
     async def live_states(self, market_ids: list[int]) -> LiveStates:
         pipe = get_hub().client().pipeline(transaction=False)
         if self.confirm_session is not None:
-            pipe.exists(self.endpoint.session_cache_key(self.confirm_session))
+            pipe.exists(self.endpoint.auth.session_cache_key(self.confirm_session))
         live_states_read(pipe, market_ids)
         replies = await pipe.execute()
         if self.confirm_session is not None:
@@ -177,10 +124,7 @@ class PlacementEndpoint:
         self.app = app
         self.pool: AsyncConnectionPool | None = None
         self.pool_lock = asyncio.Lock()
-        self.users = _Users()
-        self.sessions = _Sessions()
-        self.serializer = RedisSerializer()
-        self.session_cache = caches[settings.SESSION_CACHE_ALIAS]
+        self.auth = SessionUsers(self.connection)
         # Django's own response middleware, run on our responses for the headers they add.
         self.security = SecurityMiddleware(lambda request: HttpResponse())
         self.framing = XFrameOptionsMiddleware(lambda request: HttpResponse())
@@ -221,11 +165,11 @@ class PlacementEndpoint:
             raise _Fallback from exc
         try:
             session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME, "")
-            user_id = self.known_user(session_key)
+            user_id = self.auth.known_user(session_key)
             confirm = user_id is not None
             session = None
             if user_id is None:
-                session = await self.session_read(request)
+                session = await self.auth.session_read(session_key)
                 user_id = session.user_id
             # Every attempt is counted first, before the body is read or the pool is asked for a
             # connection: a punter over the limit never holds one.
@@ -234,10 +178,12 @@ class PlacementEndpoint:
             except BetRateLimited as exc:
                 raise rate_limited_error(exc) from exc
             if session is not None:
-                await self.session_verify(session_key, session)
+                await self.auth.session_verify(session_key, session)
             # The endpoint is not CSRF-exempt: the check runs as for every API write.
             csrf_check(request)
             return await self.bet(user_id, body, confirm_session=session_key if confirm else None)
+        except SessionUnknown as exc:
+            raise _Fallback from exc
         except ApiError as error:
             return error_response(error)
         except (psycopg.OperationalError, psycopg.InterfaceError):
@@ -248,56 +194,6 @@ class PlacementEndpoint:
         except RedisError:
             log.warning("Redis refused or unreachable while placing a bet", exc_info=True)
             return _unavailable(ApiError(503, "state_unavailable", "the service cannot store state; try again"))
-
-    def session_cache_key(self, session_key: str) -> str:
-        return self.session_cache.make_key(SESSION_CACHE_PREFIX + session_key)
-
-    def known_user(self, session_key: str) -> int | None:
-        """The user of a session read lately whose user is known and still matches it, or None."""
-        session = self.sessions.cached(session_key) if session_key else None
-        if session is None:
-            return None
-        user_id, session_hash = session
-        known = self.users.cached(user_id)
-        if known is None or not known[1] or not constant_time_compare(session_hash, known[0]):
-            return None
-        return user_id
-
-    async def session_read(self, request: ASGIRequest) -> _SessionRead:
-        """The request's session as Redis holds it (no database work), or ``_Fallback``."""
-        session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
-        if not session_key:
-            raise _Fallback
-        raw = await get_hub().client().get(self.session_cache_key(session_key))
-        if raw is None:
-            raise _Fallback
-        session = self.serializer.loads(raw)
-        try:
-            user_id = int(session[SESSION_KEY])
-            session_hash = str(session[HASH_SESSION_KEY])
-            backend = session[BACKEND_SESSION_KEY]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise _Fallback from exc
-        if backend not in settings.AUTHENTICATION_BACKENDS:
-            raise _Fallback
-        return _SessionRead(user_id=user_id, session_hash=session_hash)
-
-    async def session_verify(self, session_key: str, session: _SessionRead) -> None:
-        """The session's user still has this session hash and is active (read from PostgreSQL
-        at most every ``BET_AUTH_CACHE_S``), or ``_Fallback``."""
-        known = self.users.cached(session.user_id)
-        if known is None:
-            async with self.connection() as conn:
-                row = await (
-                    await conn.execute("SELECT password, is_active FROM auth_user WHERE id = %s", [session.user_id])
-                ).fetchone()
-            if row is None:
-                raise _Fallback
-            known = self.users.learn(session.user_id, row[0], row[1])
-        expected, active = known
-        if not active or not constant_time_compare(session.session_hash, expected):
-            raise _Fallback
-        self.sessions.learn(session_key, session.user_id, session.session_hash)
 
     async def bet(self, user_id: int, body: bytes, *, confirm_session: str | None) -> HttpResponse:
         """Place the bet (``odds.betting.services.placement.bet_place``); ``confirm_session``: a

@@ -475,6 +475,12 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if not (user and user.is_authenticated and user.is_staff):
             await self._error("staff_only", "the trading desk's channels are for staff only")
             return
+        if not self.scope.get("second_factor"):
+            # As for staff pages (odds.accounts.gate): a password alone does not open the desk.
+            await self._error(
+                "second_factor_required", "the trading desk's channels need a second factor: sign in with your code"
+            )
+            return
         names = desk_channels()
         await get_hub().add(self, names)
         self.session.follow_desk(names)

@@ -17,7 +17,7 @@ from django.test import Client
 from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
 from store import keys
-from tests.factories import definition_build, definitions_write, user_create
+from tests.factories import definition_build, definitions_write, sign_in, user_create
 from webapp.asgi import application
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -27,9 +27,14 @@ HOME, AWAY = 700_101, 700_102
 DELAY_HOME, DELAY_AWAY = 700_201, 700_202
 
 
-def _cookie(user) -> tuple[bytes, bytes]:
+def _cookie(user, *, second_factor: bool = True) -> tuple[bytes, bytes]:
+    """A session cookie of ``user``; a staff member signs in with a TOTP code unless
+    ``second_factor`` is False (the password alone)."""
     client = Client()
-    client.force_login(user)
+    if second_factor:
+        sign_in(client, user)
+    else:
+        client.force_login(user)
     return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
 
 
@@ -138,6 +143,19 @@ async def test_a_punters_socket_asking_for_the_desk_is_refused_and_hears_nothing
     await ws.send_json_to({"type": "desk"})
     refusal = await ws.receive_json_from()
     assert (refusal["type"], refusal["code"]) == ("error", "staff_only")
+    redis_client.publish(keys.desk_ticker_channel(), b'{"type":"desk.bet","v":1}')
+    await ws.send_json_to({"type": "ping"})
+    assert (await ws.receive_json_from())["type"] == "pong", "nothing of the desk in between"
+    await ws.disconnect()
+
+
+async def test_a_staff_session_without_its_second_factor_is_refused_the_desk(services, redis_client):
+    """As staff pages are: a trader signed in with the password alone follows nothing of the desk."""
+    trader = await asyncio.to_thread(user_create, balance="0", staff=True)
+    ws = await _socket(await asyncio.to_thread(_cookie, trader, second_factor=False))
+    await ws.send_json_to({"type": "desk"})
+    refusal = await ws.receive_json_from()
+    assert (refusal["type"], refusal["code"]) == ("error", "second_factor_required")
     redis_client.publish(keys.desk_ticker_channel(), b'{"type":"desk.bet","v":1}')
     await ws.send_json_to({"type": "ping"})
     assert (await ws.receive_json_from())["type"] == "pong", "nothing of the desk in between"
