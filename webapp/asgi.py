@@ -12,9 +12,11 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter
+from django.conf import settings
 
 from odds.api.placement import PlacementEndpoint
 from odds.streaming.routing import websocket_urlpatterns
+from webapp.admission import HandshakeAdmission
 from webapp.origins import OriginValidator
 from webapp.wsauth import WebsocketAuthStack
 
@@ -25,6 +27,12 @@ application = ProtocolTypeRouter(
         "http": placement,
         # Servers that speak the lifespan protocol (uvicorn) start each process with its bet pool full.
         "lifespan": placement.lifespan,
-        "websocket": OriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns))),
+        # Handshakes a few at a time (webapp/admission.py); each reads its session and user on
+        # the bets' asyncio pool (webapp/wsauth.py).
+        "websocket": HandshakeAdmission(
+            OriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns), placement.connection)),
+            at_once=settings.WS_HANDSHAKES_AT_ONCE,
+            wait_s=settings.WS_HANDSHAKE_WAIT_S,
+        ),
     }
 )

@@ -175,6 +175,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             await self._error("too_many_connections", f"too many open connections for this {whose}")
             get_hub().socket_refused(cause=events.close_cause(events.CLOSE_TOO_MANY_CONNECTIONS))
             await self.close(code=events.CLOSE_TOO_MANY_CONNECTIONS)
+            self._handshake_done()
             return
         self.writer = asyncio.create_task(self._write_loop())
         self._idle_check()
@@ -182,6 +183,13 @@ class OddsConsumer(AsyncWebsocketConsumer):
         if self.session.punter is not None:
             await get_hub().add(self, [self.session.punter.decode()])
         await self.send(text_data=events.hello(user=user.get_username() if authenticated else None))
+        self._handshake_done()
+
+    def _handshake_done(self) -> None:
+        """The next waiting handshake may go on (``webapp.admission``: a few at a time)."""
+        done = self.scope.get("handshake_done")
+        if done is not None:
+            done()
 
     def _connection_caps(self) -> list[tuple[str, int, str]]:
         """The connection caps this socket counts under: per user when logged in, and per client

@@ -51,3 +51,33 @@ async def test_frame_above_the_limit_is_refused_and_the_connection_stays_usable(
     await communicator.send_json_to({"type": "ping"})
     assert (await communicator.receive_json_from())["type"] == "pong"
     await communicator.disconnect()
+
+
+async def test_an_open_socket_holds_no_handshake_place(services, monkeypatch):
+    """The consumer gives its handshake's place back once its ``hello`` is sent
+    (webapp/admission.py): with one place, a second socket opens while the first stays open."""
+    admission = application.application_mapping["websocket"]
+    monkeypatch.setattr(admission, "at_once", 1)
+    monkeypatch.setattr(admission, "slots", None)
+    monkeypatch.setattr(admission, "wait_s", 5)
+    first, connected = await _connect([(b"origin", b"http://127.0.0.1:8000")])
+    assert connected
+    assert (await first.receive_json_from())["type"] == "hello"
+    second, connected = await _connect([(b"origin", b"http://127.0.0.1:8000")])
+    assert connected, "the first socket's handshake place was given back at its hello"
+    assert (await second.receive_json_from())["type"] == "hello"
+    await first.disconnect()
+    await second.disconnect()
+
+
+async def test_a_refused_origin_gives_its_handshake_place_back(services, monkeypatch):
+    admission = application.application_mapping["websocket"]
+    monkeypatch.setattr(admission, "at_once", 1)
+    monkeypatch.setattr(admission, "slots", None)
+    monkeypatch.setattr(admission, "wait_s", 5)
+    refused, connected = await _connect([(b"origin", b"https://evil.example")])
+    assert not connected
+    await refused.disconnect()
+    accepted, connected = await _connect([(b"origin", b"http://127.0.0.1:8000")])
+    assert connected
+    await accepted.disconnect()
