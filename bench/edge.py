@@ -272,10 +272,12 @@ def k6_clients(
     duration: float,
     ts_field: str,
     cookies: list[str],
+    arrival_per_s: float = 0,
 ) -> tuple[subprocess.Popen[bytes], Path]:
     """Start k6 with one virtual user per watch list, user i logged in with ``cookies[i mod n]``;
-    they connect before ``start_at`` (epoch s) and count what arrives from ``warmup`` seconds
-    after it for ``duration`` seconds. Returns the process and where its summary will be."""
+    they connect before ``start_at`` (epoch s), all at once or ``arrival_per_s`` a second, and
+    count what arrives from ``warmup`` seconds after it for ``duration`` seconds. Returns the
+    process and where its summary will be."""
     folder = Path(tempfile.mkdtemp(prefix="sportsbook-k6-"))
     (folder / "watch.json").write_text(json.dumps(watch))
     env = {
@@ -289,6 +291,7 @@ def k6_clients(
         "DURATION_MS": str(int(duration * 1000)),
         "TS_FIELD": ts_field,
         "COOKIES": " ".join(cookies),
+        "ARRIVAL_PER_S": str(arrival_per_s),
         "SUMMARY": str(folder / "summary.json"),
         "K6_NO_USAGE_REPORT": "true",
     }
@@ -404,6 +407,7 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
                 duration=args.duration,
                 ts_field="reducer",
                 cookies=cookies,
+                arrival_per_s=args.arrival_per_s,
             )
             time.sleep(max(0.0, start_at - 0.5 - time.time()))
             memory["idle"] = _group_rss_mib(server.pid)
@@ -501,6 +505,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     duration=args.duration,
                     ts_field="event" if args.source == "kafka" else "reducer",
                     cookies=cookies,
+                    arrival_per_s=args.arrival_per_s,
                 )
                 time.sleep(max(0.0, start_at - 0.5 - time.time()))
                 memory["idle"] = _group_rss_mib(server.pid)
@@ -600,6 +605,8 @@ def _k6_result(
         "max_ms": round(generated["max_ms"], 1),
         "conflated": generated["conflated"],
         "client_errors": generated["socket_errors"],
+        # Handshakes tried again after a refusal or a drop before they opened (k6 as the browser).
+        "retries": generated.get("retries", 0),
         "late_opens": generated["late_opens"],
         "logged_in": generated["logged_in"],
         "server_cpu_s": round(server_cpu_s, 1),
@@ -616,7 +623,9 @@ def _k6_result(
         "rss_per_socket_idle_kib": round((memory["idle"] - memory["empty"]) * 1024 / args.clients, 1),
         "rss_per_socket_streaming_kib": round((memory["streaming"] - memory["empty"]) * 1024 / args.clients, 1),
         # Sockets accepted a second (the server's handshake, the punter's session read) when every
-        # user connects at once; the last open bounds it.
+        # user connects at once; the last open bounds it. With users arriving ``arrival_per_s`` a
+        # second, the arrival bounds it instead.
+        "arrival_per_s": args.arrival_per_s,
         "opens": generated.get("opens", 0),
         "open_p50_ms": round(generated.get("open_p50_ms", 0), 1),
         "open_max_ms": round(generated.get("open_max_ms", 0), 1),
@@ -799,6 +808,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--client-procs", type=int, default=2, help="processes of Python clients")
     parser.add_argument("--generator", choices=["k6", "python"], default="k6", help="who drives the websockets")
     parser.add_argument("--connect-s", type=float, default=10, help="k6: seconds for the users to connect")
+    parser.add_argument("--arrival-per-s", type=float, default=0, help="k6: users connecting a second (0: all at once)")
     parser.add_argument("--batch", action="store_true", help="clients ask for one frame per tick")
     parser.add_argument(
         "--source",

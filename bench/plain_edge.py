@@ -22,6 +22,7 @@ from django.core.asgi import get_asgi_application
 # Django set up before anything imports models: the imports below come after it (E402 on each).
 get_asgi_application()
 
+from channels import DEFAULT_CHANNEL_LAYER  # noqa: E402
 from channels.layers import get_channel_layer  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
@@ -40,6 +41,8 @@ def market_group(market_id: int) -> str:
 
 class GroupSendConsumer(OddsConsumer):
     """Market prices through channel-layer groups instead of the hub."""
+
+    channel_layer_alias = DEFAULT_CHANNEL_LAYER  # the product's consumer takes none
 
     async def market_channels_add(self, market_ids: list[int]) -> None:
         for market_id in market_ids:

@@ -7,8 +7,11 @@ highest deliveries/s within the bound. Each row also measures the server's CPU p
 deliveries, its resident memory before any socket, with every socket open and idle, and at the
 end of the streaming window (so the memory each socket costs, idle and streaming), and how fast a
 burst of that many sockets is accepted with its login (``accepted_per_s``: every user of k6
-connects at once). What gave first at each count — p99, sockets lost, connections refused or the
-open-files limit — is named in ``sockets_first_limit``.
+connects at once). From ``PACED_FROM`` sockets on, that storm is one row of its own (at the
+lowest rate), and the rates are climbed with the sockets arriving ``ARRIVAL_PER_S`` a second, as a
+host sees a crowd arrive: the storm measures the handshake, the climb the streaming. What gave
+first at each count — p99, sockets lost, connections refused or the open-files limit — is named in
+``sockets_first_limit``.
 
     .venv/bin/python -m bench.run --only sockets
 """
@@ -28,11 +31,14 @@ QUICK_COUNTS = (40, 80)
 RATES = (25, 50, 100, 200, 400)
 QUICK_RATES = (100,)
 KINDS = (("hub", "the edge (hub, batched)"), ("ceiling", "bare websocket server"))
+# From this many sockets on, the storm is a row of its own and the climb's sockets arrive paced.
+PACED_FROM = 10_000
+ARRIVAL_PER_S = 400
 
 TARGETS = [
     (
         "edge_10k_vs_bare",
-        "Edge (hub) ÷ bare server at 10,000 sockets, deliveries/s within p99 100 ms",
+        "Edge (hub) ÷ bare server at 10,000 sockets (arriving 400 a second), deliveries/s within p99 100 ms",
         "ratio",
         ">= 0.6",
     ),
@@ -41,6 +47,7 @@ TARGETS = [
     ("edge_rss_vs_bare", "Edge memory per socket ÷ the bare server's", "ratio", "<= 2"),
     ("edge_cpu_vs_bare", "Edge CPU per delivery ÷ the bare server's at 10,000 sockets", "ratio", "<= 1.5"),
     ("edge_accepted_per_s_10k", "Sockets accepted a second with login, 10,000 at once", "sockets/s", None),
+    ("edge_opened_at_once_10k", "Sockets opened of 10,000 connecting at once (hub)", "sockets", None),
 ]
 
 
@@ -90,49 +97,52 @@ def bench_sockets(
     duration: float = 10,
     warmup: float = 4,
     workers: int = 2,
+    paced_from: int = PACED_FROM,
+    arrival_per_s: int = ARRIVAL_PER_S,
 ) -> dict[str, Any]:
     """Every count, every server, the rates in order until one fails; see the module."""
     open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     rows: list[dict[str, Any]] = []
     limits: dict[str, str] = {}
+
+    def one(kind: str, count: int, rate: int, *, arrival: int) -> dict[str, Any]:
+        # k6 opens every socket at once (the server is given a second per 200), or paced.
+        connect_s = count / arrival + 5 if arrival else max(5, count // 200)
+        args = parse(
+            [
+                *("--edge", kind, "--clients", str(count), "--markets", "20", "--rate", str(rate)),
+                *("--workers", str(workers), "--duration", str(duration), "--warmup", str(warmup)),
+                *("--connect-s", str(connect_s), "--arrival-per-s", str(arrival), "--batch"),
+            ]
+        )
+        with namespace():
+            row = run(args)
+        log(
+            f"sockets: {kind} {count} at {rate}/s ({f'{arrival} arriving a second' if arrival else 'at once'}): "
+            f"{row['deliveries_per_s']:,}/s of {row['expected_per_s']:,}/s, p99 {row['p99_ms']} ms, "
+            f"{row.get('opens', count):,} opened, {row['rss_per_socket_streaming_kib']} KiB/socket, "
+            f"{row['accepted_per_s']} accepted/s"
+        )
+        return row
+
     for count in counts:
         for kind, _ in KINDS:
+            paced = count >= paced_from
+            if paced:
+                storm = {**one(kind, count, rates[0], arrival=0), "storm": True}
+                rows.append(storm)
             mine = []
             for rate in rates:
-                args = parse(
-                    [
-                        "--edge",
-                        kind,
-                        "--clients",
-                        str(count),
-                        "--markets",
-                        "20",
-                        "--rate",
-                        str(rate),
-                        "--workers",
-                        str(workers),
-                        "--duration",
-                        str(duration),
-                        "--warmup",
-                        str(warmup),
-                        # k6 opens every socket at once; the server is given a second per 200.
-                        "--connect-s",
-                        str(max(5, count // 200)),
-                        "--batch",
-                    ]
-                )
-                with namespace():
-                    row = run(args)
+                row = one(kind, count, rate, arrival=arrival_per_s if paced else 0)
                 mine.append(row)
-                log(
-                    f"sockets: {kind} {count} at {rate}/s: {row['deliveries_per_s']:,}/s "
-                    f"of {row['expected_per_s']:,}/s, p99 {row['p99_ms']} ms, "
-                    f"{row['rss_per_socket_streaming_kib']} KiB/socket, {row['accepted_per_s']} accepted/s"
-                )
                 if not within(row):
                     break
             rows += mine
             limits[f"{kind} {count}"] = first_limit(mine, open_files=open_files)
+            if paced:
+                limits[f"{kind} {count} at once"] = (
+                    f"{storm.get('opens', count):,} of {count:,} opened, {storm['accepted_per_s']} accepted/s"
+                )
     return sockets_summary(rows, limits=limits, counts=counts)
 
 
@@ -143,7 +153,9 @@ def sockets_summary(rows: list[dict[str, Any]], *, limits: dict[str, str], count
     for count in counts:
         point: dict[str, Any] = {"sockets": count}
         for kind, _ in KINDS:
-            mine = [r for r in rows if r["edge"] == kind and r["clients"] == count]
+            everything = [r for r in rows if r["edge"] == kind and r["clients"] == count]
+            storm = next((r for r in everything if r.get("storm")), None)
+            mine = [r for r in everything if not r.get("storm")]
             found = best(mine)
             first = mine[0] if mine else None
             # Memory and CPU per socket or delivery only where every socket opened: spread over
@@ -156,7 +168,10 @@ def sockets_summary(rows: list[dict[str, Any]], *, limits: dict[str, str], count
                 "cpu_s_per_1000": (found or whole or {}).get("server_cpu_s_per_1000"),
                 "rss_per_socket_idle_kib": whole["rss_per_socket_idle_kib"] if whole else None,
                 "rss_per_socket_streaming_kib": (found or whole or {}).get("rss_per_socket_streaming_kib"),
-                "accepted_per_s": whole["accepted_per_s"] if whole else None,
+                # A storm's rate is its own row's, whatever number of its sockets opened.
+                "accepted_per_s": storm["accepted_per_s"] if storm else (whole["accepted_per_s"] if whole else None),
+                "storm_opened": storm.get("opens", count) if storm else None,
+                "arrival_per_s": (found or whole or first or {}).get("arrival_per_s") or None,
             }
         curve.append(point)
     at_top = next(p for p in curve if p["sockets"] == top)
@@ -176,6 +191,7 @@ def sockets_summary(rows: list[dict[str, Any]], *, limits: dict[str, str], count
         "edge_rss_vs_bare": ratio(hub["rss_per_socket_streaming_kib"], bare["rss_per_socket_streaming_kib"]),
         "edge_cpu_vs_bare": ratio(hub["cpu_s_per_1000"], bare["cpu_s_per_1000"]),
         "edge_accepted_per_s_10k": hub["accepted_per_s"],
+        "edge_opened_at_once_10k": hub["storm_opened"],
         "sockets_top": top,
     }
 
@@ -210,6 +226,18 @@ def markdown_lines(results: dict[str, Any]) -> list[str]:
             f"| {cell(bare['rss_per_socket_idle_kib'])}, {cell(bare['rss_per_socket_streaming_kib'])} "
             f"| {cell(hub['accepted_per_s'])} | {cell(bare['accepted_per_s'])} |"
         )
+    paced = [p for p in curve if p["hub"].get("arrival_per_s")]
+    if paced:
+        lines += [
+            "",
+            f"From {paced[0]['sockets']:,} sockets the rates are climbed with the sockets arriving "
+            f"{paced[0]['hub']['arrival_per_s']:g} a second; accepted/s there is of a row with all of them "
+            "connecting at once (opened: "
+            + ", ".join(
+                f"hub {cell(p['hub']['storm_opened'])}, bare {cell(p['ceiling']['storm_opened'])}" for p in paced
+            )
+            + ").",
+        ]
     limits = results.get("sockets_first_limit") or {}
     if limits:
         lines += ["", "First limit met: " + "; ".join(f"{k}: {v}" for k, v in limits.items()) + "."]

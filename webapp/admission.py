@@ -9,10 +9,11 @@ for uvicorn's websockets). Admitted ``WS_HANDSHAKES_AT_ONCE`` at a time, each fi
 process's pace and the rest wait their turn, in the order they came: in a storm the process opens
 sockets at its full rate from the first second, instead of opening few or none.
 
-A handshake that waited ``WS_HANDSHAKE_WAIT_S`` for its turn (set below the server's opening
-timeout) is refused at once (close code 1013, "try again later"): the server would close it
-anyway, and the work spent on it would be taken from the ones that can still open. The browser's
-client tries again after a pause.
+A handshake that waited ``WS_HANDSHAKE_WAIT_S`` for its turn (the server's opening timeout,
+10 s) is answered at once with a close (1013, "try again later") and no work: the server has
+closed its connection by then, and the work would be taken from the handshakes that can still
+open. Without that bound, a storm longer than the process can serve would fill the queue with
+handshakes nobody waits for any more. The browser's client tries again after a pause.
 
 A handshake leaves its place when the application says it is done (``scope["handshake_done"]``,
 called by the consumer once its ``hello`` or its refusal is sent) or ends, whichever comes first.

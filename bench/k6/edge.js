@@ -7,6 +7,11 @@
 //   ORIGIN         the page origin the handshake checks
 //   WATCH_FILE     JSON: one list of market ids per virtual user
 //   COOKIES        optional: session cookies, "name=value" separated by spaces; user i takes i mod n
+//   ARRIVAL_PER_S  optional: users connect this many a second, in order (0 or absent: all at once)
+//
+// A handshake refused or dropped before it opened (a storm of them: the server refuses one that
+// waited too long for its turn) is tried again, as the browser's client does: back-off doubling
+// from 500 ms to 5 s, half of each step plus a random share of the other half; until START_AT.
 //   BATCH          "1": ask for one frame per tick
 //   START_AT       epoch ms the source starts; users connect before it
 //   WARMUP_MS      frames in the first WARMUP_MS after START_AT are not counted
@@ -26,15 +31,17 @@ const measureFrom = startAt + Number(__ENV.WARMUP_MS);
 const stopAt = measureFrom + Number(__ENV.DURATION_MS);
 const tsField = __ENV.TS_FIELD || "reducer";
 const batch = __ENV.BATCH === "1";
+const arrivalPerS = Number(__ENV.ARRIVAL_PER_S || "0");
 
 const deliveries = new Counter("edge_deliveries");
 const conflated = new Counter("edge_conflated");
 const lateOpens = new Counter("edge_late_opens");
+const retries = new Counter("edge_retries");
 const socketErrors = new Counter("edge_socket_errors");
 const loggedIn = new Counter("edge_logged_in");
 const latency = new Trend("edge_latency_ms", true);
 // When each socket opened (the server accepted it, the session's punter read), in ms from the
-// scenario's start: all users start at once, so the last open says how fast a burst is accepted.
+// scenario's start: when all users start at once, the last open says how fast a burst is accepted.
 const opened = new Trend("edge_open_ms", true);
 
 export const options = {
@@ -67,6 +74,14 @@ function stamp(raw, from) {
 
 export default function () {
   const index = exec.vu.idInTest - 1;
+  if (arrivalPerS > 0) {
+    setTimeout(() => connect(index), (index * 1000) / arrivalPerS);
+  } else {
+    connect(index);
+  }
+}
+
+function connect(index, attempt = 0) {
   const headers = { Origin: __ENV.ORIGIN };
   if (cookies.length > 0) headers.Cookie = cookies[index % cookies.length];
   // Counted here and handed to k6's metrics after the window, so the metrics pipeline does not
@@ -75,7 +90,21 @@ export default function () {
   let merged = 0;
   const latencies = [];
   const ws = new WebSocket(__ENV.URL, null, { headers });
+  let isOpen = false;
+  let retried = false;
+  const retry = () => {
+    if (isOpen || retried || Date.now() >= startAt) return false;
+    retried = true;
+    retries.add(1);
+    const step = Math.min(5000, 250 * 2 ** Math.min(attempt + 1, 5));
+    setTimeout(() => connect(index, attempt + 1), step / 2 + Math.random() * (step / 2));
+    return true;
+  };
+  ws.onclose = () => {
+    retry();
+  };
   ws.onopen = () => {
+    isOpen = true;
     opened.add(Date.now() - exec.scenario.startTime);
     if (Date.now() > startAt) lateOpens.add(1);
     ws.send(JSON.stringify({ type: "watch", markets: watchLists[index], batch }));
@@ -90,6 +119,7 @@ export default function () {
     );
   };
   ws.onerror = (e) => {
+    if (retry()) return;
     // Closing at the end of the window may report writes after the close: not the server's.
     if (Date.now() >= stopAt) return;
     socketErrors.add(1);
@@ -129,6 +159,7 @@ export function handleSummary(data) {
     conflated: value(data, "edge_conflated", "count"),
     late_opens: value(data, "edge_late_opens", "count"),
     socket_errors: value(data, "edge_socket_errors", "count"),
+    retries: value(data, "edge_retries", "count"),
     logged_in: value(data, "edge_logged_in", "count"),
     latency_samples: value(data, "edge_latency_ms", "count"),
     p50_ms: value(data, "edge_latency_ms", "p(50)"),

@@ -724,7 +724,10 @@ export class OddsClient {
       channel.attachSent = false;
     }
     this.attempts += 1;
-    const delay = Math.min(5000, 250 * 2 ** Math.min(this.attempts, 5));
+    // Exponential back-off with jitter: half the step, plus a random share of the other half, so
+    // the clients a restart or a storm of handshakes dropped do not come back in lock-step.
+    const step = Math.min(5000, 250 * 2 ** Math.min(this.attempts, 5));
+    const delay = step / 2 + Math.random() * (step / 2);
     this.options.onStatus("reconnecting");
     this.schedule(() => {
       if (!this.stopped && this.socket === null) this.open();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { StreamSpec } from "../src/api";
 import { ManagedChannel } from "../src/channels";
 import type { MatchMessage } from "../src/matchclock";
@@ -183,6 +183,27 @@ describe("OddsClient: public prices", () => {
     h.socket().open();
     expect(h.socket().sent[0]).toEqual({ type: "watch", markets: [7, 8] });
     expect(h.client.stats.reconnects).toBe(1);
+  });
+
+  it("spreads its reconnects: half the back-off step plus a random share of the other half", () => {
+    const spy = vi.spyOn(Math, "random");
+    try {
+      for (const [random, opensBy] of [
+        [0, 250],
+        [0.999, 500],
+      ] as const) {
+        spy.mockReturnValue(random);
+        const h = harness([7]);
+        h.socket().open();
+        h.socket().close();
+        h.clock.advance(opensBy - 1);
+        expect(h.sockets).toHaveLength(1);
+        h.clock.advance(1);
+        expect(h.sockets).toHaveLength(2);
+      }
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("watches first with what the page was built with, and later with what arrived since", () => {

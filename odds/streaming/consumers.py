@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from asgiref.sync import sync_to_async
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from pydantic import ValidationError
@@ -137,6 +138,19 @@ class OddsConsumer(AsyncWebsocketConsumer):
     """The I/O of one websocket: the hub's subscriptions, Redis reads, writes to the client. What
     the socket follows, what it owes its client and what each event means is its ``Session``
     (``odds.streaming.session``), whose actions this carries out."""
+
+    # Nothing reaches a socket through Channels' channel layer (the hub delivers), so a socket
+    # takes no channel of it: no Redis subscription of its own and no second receive loop.
+    channel_layer_alias = None
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' dispatch without its ``close_old_connections`` before every message: a hop
+        to a thread per client message, for database connections this consumer never opens (its
+        blocking calls are Redis and Kafka; the handshake's user is read on the asyncio pool)."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def connect(self) -> None:
         user = self.scope.get("user")

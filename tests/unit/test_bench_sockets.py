@@ -92,3 +92,28 @@ def test_a_count_whose_sockets_did_not_all_open_reports_no_memory_or_cost_per_so
     table = "\n".join(markdown_lines(summary))
     assert "| 100 | 2, 100 | 0 |" in table
     assert "—, —" in table
+
+
+def test_a_storm_row_gives_the_accept_rate_and_the_paced_climb_gives_the_rest():
+    """From the paced count on, the storm (every socket at once) is a row apart: its accept rate
+    and how many opened are reported, even when not all opened, and it never counts as the best
+    row; the climb's rows, sockets arriving paced, give deliveries, cost and memory."""
+    rows = [
+        row("hub", 100, 25, storm=True, opens=60, deliveries_per_s=1, accepted_per_s=450, arrival_per_s=0),
+        row("hub", 100, 25, accepted_per_s=40, arrival_per_s=40),
+        row("hub", 100, 50, p99_ms=300.0, accepted_per_s=40, arrival_per_s=40),
+        row("ceiling", 100, 25, storm=True, accepted_per_s=1800, arrival_per_s=0),
+        row("ceiling", 100, 25, accepted_per_s=40, arrival_per_s=40),
+        row("ceiling", 100, 50, accepted_per_s=40, arrival_per_s=40),
+    ]
+    summary = sockets_summary(rows, limits={}, counts=(100,))
+    hub = summary["sockets_curve"][0]["hub"]
+    assert summary["edge_accepted_per_s_10k"] == 450
+    assert summary["edge_opened_at_once_10k"] == 60
+    assert hub["opened"] == 100, "the climb's sockets all opened"
+    assert hub["arrival_per_s"] == 40
+    # hub: 100 sockets at 25/s = 50 deliveries/s; bare at 50/s = 100/s.
+    assert summary["edge_10k_vs_bare"] == 0.5
+    table = "\n".join(markdown_lines(summary))
+    assert "arriving 40 a second" in table
+    assert "hub 60, bare 100" in table

@@ -35,8 +35,8 @@ STREAM_MAX_CHANNELS_PER_SESSION = env.stream_max_channels_per_session
 EDGE_REDIS_MAX_CONNECTIONS = env.edge_redis_max_connections
 EDGE_REDIS_POOL_TIMEOUT_S = env.edge_redis_pool_timeout_s
 # Websocket handshakes in each web process's application at a time, and how long one waits for
-# its turn before it is refused with 1013 (below the ASGI server's 10 s opening timeout);
-# webapp/admission.py.
+# its turn before it is dropped with 1013 (the ASGI server's opening timeout: it has closed the
+# connection by then); webapp/admission.py.
 WS_HANDSHAKES_AT_ONCE = env.ws_handshakes_at_once
 WS_HANDSHAKE_WAIT_S = env.ws_handshake_wait_s
 # Websocket connections open at once, counted across every worker process.

@@ -351,3 +351,20 @@ async def test_following_more_events_than_the_limit_is_refused(redis_client):
     refusal = await communicator.receive_json_from(timeout=5)
     assert (refusal["type"], refusal["code"]) == ("error", "too_many_events")
     await communicator.disconnect()
+
+
+async def test_a_socket_takes_no_channel_layer_channel_and_no_thread_hop_per_message(redis_client, monkeypatch):
+    """Nothing reaches a socket through Channels' channel layer (the hub delivers): a socket
+    subscribes to no channel of its own in Redis; and a client message is handled without
+    Channels' ``close_old_connections`` hop to a thread (the consumer opens no database connection)."""
+
+    async def hop() -> None:
+        raise AssertionError("a client message went through close_old_connections")
+
+    monkeypatch.setattr("channels.consumer.aclose_old_connections", hop)
+    before = set(redis_client.pubsub_channels("*specific.*"))
+    communicator = await connect()
+    await communicator.send_json_to({"type": "ping"})
+    assert (await communicator.receive_json_from())["type"] == "pong"
+    assert set(redis_client.pubsub_channels("*specific.*")) == before
+    await communicator.disconnect()
