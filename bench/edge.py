@@ -45,10 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # The ASGI servers that serve Channels' websockets: their command lines, by name. daphne runs
 # one process whatever the workers asked for. uvicorn listens with the backlog `make up` gives it
-# (WEB_BACKLOG).
+# (WEB_BACKLOG) and, as there, without permessage-deflate (the bare server has none either).
 _UVICORN = (
     "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log "
-    "--backlog {backlog}"
+    "--backlog {backlog} --ws-per-message-deflate false"
 )
 SERVERS = {
     "uvicorn": f"{_UVICORN} --log-level warning --ws websockets",

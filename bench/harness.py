@@ -72,7 +72,8 @@ def uvicorn_command(
     command = [str(ROOT / ".venv" / "bin" / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
     if workers != 1:
         command += ["--workers", str(workers)]
-    command += ["--ws", ws, "--lifespan", "on", "--no-access-log"]
+    # permessage-deflate off, as webapp/serve.py runs it (WS_PER_MESSAGE_DEFLATE).
+    command += ["--ws", ws, "--ws-per-message-deflate", "false", "--lifespan", "on", "--no-access-log"]
     if ws_max_size is not None:
         # uvicorn closes the connection (1009) on a frame above the limit before reading it in
         # full; frames up to it are refused in band by the consumer.

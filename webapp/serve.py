@@ -127,6 +127,7 @@ def main() -> None:
         backlog=settings.WEB_BACKLOG,
         ws="websockets",
         ws_max_size=settings.WS_MAX_FRAME_BYTES,
+        ws_per_message_deflate=settings.WS_PER_MESSAGE_DEFLATE,
         lifespan="on",
         access_log=False,
         # X-Forwarded-For is believed only from these proxies (and then its rightmost address no

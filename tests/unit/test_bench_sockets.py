@@ -31,6 +31,7 @@ def test_a_row_counts_only_within_the_bound_with_every_socket_open_and_everythin
     assert not within(row("hub", 100, 50, client_errors=3))
     assert not within(row("hub", 100, 50, opens=99))
     assert not within(row("hub", 100, 50, deliveries_per_s=10))
+    assert not within(row("hub", 100, 50, late_opens=3)), "handshakes in the measured window"
 
 
 def test_the_best_row_is_the_highest_delivery_rate_within_the_bound():
@@ -45,6 +46,9 @@ def test_the_first_limit_names_what_gave():
     assert first_limit([row("hub", 100, 50, opens=90)], open_files=65536) == "10 sockets not opened at 50 updates/s"
     assert first_limit([row("hub", 10_000, 50, opens=9000)], open_files=8192) == "open files (8192) at 10000 sockets"
     assert first_limit([row("hub", 100, 50, deliveries_per_s=1)], open_files=65536).startswith("delivered 1/s")
+    assert first_limit([row("hub", 100, 50, late_opens=7)], open_files=65536) == (
+        "7 sockets still opening in the measured window at 50 updates/s"
+    )
 
 
 def test_the_summary_compares_the_hub_with_the_bare_server_at_the_largest_count():

@@ -34,6 +34,13 @@ STREAM_MAX_CHANNELS_PER_SESSION = env.stream_max_channels_per_session
 # waits for one when all are busy (a burst of connects queues for them instead of failing).
 EDGE_REDIS_MAX_CONNECTIONS = env.edge_redis_max_connections
 EDGE_REDIS_POOL_TIMEOUT_S = env.edge_redis_pool_timeout_s
+# permessage-deflate for websockets: off. Browsers offer it on every socket, and the server then
+# keeps a compressor per socket (about 300 KiB of zlib state with the server's defaults: 350 KiB a
+# socket against 49 KiB without, measured with tracemalloc over 1,000 sockets) and compresses
+# each frame once per socket, where the hub otherwise writes one encoded frame to every socket
+# that gets it. Price frames are small JSON; a host of 10,000 sockets would hold 3 GiB of
+# compressors.
+WS_PER_MESSAGE_DEFLATE = env.ws_per_message_deflate
 # Websocket handshakes in each web process's application at a time, and how long one waits for
 # its turn before it is dropped with 1013 (the ASGI server's opening timeout: it has closed the
 # connection by then); webapp/admission.py.

@@ -1,5 +1,6 @@
 """`python -m webapp.serve`, the ASGI server `make up` runs: the server itself refuses websocket
-frames above ``WS_MAX_FRAME_BYTES``, and uvicorn's workers end with their master."""
+frames above ``WS_MAX_FRAME_BYTES``, takes no permessage-deflate a browser offers unless told to,
+and uvicorn's workers end with their master."""
 
 from __future__ import annotations
 
@@ -109,6 +110,26 @@ def test_a_frame_of_exactly_the_limit_reaches_the_application(one_worker):
     frame = head + "x" * (settings.WS_MAX_FRAME_BYTES - len(head) - len(tail)) + tail
     assert len(frame.encode()) == settings.WS_MAX_FRAME_BYTES
     assert '"pong"' in asyncio.run(_send_and_receive(one_worker.base, frame))
+
+
+async def _extensions(base: str) -> list[str]:
+    """The extensions the server agreed to, to a client offering permessage-deflate as browsers do."""
+    uri = base.replace("http://", "ws://") + "/ws/odds/"
+    async with websockets.connect(uri, origin=Origin(base), compression="deflate") as ws:
+        assert '"hello"' in str(await ws.recv())
+        return [extension.name for extension in ws.protocol.extensions]
+
+
+def test_a_browsers_offer_of_compression_is_declined(one_worker):
+    assert asyncio.run(_extensions(one_worker.base)) == []
+
+
+def test_compression_is_taken_when_the_setting_turns_it_on(services, tmp_path):
+    served = serve(tmp_path, workers=1, WS_PER_MESSAGE_DEFLATE="true")
+    try:
+        assert asyncio.run(_extensions(served.base)) == ["permessage-deflate"]
+    finally:
+        stop(served)
 
 
 def test_workers_end_when_their_master_is_killed(services, tmp_path):
