@@ -227,7 +227,11 @@ def test_a_stalled_query_pages_on_call_within_its_window_and_resolves_once_it_re
     assert f'data-incident="{incident.pk}" data-status="open" data-alert="{ALERT}"' in page
     cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
     beside = [a for a in snapshot_alerts(stack.web, cookie) if a["labels"].get("query") == QUERY]
-    assert [(a["name"], a["state"]) for a in beside] == [(ALERT, "firing")]
+    states = {a["name"]: a["state"] for a in beside}
+    assert states.pop(ALERT) == "firing"
+    # The query's stall is also seen by the lag window's evaluation by then on a slow run: its
+    # own alert waits its minute, pending.
+    assert states in ({}, {"ReducerQueryStalled": "pending"})
 
     if os.environ.get("ONCALL_SCREENSHOTS"):
         for username, is_staff in ((PUNTER, False), (TRADER, True)):
