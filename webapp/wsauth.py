@@ -23,7 +23,6 @@ from importlib import import_module
 from typing import Any
 
 import psycopg
-from allauth.account.authentication import AUTHENTICATION_METHODS_SESSION_KEY
 from channels.auth import AuthMiddleware
 from channels.db import database_sync_to_async
 from channels.sessions import CookieMiddleware, InstanceSessionWrapper
@@ -31,13 +30,8 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from redis import RedisError
 
-from odds.accounts.sessions import Connection, SessionUnknown, SessionUsers
+from odds.accounts.sessions import Connection, SessionUnknown, SessionUsers, second_factor_used
 from odds.api.schemas.common import ApiError
-
-
-def _second_factor_used(session: Any) -> bool:
-    records = session.get(AUTHENTICATION_METHODS_SESSION_KEY) or []
-    return any(isinstance(r, dict) and r.get("method") == "mfa" for r in records)
 
 
 class _DjangoSecondFactor:
@@ -50,7 +44,7 @@ class _DjangoSecondFactor:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         user = scope.get("user")
         staff = bool(user is not None and user.is_authenticated and user.is_staff)
-        used = staff and await database_sync_to_async(_second_factor_used)(scope["session"])
+        used = staff and await database_sync_to_async(second_factor_used)(scope["session"])
         return await self.inner(dict(scope, second_factor=used), receive, send)
 
 

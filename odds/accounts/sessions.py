@@ -41,6 +41,12 @@ USER_SQL = "SELECT password, is_active, username, is_staff FROM auth_user WHERE 
 Connection = Callable[[], AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]]
 
 
+def second_factor_used(session: Any) -> bool:
+    """Whether a session's authentication records (allauth) hold a second factor used in it."""
+    records = session.get(AUTHENTICATION_METHODS_SESSION_KEY) or []
+    return any(isinstance(r, dict) and r.get("method") == "mfa" for r in records)
+
+
 class SessionUnknown(Exception):
     """Django's own path reads this session (see the module's docstring for when)."""
 
@@ -112,9 +118,7 @@ class SessionUsers:
             raise SessionUnknown from exc
         if backend not in settings.AUTHENTICATION_BACKENDS:
             raise SessionUnknown
-        records = session.get(AUTHENTICATION_METHODS_SESSION_KEY) or []
-        second_factor = any(isinstance(r, dict) and r.get("method") == "mfa" for r in records)
-        return SessionRead(user_id=user_id, session_hash=session_hash, second_factor=second_factor)
+        return SessionRead(user_id=user_id, session_hash=session_hash, second_factor=second_factor_used(session))
 
     async def session_verify(self, session_key: str, session: SessionRead) -> KnownUser:
         """The session's user, active and with this session hash (read from PostgreSQL at most

@@ -137,29 +137,28 @@ async def test_a_staff_socket_receives_every_bet_once_and_the_books_they_moved(
     await ws.disconnect()
 
 
-async def test_a_punters_socket_asking_for_the_desk_is_refused_and_hears_nothing_of_it(services, redis_client):
-    punter = await asyncio.to_thread(user_create, balance="0")
-    ws = await _socket(await asyncio.to_thread(_cookie, punter))
+async def _refused_the_desk(ws: WebsocketCommunicator, redis_client, *, code: str) -> None:
+    """Asking for the desk is refused with ``code``, and nothing of the desk reaches the socket."""
     await ws.send_json_to({"type": "desk"})
     refusal = await ws.receive_json_from()
-    assert (refusal["type"], refusal["code"]) == ("error", "staff_only")
+    assert (refusal["type"], refusal["code"]) == ("error", code)
     redis_client.publish(keys.desk_ticker_channel(), b'{"type":"desk.bet","v":1}')
     await ws.send_json_to({"type": "ping"})
     assert (await ws.receive_json_from())["type"] == "pong", "nothing of the desk in between"
     await ws.disconnect()
+
+
+async def test_a_punters_socket_asking_for_the_desk_is_refused_and_hears_nothing_of_it(services, redis_client):
+    punter = await asyncio.to_thread(user_create, balance="0")
+    ws = await _socket(await asyncio.to_thread(_cookie, punter))
+    await _refused_the_desk(ws, redis_client, code="staff_only")
 
 
 async def test_a_staff_session_without_its_second_factor_is_refused_the_desk(services, redis_client):
     """As staff pages are: a trader signed in with the password alone follows nothing of the desk."""
     trader = await asyncio.to_thread(user_create, balance="0", staff=True)
     ws = await _socket(await asyncio.to_thread(_cookie, trader, second_factor=False))
-    await ws.send_json_to({"type": "desk"})
-    refusal = await ws.receive_json_from()
-    assert (refusal["type"], refusal["code"]) == ("error", "second_factor_required")
-    redis_client.publish(keys.desk_ticker_channel(), b'{"type":"desk.bet","v":1}')
-    await ws.send_json_to({"type": "ping"})
-    assert (await ws.receive_json_from())["type"] == "pong", "nothing of the desk in between"
-    await ws.disconnect()
+    await _refused_the_desk(ws, redis_client, code="second_factor_required")
 
 
 async def test_an_anonymous_socket_asking_for_the_desk_is_refused(services):
