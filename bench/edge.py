@@ -70,15 +70,22 @@ def server_command(server: str, *, port: int, workers: int, app: str) -> list[st
 
 
 def server_start(server: str, *, port: int, workers: int, app: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """An ASGI server of ``SERVERS`` in a session of its own (stop it with ``os.killpg``), quiet."""
-    return subprocess.Popen(
-        server_command(server, port=port, workers=workers, app=app),
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    """An ASGI server of ``SERVERS`` in a session of its own (stop it with ``os.killpg``), quiet
+    unless ``BENCH_SERVER_LOG`` names a file its log is appended to."""
+    log_path = os.environ.get("BENCH_SERVER_LOG")
+    sink: Any = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (the child holds it)
+    try:
+        return subprocess.Popen(
+            server_command(server, port=port, workers=workers, app=app),
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+            stdout=sink,
+            stderr=sink,
+        )
+    finally:
+        if log_path:
+            sink.close()
 
 
 # The application as `make up` serves it (webapp/serve.py): uvicorn builds it in each worker

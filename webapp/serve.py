@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import gc
 import multiprocessing
 import os
 import resource
@@ -29,6 +28,8 @@ import signal
 import sys
 from pathlib import Path
 from typing import Any
+
+from webapp.collector import SettledObjects, settle
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -92,13 +93,12 @@ def _end_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def gc_tune(*, young: int) -> None:
+def gc_tune(*, young: int, growth: float) -> SettledObjects:
     """Collect once, move everything alive after start-up (Django, the modules, the settings) out
-    of the collector's reach, and let ``young`` container objects be allocated between young
-    collections (the older generations at 20 and 100 collections of the one below)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(young, 20, 100)
+    of the collector's reach, let ``young`` container objects be allocated between young
+    collections, and keep every collection's survivors out of its reach too until they have
+    grown by ``growth`` (webapp/collector.py)."""
+    return settle(young=young, growth=growth)
 
 
 def application_load() -> Any:
@@ -108,7 +108,7 @@ def application_load() -> Any:
 
     from webapp.asgi import application
 
-    gc_tune(young=settings.WEB_GC_YOUNG)
+    gc_tune(young=settings.WEB_GC_YOUNG, growth=settings.WEB_GC_FULL_GROWTH)
     return application
 
 

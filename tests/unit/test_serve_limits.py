@@ -95,7 +95,10 @@ def test_uvicorn_is_started_with_the_configured_backlog(monkeypatch, settings):
     assert seen["backlog"] == 1234
 
 
-@pytest.mark.parametrize(("name", "value"), [("WEB_BACKLOG", "12"), ("WEB_OPEN_FILES", "10")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("WEB_BACKLOG", "12"), ("WEB_OPEN_FILES", "10"), ("WEB_GC_FULL_GROWTH", "1.0"), ("WEB_GC_FULL_GROWTH", "x")],
+)
 def test_limits_below_their_minimum_are_refused_at_start(name, value):
     done = subprocess.run(
         [sys.executable, "-c", "import django; django.setup()"],
@@ -126,7 +129,9 @@ def test_each_server_process_moves_its_start_up_objects_out_of_the_collectors_re
         django.setup()
         from webapp import serve
         serve.application_load()
-        print(gc.get_threshold(), gc.get_freeze_count() > 10_000)
+        from webapp.collector import SettledObjects
+        hooks = [h for h in gc.callbacks if isinstance(getattr(h, "__self__", None), SettledObjects)]
+        print(gc.get_threshold(), gc.get_freeze_count() > 10_000, len(hooks), hooks[0].__self__.growth)
         """
     )
-    assert out == "(40000, 20, 100) True"
+    assert out == "(40000, 20, 100) True 1 4.0"

@@ -113,6 +113,7 @@ WEB_BACKLOG = env.web_backlog
 # alive; at the default, a frame that lives one hub tick survives into the old generation and the
 # full collections it brings pause every socket of the process for half a second (docs/performance.md).
 WEB_GC_YOUNG = env.web_gc_young
+WEB_GC_FULL_GROWTH = env.web_gc_full_growth
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"

@@ -161,6 +161,7 @@ class SiteEnvironment(EnvironmentSettings, BaseSettings):
     web_open_files: int = Field(default=65_536, ge=1024, validation_alias="WEB_OPEN_FILES")
     web_backlog: int = Field(default=4096, ge=128, validation_alias="WEB_BACKLOG")
     web_gc_young: int = Field(default=50_000, ge=700, validation_alias="WEB_GC_YOUNG")
+    web_gc_full_growth: float = Field(default=4.0, ge=1.1, le=100, validation_alias="WEB_GC_FULL_GROWTH")
 
     # accounts.py
     account_email_confirmation_expire_days: int = Field(
