@@ -45,14 +45,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # The ASGI servers that serve Channels' websockets: their command lines, by name. daphne runs
 # one process whatever the workers asked for. uvicorn listens with the backlog `make up` gives it
-# (WEB_BACKLOG) and, as there, without permessage-deflate (the bare server has none either).
+# (WEB_BACKLOG), its websocket protocol (WS_PROTOCOL) and, as there, without permessage-deflate
+# (the bare server has none either); the other uvicorn protocols are there to compare.
 _UVICORN = (
     "uvicorn {app} --host 127.0.0.1 --port {port} --workers {workers} --lifespan off --no-access-log "
     "--backlog {backlog} --ws-per-message-deflate false"
 )
 SERVERS = {
-    "uvicorn": f"{_UVICORN} --log-level warning --ws websockets",
-    "uvicorn-sansio": f"{_UVICORN} --log-level warning --ws websockets-sansio",
+    "uvicorn": f"{_UVICORN} --log-level warning --ws {{ws}}",
+    "uvicorn-websockets": f"{_UVICORN} --log-level warning --ws websockets",
     "uvicorn-wsproto": f"{_UVICORN} --log-level warning --ws wsproto",
     "daphne": "daphne -b 127.0.0.1 -p {port} -v 0 {app}",
     "granian": "granian --interface asgi --host 127.0.0.1 --port {port} --workers {workers} --no-access-log "
@@ -64,7 +65,9 @@ SERVERS = {
 def server_command(server: str, *, port: int, workers: int, app: str) -> list[str]:
     from django.conf import settings
 
-    line = SERVERS[server].format(port=port, workers=workers, app=app, backlog=settings.WEB_BACKLOG)
+    line = SERVERS[server].format(
+        port=port, workers=workers, app=app, backlog=settings.WEB_BACKLOG, ws=settings.WS_PROTOCOL
+    )
     program, *args = line.split()
     return [str(ROOT / ".venv" / "bin" / program), *args]
 

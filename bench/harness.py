@@ -64,11 +64,16 @@ def uvicorn_command(
     *,
     app: str = ASGI_APP,
     workers: int = 1,
-    ws: str = "websockets",
+    ws: str | None = None,
     ws_max_size: int | None = None,
     log_level: str | None = None,
 ) -> list[str]:
-    """The web server as production runs it (infra/conf), on loopback at ``port``."""
+    """The web server as production runs it (infra/conf), on loopback at ``port``; ``ws``: the
+    websocket protocol, ``WS_PROTOCOL`` unless named."""
+    if ws is None:
+        from django.conf import settings
+
+        ws = settings.WS_PROTOCOL
     command = [str(ROOT / ".venv" / "bin" / "uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
     if workers != 1:
         command += ["--workers", str(workers)]

@@ -1,7 +1,7 @@
 """The ASGI server `make up` runs: ``python -m webapp.serve``.
 
-uvicorn with ``WEB_WORKERS`` worker processes on ``WEB_HOST``:``WEB_PORT``, the websockets
-protocol, the lifespan protocol (each worker fills its bet pool before it takes requests, see
+uvicorn with ``WEB_WORKERS`` worker processes on ``WEB_HOST``:``WEB_PORT``, the websocket
+protocol ``WS_PROTOCOL`` (websockets' sans-I/O connection by default), the lifespan protocol (each worker fills its bet pool before it takes requests, see
 ``PlacementEndpoint.lifespan``), no access log, and the server's own websocket message limit
 set to ``settings.WS_MAX_FRAME_BYTES``: a larger frame is refused by the server (close 1009)
 before it is read in full, so it never reaches the application. ``X-Forwarded-For`` is read only
@@ -125,7 +125,7 @@ def main() -> None:
         port=settings.WEB_PORT,
         workers=settings.WEB_WORKERS,
         backlog=settings.WEB_BACKLOG,
-        ws="websockets",
+        ws=settings.WS_PROTOCOL,
         ws_max_size=settings.WS_MAX_FRAME_BYTES,
         ws_per_message_deflate=settings.WS_PER_MESSAGE_DEFLATE,
         lifespan="on",

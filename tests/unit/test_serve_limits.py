@@ -95,6 +95,23 @@ def test_uvicorn_is_started_with_the_configured_backlog(monkeypatch, settings):
     assert seen["backlog"] == 1234
 
 
+def test_uvicorn_runs_the_configured_websocket_protocol_sans_io_by_default(monkeypatch, settings):
+    import uvicorn
+    from django.core.exceptions import ImproperlyConfigured
+
+    from webapp.settings.env import load
+
+    assert load({}).ws_protocol == "websockets-sansio"
+    with pytest.raises(ImproperlyConfigured, match="WS_PROTOCOL"):
+        load({"WS_PROTOCOL": "h11"})
+    settings.WS_PROTOCOL = "wsproto"
+    seen: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(serve, "host_limits_report", lambda *, wanted_files, backlog: [])
+    serve.main()
+    assert seen["ws"] == "wsproto"
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [("WEB_BACKLOG", "12"), ("WEB_OPEN_FILES", "10"), ("WEB_GC_FULL_GROWTH", "1.0"), ("WEB_GC_FULL_GROWTH", "x")],

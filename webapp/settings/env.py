@@ -12,7 +12,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -197,6 +197,9 @@ class SiteEnvironment(EnvironmentSettings, BaseSettings):
     edge_redis_max_connections: int = Field(default=64, ge=0, validation_alias="EDGE_REDIS_MAX_CONNECTIONS")
     edge_redis_pool_timeout_s: int = Field(default=10, ge=0, validation_alias="EDGE_REDIS_POOL_TIMEOUT_S")
     ws_per_message_deflate: Flag = Field(default=False, validation_alias="WS_PER_MESSAGE_DEFLATE")
+    ws_protocol: Literal["websockets-sansio", "websockets", "wsproto"] = Field(
+        default="websockets-sansio", validation_alias="WS_PROTOCOL"
+    )
     ws_handshakes_at_once: int = Field(default=32, ge=0, validation_alias="WS_HANDSHAKES_AT_ONCE")
     ws_handshake_wait_s: float = Field(default=10, gt=0, validation_alias="WS_HANDSHAKE_WAIT_S")
     ws_max_connections_per_user: int = Field(default=16, ge=0, validation_alias="WS_MAX_CONNECTIONS_PER_USER")
