@@ -1,11 +1,12 @@
 """The ASGI server `make up` runs: ``python -m webapp.serve``.
 
 uvicorn with ``WEB_WORKERS`` worker processes on ``WEB_HOST``:``WEB_PORT``, the websocket
-protocol ``WS_PROTOCOL`` (websockets' sans-I/O connection by default), the lifespan protocol (each worker fills its bet pool before it takes requests, see
-``PlacementEndpoint.lifespan``), no access log, and the server's own websocket message limit
-set to ``settings.WS_MAX_FRAME_BYTES``: a larger frame is refused by the server (close 1009)
-before it is read in full, so it never reaches the application. ``X-Forwarded-For`` is read only
-from ``TRUSTED_PROXIES`` (none by default).
+protocol ``WS_PROTOCOL`` (websockets' sans-I/O connection by default), the lifespan protocol
+(each worker fills its bet pool before it takes requests, see ``PlacementEndpoint.lifespan``),
+no access log, and the server's own websocket message limit set to
+``settings.WS_MAX_FRAME_BYTES``: a larger frame is refused by the server (close 1009) before it
+is read in full, so it never reaches the application. ``X-Forwarded-For`` is read only from
+``TRUSTED_PROXIES`` (none by default).
 
 uvicorn's master restarts a worker that dies; the process supervisor (supervisord) restarts the
 master. A worker ends when its master dies, so a restarted master finds the port free.
