@@ -95,13 +95,13 @@ def test_uvicorn_is_started_with_the_configured_backlog(monkeypatch, settings):
     assert seen["backlog"] == 1234
 
 
-def test_uvicorn_runs_the_configured_websocket_protocol_sans_io_by_default(monkeypatch, settings):
+def test_uvicorn_runs_the_configured_websocket_protocol(monkeypatch, settings):
     import uvicorn
     from django.core.exceptions import ImproperlyConfigured
 
     from webapp.settings.env import load
 
-    assert load({}).ws_protocol == "websockets-sansio"
+    assert load({}).ws_protocol == "websockets"
     with pytest.raises(ImproperlyConfigured, match="WS_PROTOCOL"):
         load({"WS_PROTOCOL": "h11"})
     settings.WS_PROTOCOL = "wsproto"
