@@ -76,8 +76,8 @@ def server_start(server: str, *, port: int, workers: int, app: str, env: dict[st
     """An ASGI server of ``SERVERS`` in a session of its own (stop it with ``os.killpg``), quiet
     unless ``BENCH_SERVER_LOG`` names a file its log is appended to."""
     log_path = os.environ.get("BENCH_SERVER_LOG")
-    sink: Any = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 (the child holds it)
-    try:
+    # The child gets its own copy of the descriptor: this process's is closed on return.
+    with open(log_path, "ab") if log_path else contextlib.nullcontext(subprocess.DEVNULL) as sink:
         return subprocess.Popen(
             server_command(server, port=port, workers=workers, app=app),
             cwd=ROOT,
@@ -86,9 +86,6 @@ def server_start(server: str, *, port: int, workers: int, app: str, env: dict[st
             stdout=sink,
             stderr=sink,
         )
-    finally:
-        if log_path:
-            sink.close()
 
 
 # The application as `make up` serves it (webapp/serve.py): uvicorn builds it in each worker

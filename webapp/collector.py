@@ -79,10 +79,6 @@ class SettledObjects:
             self._thread = threading.Thread(target=self._full_when_due, name="gc-full", daemon=True)
             self._thread.start()
 
-    def uninstall(self) -> None:
-        if self.after_collection in gc.callbacks:
-            gc.callbacks.remove(self.after_collection)
-
     def after_collection(self, phase: str, info: dict[str, Any]) -> None:
         """``gc.callbacks`` hook: after a collection, freeze its survivors; ask for a full
         collection once the process's memory outgrows ``growth`` times what it was after the last."""
@@ -106,8 +102,8 @@ class SettledObjects:
     def full_collection(self) -> int:
         """Collect everything, cycles among frozen objects included, and freeze the survivors.
         Returns the objects freed."""
-        started = time.perf_counter()
         while True:
+            started = time.perf_counter()
             self._full_ran = False
             gc.unfreeze()
             freed = gc.collect()

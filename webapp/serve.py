@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from webapp.collector import SettledObjects, settle
+from webapp.collector import settle
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -94,14 +94,6 @@ def _end_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def gc_tune(*, young: int, growth: float) -> SettledObjects:
-    """Collect once, move everything alive after start-up (Django, the modules, the settings) out
-    of the collector's reach, let ``young`` container objects be allocated between young
-    collections, and keep every collection's survivors out of its reach too until they have
-    grown by ``growth`` (webapp/collector.py)."""
-    return settle(young=young, growth=growth)
-
-
 def application_load() -> Any:
     """uvicorn's application factory, called once in every server process."""
     _end_with_parent()
@@ -109,7 +101,9 @@ def application_load() -> Any:
 
     from webapp.asgi import application
 
-    gc_tune(young=settings.WEB_GC_YOUNG, growth=settings.WEB_GC_FULL_GROWTH)
+    # webapp/collector.py: start-up objects and every collection's survivors out of the
+    # collector's reach, a full collection at WEB_GC_FULL_GROWTH of the process's memory.
+    settle(young=settings.WEB_GC_YOUNG, growth=settings.WEB_GC_FULL_GROWTH)
     return application
 
 
