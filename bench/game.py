@@ -150,6 +150,28 @@ def answers_taken(client: Any, *, after_batch: int, answers: int, started: float
     raise TimeoutError(f"game stage: {sum(r for r, _ in seen.values())} of {answers} answers reached the game")
 
 
+def batch_durations(client: Any, *, after_batch: int, timeout: float = 60) -> list[dict[str, Any]]:
+    """The game query's batches after ``after_batch`` that took input: rows and Spark's time by
+    step (``durationMs`` of the progress report, the state operator's times), oldest first. Waits
+    for the first (a batch reports once it is committed, after its writes to Redis)."""
+    deadline = time.monotonic() + timeout
+    while last_batch(client) <= after_batch and time.monotonic() < deadline:
+        time.sleep(0.2)
+    found = []
+    for raw in client.lrange(keys.reducer_progress_recent("game"), 0, -1):
+        progress = orjson.loads(raw)
+        if progress["batchId"] > after_batch and progress["numInputRows"]:
+            state = {
+                name: value
+                for operator in progress.get("stateOperators", [])
+                for name, value in operator.items()
+                if name.endswith("TimeMs") and value
+            }
+            steps = progress.get("durationMs", {})
+            found.append({"batch": progress["batchId"], "rows": progress["numInputRows"], **steps, **state})
+    return sorted(found, key=lambda b: b["batch"])
+
+
 def settle_latencies(
     client: Any,
     *,
@@ -223,6 +245,7 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         started = time.time()
         produce(producer, topics.game_answers(), records)
         seconds = answers_taken(client, after_batch=after, answers=len(records), started=started, timeout=600)
+        before_goals = last_batch(client)
         goals_ms: dict[int, int] = {}
         for event_id in events:
             goal = match_event(event_id, "score", seq=2, minute=5, side="home")
@@ -234,6 +257,8 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
             client, goals_ms=goals_ms, questions=questions, punters=size.punters, matches=size.matches, timeout=300
         )
         rss_after = tree_rss_mib(running.process.pid)
+        settle_batches = batch_durations(client, after_batch=before_goals)
+    log(f"game: the settling batches' steps (ms): {settle_batches}")
     return {
         "game_punters": size.punters,
         "game_matches": size.matches,
@@ -244,6 +269,7 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         "game_settle_max_ms": round(max(latencies)),
         "game_state_rss_mib": round(rss_after),
         "game_state_rss_growth_mib": round(rss_after - rss_before),
+        "game_settle_batches": settle_batches,
     }
 
 
@@ -265,6 +291,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--punters", type=int, default=FULL[0])
     parser.add_argument("--matches", type=int, default=FULL[1])
     args = parser.parse_args(argv)
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    django.setup()
     print(json.dumps(bench_game(sizes=Sizes(args.punters, args.matches)), indent=2))
 
 

@@ -305,9 +305,18 @@ class GameSink:
         }
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        counts = self.process(batch.toArrow(), batch_id)
+        started = time.perf_counter()
+        table = batch.toArrow()
+        computed = time.perf_counter()
+        counts = self.process(table, batch_id)
         if any(counts.values()):
-            log.info("batch %s: %s", batch_id, counts)
+            log.info(
+                "batch %s: %s; buckets %.0f ms, Redis %.0f ms",
+                batch_id,
+                counts,
+                (computed - started) * 1000,
+                (time.perf_counter() - computed) * 1000,
+            )
 
 
 def start(

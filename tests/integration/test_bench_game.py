@@ -28,3 +28,9 @@ def test_every_answer_reached_the_game_and_every_punter_was_settled(result):
 def test_the_settlement_and_the_memory_are_measured(result):
     assert 0 < result["game_settle_p50_ms"] <= result["game_settle_p99_ms"] <= result["game_settle_max_ms"]
     assert result["game_state_rss_mib"] > 100, "the reducers process: a JVM and its Python workers"
+
+
+def test_the_settling_batch_is_reported_with_sparks_time_by_step(result):
+    batches = result["game_settle_batches"]
+    assert batches, "the batch that took the goals"
+    assert all(b["rows"] > 0 and b["triggerExecution"] >= b["addBatch"] > 0 for b in batches)
