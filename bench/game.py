@@ -8,8 +8,9 @@ in every match settling all their next-goal answers at once, through the product
   to the end of the batch that took the last.
 - ``game_settle_p99_ms``: a match event → that punter's settled answer in their state in Redis,
   p99 over every punter (each goal's time at the source to the first read that saw the punter's
-  next-goal answer won or lost; every punter is read again until settled, so the figure carries
-  the read's own resolution, a few milliseconds per thousand punters).
+  next-goal answer won or lost; one punter of each match is watched, and the match's punters are
+  read once theirs is, again until each is settled, so the figure carries the read's own
+  resolution, a few milliseconds per thousand punters).
 - ``game_state_rss_mib``: resident memory of the reducers process (the JVM and its Python workers)
   once every answer is settled; ``game_state_rss_growth_mib`` how much of it the answers added.
 
@@ -172,6 +173,23 @@ def batch_durations(client: Any, *, after_batch: int, timeout: float = 60) -> li
     return sorted(found, key=lambda b: b["batch"])
 
 
+def _settled_at(client: Any, users: list[int], *, questions: dict[int, str], matches: int) -> tuple[list[int], int]:
+    """Of ``users``, those whose next-goal answer is decided in Redis now, and when they were read
+    (epoch ms). ``questions``: each match's next-goal question id."""
+    settled = []
+    seen_ms = 0
+    for at in range(0, len(users), READ_CHUNK):
+        chunk = users[at : at + READ_CHUNK]
+        raws = client.mget([keys.game_punter(user_id) for user_id in chunk])
+        seen_ms = _now_ms()
+        for user_id, raw in zip(chunk, raws, strict=True):
+            doc = orjson.loads(raw) if raw is not None else None
+            question = questions[match_of(user_id, matches=matches)]
+            if doc and doc["answers"].get(question, {}).get("result") in (game.WON, game.LOST):
+                settled.append(user_id)
+    return settled, seen_ms
+
+
 def settle_latencies(
     client: Any,
     *,
@@ -182,30 +200,37 @@ def settle_latencies(
     timeout: float,
 ) -> list[float]:
     """Per punter: ms from their match's goal to the first read of their state that holds the
-    next-goal answer decided."""
-    waiting = list(range(1, punters + 1))
+    next-goal answer decided. One punter of each match is watched until theirs is (ten keys every
+    5 ms); only then are the match's punters read, in chunks, again until each is. Reading every
+    punter all along would take a core of the two the reducers settle them on."""
+    next_goal = {event_id: str(kinds[game.NEXT_GOAL]) for event_id, kinds in questions.items()}
+    of_match: dict[int, list[int]] = {}
+    for user_id in range(1, punters + 1):
+        of_match.setdefault(match_of(user_id, matches=matches), []).append(user_id)
+    watched = {event_id: users[-1] for event_id, users in of_match.items()}
+    reading: list[int] = []
     latencies: list[float] = []
     deadline = time.monotonic() + timeout
-    while waiting and time.monotonic() < deadline:
-        still = []
-        for at in range(0, len(waiting), READ_CHUNK):
-            chunk = waiting[at : at + READ_CHUNK]
-            raws = client.mget([keys.game_punter(user_id) for user_id in chunk])
-            seen_ms = _now_ms()
-            for user_id, raw in zip(chunk, raws, strict=True):
+    while (watched or reading) and time.monotonic() < deadline:
+        if watched:
+            seen, _ = _settled_at(client, list(watched.values()), questions=next_goal, matches=matches)
+            for user_id in seen:
                 event_id = match_of(user_id, matches=matches)
-                question = str(questions[event_id][game.NEXT_GOAL])
-                doc = orjson.loads(raw) if raw is not None else None
-                result = doc["answers"].get(question, {}).get("result") if doc else None
-                if result in (game.WON, game.LOST):
-                    latencies.append(seen_ms - goals_ms[event_id])
-                else:
-                    still.append(user_id)
-        waiting = still
-        if waiting:
+                reading.extend(of_match[event_id])
+                del watched[event_id]
+        still: list[int] = []
+        for at in range(0, len(reading), READ_CHUNK):
+            chunk = reading[at : at + READ_CHUNK]
+            settled, seen_ms = _settled_at(client, chunk, questions=next_goal, matches=matches)
+            latencies.extend(seen_ms - goals_ms[match_of(user_id, matches=matches)] for user_id in settled)
+            done = set(settled)
+            still.extend(user_id for user_id in chunk if user_id not in done)
+        reading = still
+        if watched or reading:
             time.sleep(0.005)
-    if waiting:
-        raise TimeoutError(f"game stage: {len(waiting)} punters' answers never settled")
+    if watched or reading:
+        waiting = len(reading) + sum(len(of_match[event_id]) for event_id in watched)
+        raise TimeoutError(f"game stage: {waiting} punters' answers never settled")
     return latencies
 
 
