@@ -77,10 +77,9 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
     def run_buckets(answers: dict[int, list[Any]], events_: list[Any]) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         for bucket in range(buckets):
-            step, encoded, out = bucket_batch(  # as the query's processor runs a bucket
+            books[bucket], encoded, out = bucket_batch(  # as the query's processor runs a bucket
                 books[bucket], tables[bucket], events_, answers.get(bucket, []), bucket=bucket
             )
-            books[bucket] = step.book
             if encoded is not None:
                 tables[bucket] = encoded
             rows.extend(out)

@@ -21,7 +21,8 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, Protocol
 
 import orjson
 
@@ -436,8 +437,13 @@ def book_prune(book: Book) -> tuple[Book, frozenset[int]]:
 # --- the punters ---
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+# The punters' values (``Answer``, ``Punter``, ``News``) are named tuples, not frozen dataclasses:
+# as immutable, and built three to four times faster (a frozen dataclass sets each field through
+# ``object.__setattr__``). A goal builds several for every punter of its match.
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+class Answer(NamedTuple):
     """A punter's answer as their state keeps it: the choice and, once its question is decided,
     its result and the points it scored."""
 
@@ -449,8 +455,7 @@ class Answer:
     points: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Punter:
+class Punter(NamedTuple):
     """One punter's game state. ``version`` rises by one with every change (frames carry it; a
     page keeps the highest). ``days``: points per day; ``matches``: points per event."""
 
@@ -460,9 +465,9 @@ class Punter:
     best_streak: int = 0
     answered: int = 0
     correct: int = 0
-    days: Mapping[str, int] = field(default_factory=dict)
-    matches: Mapping[int, int] = field(default_factory=dict)
-    answers: Mapping[int, Answer] = field(default_factory=dict)
+    days: Mapping[str, int] = _EMPTY
+    matches: Mapping[int, int] = _EMPTY
+    answers: Mapping[int, Answer] = _EMPTY
 
 
 def punter_to_raw(punter: Punter) -> list[Any]:
@@ -494,8 +499,7 @@ def punter_from_raw(user_id: int, raw: Sequence[Any]) -> Punter:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class News:
+class News(NamedTuple):
     """What happened to a punter's answer: ``accepted``, ``refused`` (with ``reason``) or
     ``settled`` (with ``result`` and ``points``)."""
 
@@ -626,8 +630,7 @@ def punter_prune(punter: Punter, events: frozenset[int]) -> Punter:
     day points stay)."""
     if not any(e in events for e in punter.matches) and not any(a.event_id in events for a in punter.answers.values()):
         return punter
-    return dataclasses.replace(
-        punter,
+    return punter._replace(
         matches={e: p for e, p in punter.matches.items() if e not in events},
         answers={q: a for q, a in punter.answers.items() if a.event_id not in events},
     )
@@ -745,6 +748,10 @@ class PunterTable:
     def __init__(self, raw: dict[str, list[Any]] | None = None) -> None:
         self.raw: dict[str, list[Any]] = raw if raw is not None else {}
         self._read: dict[int, Punter] = {}
+        # Question id (as stored) → the punters holding an undecided answer to it: made by one
+        # scan on the first ``holders`` (a goal decides a question of every match at once),
+        # dropped by ``put``.
+        self._pending: dict[str, list[int]] | None = None
 
     @classmethod
     def decode(cls, blob: bytes | None) -> PunterTable:
@@ -763,15 +770,19 @@ class PunterTable:
         return found
 
     def holders(self, question_id: int) -> Iterator[int]:
-        key = str(question_id)
-        for user, raw in self.raw.items():
-            held = raw[7].get(key)
-            if held is not None and held[3] == PENDING:
-                yield int(user)
+        if self._pending is None:
+            pending: dict[str, list[int]] = {}
+            for user, raw in self.raw.items():
+                for question, held in raw[7].items():
+                    if held[3] == PENDING:
+                        pending.setdefault(question, []).append(int(user))
+            self._pending = pending
+        return iter(self._pending.get(str(question_id), ()))
 
     def put(self, punter: Punter) -> None:
         self.raw[str(punter.user_id)] = punter_to_raw(punter)
         self._read[punter.user_id] = punter
+        self._pending = None
 
     def prune(self, events: frozenset[int]) -> None:
         """Let go of the answers and match points of events the book let go, in every punter."""

@@ -177,7 +177,7 @@ class GameStore:
             )
         states = [p for p in punters if p.doc is not None]
         for chunk in _chunks(states):
-            pipe.mset({keys.game_punter(p.user_id): p.doc for p in chunk if p.doc is not None})
+            pipe.mset(dict(zip(keys.game_punters(p.user_id for p in chunk), (p.doc for p in chunk), strict=True)))
         for scope, scores in boards.items():
             members = list(scores.items())
             for chunk in _chunks(members):

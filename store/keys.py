@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from reducers.topics import namespace
 
 
@@ -373,6 +375,13 @@ def game_punter(user_id: int) -> str:
     """String: JSON of one punter's game state (``reducers.game.punter_doc``) as the game reducer
     last wrote it, for the images of the punter's game channels."""
     return f"{namespace()}:game:p:{user_id}"
+
+
+def game_punters(user_ids: Iterable[int]) -> list[str]:
+    """``game_punter`` of each id, the namespace read once (a goal writes every punter of its
+    match)."""
+    prefix = f"{namespace()}:game:p:"
+    return [f"{prefix}{user_id}" for user_id in user_ids]
 
 
 def game_punter_prefix() -> str:

@@ -151,11 +151,11 @@ class GameProcessor(StatefulProcessor):
         stored_book = self._book.get()
         book = book_from_json(stored_book[0]) if stored_book else Book()
         stored_punters = self._punters.get() if answers or events else None
-        step, punters, out = bucket_batch(
+        after, punters, out = bucket_batch(
             book, stored_punters[0] if stored_punters else None, events, answers, bucket=bucket
         )
-        if step.book is not book:
-            self._book.update((book_to_json(step.book),))
+        if after is not book:
+            self._book.update((book_to_json(after),))
         if punters is not None:
             self._punters.update((punters,))
         yield _frame(rejects + out)
@@ -166,11 +166,13 @@ class GameProcessor(StatefulProcessor):
 
 def bucket_batch(
     book: Book, punters: bytes | None, events: Sequence[GameEvent], answers: Sequence[GameAnswer], *, bucket: int
-) -> tuple[Step, bytes | None, list[dict[str, Any]]]:
-    """One bucket's batch over its stored punter table (``punters``, encoded): the step, the
-    table encoded again when the step changed it (else ``None``) and the output rows. The whole
-    table is decoded, stepped and encoded, hundreds of thousands of objects and none in a cycle,
-    with the cyclic collector paused: it would otherwise walk them again and again."""
+) -> tuple[Book, bytes | None, list[dict[str, Any]]]:
+    """One bucket's batch over its stored punter table (``punters``, encoded): the book after it,
+    the table encoded again when the step changed it (else ``None``) and the output rows. The
+    whole table is decoded, stepped and encoded, hundreds of thousands of objects and none in a
+    cycle, with the cyclic collector paused: it would otherwise walk them again and again. The
+    table and the step are let go before collection resumes, so that its first pass does not
+    walk them either (a tenth of a goal's settlement when they were still held)."""
     with gc_paused():
         table = PunterTable.decode(punters)
         step = game_step(book, table, events, answers)
@@ -178,7 +180,10 @@ def bucket_batch(
             table.put(changed)
         table.prune(step.pruned)
         encoded = table.encode() if step.punters or step.pruned else None
-        return step, encoded, output_rows(step, bucket=bucket)
+        rows = output_rows(step, bucket=bucket)
+        after = step.book
+        del table, step
+    return after, encoded, rows
 
 
 def output_rows(step: Step, *, bucket: int) -> list[dict[str, Any]]:
@@ -260,7 +265,12 @@ class GameSink:
             return self._process(table, batch_id)
 
     def _process(self, table: Any, batch_id: int) -> dict[str, int]:
-        columns = {name: table.column(name).to_pylist() for name in OUTPUT_COLUMNS}
+        kinds = table.column("kind").to_pylist()
+        # The rejects' columns are read only when a record was refused: a goal's batch is a
+        # hundred thousand punter rows in which they are all empty.
+        wanted = OUTPUT_COLUMNS if REJECT in kinds else ["user", "doc", "news", "boards"]
+        columns = {name: table.column(name).to_pylist() for name in wanted}
+        columns["kind"] = kinds
         questions = []
         punters = []
         rejects: dict[str, Rejects] = {}

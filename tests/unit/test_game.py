@@ -378,3 +378,21 @@ def test_punter_table_holders_are_the_punters_with_an_undecided_answer():
     assert sorted(table.holders(goal.id)) == [1, 2]
     assert list(table.holders(card.id)) == []
     assert PunterTable.decode(table.encode()).raw == table.raw
+
+
+def test_punter_table_holders_follow_a_punter_put_after_they_were_read():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    table = PunterTable()
+    for user in (1, 2):
+        punter, _ = game.punter_answer(table.get(user), answer(user, goal, "home", ts=T0), goal)
+        table.put(punter)
+    assert sorted(table.holders(goal.id)) == [1, 2]
+    decided = apply_all(feed("score", minute=3, side="home"), book=book).questions[goal.id]
+    held = table.get(1)
+    assert held is not None
+    settled = game.punter_settle(held, decided)
+    assert settled is not None
+    table.put(settled[0])
+    assert list(table.holders(goal.id)) == [2]
