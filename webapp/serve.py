@@ -1,7 +1,7 @@
 """The ASGI server `make up` runs: ``python -m webapp.serve``.
 
 uvicorn with ``WEB_WORKERS`` worker processes on ``WEB_HOST``:``WEB_PORT``, the websocket
-protocol ``WS_PROTOCOL`` (uvicorn's "websockets" by default), the lifespan protocol
+protocol ``WS_PROTOCOL`` (uvicorn's sans-I/O "websockets-sansio" by default), the lifespan protocol
 (each worker fills its bet pool before it takes requests, see ``PlacementEndpoint.lifespan``),
 no access log, and the server's own websocket message limit set to
 ``settings.WS_MAX_FRAME_BYTES``: a larger frame is refused by the server (close 1009) before it

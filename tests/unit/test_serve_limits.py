@@ -101,7 +101,7 @@ def test_uvicorn_runs_the_configured_websocket_protocol(monkeypatch, settings):
 
     from webapp.settings.env import load
 
-    assert load({}).ws_protocol == "websockets"
+    assert load({}).ws_protocol == "websockets-sansio"
     with pytest.raises(ImproperlyConfigured, match="WS_PROTOCOL"):
         load({"WS_PROTOCOL": "h11"})
     settings.WS_PROTOCOL = "wsproto"

@@ -41,10 +41,10 @@ EDGE_REDIS_POOL_TIMEOUT_S = env.edge_redis_pool_timeout_s
 # that gets it. Price frames are small JSON; a host of 10,000 sockets would hold 3 GiB of
 # compressors.
 WS_PER_MESSAGE_DEFLATE = env.ws_per_message_deflate
-# uvicorn's websocket protocol: "websockets" (a task and a queue per socket). The sans-I/O one
-# ("websockets-sansio") writes each frame from the send call and held less at 5,000 sockets (45.0
-# KiB a socket streaming against 59.9, 0.103 CPU-seconds per 1,000 deliveries against 0.137;
-# docs/performance.md); it becomes the default once the whole suite has run on it.
+# uvicorn's websocket protocol: the sans-I/O one ("websockets-sansio") writes each frame from the
+# send call, where "websockets" keeps a task and a queue per socket; it held less at 5,000 sockets
+# (45.0 KiB a socket streaming against 59.9, 0.103 CPU-seconds per 1,000 deliveries against
+# 0.137; docs/performance.md). "websockets" and "wsproto" stay available.
 WS_PROTOCOL = env.ws_protocol
 # Websocket handshakes in each web process's application at a time, and how long one waits for
 # its turn before it is dropped with 1013 (the ASGI server's opening timeout: it has closed the

@@ -198,7 +198,7 @@ class SiteEnvironment(EnvironmentSettings, BaseSettings):
     edge_redis_pool_timeout_s: int = Field(default=10, ge=0, validation_alias="EDGE_REDIS_POOL_TIMEOUT_S")
     ws_per_message_deflate: Flag = Field(default=False, validation_alias="WS_PER_MESSAGE_DEFLATE")
     ws_protocol: Literal["websockets-sansio", "websockets", "wsproto"] = Field(
-        default="websockets", validation_alias="WS_PROTOCOL"
+        default="websockets-sansio", validation_alias="WS_PROTOCOL"
     )
     ws_handshakes_at_once: int = Field(default=32, ge=0, validation_alias="WS_HANDSHAKES_AT_ONCE")
     ws_handshake_wait_s: float = Field(default=10, gt=0, validation_alias="WS_HANDSHAKE_WAIT_S")
