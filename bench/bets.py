@@ -51,7 +51,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, database_url, migrate_if_needed, percentile, session_create, sessions_remove
+from bench.common import (
+    ROOT,
+    database_url,
+    django_ready,
+    migrate_if_needed,
+    percentile,
+    session_create,
+    sessions_remove,
+)
 from bench.edge import PRODUCT_APP, client_process, paced_updates, server_command
 from bench.harness import free_port, wait_until
 from reducers.market_kinds import MATCH_RESULT
@@ -274,15 +282,6 @@ def stream_process(
 
 
 # --- the fixture ---------------------------------------------------------------------------
-
-
-def _django_setup() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-    import django
-    from django.apps import apps
-
-    if not apps.ready:
-        django.setup()
 
 
 @contextlib.contextmanager
@@ -811,7 +810,7 @@ def bench_bets(
     ``bet_rejections`` by error code, ``bet_error_codes`` by both, the bet clients' CPU seconds, the stream that ran
     (``stream``), the server's CPU and the machine's load over the measured window.
     """
-    _django_setup()
+    django_ready()
     from django.conf import settings
 
     from bench.common import namespace as fresh_namespace

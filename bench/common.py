@@ -20,6 +20,17 @@ from store.clients import redis_client
 RESULTS = ROOT / "bench" / "results"
 
 
+def django_ready() -> None:
+    """Django set up, once, for a stage that needs its settings or models when run on its own
+    (``python -m bench.<stage>``); under ``bench.run`` it already is."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    import django
+    from django.apps import apps
+
+    if not apps.ready:
+        django.setup()
+
+
 def log(message: str) -> None:
     print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", flush=True)
 

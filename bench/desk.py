@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import threading
 import time
 import uuid
@@ -31,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from bench.common import percentile
+from bench.common import django_ready, percentile
 from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
 
@@ -69,15 +68,6 @@ class Sizes:
     rate: float
     duration: float
     warmup: float
-
-
-def _django_setup() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-    import django
-    from django.apps import apps
-
-    if not apps.ready:
-        django.setup()
 
 
 def bet_event(index: int, *, run: int) -> BetEvent:
@@ -196,7 +186,7 @@ def bench_desk(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
     from bench.edge import port_wait
     from bench.reducers import reducers_running
 
-    _django_setup()
+    django_ready()
     from django.conf import settings
     from django.contrib.auth.models import User
 

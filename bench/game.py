@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from bench.common import percentile
+from bench.common import django_ready, percentile
 from reducers import game, topics
 from reducers.schemas import GameAnswer, GameEvent
 from store import keys
@@ -316,12 +316,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--punters", type=int, default=FULL[0])
     parser.add_argument("--matches", type=int, default=FULL[1])
     args = parser.parse_args(argv)
-    import os
-
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-    django.setup()
+    django_ready()
     print(json.dumps(bench_game(sizes=Sizes(args.punters, args.matches)), indent=2))
 
 
