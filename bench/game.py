@@ -180,7 +180,7 @@ def _settled_at(client: Any, users: list[int], *, questions: dict[int, str], mat
     seen_ms = 0
     for at in range(0, len(users), READ_CHUNK):
         chunk = users[at : at + READ_CHUNK]
-        raws = client.mget([keys.game_punter(user_id) for user_id in chunk])
+        raws = client.mget(keys.game_punters(chunk))
         seen_ms = _now_ms()
         for user_id, raw in zip(chunk, raws, strict=True):
             doc = orjson.loads(raw) if raw is not None else None

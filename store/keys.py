@@ -374,13 +374,13 @@ def game_events_index() -> str:
 def game_punter(user_id: int) -> str:
     """String: JSON of one punter's game state (``reducers.game.punter_doc``) as the game reducer
     last wrote it, for the images of the punter's game channels."""
-    return f"{namespace()}:game:p:{user_id}"
+    return game_punters((user_id,))[0]
 
 
 def game_punters(user_ids: Iterable[int]) -> list[str]:
     """``game_punter`` of each id, the namespace read once (a goal writes every punter of its
     match)."""
-    prefix = f"{namespace()}:game:p:"
+    prefix = game_punter_prefix()
     return [f"{prefix}{user_id}" for user_id in user_ids]
 
 

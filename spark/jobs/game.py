@@ -82,6 +82,8 @@ OUTPUT = T.StructType(
     ]
 )
 OUTPUT_COLUMNS = [f.name for f in OUTPUT.fields]
+# What punter and question rows carry besides their kind (the rest is a refused record's).
+ROW_COLUMNS = ["user", "doc", "news", "boards"]
 _WHOLE = {f.name for f in OUTPUT.fields if isinstance(f.dataType, T.IntegerType | T.LongType)}
 _BLOB = T.StructType([T.StructField("raw", T.BinaryType())])
 
@@ -268,7 +270,7 @@ class GameSink:
         kinds = table.column("kind").to_pylist()
         # The rejects' columns are read only when a record was refused: a goal's batch is a
         # hundred thousand punter rows in which they are all empty.
-        wanted = OUTPUT_COLUMNS if REJECT in kinds else ["user", "doc", "news", "boards"]
+        wanted = OUTPUT_COLUMNS if REJECT in kinds else ROW_COLUMNS
         columns = {name: table.column(name).to_pylist() for name in wanted}
         columns["kind"] = kinds
         questions = []
