@@ -3,11 +3,14 @@ through the same code the game query runs, phase by phase, each timed and profil
 
 - ``step``: every bucket's ``GameProcessor`` work in one Python process, as Spark's workers do it
   for the answers batch and then for the goal (``reducers.game.game_step`` over the bucket's
-  ``PunterTable``, the table encoded for the state store, the output rows built);
-- ``arrow``: the output rows of every bucket as the one Arrow table the driver receives;
-- ``sink``: the driver's ``GameSink.process`` of that table: decoding the rows and writing every
-  punter's state and the leaderboards to Redis (``store.game.GameStore.apply``), in a namespace of
-  its own that is deleted afterwards.
+  ``PunterTable``, the table encoded for the state store, the punters' states encoded);
+- ``write``: every bucket's punters written to Redis (``store.game.write_punters``: states,
+  leaderboard points, the lookup of their game channels), as the workers write them;
+- ``arrow``: the rows every bucket hands the driver, as the one Arrow table the driver receives;
+- ``sink``: the driver's ``GameSink.process`` of that table (``store.game.GameStore.publish_batch``:
+  the questions, the leaderboards' tops and ranks, the game channels' deltas).
+
+Redis is written in a namespace of the profile's own that is deleted afterwards.
 
 The game stage's figure (``game_settle_p99_ms``) is these phases plus what Spark adds (the
 exchange to the buckets, the state store, Arrow between the JVM and Python, scheduling).
@@ -53,8 +56,8 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
     from bench.game import FIRST_EVENT, answers_of, match_event
     from reducers import game
     from reducers.schemas import decode_game_answer
-    from spark.jobs.game import OUTPUT, GameSink, bucket_batch
-    from store.clients import redis_client
+    from spark.jobs.game import OUTPUT, GameSink, PunterWriter, bucket_batch, written_rows
+    from store.game import PunterKeys
 
     events = [FIRST_EVENT + i for i in range(matches)]
     book = Book()
@@ -74,27 +77,37 @@ def profile_game(*, punters: int, matches: int, buckets: int) -> dict[str, Any]:
     goals = [match_event(event_id, "score", seq=2, minute=5, side="home") for event_id in events]
     report: dict[str, Any] = {"punters": punters, "matches": matches, "buckets": buckets, "answers": len(records)}
 
-    def run_buckets(answers: dict[int, list[Any]], events_: list[Any]) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
+    def run_buckets(answers: dict[int, list[Any]], events_: list[Any]) -> list[Any]:
+        results = []
         for bucket in range(buckets):
-            books[bucket], encoded, out = bucket_batch(  # as the query's processor runs a bucket
+            result = bucket_batch(  # as the query's processor runs a bucket
                 books[bucket], tables[bucket], events_, answers.get(bucket, []), bucket=bucket
             )
-            if encoded is not None:
-                tables[bucket] = encoded
-            rows.extend(out)
+            books[bucket] = result.book
+            if result.encoded is not None:
+                tables[bucket] = result.encoded
+            results.append(result)
+        return results
+
+    writer = PunterWriter(redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"), names=PunterKeys.current())
+    client = writer.client()
+
+    def write(results: list[Any]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for result in results:
+            rows.extend(result.rows + written_rows(writer.write(result.punters), result.news))
         return rows
 
-    _timed("answers_step", lambda: run_buckets(by_bucket, []), report)
-    rows = _timed("settle_step", lambda: run_buckets({}, goals), report)
-    table = _timed(
-        "settle_arrow",
-        lambda: pa.Table.from_pylist([{f.name: row.get(f.name) for f in OUTPUT.fields} for row in rows]),
-        report,
-    )
-    client = redis_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"))
-    sink = GameSink(redis_client=client, answers=_Discard(), events=_Discard())
     try:
+        write(_timed("answers_step", lambda: run_buckets(by_bucket, []), report))
+        results = _timed("settle_step", lambda: run_buckets({}, goals), report)
+        rows = _timed("settle_write", lambda: write(results), report)
+        table = _timed(
+            "settle_arrow",
+            lambda: pa.Table.from_pylist([{f.name: row.get(f.name) for f in OUTPUT.fields} for row in rows]),
+            report,
+        )
+        sink = GameSink(redis_client=client, answers=_Discard(), events=_Discard())
         counts = _timed("settle_sink", lambda: sink.process(table, 1), report)
         report["settle_sink_counts"] = counts
     finally:

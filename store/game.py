@@ -93,6 +93,70 @@ class PunterOutput:
 
 
 @dataclass(frozen=True)
+class PunterKeys:
+    """The keys a batch's punters are written under, spelled once where the namespace is known
+    (the driver) and handed to the game query's workers, which write their buckets' punters."""
+
+    punter_prefix: str
+    board_prefix: str
+    channels: str
+
+    @classmethod
+    def current(cls) -> PunterKeys:
+        return cls(keys.game_punter_prefix(), keys.game_board_prefix(), keys.game_punter_channels())
+
+
+@dataclass
+class Written:
+    """What writing a batch's punters left for the driver: the punters with a game channel (with
+    their ``[channel id, event id]`` list, encoded), the day of every event whose leaderboard
+    moved, and how many punters were written."""
+
+    watched: list[tuple[PunterOutput, bytes]] = field(default_factory=list)
+    days: dict[int, str] = field(default_factory=dict)
+    punters: int = 0
+
+    def add(self, other: Written) -> None:
+        self.watched.extend(other.watched)
+        self.days.update(other.days)
+        self.punters += other.punters
+
+
+def write_punters(client: redis.Redis, punters: Sequence[PunterOutput], *, names: PunterKeys) -> Written:
+    """Write the punters' states and their points on every leaderboard they moved on, and read
+    which of them have a game channel (one round trip). Every write is the new value, never an
+    increment: written twice, it leaves what it left once. The game query's workers call it for
+    their buckets' punters (a goal writes every punter of its match, and the workers share the
+    work), the driver then publishes (``GameStore.publish_batch``)."""
+    written = Written(punters=len(punters))
+    if not punters:
+        return written
+    boards: dict[str, dict[str, int]] = {}
+    for punter in punters:
+        member = str(punter.user_id)
+        for event_id, (day, match_points, day_points) in punter.boards.items():
+            written.days.setdefault(event_id, day)
+            boards.setdefault(f"{names.board_prefix}{board_scope(event_id=event_id)}", {})[member] = match_points
+            boards.setdefault(f"{names.board_prefix}{board_scope(day=day)}", {})[member] = day_points
+    pipe = client.pipeline(transaction=False)
+    states = [p for p in punters if p.doc is not None]
+    for chunk in _chunks(states):
+        pipe.mset({f"{names.punter_prefix}{p.user_id}": p.doc for p in chunk})
+    for key, scores in boards.items():
+        members = list(scores.items())
+        for chunk in _chunks(members):
+            pipe.zadd(key, dict(chunk))
+    lookups = len(pipe)
+    users = [str(p.user_id) for p in punters]
+    for chunk in _chunks(users):
+        pipe.hmget(names.channels, list(chunk))
+    replies = pipe.execute()
+    found = [raw for reply in replies[lookups:] for raw in reply]
+    written.watched = [(punter, raw) for punter, raw in zip(punters, found, strict=True) if raw is not None]
+    return written
+
+
+@dataclass(frozen=True)
 class Applied:
     """What a batch's write did: punters and questions written, game channel frames sent, the
     events whose top moved."""
@@ -148,47 +212,45 @@ class GameStore:
         now_ms: int,
         publish: Callable[[Sequence[tuple[str, bytes]]], list[int]],
     ) -> Applied:
-        """Write what a batch changed and tell whoever follows it: the questions (on each event's
-        public channel), the punters' states and leaderboards, then each event's top when it
-        moved and the game channels' deltas (``publish``: the channels' publishing,
-        ``ChannelStore.publish_many``). Every write is the new value, never an increment, so a
-        batch written twice leaves what it left once."""
+        """Write what a batch changed and tell whoever follows it: the punters' states and
+        leaderboards (``write_punters``), then the rest (``publish_batch``)."""
+        written = write_punters(self.r, punters, names=PunterKeys.current())
+        return self.publish_batch(questions=questions, written=written, batch=batch, now_ms=now_ms, publish=publish)
+
+    def publish_batch(
+        self,
+        *,
+        questions: Sequence[GameQuestion],
+        written: Written,
+        batch: int,
+        now_ms: int,
+        publish: Callable[[Sequence[tuple[str, bytes]]], list[int]],
+    ) -> Applied:
+        """The rest of a batch once its punters are written: the questions (on each event's
+        public channel), then each event's top when it moved and the game channels' deltas
+        (``publish``: the channels' publishing, ``ChannelStore.publish_many``). Every write is
+        the new value, never an increment, so a batch written twice leaves what it left once."""
         days: dict[int, str] = {}
         by_event: dict[int, list[GameQuestion]] = {}
         for question in questions:
             by_event.setdefault(question["event_id"], []).append(question)
             days[question["event_id"]] = question["day"]
-        boards: dict[str, dict[str, int]] = {}
-        for punter in punters:
-            member = str(punter.user_id)
-            for event_id, (day, match_points, day_points) in punter.boards.items():
-                days.setdefault(event_id, day)
-                boards.setdefault(board_scope(event_id=event_id), {})[member] = match_points
-                boards.setdefault(board_scope(day=day), {})[member] = day_points
-        pipe = self.r.pipeline(transaction=False)
-        for event_id, changed in by_event.items():
-            pipe.hset(
-                keys.game_questions(event_id),
-                mapping={str(q["id"]): orjson.dumps(q) for q in changed},
-            )
-            pipe.zadd(keys.game_events_index(), {str(event_id): now_ms})
-            pipe.publish(
-                keys.game_channel(event_id), game_questions_frame(event_id=event_id, questions=changed, batch=batch)
-            )
-        states = [p for p in punters if p.doc is not None]
-        for chunk in _chunks(states):
-            pipe.mset(dict(zip(keys.game_punters(p.user_id for p in chunk), (p.doc for p in chunk), strict=True)))
-        for scope, scores in boards.items():
-            members = list(scores.items())
-            for chunk in _chunks(members):
-                pipe.zadd(keys.game_board(scope), dict(chunk))
-        users = [str(p.user_id) for p in punters]
-        lookups = len(pipe)
-        for chunk in _chunks(users):
-            pipe.hmget(keys.game_punter_channels(), list(chunk))
-        replies = pipe.execute()
-        found = [raw for reply in replies[lookups:] for raw in reply]
-        deltas = self._punter_deltas(punters, found)
+        for event_id, day in written.days.items():
+            days.setdefault(event_id, day)
+        if by_event:
+            pipe = self.r.pipeline(transaction=False)
+            for event_id, changed in by_event.items():
+                pipe.hset(
+                    keys.game_questions(event_id),
+                    mapping={str(q["id"]): orjson.dumps(q) for q in changed},
+                )
+                pipe.zadd(keys.game_events_index(), {str(event_id): now_ms})
+                pipe.publish(
+                    keys.game_channel(event_id),
+                    game_questions_frame(event_id=event_id, questions=changed, batch=batch),
+                )
+            pipe.execute()
+        deltas = self._punter_deltas(written.watched)
         tops = self._leaderboards(days, batch=batch, deltas=deltas)
         out = [
             (channel_id, game_view_frame(kind="delta", channel_id=channel_id, event_id=event_id, **vars(delta)))
@@ -196,17 +258,13 @@ class GameStore:
             if delta.news or delta.rank is not None
         ]
         sent = sum(1 for seq in publish(out) if seq) if out else 0
-        return Applied(punters=len(punters), questions=len(questions), frames=sent, tops=tuple(tops))
+        return Applied(punters=written.punters, questions=len(questions), frames=sent, tops=tuple(tops))
 
-    def _punter_deltas(
-        self, punters: Sequence[PunterOutput], found: Sequence[bytes | None]
-    ) -> dict[tuple[str, int], _Delta]:
+    def _punter_deltas(self, watched: Sequence[tuple[PunterOutput, bytes]]) -> dict[tuple[str, int], _Delta]:
         """The changed punters' game channels, each with the punter's state and the news of its
         event."""
         deltas: dict[tuple[str, int], _Delta] = {}
-        for punter, raw in zip(punters, found, strict=True):
-            if raw is None:
-                continue
+        for punter, raw in watched:
             doc: GamePunter | None = orjson.loads(punter.doc) if punter.doc is not None else None
             news: list[GameNews] = orjson.loads(punter.news)
             for channel_id, event_id in orjson.loads(raw):

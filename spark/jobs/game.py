@@ -8,15 +8,21 @@ it whole. The query reads both topics in one Kafka source; an answer goes to its
 ``transformWithStateInPandas`` groups the batch by bucket and keeps, per bucket, two values in
 Spark's state store (the RocksDB provider, checkpointed with the query): the bucket's copy of the
 question book and the bucket's punters (``reducers.game.PunterTable``). Each bucket's batch is
-``reducers.game.game_step``; its output rows are what changed (the punters, the questions from
-bucket 0, whose copy of the book is every bucket's, and the records it could not decode). The
-driver writes them to Redis (``store.game.GameStore.apply``) and fans them out to the game
-channels.
+``reducers.game.game_step``. The bucket writes the punters it changed to Redis itself (their
+states and leaderboard points, ``store.game.write_punters``: a goal changes every punter of its
+match, and the workers share that work instead of handing it all to the driver). Its output rows
+are what the driver still needs: the changed punters that have a game channel, a summary (how
+many punters, which events' leaderboards moved), the questions from bucket 0 (whose copy of the
+book is every bucket's) and the records it could not decode. The driver writes the questions,
+the leaderboards' tops and ranks and fans the deltas out to the game channels
+(``store.game.GameStore.publish_batch``).
 
 Exactly once: the state moves once per batch (a batch replayed after a crash starts from the
 state of the batch before and computes the same output), answers carry their id (the same record
 read twice counts once) and events their sequence; the writes to Redis are the new values (a
-replay writes them again), so a settlement never scores twice.
+replay writes them again, whether a worker or the driver made them), so a settlement never
+scores twice. The driver's replication wait (``spark.sinks.replicated``) covers the workers'
+writes too: they were made before its mark.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import orjson
 import pandas as pd
@@ -54,24 +61,27 @@ from spark.sinks.replicated import Replicated
 from spark.sources import kafka_stream
 from store.channels import ChannelStore
 from store.clients import redis_client
-from store.game import GameStore, PunterOutput
+from store.game import GameStore, PunterKeys, PunterOutput, Written, write_punters
 
 log = logging.getLogger("spark.jobs.game")
 QUERY_NAME = GAME.name
 
 PUNTER = "punter"
+SUMMARY = "summary"
 QUESTION = "question"
 REJECT = "reject"
-# What a bucket's batch hands the driver: one row per changed punter (``doc`` its state, ``news``,
-# ``boards``), per changed question (bucket 0 only; ``doc`` the question) and per record it could
-# not decode (its origin, key and value, and why).
+# What a bucket's batch hands the driver: one row per changed punter with a game channel (``doc``
+# its state, ``news``, ``channels`` its channels), one summary of the punters it wrote (``doc``:
+# how many, the day of each event whose leaderboard moved, the news by kind), one per changed
+# question (bucket 0 only; ``doc`` the question) and one per record it could not decode (its
+# origin, key and value, and why).
 OUTPUT = T.StructType(
     [
         T.StructField("kind", T.StringType()),
         T.StructField("user", T.LongType()),
         T.StructField("doc", T.BinaryType()),
         T.StructField("news", T.BinaryType()),
-        T.StructField("boards", T.BinaryType()),
+        T.StructField("channels", T.BinaryType()),
         T.StructField("topic", T.StringType()),
         T.StructField("partition", T.IntegerType()),
         T.StructField("offset", T.LongType()),
@@ -82,8 +92,8 @@ OUTPUT = T.StructType(
     ]
 )
 OUTPUT_COLUMNS = [f.name for f in OUTPUT.fields]
-# What punter and question rows carry besides their kind (the rest is a refused record's).
-ROW_COLUMNS = ["user", "doc", "news", "boards"]
+# What punter, summary and question rows carry besides their kind (the rest is a refused record's).
+ROW_COLUMNS = ["user", "doc", "news", "channels"]
 _WHOLE = {f.name for f in OUTPUT.fields if isinstance(f.dataType, T.IntegerType | T.LongType)}
 _BLOB = T.StructType([T.StructField("raw", T.BinaryType())])
 
@@ -135,12 +145,42 @@ def _reject(topic: str, partition: int, offset: int, key: Any, value: Any, reaso
     }
 
 
+class Writer(Protocol):
+    """Writes a bucket's changed punters (``store.game.write_punters``)."""
+
+    def write(self, punters: Sequence[PunterOutput]) -> Written: ...
+
+
+# One Redis client per worker process and URL (a worker runs many buckets' batches).
+_CLIENTS: dict[str, redis.Redis] = {}
+
+
+@dataclass(frozen=True)
+class PunterWriter:
+    """Where a bucket writes its punters: Redis's URL and the keys, both decided on the driver
+    (the workers are processes of their own, started before a test's namespace was chosen)."""
+
+    redis_url: str
+    names: PunterKeys
+
+    def client(self) -> redis.Redis:
+        client = _CLIENTS.get(self.redis_url)
+        if client is None:
+            client = _CLIENTS[self.redis_url] = redis_client(self.redis_url)
+        return client
+
+    def write(self, punters: Sequence[PunterOutput]) -> Written:
+        return write_punters(self.client(), punters, names=self.names)
+
+
 class GameProcessor(StatefulProcessor):
     """One bucket's batch (``reducers.game.game_step``) over the bucket's state: its copy of the
-    question book and its punters, one value each."""
+    question book and its punters, one value each. The punters it changed are written by
+    ``writer`` before the batch's rows go to the driver."""
 
-    def __init__(self, *, events_topic: str) -> None:
+    def __init__(self, *, events_topic: str, writer: Writer) -> None:
         self._events_topic = events_topic
+        self._writer = writer
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self._book = handle.getValueState("book", _BLOB)
@@ -153,28 +193,40 @@ class GameProcessor(StatefulProcessor):
         stored_book = self._book.get()
         book = book_from_json(stored_book[0]) if stored_book else Book()
         stored_punters = self._punters.get() if answers or events else None
-        after, punters, out = bucket_batch(
-            book, stored_punters[0] if stored_punters else None, events, answers, bucket=bucket
-        )
-        if after is not book:
-            self._book.update((book_to_json(after),))
-        if punters is not None:
-            self._punters.update((punters,))
-        yield _frame(rejects + out)
+        result = bucket_batch(book, stored_punters[0] if stored_punters else None, events, answers, bucket=bucket)
+        if result.book is not book:
+            self._book.update((book_to_json(result.book),))
+        if result.encoded is not None:
+            self._punters.update((result.encoded,))
+        with gc_paused():
+            written = self._writer.write(result.punters)
+        yield _frame(rejects + result.rows + written_rows(written, result.news))
 
     def close(self) -> None:
         pass
 
 
+@dataclass
+class BucketResult:
+    """One bucket's batch: the book after it, the punter table encoded again when the step
+    changed it (else ``None``), the punters it changed or told something (to write), how many
+    news of each kind it made, and its question rows."""
+
+    book: Book
+    encoded: bytes | None
+    punters: list[PunterOutput]
+    news: dict[str, int]
+    rows: list[dict[str, Any]]
+
+
 def bucket_batch(
     book: Book, punters: bytes | None, events: Sequence[GameEvent], answers: Sequence[GameAnswer], *, bucket: int
-) -> tuple[Book, bytes | None, list[dict[str, Any]]]:
-    """One bucket's batch over its stored punter table (``punters``, encoded): the book after it,
-    the table encoded again when the step changed it (else ``None``) and the output rows. The
-    whole table is decoded, stepped and encoded, hundreds of thousands of objects and none in a
-    cycle, with the cyclic collector paused: it would otherwise walk them again and again. The
-    table and the step are let go before collection resumes, so that its first pass does not
-    walk them either (a tenth of a goal's settlement when they were still held)."""
+) -> BucketResult:
+    """One bucket's batch over its stored punter table (``punters``, encoded). The whole table
+    is decoded, stepped and encoded, hundreds of thousands of objects and none in a cycle, with
+    the cyclic collector paused: it would otherwise walk them again and again. The table and the
+    step are let go before collection resumes, so that its first pass does not walk them either
+    (a tenth of a goal's settlement when they were still held)."""
     with gc_paused():
         table = PunterTable.decode(punters)
         step = game_step(book, table, events, answers)
@@ -182,30 +234,54 @@ def bucket_batch(
             table.put(changed)
         table.prune(step.pruned)
         encoded = table.encode() if step.punters or step.pruned else None
-        rows = output_rows(step, bucket=bucket)
-        after = step.book
+        outputs, news = punter_outputs(step)
+        rows = question_rows(step, bucket=bucket)
+        result = BucketResult(step.book, encoded, outputs, news, rows)
         del table, step
-    return after, encoded, rows
+    return result
 
 
-def output_rows(step: Step, *, bucket: int) -> list[dict[str, Any]]:
-    """What a bucket's step hands the driver (``OUTPUT``): a row per punter it changed or told
-    something, and, from bucket 0, a row per question it changed."""
-    out: list[dict[str, Any]] = []
+def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
+    """Every punter the step changed or told something, as written to Redis, and how many news
+    of each kind it made."""
+    out: list[PunterOutput] = []
+    counts: dict[str, int] = {}
     for user_id in sorted(set(step.news) | set(step.punters)):
         punter = step.punters.get(user_id)
+        news = step.news.get(user_id, [])
+        for item in news:
+            counts[item.kind] = counts.get(item.kind, 0) + 1
         out.append(
-            {
-                "kind": PUNTER,
-                "user": user_id,
-                "doc": None if punter is None else orjson.dumps(punter_doc(punter)),
-                "news": orjson.dumps([n.to_json() for n in step.news.get(user_id, [])]),
-                "boards": orjson.dumps({str(e): list(b) for e, b in step.boards.get(user_id, {}).items()}),
-            }
+            PunterOutput(
+                user_id=user_id,
+                doc=None if punter is None else orjson.dumps(punter_doc(punter)),
+                news=orjson.dumps([n.to_json() for n in news]),
+                boards=step.boards.get(user_id, {}),
+            )
         )
-    if bucket == 0:
-        out.extend({"kind": QUESTION, "doc": orjson.dumps(question_frame(q))} for q in step.questions.values())
-    return out
+    return out, counts
+
+
+def question_rows(step: Step, *, bucket: int) -> list[dict[str, Any]]:
+    """From bucket 0, a row per question the step changed (every bucket's copy of the book
+    changes alike)."""
+    if bucket != 0:
+        return []
+    return [{"kind": QUESTION, "doc": orjson.dumps(question_frame(q))} for q in step.questions.values()]
+
+
+def written_rows(written: Written, news: dict[str, int]) -> list[dict[str, Any]]:
+    """What the driver needs of a bucket's written punters: those with a game channel, and a
+    summary (none when the bucket changed no punter)."""
+    if not written.punters:
+        return []
+    rows: list[dict[str, Any]] = [
+        {"kind": PUNTER, "user": punter.user_id, "doc": punter.doc, "news": punter.news, "channels": channels}
+        for punter, channels in written.watched
+    ]
+    summary = {"punters": written.punters, "days": {str(e): d for e, d in written.days.items()}, "news": news}
+    rows.append({"kind": SUMMARY, "doc": orjson.dumps(summary)})
+    return rows
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -219,9 +295,10 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
-def game_plan(spark: SparkSession, *, bootstrap: str, buckets: int) -> DataFrame:
+def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, buckets: int) -> DataFrame:
     """The game query's plan: both topics read as one stream, each answer in its punter's
-    bucket and each event in every bucket, each bucket's batch through ``GameProcessor``."""
+    bucket and each event in every bucket, each bucket's batch through ``GameProcessor``
+    (writing its punters to ``redis_url``)."""
     events_topic = topics.game_events()
     raw = kafka_stream(
         spark,
@@ -241,7 +318,9 @@ def game_plan(spark: SparkSession, *, bootstrap: str, buckets: int) -> DataFrame
         F.explode(F.when(F.col("topic") == events_topic, every_bucket).otherwise(own_bucket)).alias("bucket"),
     )
     return spread.groupBy("bucket").transformWithStateInPandas(
-        statefulProcessor=GameProcessor(events_topic=events_topic),
+        statefulProcessor=GameProcessor(
+            events_topic=events_topic, writer=PunterWriter(redis_url=redis_url, names=PunterKeys.current())
+        ),
         outputStructType=OUTPUT,
         outputMode="Update",
         timeMode="None",
@@ -249,8 +328,9 @@ def game_plan(spark: SparkSession, *, bootstrap: str, buckets: int) -> DataFrame
 
 
 class GameSink:
-    """The driver's part of a batch: what the buckets changed, written to Redis and fanned out
-    (``GameStore.apply``); refused records to their topics' dead letters."""
+    """The driver's part of a batch, once the buckets have written their punters: the questions,
+    the leaderboards' tops and ranks and the game channels' deltas (``GameStore.publish_batch``);
+    refused records to their topics' dead letters."""
 
     def __init__(self, *, redis_client: redis.Redis, answers: DeadLetters, events: DeadLetters) -> None:
         self._redis = redis_client
@@ -268,25 +348,25 @@ class GameSink:
 
     def _process(self, table: Any, batch_id: int) -> dict[str, int]:
         kinds = table.column("kind").to_pylist()
-        # The rejects' columns are read only when a record was refused: a goal's batch is a
-        # hundred thousand punter rows in which they are all empty.
+        # The rejects' columns are read only when a record was refused.
         wanted = OUTPUT_COLUMNS if REJECT in kinds else ROW_COLUMNS
         columns = {name: table.column(name).to_pylist() for name in wanted}
-        columns["kind"] = kinds
         questions = []
-        punters = []
+        written = Written()
+        news: dict[str, int] = {}
         rejects: dict[str, Rejects] = {}
-        for at, kind in enumerate(columns["kind"]):
+        for at, kind in enumerate(kinds):
             if kind == PUNTER:
-                boards = orjson.loads(columns["boards"][at])
-                punters.append(
-                    PunterOutput(
-                        user_id=columns["user"][at],
-                        doc=columns["doc"][at],
-                        news=columns["news"][at],
-                        boards={int(e): (d, m, p) for e, (d, m, p) in boards.items()},
-                    )
+                punter = PunterOutput(
+                    user_id=columns["user"][at], doc=columns["doc"][at], news=columns["news"][at], boards={}
                 )
+                written.watched.append((punter, columns["channels"][at]))
+            elif kind == SUMMARY:
+                summary = orjson.loads(columns["doc"][at])
+                written.punters += summary["punters"]
+                written.days.update({int(e): d for e, d in summary["days"].items()})
+                for name, count in summary["news"].items():
+                    news[name] = news.get(name, 0) + count
             elif kind == QUESTION:
                 questions.append(orjson.loads(columns["doc"][at]))
             else:
@@ -301,15 +381,16 @@ class GameSink:
         refused = sum(len(r) for r in rejects.values())
         for found in rejects.values():
             found.flush()
-        applied = self._store.apply(
+        applied = self._store.publish_batch(
             questions=sorted(questions, key=lambda q: q["id"]),
-            punters=[p for p in punters if p.doc is not None or p.news != b"[]"],
+            written=written,
             batch=batch_id,
             now_ms=int(time.time() * 1000),
             publish=lambda frames: self._channels.publish_many(frames, only_streaming=True),
         )
         return {
             "punters": applied.punters,
+            "settled": news.get("settled", 0),
             "questions": applied.questions,
             "frames": applied.frames,
             "tops": len(applied.tops),
@@ -323,7 +404,7 @@ class GameSink:
         counts = self.process(table, batch_id)
         if any(counts.values()):
             log.info(
-                "batch %s: %s; buckets %.0f ms, Redis %.0f ms",
+                "batch %s: %s; buckets (their punters written) %.0f ms, driver's Redis %.0f ms",
                 batch_id,
                 counts,
                 (computed - started) * 1000,
@@ -343,7 +424,7 @@ def start(
         events=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_events()),
     )
     return (
-        game_plan(spark, bootstrap=bootstrap, buckets=settings.game_buckets)
+        game_plan(spark, bootstrap=bootstrap, redis_url=redis_url, buckets=settings.game_buckets)
         .writeStream.queryName(GAME.name)
         .option("checkpointLocation", checkpoint_dir)
         .outputMode("update")

@@ -5,6 +5,7 @@ tests/fakes.py; the command reducer makes the punters' game channels on the same
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -19,7 +20,7 @@ from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.game import OUTPUT, GameProcessor, GameSink
 from store import keys
 from store.channels import ChannelStore
-from store.game import GameStore
+from store.game import GameStore, PunterKeys, PunterOutput, Written, write_punters
 from tests.fakes import FakeDeadLetters, fake_store_client
 
 EVENT = 31
@@ -48,14 +49,28 @@ class FakeHandle:
         return self.values.setdefault(name, FakeValue())
 
 
+class StoreWriter:
+    """The workers' writes of their buckets' punters, on the test's Redis; each batch's punters
+    kept, to write them again."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.batch: list[list[PunterOutput]] = []
+
+    def write(self, punters: Sequence[PunterOutput]) -> Written:
+        self.batch.append(list(punters))
+        return write_punters(self.client, punters, names=PunterKeys.current())
+
+
 class Buckets:
     """The game query's buckets, each a processor over its own state, and the sink after them."""
 
-    def __init__(self, sink: GameSink) -> None:
+    def __init__(self, sink: GameSink, writer: StoreWriter) -> None:
         self.sink = sink
+        self.writer = writer
         self.processors = []
         for _ in range(BUCKETS):
-            processor = GameProcessor(events_topic=topics.game_events())
+            processor = GameProcessor(events_topic=topics.game_events(), writer=writer)
             processor.init(FakeHandle())  # type: ignore[arg-type]
             self.processors.append(processor)
         self.offsets = {topics.game_events(): 0, topics.game_answers(): 0}
@@ -76,6 +91,7 @@ class Buckets:
             for bucket in targets:
                 rows[bucket].append(row)
         outputs: list[pd.DataFrame] = []
+        self.writer.batch = []
         for bucket, processor in enumerate(self.processors):
             if rows[bucket]:
                 frame = pd.DataFrame(rows[bucket], columns=["topic", "key", "value", "partition", "offset"])
@@ -105,7 +121,10 @@ def dead_letters():
 
 @pytest.fixture
 def buckets(store, dead_letters):
-    return Buckets(GameSink(redis_client=store, answers=dead_letters["answers"], events=dead_letters["events"]))
+    return Buckets(
+        GameSink(redis_client=store, answers=dead_letters["answers"], events=dead_letters["events"]),
+        StoreWriter(store),
+    )
 
 
 class Feed:
@@ -194,6 +213,11 @@ def test_an_answer_and_the_goal_that_settles_it_reach_the_punters_game_channel_a
     kinds = [f["type"] for f in received(public)]
     assert "game.questions" in kinds
     assert "game.top" in kinds
+    # The buckets wrote every punter's state themselves; the driver was handed only the punter
+    # with a game channel, and each bucket's summary.
+    rows = buckets.last_table.select(["kind", "user"]).to_pylist()
+    assert [r["user"] for r in rows if r["kind"] == "punter"] == [1]
+    assert [r["kind"] for r in rows].count("summary") == BUCKETS
 
 
 def test_the_same_answer_read_twice_counts_once_and_a_second_answer_is_refused_with_its_reason(buckets, store):
@@ -280,7 +304,10 @@ def test_a_batch_written_twice_leaves_redis_as_once(buckets, store):
     buckets.run(feed("score", minute=4, side="home"))
     before = _snapshot(store)
 
-    # The settlement's batch written again, as after a crash between its writes and its commit.
+    # The settlement's batch written again, as after a crash between its writes and its commit:
+    # the workers' writes of its punters, then the driver's.
+    for punters in buckets.writer.batch:
+        write_punters(store, punters, names=PunterKeys.current())
     buckets.sink.process(buckets.last_table, buckets.batch - 1)
 
     assert _snapshot(store) == before
