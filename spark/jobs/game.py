@@ -62,6 +62,7 @@ from spark.sources import kafka_stream
 from store.channels import ChannelStore
 from store.clients import redis_client
 from store.game import GameStore, PunterKeys, PunterOutput, Written, write_punters
+from store.markets import replicas_acknowledge
 
 log = logging.getLogger("spark.jobs.game")
 QUERY_NAME = GAME.name
@@ -158,10 +159,25 @@ _CLIENTS: dict[str, redis.Redis] = {}
 @dataclass(frozen=True)
 class PunterWriter:
     """Where a bucket writes its punters: Redis's URL and the keys, both decided on the driver
-    (the workers are processes of their own, started before a test's namespace was chosen)."""
+    (the workers are processes of their own, started before a test's namespace was chosen), and
+    how many replicas must hold the writes before the bucket's batch is done (as the driver's
+    ``Replicated`` waits for its own: a failover between a worker's write and the driver's wait
+    must fail the batch, not lose the punters)."""
 
     redis_url: str
     names: PunterKeys
+    replicas: int = 0
+    replica_timeout_ms: int = 2000
+
+    @classmethod
+    def configured(cls, redis_url: str) -> PunterWriter:
+        settings = config()
+        return cls(
+            redis_url=redis_url,
+            names=PunterKeys.current(),
+            replicas=settings.redis_replicas,
+            replica_timeout_ms=settings.redis_replica_timeout_ms,
+        )
 
     def client(self) -> redis.Redis:
         client = _CLIENTS.get(self.redis_url)
@@ -170,7 +186,11 @@ class PunterWriter:
         return client
 
     def write(self, punters: Sequence[PunterOutput]) -> Written:
-        return write_punters(self.client(), punters, names=self.names)
+        client = self.client()
+        written = write_punters(client, punters, names=self.names)
+        if punters:
+            replicas_acknowledge(client, replicas=self.replicas, timeout_ms=self.replica_timeout_ms)
+        return written
 
 
 class GameProcessor(StatefulProcessor):
@@ -318,9 +338,7 @@ def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, buckets: i
         F.explode(F.when(F.col("topic") == events_topic, every_bucket).otherwise(own_bucket)).alias("bucket"),
     )
     return spread.groupBy("bucket").transformWithStateInPandas(
-        statefulProcessor=GameProcessor(
-            events_topic=events_topic, writer=PunterWriter(redis_url=redis_url, names=PunterKeys.current())
-        ),
+        statefulProcessor=GameProcessor(events_topic=events_topic, writer=PunterWriter.configured(redis_url)),
         outputStructType=OUTPUT,
         outputMode="Update",
         timeMode="None",
