@@ -4,6 +4,10 @@ it must wait for do not hold them."""
 
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import Iterator
+
 import orjson
 import pytest
 from django.conf import settings
@@ -14,6 +18,17 @@ from store.game import PunterKeys, PunterOutput
 from store.markets import ReplicationLag
 
 DAY = "2026-12-03"
+
+
+@pytest.fixture(autouse=True)
+def own_keys(redis_client, monkeypatch) -> Iterator[str]:
+    """Keys under a namespace of the test's own (the replication mark too, which other tests
+    read), deleted afterwards."""
+    name = f"{os.environ['SPORTSBOOK_NAMESPACE']}w{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("SPORTSBOOK_NAMESPACE", name)
+    yield name
+    for key in redis_client.scan_iter(match=f"{name}:*", count=1000):
+        redis_client.delete(key)
 
 
 def _punter(user_id: int, points: int) -> PunterOutput:
