@@ -48,6 +48,8 @@ READ_CHUNK = 5000
 SAMPLE_EVERY = 50
 SAMPLE_ALL_UP_TO = 10_000
 SAMPLE_READ_S = 0.02
+# Every punter is then checked settled, read this often.
+CHECK_READ_S = 0.5
 TARGETS = [
     ("game_answers_per_s", "Game answers into Spark's state store (stateful query, 2 a punter)", "answers/s", None),
     ("game_answers_vs_reducers", "Game answers/s ÷ the micro-batch reducers' updates/s, same run", "ratio", ">= 0.5"),
@@ -212,27 +214,23 @@ def settle_latencies(
     whole). Reading every punter all along would take a core of the two the reducers settle them
     on, and more so when the punters are written bucket by bucket as the batch goes."""
     next_goal = {event_id: str(kinds[game.NEXT_GOAL]) for event_id, kinds in questions.items()}
-    reading = list(range(1, punters + 1, sample_every(punters)))
-    latencies: list[float] = []
     deadline = time.monotonic() + timeout
-    while reading and time.monotonic() < deadline:
-        settled, seen_ms = _settled_at(client, reading, questions=next_goal, matches=matches)
-        latencies.extend(seen_ms - goals_ms[match_of(user_id, matches=matches)] for user_id in settled)
-        done = set(settled)
-        reading = [user_id for user_id in reading if user_id not in done]
-        if reading:
-            time.sleep(SAMPLE_READ_S)
-    if reading:
-        raise TimeoutError(f"game stage: {len(reading)} sampled punters' answers never settled")
-    waiting = list(range(1, punters + 1))
-    while waiting and time.monotonic() < deadline:
-        settled, _ = _settled_at(client, waiting, questions=next_goal, matches=matches)
-        done = set(settled)
-        waiting = [user_id for user_id in waiting if user_id not in done]
-        if waiting:
-            time.sleep(0.5)
-    if waiting:
-        raise TimeoutError(f"game stage: {len(waiting)} punters' answers never settled")
+
+    def until_settled(users: list[int], every_s: float, what: str) -> list[float]:
+        latencies: list[float] = []
+        while users and time.monotonic() < deadline:
+            settled, seen_ms = _settled_at(client, users, questions=next_goal, matches=matches)
+            latencies.extend(seen_ms - goals_ms[match_of(user_id, matches=matches)] for user_id in settled)
+            done = set(settled)
+            users = [user_id for user_id in users if user_id not in done]
+            if users:
+                time.sleep(every_s)
+        if users:
+            raise TimeoutError(f"game stage: {len(users)} {what} answers never settled")
+        return latencies
+
+    latencies = until_settled(list(range(1, punters + 1, sample_every(punters))), SAMPLE_READ_S, "sampled punters'")
+    until_settled(list(range(1, punters + 1)), CHECK_READ_S, "punters'")
     return latencies
 
 

@@ -1,7 +1,8 @@
 """The predictor game in Redis: questions, punters' states, leaderboards, the game channels.
 
 The game reducer keeps the truth in Spark's state store; what it changed each batch is written
-here (``GameStore.apply``), for the pages, the API and the images of game channels:
+here (``write_punters`` from the game query's workers, ``GameStore.publish_batch`` from its
+driver), for the pages, the API and the images of game channels:
 
 * each event's questions (``keys.game_questions``), published on the event's public game channel
   (``keys.game_channel``) as ``game.questions`` frames;
@@ -116,11 +117,6 @@ class Written:
     days: dict[int, str] = field(default_factory=dict)
     punters: int = 0
 
-    def add(self, other: Written) -> None:
-        self.watched.extend(other.watched)
-        self.days.update(other.days)
-        self.punters += other.punters
-
 
 def write_punters(client: redis.Redis, punters: Sequence[PunterOutput], *, names: PunterKeys) -> Written:
     """Write the punters' states and their points on every leaderboard they moved on, and read
@@ -202,20 +198,6 @@ class GameStore:
         self._ranks = client.register_script(RANKS)
 
     # --- the game reducer's batches ---
-
-    def apply(
-        self,
-        *,
-        questions: Sequence[GameQuestion],
-        punters: Sequence[PunterOutput],
-        batch: int,
-        now_ms: int,
-        publish: Callable[[Sequence[tuple[str, bytes]]], list[int]],
-    ) -> Applied:
-        """Write what a batch changed and tell whoever follows it: the punters' states and
-        leaderboards (``write_punters``), then the rest (``publish_batch``)."""
-        written = write_punters(self.r, punters, names=PunterKeys.current())
-        return self.publish_batch(questions=questions, written=written, batch=batch, now_ms=now_ms, publish=publish)
 
     def publish_batch(
         self,
