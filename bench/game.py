@@ -191,9 +191,10 @@ def _settled_at(client: Any, users: list[int], *, questions: dict[int, str], mat
         raws = client.mget(keys.game_punters(chunk))
         seen_ms = _now_ms()
         for user_id, raw in zip(chunk, raws, strict=True):
-            doc = orjson.loads(raw) if raw is not None else None
+            state = orjson.loads(raw) if raw is not None else None
             question = questions[match_of(user_id, matches=matches)]
-            if doc and doc["answers"].get(question, {}).get("result") in (game.WON, game.LOST):
+            held = state[game.ANSWERS].get(question) if state else None
+            if held is not None and held[game.HELD_RESULT] in (game.WON, game.LOST):
                 settled.append(user_id)
     return settled, seen_ms
 

@@ -11,18 +11,19 @@ The game reducer (``spark/jobs/game.py``) keeps the question book and the punter
 Spark's state store, in buckets of punters: every bucket applies every match event to its own
 copy of the book (the broadcast role of the match-event topic) and the answers of its own
 punters (the data role of the answer topic). ``game_step`` is what one bucket does with one
-batch; nothing here reads or writes anything. The store (``store/game.py``) writes what a step
+batch, over the bucket's punters as its state holds them (``PunterTable``, changed in place);
+nothing here reads or writes anything else. The store (``store/game.py``) writes what a step
 changed to Redis: questions, punters' states, leaderboards, and the frames of the game channels.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -436,11 +437,23 @@ def book_prune(book: Book) -> tuple[Book, frozenset[int]]:
 
 # --- the punters ---
 
-
-# The punters' values (``Answer``, ``Punter``, ``News``) are named tuples, not frozen dataclasses:
-# as immutable, and built three to four times faster (a frozen dataclass sets each field through
-# ``object.__setattr__``). A goal builds several for every punter of its match.
+# A punter's state is kept, read and changed in its encoding (``State``): a list of
+# ``[version, streak, best streak, answered, correct, {day: points}, {event id: points},
+# {question id: [event id, choice, answer id, result, points]}]``, ids as text. It is what the
+# state store holds, and a goal changes every punter of its match: the rules below change the
+# encoding in place rather than build objects for each punter and encode them again. ``Punter``
+# and ``Answer`` are the same state read into named fields (for the functions that take one
+# punter, the pages' documents and the tests).
+State = list[Any]
+VERSION, STREAK, BEST_STREAK, ANSWERED, CORRECT, DAYS, MATCHES, ANSWERS = range(8)
+# A held answer's fields in the encoding.
+HELD_EVENT, HELD_CHOICE, HELD_ID, HELD_RESULT, HELD_POINTS = range(5)
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+
+def new_state() -> State:
+    """The state of a punter who has not answered yet."""
+    return [0, 0, 0, 0, 0, {}, {}, {}]
 
 
 class Answer(NamedTuple):
@@ -456,8 +469,8 @@ class Answer(NamedTuple):
 
 
 class Punter(NamedTuple):
-    """One punter's game state. ``version`` rises by one with every change (frames carry it; a
-    page keeps the highest). ``days``: points per day; ``matches``: points per event."""
+    """One punter's game state, read. ``version`` rises by one with every change (frames carry
+    it; a page keeps the highest). ``days``: points per day; ``matches``: points per event."""
 
     user_id: int
     version: int = 0
@@ -470,8 +483,8 @@ class Punter(NamedTuple):
     answers: Mapping[int, Answer] = _EMPTY
 
 
-def punter_to_raw(punter: Punter) -> list[Any]:
-    """A punter as JSON values (the state's encoding: compact, keys as strings)."""
+def punter_to_raw(punter: Punter) -> State:
+    """A punter as its state's encoding (JSON values: compact, keys as strings)."""
     return [
         punter.version,
         punter.streak,
@@ -529,14 +542,14 @@ class News(NamedTuple):
         return news
 
 
-def answer_refusal(book: Book, punter: Punter | None, answer: GameAnswer) -> str | None:
+def state_refusal(book: Book, state: State | None, answer: GameAnswer) -> str | None:
     """Why the answer does not count (``REFUSALS``), or ``None`` when it does. The punter's
     earlier answer to the same question refuses a new one; the same answer read again is for
-    ``answer_duplicate`` to spot first."""
+    ``state_duplicate`` to spot first."""
     question = book.questions.get(answer.question_id)
     if question is None or question.event_id != answer.event_id:
         return UNKNOWN_QUESTION
-    if punter is not None and answer.question_id in punter.answers:
+    if state is not None and str(answer.question_id) in state[ANSWERS]:
         return ALREADY_ANSWERED
     if answer.choice not in question.options:
         return BAD_CHOICE
@@ -547,210 +560,151 @@ def answer_refusal(book: Book, punter: Punter | None, answer: GameAnswer) -> str
     return None
 
 
-def answer_duplicate(punter: Punter | None, answer: GameAnswer) -> bool:
+def state_duplicate(state: State | None, answer: GameAnswer) -> bool:
     """The punter's state holds this very answer already (a record read again)."""
-    if punter is None:
+    if state is None:
         return False
-    held = punter.answers.get(answer.question_id)
-    return held is not None and held.answer_id == answer.answer_id
+    held = state[ANSWERS].get(str(answer.question_id))
+    return held is not None and held[HELD_ID] == answer.answer_id
 
 
-def _points_added(punter: Punter, question: Question, points: int) -> tuple[dict[str, int], dict[int, int]]:
-    """The punter's day and match points with ``points`` more on the question's day and event."""
-    days = dict(punter.days)
+def _add_points(state: State, question: Question, points: int) -> None:
+    """``points`` more on the question's day and event (the days beyond ``DAYS_KEPT`` let go)."""
+    days = state[DAYS]
     days[question.day] = days.get(question.day, 0) + points
     if len(days) > DAYS_KEPT:
-        days = {d: days[d] for d in sorted(days)[-DAYS_KEPT:]}
-    matches = dict(punter.matches)
-    matches[question.event_id] = matches.get(question.event_id, 0) + points
-    return days, matches
+        for old in sorted(days)[:-DAYS_KEPT]:
+            del days[old]
+    matches = state[MATCHES]
+    event = str(question.event_id)
+    matches[event] = matches.get(event, 0) + points
+
+
+def state_answer(state: State | None, answer: GameAnswer, question: Question) -> tuple[State, list[News]]:
+    """The punter's state (changed in place; a new one for ``None``) with an answer that counts
+    (``state_refusal`` said so), and what to tell them. An answer taken before its question
+    closed but read after it was decided (it was on its way) is settled at once."""
+    current = state if state is not None else new_state()
+    current[VERSION] += 1
+    current[ANSWERED] += 1
+    _add_points(current, question, 0)
+    current[ANSWERS][str(answer.question_id)] = [answer.event_id, answer.choice, answer.answer_id, PENDING, 0]
+    news = [News("accepted", answer.question_id, answer.event_id, answer.choice, answer.answer_id)]
+    if question.decided:
+        settled = state_settle(current, question)
+        if settled is not None:
+            news.append(settled)
+    return current, news
+
+
+def state_settle(state: State, question: Question) -> News | None:
+    """Settle the punter's answer to ``question`` (settled or void) in the state, in place, and
+    say what to tell them; ``None``, the state untouched, when the punter has no undecided answer
+    to it. A correct answer scores its option's points and the streak's bonus; a void answer
+    scores nothing and leaves the streak as it was."""
+    held = state[ANSWERS].get(str(question.id))
+    if held is None or held[HELD_RESULT] != PENDING or not question.decided:
+        return None
+    choice = held[HELD_CHOICE]
+    if question.status == VOID:
+        result, points = "void", 0
+    elif choice == question.outcome:
+        result = WON
+        streak = state[STREAK]
+        points = POINTS[question.kind][choice] + STREAK_BONUS * min(streak, STREAK_BONUS_CAP)
+        _add_points(state, question, points)
+        state[STREAK] = streak + 1
+        if streak + 1 > state[BEST_STREAK]:
+            state[BEST_STREAK] = streak + 1
+        state[CORRECT] += 1
+    else:
+        result, points = LOST, 0
+        state[STREAK] = 0
+    held[HELD_RESULT] = result
+    held[HELD_POINTS] = points
+    state[VERSION] += 1
+    return News("settled", question.id, question.event_id, choice, held[HELD_ID], result=result, points=points)
+
+
+def answer_refusal(book: Book, punter: Punter | None, answer: GameAnswer) -> str | None:
+    """``state_refusal`` of a punter read."""
+    return state_refusal(book, None if punter is None else punter_to_raw(punter), answer)
+
+
+def answer_duplicate(punter: Punter | None, answer: GameAnswer) -> bool:
+    """``state_duplicate`` of a punter read."""
+    return state_duplicate(None if punter is None else punter_to_raw(punter), answer)
 
 
 def punter_answer(punter: Punter | None, answer: GameAnswer, question: Question) -> tuple[Punter, list[News]]:
-    """A punter's state with an answer that counts (``answer_refusal`` said so), and what to tell
-    them. An answer taken before its question closed but read after it was decided (it was on
-    its way) is settled at once."""
-    current = punter if punter is not None else Punter(user_id=answer.user_id)
-    held = Answer(answer.question_id, answer.event_id, answer.choice, answer.answer_id)
-    days, matches = _points_added(current, question, 0)
-    accepted = Punter(
-        current.user_id,
-        current.version + 1,
-        current.streak,
-        current.best_streak,
-        current.answered + 1,
-        current.correct,
-        days,
-        matches,
-        {**current.answers, answer.question_id: held},
-    )
-    news = [News("accepted", answer.question_id, answer.event_id, answer.choice, answer.answer_id)]
-    if question.decided:
-        settled = punter_settle(accepted, question)
-        if settled is not None:
-            accepted = settled[0]
-            news.append(settled[1])
-    return accepted, news
+    """``state_answer`` of a punter read: the new punter (the one given is left as it was)."""
+    state, news = state_answer(None if punter is None else punter_to_raw(punter), answer, question)
+    return punter_from_raw(answer.user_id, state), news
 
 
 def punter_settle(punter: Punter, question: Question) -> tuple[Punter, News] | None:
-    """The punter's state after ``question`` was decided (settled or void), and the news; ``None``
-    when the punter has no undecided answer to it. A void answer scores nothing and leaves the
-    streak as it was."""
-    held = punter.answers.get(question.id)
-    if held is None or held.result != PENDING or not question.decided:
-        return None
-    # Built field by field (not ``dataclasses.replace``): a goal settles every punter of its
-    # match in one batch, and this is the per-punter work of it.
-    days, matches = punter.days, punter.matches
-    streak, best_streak, correct = punter.streak, punter.best_streak, punter.correct
-    if question.status == VOID:
-        result, points = "void", 0
-    elif held.choice == question.outcome:
-        result = WON
-        points = POINTS[question.kind][held.choice] + STREAK_BONUS * min(streak, STREAK_BONUS_CAP)
-        days, matches = _points_added(punter, question, points)
-        streak += 1
-        best_streak = max(best_streak, streak)
-        correct += 1
-    else:
-        result, points = LOST, 0
-        streak = 0
-    answers = dict(punter.answers)
-    answers[question.id] = Answer(held.question_id, held.event_id, held.choice, held.answer_id, result, points)
-    settled = Punter(
-        punter.user_id, punter.version + 1, streak, best_streak, punter.answered, correct, days, matches, answers
-    )
-    news = News("settled", question.id, question.event_id, held.choice, held.answer_id, result=result, points=points)
-    return settled, news
+    """``state_settle`` of a punter read: the new punter and the news, or ``None``."""
+    state = punter_to_raw(punter)
+    news = state_settle(state, question)
+    return None if news is None else (punter_from_raw(punter.user_id, state), news)
+
+
+def state_prune(state: State, events: frozenset[int]) -> bool:
+    """Let go, in place, of the answers and match points of events the book let go (their day
+    points stay); whether anything went."""
+    gone = {str(e) for e in events}
+    matches, answers = state[MATCHES], state[ANSWERS]
+    stale_matches = [e for e in matches if e in gone]
+    stale_answers = [q for q, held in answers.items() if held[HELD_EVENT] in events]
+    for event in stale_matches:
+        del matches[event]
+    for question in stale_answers:
+        del answers[question]
+    return bool(stale_matches or stale_answers)
 
 
 def punter_prune(punter: Punter, events: frozenset[int]) -> Punter:
-    """The punter's state without the answers and match points of events the book let go (their
-    day points stay)."""
-    if not any(e in events for e in punter.matches) and not any(a.event_id in events for a in punter.answers.values()):
-        return punter
-    return punter._replace(
-        matches={e: p for e, p in punter.matches.items() if e not in events},
-        answers={q: a for q, a in punter.answers.items() if a.event_id not in events},
-    )
+    """``state_prune`` of a punter read (the same punter when nothing went)."""
+    state = punter_to_raw(punter)
+    return punter_from_raw(punter.user_id, state) if state_prune(state, events) else punter
 
 
-def punter_doc(punter: Punter) -> GamePunter:
+def state_doc(state: State) -> GamePunter:
     """A punter's state as the frames and the store carry it (docs/protocol.md): every live
     event's points and answers; a page shows its own event's."""
     return {
-        "version": punter.version,
-        "streak": punter.streak,
-        "best_streak": punter.best_streak,
-        "answered": punter.answered,
-        "correct": punter.correct,
-        "days": dict(punter.days),
-        "matches": {str(e): p for e, p in punter.matches.items()},
+        "version": state[VERSION],
+        "streak": state[STREAK],
+        "best_streak": state[BEST_STREAK],
+        "answered": state[ANSWERED],
+        "correct": state[CORRECT],
+        "days": dict(state[DAYS]),
+        "matches": dict(state[MATCHES]),
         "answers": {
-            str(a.question_id): {"event_id": a.event_id, "choice": a.choice, "result": a.result, "points": a.points}
-            for a in punter.answers.values()
+            q: {"event_id": a[HELD_EVENT], "choice": a[HELD_CHOICE], "result": a[HELD_RESULT], "points": a[HELD_POINTS]}
+            for q, a in state[ANSWERS].items()
         },
     }
 
 
-def board_scores(punter: Punter, questions: Iterable[Question]) -> dict[int, tuple[str, int, int]]:
-    """Where a change on ``questions`` leaves the punter on the leaderboards: per event, the
-    event's day and the punter's points on the event's board and on the day's."""
-    return {q.event_id: (q.day, punter.matches.get(q.event_id, 0), punter.days.get(q.day, 0)) for q in questions}
+def punter_doc(punter: Punter) -> GamePunter:
+    """``state_doc`` of a punter read."""
+    return state_doc(punter_to_raw(punter))
 
 
 # --- one bucket's batch ---
 
 
-class Punters(Protocol):
-    """The punters of one bucket, as ``game_step`` reads them: one by id, and the ids of those
-    holding an undecided answer to a question."""
-
-    def get(self, user_id: int) -> Punter | None: ...
-
-    def holders(self, question_id: int) -> Iterable[int]: ...
-
-
-@dataclass
-class Step:
-    """What one bucket's batch changed: the book, each changed punter (new state, what to tell
-    them, the leaderboards they moved on) and each changed question (newest state)."""
-
-    book: Book
-    punters: dict[int, Punter] = field(default_factory=dict)
-    news: dict[int, list[News]] = field(default_factory=dict)
-    boards: dict[int, dict[int, tuple[str, int, int]]] = field(default_factory=dict)
-    questions: dict[int, Question] = field(default_factory=dict)
-    pruned: frozenset[int] = frozenset()
-
-    def _punter(self, punters: Punters, user_id: int) -> Punter | None:
-        return self.punters.get(user_id) or punters.get(user_id)
-
-    def _changed(self, punter: Punter, news: Iterable[News], question: Question) -> None:
-        self.punters[punter.user_id] = punter
-        self.news.setdefault(punter.user_id, []).extend(news)
-        self.boards.setdefault(punter.user_id, {}).update(board_scores(punter, [question]))
-
-
-def _answer_order(answer: GameAnswer) -> tuple[int, str]:
-    return answer.ts, answer.answer_id
-
-
-def game_step(book: Book, punters: Punters, events: Sequence[GameEvent], answers: Sequence[GameAnswer]) -> Step:
-    """One bucket's batch: the match events in their order (each settles the answers its
-    questions hold), then the answers in the order the API took them. Events go first: an answer
-    counts by when it was taken, not when it is read, so the result is the same whichever batch
-    an answer lands in."""
-    step = Step(book=book)
-    for event in events:
-        change = book_apply(step.book, event)
-        step.book = change.book
-        for question in change.changed:
-            step.questions[question.id] = question
-            if not question.decided:
-                continue
-            for user_id in sorted(set(punters.holders(question.id)) | _holding(step.punters, question.id)):
-                punter = step._punter(punters, user_id)
-                settled = None if punter is None else punter_settle(punter, question)
-                if settled is not None:
-                    step._changed(settled[0], [settled[1]], question)
-    for answer in sorted(answers, key=_answer_order):
-        punter = step._punter(punters, answer.user_id)
-        if answer_duplicate(punter, answer):
-            continue
-        refusal = answer_refusal(step.book, punter, answer)
-        if refusal is not None:
-            step.news.setdefault(answer.user_id, []).append(
-                News("refused", answer.question_id, answer.event_id, answer.choice, answer.answer_id, reason=refusal)
-            )
-            continue
-        question = step.book.questions[answer.question_id]
-        accepted, news = punter_answer(punter, answer, question)
-        step._changed(accepted, news, question)
-    step.book, step.pruned = book_prune(step.book)
-    return step
-
-
-def _holding(changed: Mapping[int, Punter], question_id: int) -> set[int]:
-    return {
-        user_id
-        for user_id, punter in changed.items()
-        if (held := punter.answers.get(question_id)) is not None and held.result == PENDING
-    }
-
-
 class PunterTable:
-    """A bucket's punters as its state holds them (punter id → ``punter_to_raw`` values), read
-    into ``Punter``s only when a step needs one. ``holders`` scans the raw answers: a question
-    decided once reads every punter of the bucket once, without building them."""
+    """A bucket's punters as its state holds them: punter id (as text) → ``State``, changed in
+    place by a batch's step. ``holders`` finds the punters holding an undecided answer to a
+    question by one scan of the table (a goal decides a question of every match at once)."""
 
-    def __init__(self, raw: dict[str, list[Any]] | None = None) -> None:
-        self.raw: dict[str, list[Any]] = raw if raw is not None else {}
-        self._read: dict[int, Punter] = {}
+    def __init__(self, raw: dict[str, State] | None = None) -> None:
+        self.raw: dict[str, State] = raw if raw is not None else {}
         # Question id (as stored) → the punters holding an undecided answer to it: made by one
-        # scan on the first ``holders`` (a goal decides a question of every match at once),
-        # dropped by ``put``.
+        # scan on the first ``holders``, dropped when an answer is added (``answer``), and a
+        # question's entry dropped when it is settled.
         self._pending: dict[str, list[int]] | None = None
 
     @classmethod
@@ -760,40 +714,122 @@ class PunterTable:
     def encode(self) -> bytes:
         return orjson.dumps(self.raw)
 
-    def get(self, user_id: int) -> Punter | None:
-        found = self._read.get(user_id)
-        if found is None:
-            raw = self.raw.get(str(user_id))
-            if raw is None:
-                return None
-            found = self._read[user_id] = punter_from_raw(user_id, raw)
-        return found
+    def state(self, user_id: int) -> State | None:
+        return self.raw.get(str(user_id))
 
-    def holders(self, question_id: int) -> Iterator[int]:
-        if self._pending is None:
-            pending: dict[str, list[int]] = {}
-            for user, raw in self.raw.items():
-                for question, held in raw[7].items():
-                    if held[3] == PENDING:
-                        pending.setdefault(question, []).append(int(user))
-            self._pending = pending
-        return iter(self._pending.get(str(question_id), ()))
+    def get(self, user_id: int) -> Punter | None:
+        """The punter read (a copy: changing it changes nothing here)."""
+        raw = self.raw.get(str(user_id))
+        return None if raw is None else punter_from_raw(user_id, raw)
 
     def put(self, punter: Punter) -> None:
         self.raw[str(punter.user_id)] = punter_to_raw(punter)
-        self._read[punter.user_id] = punter
         self._pending = None
+
+    def holders(self, question_id: int) -> list[int]:
+        if self._pending is None:
+            pending: dict[str, list[int]] = {}
+            for user, raw in self.raw.items():
+                for question, held in raw[ANSWERS].items():
+                    if held[HELD_RESULT] == PENDING:
+                        pending.setdefault(question, []).append(int(user))
+            self._pending = pending
+        return self._pending.get(str(question_id), [])
+
+    def answer(self, answer: GameAnswer, question: Question) -> list[News]:
+        """Take an answer that counts (``state_answer``) into the punter's state."""
+        key = str(answer.user_id)
+        state, news = state_answer(self.raw.get(key), answer, question)
+        self.raw[key] = state
+        self._pending = None
+        return news
+
+    def settle(self, question: Question) -> list[tuple[int, News]]:
+        """Settle every undecided answer to a decided question (``state_settle``): the punters
+        settled and what to tell each."""
+        settled = []
+        for user in self.holders(question.id):
+            news = state_settle(self.raw[str(user)], question)
+            if news is not None:
+                settled.append((user, news))
+        if self._pending is not None:
+            self._pending.pop(str(question.id), None)
+        return settled
 
     def prune(self, events: frozenset[int]) -> None:
         """Let go of the answers and match points of events the book let go, in every punter."""
         if not events:
             return
-        for user in list(self.raw):
-            punter = self.get(int(user))
-            assert punter is not None
-            pruned = punter_prune(punter, events)
-            if pruned is not punter:
-                self.put(pruned)
+        for raw in self.raw.values():
+            state_prune(raw, events)
+        self._pending = None
 
     def __len__(self) -> int:
         return len(self.raw)
+
+
+@dataclass
+class Step:
+    """What one bucket's batch changed: the book, the punters whose state changed (in
+    ``table``), what to tell each punter, the events each punter's points moved on (with the
+    event's day) and each changed question (newest state)."""
+
+    book: Book
+    table: PunterTable
+    changed: set[int] = field(default_factory=set)
+    news: dict[int, list[News]] = field(default_factory=dict)
+    moved: dict[int, dict[int, str]] = field(default_factory=dict)
+    questions: dict[int, Question] = field(default_factory=dict)
+    pruned: frozenset[int] = frozenset()
+
+    def punter(self, user_id: int) -> Punter | None:
+        return self.table.get(user_id)
+
+    def boards(self, user_id: int) -> dict[int, tuple[str, int, int]]:
+        """Where the punter stands on the leaderboards the batch moved them on: per event, the
+        event's day and the punter's points on the event's board and on the day's."""
+        state = self.table.state(user_id)
+        if state is None:
+            return {}
+        days, matches = state[DAYS], state[MATCHES]
+        return {e: (day, matches.get(str(e), 0), days.get(day, 0)) for e, day in self.moved.get(user_id, {}).items()}
+
+    def _told(self, user_id: int, news: News, question: Question) -> None:
+        self.changed.add(user_id)
+        self.news.setdefault(user_id, []).append(news)
+        self.moved.setdefault(user_id, {})[question.event_id] = question.day
+
+
+def _answer_order(answer: GameAnswer) -> tuple[int, str]:
+    return answer.ts, answer.answer_id
+
+
+def game_step(book: Book, table: PunterTable, events: Sequence[GameEvent], answers: Sequence[GameAnswer]) -> Step:
+    """One bucket's batch, changing the bucket's punters in ``table``: the match events in their
+    order (each settles the answers its questions hold), then the answers in the order the API
+    took them. Events go first: an answer counts by when it was taken, not when it is read, so
+    the result is the same whichever batch an answer lands in."""
+    step = Step(book=book, table=table)
+    for event in events:
+        change = book_apply(step.book, event)
+        step.book = change.book
+        for question in change.changed:
+            step.questions[question.id] = question
+            if question.decided:
+                for user_id, news in table.settle(question):
+                    step._told(user_id, news, question)
+    for answer in sorted(answers, key=_answer_order):
+        state = table.state(answer.user_id)
+        if state_duplicate(state, answer):
+            continue
+        refusal = state_refusal(step.book, state, answer)
+        if refusal is not None:
+            step.news.setdefault(answer.user_id, []).append(
+                News("refused", answer.question_id, answer.event_id, answer.choice, answer.answer_id, reason=refusal)
+            )
+            continue
+        question = step.book.questions[answer.question_id]
+        for news in table.answer(answer, question):
+            step._told(answer.user_id, news, question)
+    step.book, step.pruned = book_prune(step.book)
+    return step

@@ -6,8 +6,10 @@ driver), for the pages, the API and the images of game channels:
 
 * each event's questions (``keys.game_questions``), published on the event's public game channel
   (``keys.game_channel``) as ``game.questions`` frames;
-* each punter's state (``keys.game_punter``), written whole (a batch replayed after a crash
-  writes the same state again);
+* each punter's state (``keys.game_punter``), written whole in the game reducer's own encoding
+  (``reducers.game.State``: a goal writes every punter of its match, and the pages read a few;
+  ``stored_punter`` reads one as the frames carry it), so a batch replayed after a crash writes
+  the same state again;
 * leaderboards per event and per day (``keys.game_board``), sorted sets of points written as
   they are (``ZADD`` of the new total, never an increment: a replay changes nothing); an event's
   top is published on its public channel (``game.top``) only when it moved;
@@ -30,6 +32,7 @@ import redis
 
 from reducers import frames
 from reducers.frames import GameLeader, GameNews, GamePunter, GameQuestion, GameRank
+from reducers.game import News, state_doc
 from reducers.views import game_questions_frame, game_top_frame, game_view_frame
 from store import keys
 from store.markets import script_calls
@@ -84,12 +87,11 @@ return {moved, top, players, day_players, changed}
 class PunterOutput:
     """One punter changed by a batch, as the game reducer hands it over: the state (encoded,
     written as it is; ``None`` when only news changed, an answer refused), what to tell the punter
-    (encoded ``GameNews`` list) and, per event, the event's day and the punter's points on the
-    event's board and the day's."""
+    and, per event, the event's day and the punter's points on the event's board and the day's."""
 
     user_id: int
     doc: bytes | None
-    news: bytes
+    news: Sequence[News]
     boards: Mapping[int, tuple[str, int, int]]
 
 
@@ -178,6 +180,11 @@ class _Delta:
     rank: GameRank | None = None
 
 
+def stored_punter(raw: bytes) -> GamePunter:
+    """A punter's state as stored (``keys.game_punter``), as the frames carry it."""
+    return state_doc(orjson.loads(raw))
+
+
 def board_scope(*, event_id: int | None = None, day: str | None = None) -> str:
     """The scope of an event's (``ev:<id>``) or a day's (``day:<YYYY-MM-DD>``) leaderboard."""
     return f"ev:{event_id}" if event_id is not None else f"day:{day}"
@@ -247,10 +254,9 @@ class GameStore:
         event."""
         deltas: dict[tuple[str, int], _Delta] = {}
         for punter, raw in watched:
-            doc: GamePunter | None = orjson.loads(punter.doc) if punter.doc is not None else None
-            news: list[GameNews] = orjson.loads(punter.news)
+            doc = stored_punter(punter.doc) if punter.doc is not None else None
             for channel_id, event_id in orjson.loads(raw):
-                mine = [n for n in news if n["event_id"] == event_id]
+                mine = [n.to_json() for n in punter.news if n.event_id == event_id]
                 if mine:
                     deltas[(channel_id, event_id)] = _Delta(me=doc, news=mine)
         return deltas
@@ -346,7 +352,7 @@ class GameStore:
             kind="image",
             channel_id=channel_id,
             event_id=event_id,
-            me=orjson.loads(raw_me) if raw_me else None,
+            me=stored_punter(raw_me) if raw_me else None,
             rank=_ranks(ranks, int(players), int(day_players)),
             questions=_questions(raw_questions),
             top=orjson.loads(raw_top) if raw_top else [],
@@ -377,8 +383,7 @@ class GameStore:
 
     def punter(self, user_id: int) -> GamePunter | None:
         raw = self.r.get(keys.game_punter(user_id))
-        found: GamePunter | None = orjson.loads(raw) if raw else None
-        return found
+        return stored_punter(raw) if raw else None
 
     def leaderboard(self, scope: str, *, limit: int = TOP, user_id: int | None = None) -> Leaderboard:
         """A leaderboard's top ``limit`` (names from the names hash) and the punter's place on it."""

@@ -372,8 +372,9 @@ def game_events_index() -> str:
 
 
 def game_punter(user_id: int) -> str:
-    """String: JSON of one punter's game state (``reducers.game.punter_doc``) as the game reducer
-    last wrote it, for the images of the punter's game channels."""
+    """String: JSON of one punter's game state in the game reducer's encoding
+    (``reducers.game.State``; ``store.game.stored_punter`` reads it) as the reducer last wrote it,
+    for the images of the punter's game channels and the pages."""
     return game_punters((user_id,))[0]
 
 

@@ -44,12 +44,12 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle, St
 from reducers import topics
 from reducers.game import (
     Book,
+    News,
     PunterTable,
     Step,
     book_from_json,
     book_to_json,
     game_step,
-    punter_doc,
     question_frame,
 )
 from reducers.queries import GAME
@@ -250,11 +250,9 @@ def bucket_batch(
     with gc_paused():
         table = PunterTable.decode(punters)
         step = game_step(book, table, events, answers)
-        for changed in step.punters.values():
-            table.put(changed)
-        table.prune(step.pruned)
-        encoded = table.encode() if step.punters or step.pruned else None
         outputs, news = punter_outputs(step)
+        table.prune(step.pruned)
+        encoded = table.encode() if step.changed or step.pruned else None
         rows = question_rows(step, bucket=bucket)
         result = BucketResult(step.book, encoded, outputs, news, rows)
         del table, step
@@ -266,17 +264,17 @@ def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
     of each kind it made."""
     out: list[PunterOutput] = []
     counts: dict[str, int] = {}
-    for user_id in sorted(set(step.news) | set(step.punters)):
-        punter = step.punters.get(user_id)
+    for user_id in sorted(step.news.keys() | step.changed):
+        state = step.table.state(user_id) if user_id in step.changed else None
         news = step.news.get(user_id, [])
         for item in news:
             counts[item.kind] = counts.get(item.kind, 0) + 1
         out.append(
             PunterOutput(
                 user_id=user_id,
-                doc=None if punter is None else orjson.dumps(punter_doc(punter)),
-                news=orjson.dumps([n.to_json() for n in news]),
-                boards=step.boards.get(user_id, {}),
+                doc=None if state is None else orjson.dumps(state),
+                news=news,
+                boards=step.boards(user_id),
             )
         )
     return out, counts
@@ -296,7 +294,13 @@ def written_rows(written: Written, news: dict[str, int]) -> list[dict[str, Any]]
     if not written.punters:
         return []
     rows: list[dict[str, Any]] = [
-        {"kind": PUNTER, "user": punter.user_id, "doc": punter.doc, "news": punter.news, "channels": channels}
+        {
+            "kind": PUNTER,
+            "user": punter.user_id,
+            "doc": punter.doc,
+            "news": orjson.dumps([n.to_json() for n in punter.news]),
+            "channels": channels,
+        }
         for punter, channels in written.watched
     ]
     summary = {"punters": written.punters, "days": {str(e): d for e, d in written.days.items()}, "news": news}
@@ -376,7 +380,10 @@ class GameSink:
         for at, kind in enumerate(kinds):
             if kind == PUNTER:
                 punter = PunterOutput(
-                    user_id=columns["user"][at], doc=columns["doc"][at], news=columns["news"][at], boards={}
+                    user_id=columns["user"][at],
+                    doc=columns["doc"][at],
+                    news=[News(**n) for n in orjson.loads(columns["news"][at])],
+                    boards={},
                 )
                 written.watched.append((punter, columns["channels"][at]))
             elif kind == SUMMARY:

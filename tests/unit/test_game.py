@@ -275,7 +275,75 @@ def test_the_punter_round_trips_through_its_state_encoding():
     assert punter_from_raw(3, punter_to_raw(punter)) == punter
 
 
+def test_a_punter_keeps_the_points_of_the_two_newest_days():
+    punter = None
+    for day in range(3):
+        feed = Feed(event_id=EVENT + day)
+        start = T0 + day * 86_400_000
+        book = apply_all(feed("kick_off", at=start))
+        goal = open_question(book, game.NEXT_GOAL)
+        punter, _ = game.punter_answer(punter, answer(1, goal, "home", ts=start + 1), goal)
+        book = apply_all(feed("score", minute=3, side="home", at=start + 180_000), book=book)
+        settled = game.punter_settle(punter, book.questions[goal.id])
+        assert settled is not None
+        punter = settled[0]
+    assert punter is not None
+    assert punter.days == {game.day_of(T0 + 86_400_000): 12, game.day_of(T0 + 2 * 86_400_000): 14}
+    assert punter.matches == {EVENT: 10, EVENT + 1: 12, EVENT + 2: 14}
+
+
+def test_settling_a_punter_read_leaves_the_punter_given_as_it_was():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    punter, _ = game.punter_answer(None, answer(1, goal, "home", ts=T0), goal)
+    before = punter_to_raw(punter)
+    settled = game.punter_settle(punter, apply_all(feed("score", minute=2, side="home"), book=book).questions[goal.id])
+    assert settled is not None
+    assert punter_to_raw(punter) == before
+    assert settled[0].matches == {EVENT: 10}
+
+
+def test_the_stored_state_reads_as_the_punters_document():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    punter, _ = game.punter_answer(None, answer(3, goal, "away", ts=T0), goal)
+    doc = game.state_doc(punter_to_raw(punter))
+    assert doc == game.punter_doc(punter)
+    assert doc["matches"] == {str(EVENT): 0}
+    assert doc["answers"] == {str(goal.id): {"event_id": EVENT, "choice": "away", "result": game.PENDING, "points": 0}}
+
+
 # --- one bucket's batch ---
+
+
+def test_a_bucket_settles_in_its_table_what_settling_each_punter_read_gives():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal, card = open_question(book, game.NEXT_GOAL), open_question(book, game.CARD)
+    table = PunterTable()
+    streaks = {u: u % 4 for u in range(1, 61)}
+    for user, streak in streaks.items():
+        table.put(game.Punter(user_id=user, streak=streak, best_streak=streak))
+    picks = [answer(u, goal, ("home", "away", "none")[u % 3], ts=T0 + u) for u in streaks]
+    picks += [answer(u, card, "yes", ts=T0 + u) for u in streaks if u % 5 == 0]
+    answered = game_step(book, table, [], picks)
+    before = {u: table.get(u) for u in streaks}
+    goal_event, card_event = feed("score", minute=4, side="away"), feed("card", minute=6, side="home")
+    after = apply_all(goal_event, card_event, book=answered.book)
+    step = game_step(answered.book, table, [goal_event, card_event], [])
+    for user, punter in before.items():
+        assert punter is not None
+        expected, news = punter, []
+        for question in (after.questions[goal.id], after.questions[card.id]):
+            settled = game.punter_settle(expected, question)
+            if settled is not None:
+                expected, told = settled
+                news.append(told)
+        assert table.get(user) == expected
+        assert step.news[user] == news
+        assert step.boards(user) == {EVENT: (game.day_of(T0), expected.matches[EVENT], expected.days[game.day_of(T0)])}
 
 
 def test_a_goal_settles_every_answer_of_the_bucket_at_once():
@@ -284,14 +352,14 @@ def test_a_goal_settles_every_answer_of_the_bucket_at_once():
     goal = open_question(book, game.NEXT_GOAL)
     table = PunterTable()
     answered = game_step(book, table, [], [answer(u, goal, ("home", "away")[u % 2], ts=T0 + u) for u in range(1, 201)])
-    for punter in answered.punters.values():
-        table.put(punter)
+    assert answered.changed == set(range(1, 201))
     step = game_step(answered.book, table, [feed("score", minute=9, side="home")], [])
-    assert len(step.punters) == 200
+    assert step.changed == set(range(1, 201))
     won = {u for u, news in step.news.items() if news[-1].result == game.WON}
     assert won == {u for u in range(1, 201) if u % 2 == 0}
-    assert step.boards[2] == {EVENT: (game.day_of(T0), 10, 10)}
-    assert step.boards[1] == {EVENT: (game.day_of(T0), 0, 0)}
+    assert step.boards(2) == {EVENT: (game.day_of(T0), 10, 10)}
+    assert step.boards(1) == {EVENT: (game.day_of(T0), 0, 0)}
+    assert list(table.holders(goal.id)) == []  # every answer to it is decided now
 
 
 def test_an_answer_taken_before_the_close_but_read_after_the_settlement_is_settled_on_arrival():
@@ -301,7 +369,9 @@ def test_an_answer_taken_before_the_close_but_read_after_the_settlement_is_settl
     late = answer(5, goal, "home", ts=T0 + 60_000)
     step = game_step(book, PunterTable(), [feed("score", minute=2, side="home")], [late])
     assert [n.kind for n in step.news[5]] == ["accepted", "settled"]
-    assert step.punters[5].matches[EVENT] == 10
+    punter = step.punter(5)
+    assert punter is not None
+    assert punter.matches[EVENT] == 10
 
 
 def test_the_same_answer_read_twice_counts_once_and_a_second_answer_is_refused():
@@ -312,10 +382,9 @@ def test_the_same_answer_read_twice_counts_once_and_a_second_answer_is_refused()
     table = PunterTable()
     step = game_step(book, table, [], [first, first])
     assert [n.kind for n in step.news[4]] == ["accepted"]
-    table.put(step.punters[4])
     again = game_step(step.book, table, [], [first, answer(4, goal, "away", ts=T0 + 2)])
     assert [(n.kind, n.reason) for n in again.news[4]] == [("refused", game.ALREADY_ANSWERED)]
-    assert 4 not in again.punters
+    assert 4 not in again.changed
 
 
 def _run(batches: list[tuple[list[GameEvent], list[GameAnswer]]]) -> dict[str, list]:
@@ -323,8 +392,7 @@ def _run(batches: list[tuple[list[GameEvent], list[GameAnswer]]]) -> dict[str, l
     for events, answers in batches:
         step = game_step(book, table, events, answers)
         book = step.book
-        for punter in step.punters.values():
-            table.put(punter)
+        table.prune(step.pruned)
     return dict(sorted(table.raw.items()))
 
 
@@ -356,7 +424,6 @@ def test_a_bucket_lets_go_of_the_answers_of_a_match_the_book_let_go():
     goal = open_question(book, game.NEXT_GOAL)
     table = PunterTable()
     step = game_step(book, table, [feed("full_time", minute=90)], [answer(1, goal, "none", ts=T0)])
-    table.put(step.punters[1])
     later = game_step(step.book, table, [other("kick_off", at=T0 + 90 * 60_000 + BOOK_KEEP_MS + 1)], [])
     assert later.pruned == {EVENT}
     table.prune(later.pruned)

@@ -20,7 +20,7 @@ from reducers.subscriptions import StreamCommand, spec_from_json
 from spark.jobs.game import OUTPUT, GameProcessor, GameSink
 from store import keys
 from store.channels import ChannelStore
-from store.game import GameStore, PunterKeys, PunterOutput, Written, write_punters
+from store.game import GameStore, PunterKeys, PunterOutput, Written, stored_punter, write_punters
 from tests.fakes import FakeDeadLetters, fake_store_client
 
 EVENT = 31
@@ -231,7 +231,7 @@ def test_the_same_answer_read_twice_counts_once_and_a_second_answer_is_refused_w
 
     news = [n for f in received(listener) for n in f.get("news", [])]
     assert [(n["kind"], n.get("reason")) for n in news] == [("accepted", None), ("refused", game.ALREADY_ANSWERED)]
-    assert orjson.loads(store.get(keys.game_punter(4)))["answered"] == 1
+    assert stored_punter(store.get(keys.game_punter(4)))["answered"] == 1
 
 
 def test_an_answer_after_the_close_is_refused_as_closed(buckets, store):
@@ -262,7 +262,7 @@ def test_a_void_scores_nothing_for_every_answer(buckets, store):
     assert stored is not None
     assert (stored["status"], stored["void_reason"]) == ("void", "booking missed")
     for user in range(1, 5):
-        doc = orjson.loads(store.get(keys.game_punter(user)))
+        doc = stored_punter(store.get(keys.game_punter(user)))
         assert doc["answers"][str(card["id"])]["result"] == "void"
 
 

@@ -12,14 +12,14 @@ import sys
 import uuid
 from pathlib import Path
 
-import orjson
 import pytest
 
 from bench.harness import Process
 from reducers import game, topics
+from reducers.frames import GamePunter
 from reducers.schemas import GameAnswer
 from store import keys
-from store.game import GameStore
+from store.game import GameStore, stored_punter
 from tests.conftest import wait_for
 from tests.integration.reliability.game_query import CRASH_POINT
 from tests.integration.streaming.test_game import Match, now_ms, open_question
@@ -44,9 +44,9 @@ def answer_all(producer, question_id: int, choice_of) -> None:
     producer.flush(30)
 
 
-def docs(redis_client) -> dict[int, dict]:
+def docs(redis_client) -> dict[int, GamePunter]:
     raw = redis_client.mget([keys.game_punter(user) for user in PUNTERS])
-    return {user: orjson.loads(r) for user, r in zip(PUNTERS, raw, strict=True) if r is not None}
+    return {user: stored_punter(r) for user, r in zip(PUNTERS, raw, strict=True) if r is not None}
 
 
 def game_process(tmp_path: Path, *, crash: bool) -> Process:
@@ -86,10 +86,11 @@ def test_a_crash_after_a_settlements_writes_scores_it_once_and_loses_no_answer(
         running = game_process(tmp_path, crash=False).start()
         match("score", minute=20, side="away")
 
-        def settled_twice() -> dict[int, dict] | None:
+        def settled_twice() -> dict[int, GamePunter] | None:
             found = docs(redis_client)
             done = len(found) == len(PUNTERS) and all(
-                d["answers"].get(str(second["id"]), {}).get("result") in ("won", "lost") for d in found.values()
+                str(second["id"]) in d["answers"] and d["answers"][str(second["id"])]["result"] in ("won", "lost")
+                for d in found.values()
             )
             return found if done else None
 

@@ -14,7 +14,7 @@ from django.conf import settings
 
 from spark.jobs.game import PunterWriter
 from store import keys
-from store.game import PunterKeys, PunterOutput
+from store.game import PunterKeys, PunterOutput, stored_punter
 from store.markets import ReplicationLag
 
 DAY = "2026-12-03"
@@ -34,8 +34,8 @@ def own_keys(redis_client, monkeypatch) -> Iterator[str]:
 def _punter(user_id: int, points: int) -> PunterOutput:
     return PunterOutput(
         user_id=user_id,
-        doc=orjson.dumps({"version": 2, "matches": {"77": points}}),
-        news=b"[]",
+        doc=orjson.dumps([2, 1, 1, 1, 1, {DAY: points}, {"77": points}, {}]),
+        news=[],
         boards={77: (DAY, points, points)},
     )
 
@@ -48,7 +48,7 @@ def test_a_bucket_writes_its_punters_and_their_board_scores_under_the_drivers_ke
     assert written.punters == 2
     assert written.days == {77: DAY}
     assert written.watched == []  # neither has a game channel
-    assert orjson.loads(redis_client.get(keys.game_punter(880_001)))["matches"] == {"77": 10}
+    assert stored_punter(redis_client.get(keys.game_punter(880_001)))["matches"] == {"77": 10}
     assert redis_client.zscore(keys.game_board("ev:77"), "880001") == 10
     assert redis_client.zscore(keys.game_board(f"day:{DAY}"), "880002") == 0
 
