@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 import redis
@@ -83,8 +83,7 @@ return {moved, top, players, day_players, changed}
 """
 
 
-@dataclass(frozen=True)
-class PunterOutput:
+class PunterOutput(NamedTuple):
     """One punter changed by a batch, as the game reducer hands it over: the state (encoded,
     written as it is; ``None`` when only news changed, an answer refused), what to tell the punter
     and, per event, the event's day and the punter's points on the event's board and the day's."""
@@ -129,23 +128,35 @@ def write_punters(client: redis.Redis, punters: Sequence[PunterOutput], *, names
     written = Written(punters=len(punters))
     if not punters:
         return written
-    boards: dict[str, dict[str, int]] = {}
-    for punter in punters:
-        member = str(punter.user_id)
+    # Each board's members and points, found by event and by day (a goal moves every punter of
+    # its match on the same two boards).
+    event_boards: dict[int, dict[str, int]] = {}
+    day_boards: dict[str, dict[str, int]] = {}
+    states: list[tuple[str, bytes]] = []
+    users = [str(p.user_id) for p in punters]
+    for member, punter in zip(users, punters, strict=True):
+        if punter.doc is not None:
+            states.append((f"{names.punter_prefix}{member}", punter.doc))
         for event_id, (day, match_points, day_points) in punter.boards.items():
-            written.days.setdefault(event_id, day)
-            boards.setdefault(f"{names.board_prefix}{board_scope(event_id=event_id)}", {})[member] = match_points
-            boards.setdefault(f"{names.board_prefix}{board_scope(day=day)}", {})[member] = day_points
+            board = event_boards.get(event_id)
+            if board is None:
+                written.days[event_id] = day
+                board = event_boards[event_id] = {}
+            board[member] = match_points
+            on_day = day_boards.get(day)
+            if on_day is None:
+                on_day = day_boards[day] = {}
+            on_day[member] = day_points
+    boards = {f"{names.board_prefix}{board_scope(event_id=e)}": scores for e, scores in event_boards.items()}
+    boards.update({f"{names.board_prefix}{board_scope(day=d)}": scores for d, scores in day_boards.items()})
     pipe = client.pipeline(transaction=False)
-    states = [p for p in punters if p.doc is not None]
     for chunk in _chunks(states):
-        pipe.mset({f"{names.punter_prefix}{p.user_id}": p.doc for p in chunk})
+        pipe.mset(dict(chunk))
     for key, scores in boards.items():
         members = list(scores.items())
         for chunk in _chunks(members):
             pipe.zadd(key, dict(chunk))
     lookups = len(pipe)
-    users = [str(p.user_id) for p in punters]
     for chunk in _chunks(users):
         pipe.hmget(names.channels, list(chunk))
     replies = pipe.execute()

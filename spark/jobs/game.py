@@ -264,19 +264,16 @@ def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
     of each kind it made."""
     out: list[PunterOutput] = []
     counts: dict[str, int] = {}
-    for user_id in sorted(step.news.keys() | step.changed):
-        state = step.table.state(user_id) if user_id in step.changed else None
-        news = step.news.get(user_id, [])
+    changed, told, boards = step.changed, step.news, step.boards
+    for user_id in sorted(told.keys() | changed):
+        news = told.get(user_id, [])
         for item in news:
             counts[item.kind] = counts.get(item.kind, 0) + 1
-        out.append(
-            PunterOutput(
-                user_id=user_id,
-                doc=None if state is None else orjson.dumps(state),
-                news=news,
-                boards=step.boards(user_id),
-            )
-        )
+        if user_id in changed:
+            state = step.table.state(user_id)
+            out.append(PunterOutput(user_id, orjson.dumps(state), news, boards(user_id)))
+        else:
+            out.append(PunterOutput(user_id, None, news, {}))
     return out, counts
 
 
