@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
 import orjson
 import redis
@@ -192,8 +192,13 @@ class _Delta:
 
 
 def stored_punter(raw: bytes) -> GamePunter:
-    """A punter's state as stored (``keys.game_punter``), as the frames carry it."""
-    return state_doc(orjson.loads(raw))
+    """A punter's state as stored (``keys.game_punter``), as the frames carry it. A state stored
+    as the document itself (by a version of the reducer before the encoding was stored) reads as
+    it is, until the punter's next change writes it again."""
+    value = orjson.loads(raw)
+    if isinstance(value, dict):
+        return cast(GamePunter, value)
+    return state_doc(value)
 
 
 def board_scope(*, event_id: int | None = None, day: str | None = None) -> str:

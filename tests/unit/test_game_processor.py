@@ -312,3 +312,11 @@ def test_a_batch_written_twice_leaves_redis_as_once(buckets, store):
 
     assert _snapshot(store) == before
     assert store.zscore(keys.game_board(f"ev:{EVENT}"), "2") == 10
+
+
+def test_a_punters_state_reads_as_its_document_and_one_stored_as_a_document_as_it_is():
+    state = [3, 1, 1, 2, 1, {"2026-12-03": 10}, {"7": 10}, {"7001": [7, "home", "a1", "won", 10]}]
+    doc = stored_punter(orjson.dumps(state))
+    assert doc["matches"] == {"7": 10}
+    assert doc["answers"] == {"7001": {"event_id": 7, "choice": "home", "result": "won", "points": 10}}
+    assert stored_punter(orjson.dumps(doc)) == doc

@@ -253,7 +253,7 @@ export interface GameNews {
 }
 
 /**
- * A punter's game state (``reducers.game.punter_doc``): points per day and per event, the
+ * A punter's game state (``reducers.game.state_doc``): points per day and per event, the
  * streak of correct answers, the answers by question id (their results once decided).
  */
 export interface GamePunter {
