@@ -785,10 +785,12 @@ class Step:
     def punter(self, user_id: int) -> Punter | None:
         return self.table.get(user_id)
 
-    def boards(self, user_id: int) -> dict[int, tuple[str, int, int]]:
+    def boards(self, user_id: int, state: State | None = None) -> dict[int, tuple[str, int, int]]:
         """Where the punter stands on the leaderboards the batch moved them on: per event, the
-        event's day and the punter's points on the event's board and on the day's."""
-        state = self.table.state(user_id)
+        event's day and the punter's points on the event's board and on the day's. ``state``: the
+        punter's, when the caller has read it already."""
+        if state is None:
+            state = self.table.state(user_id)
         if state is None:
             return {}
         days, matches = state[DAYS], state[MATCHES]

@@ -271,7 +271,7 @@ def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
             counts[item.kind] = counts.get(item.kind, 0) + 1
         if user_id in changed:
             state = step.table.state(user_id)
-            out.append(PunterOutput(user_id, orjson.dumps(state), news, boards(user_id)))
+            out.append(PunterOutput(user_id, orjson.dumps(state), news, boards(user_id, state)))
         else:
             out.append(PunterOutput(user_id, None, news, {}))
     return out, counts
