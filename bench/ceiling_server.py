@@ -10,6 +10,15 @@ set of sockets that get the same markets, and writes those bytes to each of them
 many processes on one port (SO_REUSEPORT), each with the same updates and its share of sockets.
 
     .venv/bin/python -m bench.ceiling_server --port 8765 --start-at EPOCH_S --seconds 15
+
+Each worker runs Python's collector as the web processes do (``webapp.collector.settle``, with
+``--gc-young`` and ``--gc-growth`` from their settings): with 10,000 sockets Python's default
+collector pauses a process for up to a third of a second, and a ceiling that stalls on its
+collector is not the least a server can do.
+
+With ``--start-file PATH`` instead of ``--start-at``, the updates start at the epoch seconds
+written to PATH, once it is there (the benchmark learns the start from the load generator once
+the server is already serving).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import random
 import time
 from collections import defaultdict
 from decimal import Decimal
+from pathlib import Path
 
 import orjson
 import websockets
@@ -29,6 +39,7 @@ from websockets.asyncio.server import ServerConnection, broadcast, serve
 
 from reducers.prices import Conflated, encode_state, market_state
 from reducers.schemas import PriceUpdate, SelectionPrice
+from webapp.collector import settle
 
 
 class Edge:
@@ -78,11 +89,33 @@ def state(market: int, seq: int, price: Decimal, now: int) -> bytes:
     return encode_state(market_state(item=Conflated(update=update, kafka_ts=now, merged=0), reducer_ts=now))
 
 
-async def source(edge: Edge, *, universe: int, rate: float, tick_ms: int, start_at: float, seconds: float) -> int:
+async def start_time(start_at: float | None, start_file: Path | None) -> float:
+    """The given start, or the one written to the start file (waited for)."""
+    if start_at is not None:
+        return start_at
+    assert start_file is not None
+    while True:
+        written = start_file.read_text().strip() if start_file.exists() else ""
+        if written:
+            return float(written)
+        await asyncio.sleep(0.05)
+
+
+async def source(
+    edge: Edge,
+    *,
+    universe: int,
+    rate: float,
+    tick_ms: int,
+    start_at: float | None,
+    start_file: Path | None,
+    seconds: float,
+) -> int:
     """The benchmark's updates (same seed in every worker), sent tick by tick; returns how many."""
     rng = random.Random(1)
     seqs = [0] * (universe + 1)
     tick = tick_ms / 1000
+    start_at = await start_time(start_at, start_file)
     await asyncio.sleep(max(0.0, start_at - time.time()))
     end = start_at + seconds
     budget = 0.0
@@ -104,6 +137,8 @@ async def source(edge: Edge, *, universe: int, rate: float, tick_ms: int, start_
 
 
 async def main_async(args: argparse.Namespace) -> int:
+    if args.gc_young:
+        settle(young=args.gc_young, growth=args.gc_growth)
     edge = Edge()
     async with serve(edge.serve, "127.0.0.1", args.port, reuse_port=True, compression=None, max_queue=None):
         made = await source(
@@ -112,6 +147,7 @@ async def main_async(args: argparse.Namespace) -> int:
             rate=args.rate,
             tick_ms=args.tick_ms,
             start_at=args.start_at,
+            start_file=args.start_file,
             seconds=args.seconds,
         )
         await asyncio.sleep(args.linger)
@@ -129,8 +165,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--universe", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=1000, help="market updates per second")
     parser.add_argument("--tick-ms", type=int, default=20, help="the edge's tick (settings.EDGE_TICK_MS)")
-    parser.add_argument("--start-at", type=float, required=True, help="epoch seconds the updates start")
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--start-at", type=float, help="epoch seconds the updates start")
+    start.add_argument("--start-file", type=Path, help="a file the epoch seconds the updates start will be written to")
     parser.add_argument("--seconds", type=float, required=True, help="how long updates are made")
+    parser.add_argument("--gc-young", type=int, default=0, help="the web processes' WEB_GC_YOUNG (0: Python's default)")
+    parser.add_argument("--gc-growth", type=float, default=4.0, help="the web processes' WEB_GC_FULL_GROWTH")
     parser.add_argument("--linger", type=float, default=3, help="seconds served after the last update")
     return parser.parse_args(argv)
 

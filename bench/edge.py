@@ -21,6 +21,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import re
 import resource
 import signal
 import socket
@@ -29,10 +30,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -269,22 +270,31 @@ def k6_binary() -> Path:
     return binary
 
 
+class K6Run(NamedTuple):
+    process: subprocess.Popen[bytes]
+    summary: Path
+    log: Path
+
+
+K6_START_AT = re.compile(r"start_at (\d+)")
+
+
 def k6_clients(
     *,
     url: str,
     watch: list[list[int]],
     batch: bool,
-    start_at: float,
+    connect_s: float,
     warmup: float,
     duration: float,
     ts_field: str,
     cookies: list[str],
     arrival_per_s: float = 0,
-) -> tuple[subprocess.Popen[bytes], Path]:
+) -> K6Run:
     """Start k6 with one virtual user per watch list, user i logged in with ``cookies[i mod n]``;
-    they connect before ``start_at`` (epoch s), all at once or ``arrival_per_s`` a second, and
-    count what arrives from ``warmup`` seconds after it for ``duration`` seconds. Returns the
-    process and where its summary will be."""
+    once k6 has readied them all they connect within ``connect_s`` seconds, all at once or
+    ``arrival_per_s`` a second, and count what arrives from ``warmup`` seconds after that for
+    ``duration`` seconds. ``k6_start_at`` says when the connecting ends (the source's start)."""
     folder = Path(tempfile.mkdtemp(prefix="sportsbook-k6-"))
     (folder / "watch.json").write_text(json.dumps(watch))
     env = {
@@ -293,7 +303,7 @@ def k6_clients(
         "ORIGIN": "http" + url.removeprefix("ws").split("/ws/", 1)[0],
         "WATCH_FILE": str(folder / "watch.json"),
         "BATCH": "1" if batch else "0",
-        "START_AT": str(int(start_at * 1000)),
+        "CONNECT_MS": str(int(connect_s * 1000)),
         "WARMUP_MS": str(int(warmup * 1000)),
         "DURATION_MS": str(int(duration * 1000)),
         "TS_FIELD": ts_field,
@@ -302,15 +312,35 @@ def k6_clients(
         "SUMMARY": str(folder / "summary.json"),
         "K6_NO_USAGE_REPORT": "true",
     }
-    process = subprocess.Popen(
-        [str(k6_binary()), "run", "--quiet", "--no-color", f"--log-output=file={folder / 'k6.log'}", str(K6_SCRIPT)],
-        cwd=folder,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    return process, folder / "summary.json"
+    # k6's log to a file of its own is written late (buffered); its standard error, unbuffered,
+    # goes to the file as each line is logged, so setup()'s start is there when it is said.
+    with open(folder / "k6.log", "wb") as log_file:
+        process = subprocess.Popen(
+            [str(k6_binary()), "run", "--quiet", "--no-color", "--log-output=stderr", str(K6_SCRIPT)],
+            cwd=folder,
+            env=env,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+        )
+    return K6Run(process, folder / "summary.json", folder / "k6.log")
+
+
+def k6_start_at(k6: K6Run, *, timeout: float) -> float:
+    """When k6's users stop connecting and the source starts (epoch s), as its setup() logs it once
+    every user is readied: k6 readies 10,000 users in 10 s or more, so a start fixed before k6
+    started would take that from the users' time to connect."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if k6.log.exists():
+            found = K6_START_AT.search(k6.log.read_text(errors="replace"))
+            if found:
+                return int(found.group(1)) / 1000
+        if k6.process.poll() is not None:
+            raise RuntimeError(f"k6 exited (status {k6.process.returncode}) before its users were ready")
+        time.sleep(0.1)
+    os.killpg(k6.process.pid, signal.SIGKILL)
+    raise TimeoutError(f"k6 did not ready its users within {timeout:.0f} s")
 
 
 def k6_wait(process: subprocess.Popen[bytes], summary: Path, *, timeout: float) -> dict[str, Any]:
@@ -372,10 +402,18 @@ def edge_tick_ms() -> int:
     return int(settings.EDGE_TICK_MS)
 
 
+def web_collector_args() -> list[str]:
+    """The web processes' collector settings, for the bare server to run the same policy."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    from django.conf import settings
+
+    return ["--gc-young", str(settings.WEB_GC_YOUNG), "--gc-growth", str(settings.WEB_GC_FULL_GROWTH)]
+
+
 def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
     """The same clients and updates against the bare server of bench/ceiling_server.py."""
     port = free_port()
-    start_at = time.time() + 3 + args.connect_s
+    start_file = Path(tempfile.mkdtemp(prefix="sportsbook-ceiling-")) / "start_at"
     server = subprocess.Popen(
         [
             sys.executable,
@@ -391,8 +429,9 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
             str(args.rate),
             "--tick-ms",
             str(edge_tick_ms()),
-            "--start-at",
-            str(start_at),
+            "--start-file",
+            str(start_file),
+            *web_collector_args(),
             "--seconds",
             str(args.warmup + args.duration),
         ],
@@ -401,35 +440,65 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
+
+    def start(at: float) -> None:  # written whole, then named: a worker never reads half of it
+        written = start_file.with_suffix(".new")
+        written.write_text(repr(at))
+        written.rename(start_file)
+
     try:
         port_wait(port)
         memory = {"empty": _group_rss_mib(server.pid)}
         with watcher_cookies(args.clients) as cookies:  # the same requests as the hub's (ignored here)
-            k6, summary = k6_clients(
+            k6 = k6_clients(
                 url=f"ws://127.0.0.1:{port}/ws/odds/",
                 watch=watch_lists(args),
                 batch=True,
-                start_at=start_at,
+                connect_s=args.connect_s,
                 warmup=args.warmup,
                 duration=args.duration,
                 ts_field="reducer",
                 cookies=cookies,
                 arrival_per_s=args.arrival_per_s,
             )
-            time.sleep(max(0.0, start_at - 0.5 - time.time()))
-            memory["idle"] = _group_rss_mib(server.pid)
-            time.sleep(max(0.0, start_at + args.warmup - time.time()))
-            server_cpu = _group_cpu_s(server.pid)
-            time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
-            server_cpu = _group_cpu_s(server.pid) - server_cpu
-            server_rss_mib = memory["streaming"] = _group_rss_mib(server.pid)
-            generated = k6_wait(k6, summary, timeout=120 + args.clients / 50)
+            generated, server_cpu = k6_window(k6, args, server.pid, memory, start=start, at_start=None)
+        server_rss_mib = memory["streaming"]
         out, _ = server.communicate(timeout=60)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(20)
     return _k6_result(args, generated, json.loads(out)["published"], server_cpu, server_rss_mib, memory)
+
+
+def k6_window(
+    k6: K6Run,
+    args: argparse.Namespace,
+    server_pid: int,
+    memory: dict[str, float],
+    *,
+    start: Callable[[float], None] | None,
+    at_start: Callable[[], None] | None,
+) -> tuple[dict[str, Any], float]:
+    """Through one k6 run: learn when the source starts (``start`` is told at once), sample the
+    server's memory with every socket open and idle just before it, call ``at_start`` then, measure
+    the server's CPU over the measured window and its memory at the end; k6's summary and the
+    server's CPU seconds in the window."""
+    # k6 readies its users before setup() (tens of seconds for 10,000 on a slow machine).
+    start_at = k6_start_at(k6, timeout=120 + args.clients / 50)
+    if start is not None:
+        start(start_at)
+    time.sleep(max(0.0, start_at - 0.5 - time.time()))
+    memory["idle"] = _group_rss_mib(server_pid)
+    time.sleep(max(0.0, start_at - time.time()))
+    if at_start is not None:
+        at_start()
+    time.sleep(max(0.0, start_at + args.warmup - time.time()))
+    server_cpu = _group_cpu_s(server_pid)
+    time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
+    server_cpu = _group_cpu_s(server_pid) - server_cpu
+    memory["streaming"] = _group_rss_mib(server_pid)
+    return k6_wait(k6.process, k6.summary, timeout=120 + args.clients / 50), server_cpu
 
 
 WATCHER_PREFIX = "bench-watcher-"
@@ -500,30 +569,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         pub = mp.Process(target=source, args=(namespace, args.universe, args.rate, args.warmup + args.duration, queue))
         if args.generator == "k6":
             memory = {"empty": _group_rss_mib(server.pid)}
-            # The users connect first (k6 starts them all at once); the source starts at start_at.
+            # The users connect first (once k6 has readied them); the source starts after.
             with watcher_cookies(args.clients) as cookies:
-                start_at = time.time() + args.connect_s
-                k6, summary = k6_clients(
+                k6 = k6_clients(
                     url=url,
                     watch=watch,
                     batch=args.batch,
-                    start_at=start_at,
+                    connect_s=args.connect_s,
                     warmup=args.warmup,
                     duration=args.duration,
                     ts_field="event" if args.source == "kafka" else "reducer",
                     cookies=cookies,
                     arrival_per_s=args.arrival_per_s,
                 )
-                time.sleep(max(0.0, start_at - 0.5 - time.time()))
-                memory["idle"] = _group_rss_mib(server.pid)
-                time.sleep(max(0.0, start_at - time.time()))
-                pub.start()
-                time.sleep(max(0.0, start_at + args.warmup - time.time()))
-                server_cpu = _group_cpu_s(server.pid)
-                time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
-                server_cpu = _group_cpu_s(server.pid) - server_cpu
-                memory["streaming"] = _group_rss_mib(server.pid)
-                generated = k6_wait(k6, summary, timeout=120 + args.clients / 50)
+                generated, server_cpu = k6_window(k6, args, server.pid, memory, start=None, at_start=pub.start)
             published = queue.get(timeout=60)
             pub.join(30)
             server_rss_mib = _group_rss_mib(server.pid)

@@ -11,10 +11,13 @@
 //
 // A handshake refused or dropped before it opened (a storm of them: the server refuses one that
 // waited too long for its turn) is tried again, as the browser's client does: back-off doubling
-// from 500 ms to 5 s, half of each step plus a random share of the other half; until START_AT.
+// from 500 ms to 5 s, half of each step plus a random share of the other half; until the source starts.
 //   BATCH          "1": ask for one frame per tick
-//   START_AT       epoch ms the source starts; users connect before it
-//   WARMUP_MS      frames in the first WARMUP_MS after START_AT are not counted
+//   CONNECT_MS     the users connect in the CONNECT_MS after k6 has readied them all; then the
+//                  source starts. setup() logs that moment ("start_at EPOCH_MS") for bench/edge.py,
+//                  so however long k6 takes to ready its users, none of it is taken from the users'
+//                  time to connect.
+//   WARMUP_MS      frames in the first WARMUP_MS after the source starts are not counted
 //   DURATION_MS    the measured window after the warm-up
 //   TS_FIELD       the frame timestamp latency is measured from ("reducer" or "event")
 //   SUMMARY        path the summary JSON is written to
@@ -26,9 +29,13 @@ import { WebSocket } from "k6/websockets";
 
 const watchLists = new SharedArray("watch", () => JSON.parse(open(__ENV.WATCH_FILE)));
 const cookies = (__ENV.COOKIES || "").split(" ").filter((c) => c.length > 0);
-const startAt = Number(__ENV.START_AT);
-const measureFrom = startAt + Number(__ENV.WARMUP_MS);
-const stopAt = measureFrom + Number(__ENV.DURATION_MS);
+const connectMs = Number(__ENV.CONNECT_MS);
+const warmupMs = Number(__ENV.WARMUP_MS);
+const durationMs = Number(__ENV.DURATION_MS);
+// Set by each user from setup()'s start: epoch ms the source starts, the window opens and ends.
+let startAt = 0;
+let measureFrom = 0;
+let stopAt = 0;
 const tsField = __ENV.TS_FIELD || "reducer";
 const batch = __ENV.BATCH === "1";
 const arrivalPerS = Number(__ENV.ARRIVAL_PER_S || "0");
@@ -50,7 +57,7 @@ export const options = {
       executor: "per-vu-iterations",
       vus: watchLists.length,
       iterations: 1,
-      maxDuration: `${Math.ceil((stopAt - Date.now()) / 1000) + 120}s`,
+      maxDuration: `${Math.ceil((connectMs + warmupMs + durationMs) / 1000) + 120}s`,
     },
   },
   summaryTrendStats: ["p(50)", "p(99)", "max", "count"],
@@ -72,7 +79,17 @@ function stamp(raw, from) {
   return [end, Number(raw.slice(start, end))];
 }
 
-export default function () {
+// Runs once, after k6 has readied every user and before the first connects.
+export function setup() {
+  const at = Date.now() + connectMs;
+  console.log(`start_at ${at}`);
+  return { startAt: at };
+}
+
+export default function (data) {
+  startAt = data.startAt;
+  measureFrom = startAt + warmupMs;
+  stopAt = measureFrom + durationMs;
   const index = exec.vu.idInTest - 1;
   if (arrivalPerS > 0) {
     setTimeout(() => connect(index), (index * 1000) / arrivalPerS);

@@ -3,7 +3,13 @@ only from a run that delivered what was offered."""
 
 from __future__ import annotations
 
-from bench.edge import edge_best
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.edge import K6Run, edge_best, k6_start_at
 
 
 def _row(rate: float, delivered: int, offered: int, p99: float, errors: int = 0) -> dict:
@@ -36,3 +42,27 @@ def test_with_no_run_within_the_bound_the_lowest_rate_is_flagged():
     rows = [_row(50, 960, 960, 263), _row(100, 1_850, 1_920, 307)]
     best = edge_best(rows, "hub")
     assert (best["rate"], best["within_p99"]) == (50, False)
+
+
+def _k6(tmp_path: Path, script: str) -> K6Run:
+    process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    return K6Run(process, tmp_path / "summary.json", tmp_path / "k6.log")
+
+
+def test_the_source_starts_when_k6_s_setup_says_not_when_k6_was_launched(tmp_path: Path):
+    """k6 readies its users before setup() logs the start; the start is read from that line."""
+    log = tmp_path / "k6.log"
+    log.write_text('time="2026-12-03T12:00:00Z" level=info msg="start_at 1764763200123" source=console\n')
+    k6 = _k6(tmp_path, "import time; time.sleep(5)")
+    try:
+        assert k6_start_at(k6, timeout=5) == pytest.approx(1764763200.123)
+    finally:
+        k6.process.kill()
+        k6.process.wait()
+
+
+def test_k6_exiting_before_its_users_are_ready_is_an_error_not_a_wait(tmp_path: Path):
+    """(A wait to the end would raise TimeoutError instead.)"""
+    k6 = _k6(tmp_path, "raise SystemExit(3)")
+    with pytest.raises(RuntimeError, match="status 3"):
+        k6_start_at(k6, timeout=600)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.sockets import best, first_limit, markdown_lines, sockets_summary, within
+from bench.sockets import ARRIVAL_PER_S, best, climb_arrival, first_limit, markdown_lines, sockets_summary, within
 
 
 def row(edge: str, clients: int, rate: int, **over: Any) -> dict[str, Any]:
@@ -119,5 +119,15 @@ def test_a_storm_row_gives_the_accept_rate_and_the_paced_climb_gives_the_rest():
     # hub: 100 sockets at 25/s = 50 deliveries/s; bare at 50/s = 100/s.
     assert summary["edge_10k_vs_bare"] == 0.5
     table = "\n".join(markdown_lines(summary))
-    assert "arriving 40 a second" in table
+    assert "hub 40 a second, bare server 40" in table
     assert "hub 60, bare 100" in table
+
+
+def test_a_climb_s_sockets_arrive_no_faster_than_the_server_opened_them_in_its_storm():
+    """A climb whose sockets arrive faster than the server accepts them measures its handshakes
+    again, not its streaming: the climb arrives at 0.8 of the storm's accept rate when that is
+    below the ceiling."""
+    assert climb_arrival({"accepted_per_s": 179}, ARRIVAL_PER_S) == 143
+    assert climb_arrival({"accepted_per_s": 1095}, ARRIVAL_PER_S) == ARRIVAL_PER_S
+    assert climb_arrival({"accepted_per_s": None}, ARRIVAL_PER_S) == ARRIVAL_PER_S, "no rate measured: the ceiling"
+    assert climb_arrival({"accepted_per_s": 1}, ARRIVAL_PER_S) == 1
