@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.sockets import ARRIVAL_PER_S, best, climb_arrival, first_limit, markdown_lines, sockets_summary, within
+from bench.sockets import (
+    ARRIVAL_PER_S,
+    RATES,
+    best,
+    climb_arrival,
+    first_limit,
+    markdown_lines,
+    paced_rates,
+    sockets_summary,
+    within,
+)
 
 
 def row(edge: str, clients: int, rate: int, **over: Any) -> dict[str, Any]:
@@ -131,3 +141,31 @@ def test_a_climb_s_sockets_arrive_no_faster_than_the_server_opened_them_in_its_s
     assert climb_arrival({"accepted_per_s": 1095}, ARRIVAL_PER_S) == ARRIVAL_PER_S
     assert climb_arrival({"accepted_per_s": None}, ARRIVAL_PER_S) == ARRIVAL_PER_S, "no rate measured: the ceiling"
     assert climb_arrival({"accepted_per_s": 1}, ARRIVAL_PER_S) == 1
+
+
+def test_a_paced_count_starts_its_climb_below_the_other_counts_first_rate():
+    assert paced_rates(RATES) == (10, *RATES)
+    assert paced_rates((5, 10)) == (5, 10), "a climb already starting lower is left as it is"
+
+
+def test_cpu_per_delivery_is_compared_at_the_highest_rate_both_servers_streamed():
+    """A cost per delivery falls as the rate rises; the hub's row at 10/s against the bare
+    server's at 25/s would count the rate, not the server."""
+    rows = [
+        row("hub", 100, 10, p99_ms=198.0, server_cpu_s_per_1000=0.13),
+        row("ceiling", 100, 10, server_cpu_s_per_1000=0.10),
+        row("ceiling", 100, 25, server_cpu_s_per_1000=0.06),
+        row("ceiling", 100, 50, p99_ms=1500.0, server_cpu_s_per_1000=0.05),
+        row("hub", 100, 10, storm=True, server_cpu_s_per_1000=0.5),
+    ]
+    summary = sockets_summary(rows, limits={}, counts=(100,))
+    assert summary["edge_cpu_rate"] == 10
+    assert summary["edge_cpu_vs_bare"] == 1.3
+    assert summary["edge_10k_vs_bare"] == 0.0, "the hub served no rate within the bound"
+
+
+def test_no_rate_both_servers_streamed_gives_no_cost_ratio():
+    rows = [row("hub", 100, 10, opens=90), row("ceiling", 100, 10)]
+    summary = sockets_summary(rows, limits={}, counts=(100,))
+    assert summary["edge_cpu_vs_bare"] is None
+    assert summary["edge_cpu_rate"] is None
