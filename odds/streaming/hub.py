@@ -46,6 +46,11 @@ FRAME_SAMPLE_S = 0.05
 # A connection's entry under the connection caps lapses after this many keep-alive intervals
 # without a refresh (its process died without closing it).
 CONNECTION_ENTRY_INTERVALS = 3
+# The keep-alive refreshes this many connections' places a pipeline, the event loop free between
+# pipelines: queuing and packing the refreshes of 5,000 connections in one pipeline took about
+# 280 ms of one process's CPU, a stall every socket of that process waited behind
+# (docs/performance.md, socket scale).
+KEEP_ALIVE_CONNECTIONS_PER_PIPELINE = 250
 
 
 class Listener(Protocol):
@@ -234,20 +239,24 @@ class Hub:
             await connections_release(self.client(), connection_id=connection_id, held=held)
 
     async def keep_alive_once(self) -> None:
-        """Refresh, in one pipeline, the sign of life of every channel attached in this process
-        and the cap entries of its connections. Only entries still present are refreshed: an
-        ended channel is not brought back."""
+        """Refresh the sign of life of every channel attached in this process and the cap
+        entries of its connections, ``KEEP_ALIVE_CONNECTIONS_PER_PIPELINE`` connections a
+        pipeline. Only entries still present are refreshed: an ended channel, or a place given
+        back while the refresh runs, is not brought back."""
         channels = list(self._attached)
-        if not channels and not self._connections:
+        connections = list(self._connections.items())
+        if not channels and not connections:
             return
         now = int(time.time() * 1000)
         lapses = now + int(CONNECTION_ENTRY_INTERVALS * settings.STREAM_KEEPALIVE_S * 1000)
-        pipe = self.client().pipeline(transaction=False)
-        if channels:
-            channels_touch(pipe, channels, now_ms=now)
-        for connection_id, held in self._connections.items():
-            connections_keep(pipe, connection_id=connection_id, held=held, lapses_ms=lapses)
-        await pipe.execute()
+        step = KEEP_ALIVE_CONNECTIONS_PER_PIPELINE
+        for first in range(0, max(1, len(connections)), step):
+            pipe = self.client().pipeline(transaction=False)
+            if channels and not first:
+                channels_touch(pipe, channels, now_ms=now)
+            for connection_id, held in connections[first : first + step]:
+                connections_keep(pipe, connection_id=connection_id, held=held, lapses_ms=lapses)
+            await pipe.execute()
 
     async def _keep_alive(self) -> None:
         while True:

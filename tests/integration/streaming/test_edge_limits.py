@@ -365,3 +365,41 @@ async def test_a_connections_place_is_kept_while_its_process_lives_and_lapses_wh
         if hub._keeper is not None:
             hub._keeper.cancel()
         redis_client.delete(cap[0])
+
+
+async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_pipeline(redis_client, settings):
+    """Thousands of sockets on a process: their places are refreshed in pipelines of
+    ``KEEP_ALIVE_CONNECTIONS_PER_PIPELINE`` connections, the event loop free between them (one
+    pipeline of them all held the process for hundreds of ms), and every one is refreshed."""
+    from odds.streaming.hub import KEEP_ALIVE_CONNECTIONS_PER_PIPELINE, Hub
+
+    hub = Hub(settings.REDIS_URL)
+    namespace = os.environ["SPORTSBOOK_NAMESPACE"]
+    caps = [(f"{namespace}:test:many-user", 10_000), (f"{namespace}:test:many-address", 10_000)]
+    count = 2 * KEEP_ALIVE_CONNECTIONS_PER_PIPELINE + 7
+    connections = [f"many-{n}" for n in range(count)]
+    try:
+        for connection_id in connections:
+            assert await hub.connection_admit(connection_id=connection_id, caps=caps) is None
+        for key, _ in caps:
+            redis_client.zadd(key, dict.fromkeys(connections, 1))
+        pipelines = []
+        client = hub.client()
+        made = client.pipeline
+
+        def counted(*args, **kwargs):
+            pipe = made(*args, **kwargs)
+            pipelines.append(pipe)
+            return pipe
+
+        client.pipeline = counted
+        await hub.keep_alive_once()
+        assert len(pipelines) == 3
+        for key, _ in caps:
+            scores = [score for _, score in redis_client.zrange(key, 0, -1, withscores=True)]
+            assert len(scores) == count
+            assert min(scores) > time.time() * 1000, "every place refreshed to a lapse ahead"
+    finally:
+        if hub._keeper is not None:
+            hub._keeper.cancel()
+        redis_client.delete(*(key for key, _ in caps))
