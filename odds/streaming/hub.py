@@ -47,8 +47,8 @@ FRAME_SAMPLE_S = 0.05
 # without a refresh (its process died without closing it).
 CONNECTION_ENTRY_INTERVALS = 3
 # The keep-alive refreshes this many connections' places a pipeline, the event loop free between
-# pipelines: queuing and packing the refreshes of 5,000 connections in one pipeline took about
-# 280 ms of one process's CPU, a stall every socket of that process waited behind
+# pipelines: queuing and packing the refreshes of 5,000 connections under two caps in one
+# pipeline took about 280 ms of one process's CPU, a stall every socket of that process waited behind
 # (docs/performance.md, socket scale).
 KEEP_ALIVE_CONNECTIONS_PER_PIPELINE = 250
 
