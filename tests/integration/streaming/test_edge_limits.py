@@ -367,7 +367,9 @@ async def test_a_connections_place_is_kept_while_its_process_lives_and_lapses_wh
         redis_client.delete(cap[0])
 
 
-async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_pipeline(redis_client, settings):
+async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_pipeline(
+    redis_client, settings, monkeypatch
+):
     """Thousands of sockets on a process: their places are refreshed in pipelines of
     ``KEEP_ALIVE_CONNECTIONS_PER_PIPELINE`` connections, the event loop free between them (one
     pipeline of them all held the process for hundreds of ms), and every one is refreshed."""
@@ -392,7 +394,7 @@ async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_
             pipelines.append(pipe)
             return pipe
 
-        client.pipeline = counted
+        monkeypatch.setattr(client, "pipeline", counted)
         await hub.keep_alive_once()
         assert len(pipelines) == 3
         for key, _ in caps:
