@@ -395,19 +395,16 @@ def stage_split(samples: list[tuple[float, float, float, float, float]]) -> dict
     }
 
 
-def edge_tick_ms() -> int:
+def web_settings_args() -> list[str]:
+    """The web processes' settings the bare server runs with: the edge's tick and the collector's
+    policy."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     from django.conf import settings
 
-    return int(settings.EDGE_TICK_MS)
-
-
-def web_collector_args() -> list[str]:
-    """The web processes' collector settings, for the bare server to run the same policy."""
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
-    from django.conf import settings
-
-    return ["--gc-young", str(settings.WEB_GC_YOUNG), "--gc-growth", str(settings.WEB_GC_FULL_GROWTH)]
+    return [
+        *("--tick-ms", str(settings.EDGE_TICK_MS)),
+        *("--gc-young", str(settings.WEB_GC_YOUNG), "--gc-growth", str(settings.WEB_GC_FULL_GROWTH)),
+    ]
 
 
 def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
@@ -427,11 +424,9 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
             str(args.universe),
             "--rate",
             str(args.rate),
-            "--tick-ms",
-            str(edge_tick_ms()),
+            *web_settings_args(),
             "--start-file",
             str(start_file),
-            *web_collector_args(),
             "--seconds",
             str(args.warmup + args.duration),
         ],
