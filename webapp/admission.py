@@ -64,6 +64,7 @@ class HandshakeAdmission:
                 slots.release()
 
         try:
-            return await self.inner(dict(scope, handshake_done=leave), receive, send)
+            scope["handshake_done"] = leave  # in place: see webapp/wsauth.py on the socket's scope
+            return await self.inner(scope, receive, send)
         finally:
             leave()

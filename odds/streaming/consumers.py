@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from pydantic import ValidationError
@@ -128,6 +129,39 @@ async def _read_back(queue: Callable[[Any], object], *, patience_s: float | None
             await asyncio.sleep(wait)
 
 
+class Wake:
+    """The writer's wake-up: ``asyncio.Event``'s ``set``, ``clear`` and ``wait`` for one waiter,
+    without the Event's deque of waiters (an empty deque holds a block of 64 slots: 0.7 KiB on
+    every socket). Only the socket's writer waits on it."""
+
+    __slots__ = ("_set", "_waiter")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if not self._set:
+            self._set = True
+            if self._waiter is not None and not self._waiter.done():
+                self._waiter.set_result(None)
+
+    def clear(self) -> None:
+        self._set = False
+
+    async def wait(self) -> None:
+        if self._set:
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+
 def _session_digest(scope: Any) -> str | None:
     session = scope.get("session")
     key = session.session_key if session is not None else None
@@ -142,6 +176,23 @@ class OddsConsumer(AsyncWebsocketConsumer):
     # Nothing reaches a socket through Channels' channel layer (the hub delivers), so a socket
     # takes no channel of it: no Redis subscription of its own and no second receive loop.
     channel_layer_alias = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Channels' ``AsyncConsumer.__call__`` for a consumer with no channel layer: the client's
+        messages dispatched one after another, awaited straight from ``receive``. Channels' loop
+        (``await_many_dispatch``) wraps every ``receive`` in a task of its own and waits for it
+        with ``asyncio.wait``: a task, its coroutine and a waiter held for the socket's life. A
+        subclass that takes a channel layer (the benchmark's plain Channels edge) keeps Channels'."""
+        if self.channel_layer_alias is not None:
+            return await super().__call__(scope, receive, send)
+        self.scope = scope
+        self.channel_layer: Any = None
+        self.base_send = send
+        try:
+            while True:
+                await self.dispatch(await receive())
+        except StopConsumer:
+            pass
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' dispatch without its ``close_old_connections`` before every message: a hop
@@ -170,7 +221,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         # A write started by a tick that had to wait for the client (see deliver_tick).
         self.inflight: asyncio.Task[None] | None = None
         self.background: set[asyncio.Task[None]] = set()
-        self.wake = asyncio.Event()
+        self.wake = Wake()
         self.send_lock = asyncio.Lock()
         self.connection_id = secrets.token_hex(8)
         self.writer: asyncio.Task[None] | None = None
@@ -412,7 +463,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
         elif message["type"] == "unwatch":
             ids = list(dict.fromkeys(message["markets"]))
             await self.market_channels_remove(ids)
-            self.session.watched.difference_update(ids)
+            self.session.unwatch(ids)
             await get_hub().remove(self, self.session.unfollow(match_channels(message.get("events", []))))
             await get_hub().remove(self, self.session.unfollow_games(game_channels(message.get("games", []))))
         elif message["type"] == "attach":
@@ -470,7 +521,7 @@ class OddsConsumer(AsyncWebsocketConsumer):
             if game_ids:
                 await get_hub().add(self, games)
                 self.session.follow_games(games, game_ids)
-            self.session.watched.update(ids)
+            self.session.watch(ids)
             pipe = get_hub().client().pipeline(transaction=False)
             queue_states(pipe, ids)
             queue_matches(pipe, event_ids)

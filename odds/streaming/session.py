@@ -19,7 +19,6 @@ The queue's rules (docs/protocol.md):
 
 from __future__ import annotations
 
-import collections
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -127,7 +126,9 @@ class Session:
     punter: bytes | None = None
     # This socket's browser session (``session_digest`` of its key), for a session that ends.
     session_digest: str | None = None
-    watched: set[int] = field(default_factory=set)
+    # The markets watched, as the keys of a dict (an ordered set): built from a list of 20 ids a
+    # dict takes 0.6 KiB where a set takes 2.2, on every socket.
+    watched: dict[int, None] = field(default_factory=dict)
     # Events whose match states the socket follows: their public channel → event id.
     followed: dict[bytes, int] = field(default_factory=dict)
     # Events whose predictor games the socket follows: their public game channel → event id.
@@ -151,14 +152,16 @@ class Session:
     batched: bool = False
     # What the client is owed: in-order frames, the newest state per market and per event, the
     # waiting tick frame, and how many market states were replaced.
-    ordered: collections.deque[str] = field(default_factory=collections.deque)
+    # Lists, not deques: an empty deque holds a block of 64 slots (0.7 KiB a socket); ``ordered``
+    # is only appended to and taken whole, ``images`` holds a minute's few watches.
+    ordered: list[str] = field(default_factory=list)
     latest: dict[bytes, str] = field(default_factory=dict)
     latest_matches: dict[bytes, str] = field(default_factory=dict)
     ready: Tick | None = None
     merged: int = 0
     heartbeat_due: bool = False
     frames_window: tuple[int, int] = (0, 0)  # (second, client frames in it)
-    images: collections.deque[tuple[float, int]] = field(default_factory=collections.deque)
+    images: list[tuple[float, int]] = field(default_factory=list)
 
     # --- frames from the hub ---
 
@@ -365,19 +368,28 @@ class Session:
     def image_allowed(self, *, markets: int, now: float) -> bool:
         """Whether images of ``markets`` more markets (or events) fit the per-minute budget; counted
         when they do."""
-        while self.images and self.images[0][0] <= now - IMAGE_WINDOW_S:
-            self.images.popleft()
+        expired = 0
+        while expired < len(self.images) and self.images[expired][0] <= now - IMAGE_WINDOW_S:
+            expired += 1
+        del self.images[:expired]
         if sum(n for _, n in self.images) + markets > self.limits.image_markets_per_min:
             return False
         self.images.append((now, markets))
         return True
+
+    def watch(self, market_ids: list[int]) -> None:
+        self.watched.update(dict.fromkeys(market_ids))
+
+    def unwatch(self, market_ids: list[int]) -> None:
+        for market_id in market_ids:
+            self.watched.pop(market_id, None)
 
     def watch_refusal(
         self, market_ids: Iterable[int], event_names: Iterable[str], game_names: Iterable[str] = ()
     ) -> tuple[str, str] | None:
         """The error a ``watch`` gets for going over a socket's limits, None when it fits (a game
         counts as an event)."""
-        if len(self.watched | set(market_ids)) > self.limits.markets:
+        if len(self.watched.keys() | set(market_ids)) > self.limits.markets:
             return "too_many_markets", f"at most {self.limits.markets} markets"
         if len(self.followed.keys() | {name.encode() for name in event_names}) > self.limits.events:
             return "too_many_events", f"at most {self.limits.events} events"
@@ -402,8 +414,7 @@ class Session:
         """Everything owed, in the order it goes out: in-order frames (statuses, channel frames,
         news), the waiting tick frame, the newest match states, the newest market states (one
         ``markets`` frame for a batched socket), how many states were replaced, a heartbeat."""
-        out = list(self.ordered)
-        self.ordered.clear()
+        out, self.ordered = self.ordered, []
         if self.ready is not None:
             out.append(self.ready.frame)
             self.ready = None

@@ -4,7 +4,6 @@ closed so its client starts again from a fresh image, rather than hold prices th
 
 from __future__ import annotations
 
-import asyncio
 import time
 from types import SimpleNamespace
 
@@ -13,7 +12,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from odds.core import events
 from odds.streaming import consumers
-from odds.streaming.consumers import OddsConsumer
+from odds.streaming.consumers import OddsConsumer, Wake
 from odds.streaming.session import Limits, Reimage, Session
 
 
@@ -78,7 +77,7 @@ async def test_markets_not_read_back_close_the_socket_to_start_again(redis_away,
 
     socket = OddsConsumer()
     socket.session = Session(limits=Limits(frames_per_s=20, image_markets_per_min=2000, markets=500, events=500))
-    socket.session.watched, socket.wake = {7, 9}, asyncio.Event()
+    socket.session.watched, socket.wake = dict.fromkeys([7, 9]), Wake()
     monkeypatch.setattr(socket, "close", close)
     await socket._reimage(Reimage(markets=(7, 9), events=()))
     assert closed == [events.CLOSE_TRY_AGAIN]
