@@ -913,11 +913,16 @@ async def connections_release(client: Any, *, connection_id: str, held: Sequence
     await pipe.execute()
 
 
-def connections_keep(pipe: Any, *, connection_id: str, held: Sequence[str], lapses_ms: int) -> None:
-    """Queue on ``pipe`` the refresh of the connection's places in ``held`` until ``lapses_ms``
-    (only places still held: a place already lapsed is not taken again)."""
-    for key in held:
-        pipe.zadd(key, {connection_id: lapses_ms}, xx=True)
+def connections_keep(pipe: Any, *, connections: Iterable[tuple[str, Sequence[str]]], lapses_ms: int) -> None:
+    """Queue on ``pipe`` the refresh until ``lapses_ms`` of the places each (connection id, cap
+    keys held) holds: one command per cap key for all its connections (only places still held: a
+    place already lapsed is not taken again)."""
+    by_key: dict[str, dict[str, int]] = {}
+    for connection_id, held in connections:
+        for key in held:
+            by_key.setdefault(key, {})[connection_id] = lapses_ms
+    for key, members in by_key.items():
+        pipe.zadd(key, members, xx=True)
         pipe.pexpireat(key, lapses_ms)
 
 

@@ -11,11 +11,11 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter, URLRouter
+from channels.routing import ProtocolTypeRouter
 from django.conf import settings
 
 from odds.api.placement import PlacementEndpoint
-from odds.streaming.routing import websocket_urlpatterns
+from odds.streaming.routing import SocketRouter, websocket_urlpatterns
 from webapp.admission import HandshakeAdmission
 from webapp.origins import OriginValidator
 from webapp.wsauth import WebsocketAuthStack
@@ -30,7 +30,7 @@ application = ProtocolTypeRouter(
         # Handshakes a few at a time (webapp/admission.py); each reads its session and user on
         # the bets' asyncio pool (webapp/wsauth.py).
         "websocket": HandshakeAdmission(
-            OriginValidator(WebsocketAuthStack(URLRouter(websocket_urlpatterns), placement.connection)),
+            OriginValidator(WebsocketAuthStack(SocketRouter(websocket_urlpatterns), placement.connection)),
             at_once=settings.WS_HANDSHAKES_AT_ONCE,
             wait_s=settings.WS_HANDSHAKE_WAIT_S,
         ),

@@ -49,7 +49,7 @@ CONNECTION_ENTRY_INTERVALS = 3
 # The keep-alive refreshes this many connections' places a pipeline, the event loop free between
 # pipelines: queuing and packing the refreshes of 5,000 connections under two caps in one
 # pipeline took about 280 ms of one process's CPU, a stall every socket of that process waited behind
-# (docs/performance.md, socket scale).
+# (docs/performance.md, socket scale). Each pipeline refreshes a cap key's connections in one command.
 KEEP_ALIVE_CONNECTIONS_PER_PIPELINE = 250
 
 
@@ -254,8 +254,7 @@ class Hub:
             pipe = self.client().pipeline(transaction=False)
             if channels and not first:
                 channels_touch(pipe, channels, now_ms=now)
-            for connection_id, held in connections[first : first + step]:
-                connections_keep(pipe, connection_id=connection_id, held=held, lapses_ms=lapses)
+            connections_keep(pipe, connections=connections[first : first + step], lapses_ms=lapses)
             await pipe.execute()
 
     async def _keep_alive(self) -> None:

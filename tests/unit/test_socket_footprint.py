@@ -68,17 +68,18 @@ async def test_a_socket_waiting_for_its_client_holds_no_task_of_its_own() -> Non
                 raise StopConsumer
 
     async def receive() -> dict[str, Any]:
-        tasks_while_waiting.append(len(asyncio.all_tasks()))
+        tasks_while_waiting.append(len(asyncio.all_tasks() - before - {socket}))
         return await messages.get()
 
+    before = asyncio.all_tasks()
     socket = asyncio.create_task(Recording()({"type": "websocket"}, receive, None))
     for message in ({"type": "websocket.connect"}, {"type": "websocket.receive"}, {"type": "websocket.disconnect"}):
         await messages.put(message)
     await asyncio.wait_for(socket, timeout=5)
 
     assert dispatched == ["websocket.connect", "websocket.receive", "websocket.disconnect"]
-    # This test's task and the socket's: Channels' loop added one more per receive.
-    assert tasks_while_waiting == [2, 2, 2]
+    # No task but the socket's own: Channels' loop added one per receive.
+    assert tasks_while_waiting == [0, 0, 0]
 
 
 async def test_the_writers_wake_up_wakes_a_waiter_and_is_cleared() -> None:
@@ -128,3 +129,29 @@ def test_a_sessions_empty_queues_hold_no_blocks() -> None:
     assert session.image_allowed(markets=10, now=30.0)
     assert session.image_allowed(markets=10, now=61.0)
     assert [n for _, n in session.images] == [10, 10], "the first image left the minute's window"
+
+
+async def test_the_router_sets_the_route_in_place_and_denies_a_path_it_does_not_serve() -> None:
+    from django.urls import path
+
+    from odds.streaming.routing import SocketRouter
+
+    inner = Seen()
+    router = SocketRouter([path("ws/odds/", inner)])  # type: ignore[arg-type]  # an ASGI application, as Channels' routes
+    scope: dict[str, Any] = {"type": "websocket", "path": "/ws/odds/"}
+    await router(scope, None, None)
+    assert inner.scope is scope
+    assert scope["url_route"] == {"args": (), "kwargs": {}}
+
+    messages: list[dict[str, Any]] = [{"type": "websocket.connect"}, {"type": "websocket.disconnect", "code": 1006}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await asyncio.wait_for(router({"type": "websocket", "path": "/ws/nowhere/"}, receive, send), timeout=5)
+    assert sent == [{"type": "websocket.close"}], "a path with no route is denied (403), not a server error"
+    assert inner.scope is scope, "the route's application was not called"

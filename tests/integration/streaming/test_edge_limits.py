@@ -372,7 +372,8 @@ async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_
 ):
     """Thousands of sockets on a process: their places are refreshed in pipelines of
     ``KEEP_ALIVE_CONNECTIONS_PER_PIPELINE`` connections, the event loop free between them (one
-    pipeline of them all held the process for hundreds of ms), and every one is refreshed."""
+    pipeline of them all held the process for hundreds of ms), with one command per cap key for
+    all its connections, and every one is refreshed."""
     from odds.streaming.hub import KEEP_ALIVE_CONNECTIONS_PER_PIPELINE, Hub
 
     hub = Hub(settings.REDIS_URL)
@@ -385,18 +386,25 @@ async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_
             assert await hub.connection_admit(connection_id=connection_id, caps=caps) is None
         for key, _ in caps:
             redis_client.zadd(key, dict.fromkeys(connections, 1))
-        pipelines = []
+        commands = []  # the commands of each pipeline sent
         client = hub.client()
         made = client.pipeline
 
         def counted(*args, **kwargs):
             pipe = made(*args, **kwargs)
-            pipelines.append(pipe)
+            execute = pipe.execute
+
+            async def sent(*args, **kwargs):
+                commands.append([command[0][0] for command in pipe.command_stack])
+                return await execute(*args, **kwargs)
+
+            pipe.execute = sent  # type: ignore[method-assign]
             return pipe
 
         monkeypatch.setattr(client, "pipeline", counted)
         await hub.keep_alive_once()
-        assert len(pipelines) == 3
+        # Three pipelines, each one refresh and one expiry per cap key for all its connections.
+        assert commands == [["ZADD", "PEXPIREAT", "ZADD", "PEXPIREAT"]] * 3
         for key, _ in caps:
             scores = [score for _, score in redis_client.zrange(key, 0, -1, withscores=True)]
             assert len(scores) == count
