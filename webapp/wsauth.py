@@ -17,8 +17,8 @@ The keys these add go into the scope in place, not into a copy. ASGI asks middle
 scope it changes, lest the change leak to the server above; but each copy is held by its
 middleware's frame for the life of the socket (0.7 KiB a copy, on every socket), and the scope
 above is the server's own for this one connection, which never reads the keys added
-(``cookies``, ``session``, ``user``, ``second_factor``, and ``handshake_done`` from
-``webapp.admission``).
+(``cookies``, ``session``, ``user``, ``second_factor``; ``handshake_done`` from
+``webapp.admission`` and ``url_route`` from ``odds.streaming.routing.SocketRouter`` likewise).
 
 The scope also says whether the session used a second factor (``scope["second_factor"]``): the
 staff's desk channels need one, as staff pages do (``odds.accounts.gate``).
