@@ -368,10 +368,7 @@ class Session:
     def image_allowed(self, *, markets: int, now: float) -> bool:
         """Whether images of ``markets`` more markets (or events) fit the per-minute budget; counted
         when they do."""
-        expired = 0
-        while expired < len(self.images) and self.images[expired][0] <= now - IMAGE_WINDOW_S:
-            expired += 1
-        del self.images[:expired]
+        self.images = [image for image in self.images if image[0] > now - IMAGE_WINDOW_S]
         if sum(n for _, n in self.images) + markets > self.limits.image_markets_per_min:
             return False
         self.images.append((now, markets))

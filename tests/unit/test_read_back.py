@@ -77,7 +77,8 @@ async def test_markets_not_read_back_close_the_socket_to_start_again(redis_away,
 
     socket = OddsConsumer()
     socket.session = Session(limits=Limits(frames_per_s=20, image_markets_per_min=2000, markets=500, events=500))
-    socket.session.watched, socket.wake = dict.fromkeys([7, 9]), Wake()
+    socket.session.watch([7, 9])
+    socket.wake = Wake()
     monkeypatch.setattr(socket, "close", close)
     await socket._reimage(Reimage(markets=(7, 9), events=()))
     assert closed == [events.CLOSE_TRY_AGAIN]

@@ -132,12 +132,14 @@ def test_a_sessions_empty_queues_hold_no_blocks() -> None:
 
 
 async def test_the_router_sets_the_route_in_place_and_denies_a_path_it_does_not_serve() -> None:
-    from django.urls import path
+    from django.urls import URLPattern
+    from django.urls.resolvers import RoutePattern
 
     from odds.streaming.routing import SocketRouter
 
     inner = Seen()
-    router = SocketRouter([path("ws/odds/", inner)])  # type: ignore[arg-type]  # an ASGI application, as Channels' routes
+    # What ``path("ws/odds/", application)`` makes.
+    router = SocketRouter([URLPattern(RoutePattern("ws/odds/", is_endpoint=True), inner)])
     scope: dict[str, Any] = {"type": "websocket", "path": "/ws/odds/"}
     await router(scope, None, None)
     assert inner.scope is scope

@@ -98,7 +98,7 @@ def test_a_tick_goes_out_at_once_to_an_idle_socket_and_folds_into_the_queue_of_a
 
 def test_when_the_hub_reconnects_frames_are_held_while_the_log_is_read_back_then_queued_once_in_order():
     session = attached()
-    session.watched[1] = None
+    session.watch([1])
     session.follow(["sb:mt:9"], [9])
     session.deliver(CH, channel_frame(1))
     session.take(now_ms=1)

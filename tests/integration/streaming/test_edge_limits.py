@@ -398,7 +398,7 @@ async def test_the_keep_alive_refreshes_every_place_a_few_hundred_connections_a_
                 commands.append([command[0][0] for command in pipe.command_stack])
                 return await execute(*args, **kwargs)
 
-            pipe.execute = sent  # type: ignore[method-assign]
+            monkeypatch.setattr(pipe, "execute", sent)
             return pipe
 
         monkeypatch.setattr(client, "pipeline", counted)
