@@ -35,6 +35,42 @@ def log(message: str) -> None:
     print(f"[{datetime.now().strftime('%H:%M:%S')}] {message}", flush=True)
 
 
+def competitions_remove(**lookup: Any) -> None:
+    """The benchmark's competitions matching ``lookup`` (``name=…``), with their events, markets
+    and selections (the catalogue protects each from its parent's delete)."""
+    from odds.catalogue.models import Competition, Event, Market, Selection
+
+    events = Event.objects.filter(**{f"competition__{k}": v for k, v in lookup.items()})
+    Selection.objects.filter(market__event__in=events).delete()
+    Market.objects.filter(event__in=events).delete()
+    events.delete()
+    Competition.objects.filter(**lookup).delete()
+
+
+@contextlib.contextmanager
+def curve_figure(path: Path, columns: int) -> Iterator[list[Any]]:
+    """A row of ``columns`` plots of figures against a count (sockets, markets) on a log scale,
+    from zero, each with its grid and legend, saved to ``path`` once drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, columns, figsize=(4 * columns, 4))
+    try:
+        yield list(axes)
+        for axis in axes:
+            axis.set_xscale("log")
+            axis.set_ylim(bottom=0)
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=8)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=100)
+    finally:
+        plt.close(fig)
+
+
 def percentile(values: list[float], p: float) -> float:
     if not values:
         return float("nan")

@@ -47,6 +47,9 @@ TARGETS = [
     ("reducer_microbatch_vs_ceiling", "Micro-batch ÷ the Spark ceiling, same run", "ratio", ">= 0.7"),
     ("reducer_microbatch_vs_plain", "Micro-batch ÷ the plain consumer, same run", "ratio", "> 1"),
     ("reducer_realtime_updates_per_s", "Reducers, real-time mode", "updates/s", ">= 20,000"),
+    ("reducer_microbatch_cpu_s_per_1000", "Reducers' CPU per 1,000 updates (micro-batch)", "CPU s", None),
+    ("reducer_spark_ceiling_cpu_s_per_1000", "Bare Spark query's CPU per 1,000 updates", "CPU s", None),
+    ("reducer_cpu_vs_ceiling", "Reducers' CPU per update ÷ the bare query's, same run", "ratio", None),
 ]
 
 
@@ -175,6 +178,9 @@ class Drain:
     produced_at: float
     done_when_produced: int
     after_s: float
+    # CPU seconds the consumer used from the measured backlog's first record to its last
+    # worked off (``cpu``, when given).
+    cpu_s: float | None = None
 
     def busy_rate(self) -> int | None:
         """Rows over the time the batches started after the backlog was produced were busy
@@ -183,6 +189,11 @@ class Drain:
         counted = after or [b for b in self.batches.values() if b.rows]
         busy_ms = sum(b.ms for b in counted)
         return round(sum(b.rows for b in counted) / (busy_ms / 1000)) if busy_ms else None
+
+    def cpu_s_per_1000(self) -> float | None:
+        """The consumer's CPU seconds per 1,000 records of the measured backlog."""
+        measured = self.records - self.warmup
+        return round(self.cpu_s * 1000 / measured, 4) if self.cpu_s is not None and measured > 0 else None
 
     def after_rate(self) -> int | None:
         """Records worked off after the backlog was produced, over the seconds that took."""
@@ -206,15 +217,20 @@ def drain_backlog(
     query: str | None,
     whole_reports: bool = True,
     settled: Callable[[float], bool] | None = None,
+    markets: int = REDUCER_MARKETS,
+    first: int = REDUCER_FIRST_MARKET,
+    cpu: Callable[[], float] | None = None,
 ) -> Drain:
     """Produce the reducers stage's backlog (warm-up first) and time how ``done`` (records worked
     off so far) reaches it; ``query``: the Spark query whose progress reports to collect, waiting
     for the reports of every measured row when ``whole_reports`` (a real-time batch can start
     before the backlog, so its rows are not all in reports of batches after it); ``settled``:
     given when the warm-up was worked off (epoch s), whether the consumer's own work on it is
-    done too, waited for (``SETTLE_MOST_S`` at most) before the measured backlog. The
-    records are encoded before the clock starts, so producing them costs as little as it can."""
-    encoded = [(u.key(), u.encode()) for u in make_updates(records, REDUCER_MARKETS, first=REDUCER_FIRST_MARKET)]
+    done too, waited for (``SETTLE_MOST_S`` at most) before the measured backlog; ``markets``
+    from ``first`` on: the markets the records move, in turn; ``cpu``: the consumer's CPU
+    seconds so far, read as the measured backlog starts and once it is worked off. The records
+    are encoded before the clock starts, so producing them costs as little as it can."""
+    encoded = [(u.key(), u.encode()) for u in make_updates(records, markets, first=first)]
 
     def reached(count: int) -> Callable[[], bool]:
         return lambda: done() >= count
@@ -233,6 +249,7 @@ def drain_backlog(
         except TimeoutError as exc:
             log(f"measured without it: {exc}")
         warm_done_at = time.time()
+    cpu_started = cpu() if cpu is not None else None
     started = time.perf_counter()
     produce_encoded(producer, encoded[produced:])
     produced_at, produced_perf, done_when_produced = time.time(), time.perf_counter(), done()
@@ -252,6 +269,7 @@ def drain_backlog(
         # of seconds.
         time.sleep(0.1)
     finished = time.perf_counter()
+    cpu_s = cpu() - cpu_started if cpu is not None and cpu_started is not None else None
     if query is not None:
         # Progress reports reach Redis through Spark's listener bus, after the batch's effects:
         # wait (a while at most) until the reports of the measured rows are in.
@@ -272,6 +290,7 @@ def drain_backlog(
         produced_at=produced_at,
         done_when_produced=done_when_produced,
         after_s=finished - produced_perf,
+        cpu_s=cpu_s,
     )
 
 
@@ -288,12 +307,14 @@ return total
 """
 
 
-def applied_updates_probe(client: Any) -> Callable[[], int]:
-    """How many price updates the reducers' state holds for the stage's markets, in this
-    namespace, each time it is called: the last sequences add up to the records applied, as
-    every market's sequences run from 1. The keys and the script are made once, for every call
-    of the benchmark's loop."""
-    names = [keys.market_state(m) for m in range(REDUCER_FIRST_MARKET, REDUCER_FIRST_MARKET + REDUCER_MARKETS)]
+def applied_updates_probe(
+    client: Any, *, markets: int = REDUCER_MARKETS, first: int = REDUCER_FIRST_MARKET
+) -> Callable[[], int]:
+    """How many price updates the reducers' state holds for ``markets`` markets from ``first``
+    on (the stage's), in this namespace, each time it is called: the last sequences add up to
+    the records applied, as every market's sequences run from 1. The keys and the script are
+    made once, for every call of the benchmark's loop."""
+    names = [keys.market_state(m) for m in range(first, first + markets)]
     seq_sum = client.register_script(SEQ_SUM_LUA)
     return lambda: int(seq_sum(keys=names))
 
@@ -334,6 +355,7 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
         whole_reports=mode != "realtime",
         # A warm-up backlog makes the movers' first window partials: their batches settle too.
         settled=movers_ran_since(client) if REDUCER_WARMUP_BACKLOG in warmups else None,
+        cpu=reducer.cpu_s,
     )
     # Micro-batch: rows over the time batches were busy. Real-time mode has no idle time
     # between batches to leave out (a batch lasts its whole checkpoint interval), so its
@@ -354,6 +376,7 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
         f"reducer_{mode}_batches": len([b for b in drain.batches.values() if b.rows]),
         f"reducer_{mode}_measured_rows": sum(b.rows for b in drain.batches.values()),
         f"reducer_{mode}_rss_mib": round(reducer.rss_mib()),
+        f"reducer_{mode}_cpu_s_per_1000": drain.cpu_s_per_1000(),
     }
 
 
@@ -368,7 +391,8 @@ def drain_in_process(
     query: str | None,
 ) -> tuple[Drain, float]:
     """Start ``python -m module``, wait for its heartbeat (``component``), let it work off the
-    reducers stage's backlog, stop it; the drain and the CPU seconds it used."""
+    reducers stage's backlog, stop it; the drain (with the CPU of its measured backlog) and the
+    CPU seconds the process used in all."""
     process = Process(
         component, python("-m", module), env={**os.environ, **env}, log=ROOT / "var" / "log" / f"bench-{component}.log"
     ).start()
@@ -381,6 +405,7 @@ def drain_in_process(
             warmups=reducer_warmups("microbatch", records),
             done=done,
             query=query,
+            cpu=process.cpu_s,
         )
         return drain, process.cpu_s()
     finally:
@@ -406,6 +431,7 @@ def bench_reducer_ceiling(*, records: int) -> dict[str, Any]:
         "reducer_spark_ceiling_drain_updates_per_s": drain.drain_rate(),
         "reducer_spark_ceiling_after_produced_updates_per_s": drain.after_rate(),
         "reducer_spark_ceiling_batches": len([b for b in drain.batches.values() if b.rows]),
+        "reducer_spark_ceiling_cpu_s_per_1000": drain.cpu_s_per_1000(),
     }
 
 
@@ -430,6 +456,7 @@ def bench_plain_consumer(*, records: int) -> dict[str, Any]:
         "reducer_plain_consumer_updates_per_s": drain.after_rate() or drain.drain_rate(),
         "reducer_plain_consumer_drain_updates_per_s": drain.drain_rate(),
         "reducer_plain_consumer_cpu_s": round(cpu_s, 1),
+        "reducer_plain_consumer_cpu_s_per_1000": drain.cpu_s_per_1000(),
     }
 
 
@@ -449,6 +476,9 @@ def reducer_ratios(results: dict[str, Any]) -> None:
     plain = results.get("reducer_plain_consumer_updates_per_s")
     results["reducer_microbatch_vs_ceiling"] = round(ours / ceiling, 2) if ours and ceiling else None
     results["reducer_microbatch_vs_plain"] = round(ours / plain, 2) if ours and plain else None
+    cost = results.get("reducer_microbatch_cpu_s_per_1000")
+    bare_cost = results.get("reducer_spark_ceiling_cpu_s_per_1000")
+    results["reducer_cpu_vs_ceiling"] = round(cost / bare_cost, 2) if cost and bare_cost else None
 
 
 # The consumers of the micro-batch reducers stage and the key of each one's figure.

@@ -131,6 +131,8 @@ def write_markdown(results: dict[str, Any]) -> Path:
         lines.append(f"| {label} | {shown} | {unit} | {target or '—'} | {versus(value, target)} |")
     lines += e2e.markdown_lines(results)
     lines += markets.markdown_lines(results)
+    if results.get("markets_curve"):
+        markets.plot_markets(results, ROOT / "docs" / "img" / "markets.png")
     lines += edge.markdown_lines(results)
     if results.get("edge_rows"):
         plot_edge(results["edge_rows"], ROOT / "docs" / "img" / "edge.png")

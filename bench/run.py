@@ -156,6 +156,8 @@ def main(argv: list[str] | None = None) -> None:
                     duration=5,
                     warmup=4,
                     rounds=1,
+                    records=5_000,
+                    page_loads=3,
                     running=running.get("microbatch"),
                 )
                 if quick

@@ -39,7 +39,7 @@ from typing import Any
 
 import requests
 
-from bench.common import ROOT, median, migrate_if_needed
+from bench.common import ROOT, competitions_remove, median, migrate_if_needed
 from bench.edge import PRODUCT_APP, server_start
 from bench.harness import free_port, wait_until
 from reducers.market_kinds import MATCH_RESULT
@@ -105,13 +105,7 @@ def _events_create(count: int) -> tuple[int, list[int]]:
 
 
 def _events_remove() -> None:
-    from odds.catalogue.models import Competition, Event, Market, Selection
-
-    events = Event.objects.filter(competition__name=COMPETITION)
-    Selection.objects.filter(market__event__in=events).delete()
-    Market.objects.filter(event__in=events).delete()
-    events.delete()
-    Competition.objects.filter(name=COMPETITION).delete()
+    competitions_remove(name=COMPETITION)
 
 
 class Feed(threading.Thread):
@@ -153,24 +147,39 @@ class Feed(threading.Thread):
 
 
 @contextlib.contextmanager
-def _stack(namespace: str) -> Iterator[tuple[str, str, Path]]:
-    """The ASGI server and nginx in front of it; yields both URLs and the cache's access log."""
+def origin_server(namespace: str) -> Iterator[str]:
+    """The product's ASGI server (two uvicorn workers) in ``namespace``, answering; yields its URL."""
     port = free_port()
     env = {**os.environ, "SPORTSBOOK_NAMESPACE": namespace, "PYTHONUNBUFFERED": "1"}
     server = server_start("uvicorn", port=port, workers=2, app=PRODUCT_APP, env=env)
-    var = Path(tempfile.mkdtemp(prefix="sportsbook-views-"))
-    listen = f"127.0.0.1:{free_port()}"
-    proxy_env = {**env, "SPORTSBOOK_VAR": str(var), "PROXY_LISTEN": listen, "PROXY_UPSTREAM": f"127.0.0.1:{port}"}
-    script = ROOT / "infra" / "bin" / "nginx.sh"
     try:
         origin = f"http://127.0.0.1:{port}"
         wait_until(lambda: _answers(origin), timeout=60, what="the ASGI server")
-        subprocess.run([str(script), "start"], env=proxy_env, check=True, capture_output=True, timeout=60)
-        yield origin, f"http://{listen}", var / "log" / "nginx-access.log"
+        yield origin
     finally:
-        subprocess.run([str(script), "stop"], env=proxy_env, capture_output=True, timeout=60)
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(20)
+
+
+@contextlib.contextmanager
+def _stack(namespace: str) -> Iterator[tuple[str, str, Path]]:
+    """The ASGI server and nginx in front of it; yields both URLs and the cache's access log."""
+    with origin_server(namespace) as origin:
+        var = Path(tempfile.mkdtemp(prefix="sportsbook-views-"))
+        listen = f"127.0.0.1:{free_port()}"
+        proxy_env = {
+            **os.environ,
+            "SPORTSBOOK_NAMESPACE": namespace,
+            "SPORTSBOOK_VAR": str(var),
+            "PROXY_LISTEN": listen,
+            "PROXY_UPSTREAM": origin.removeprefix("http://"),
+        }
+        script = ROOT / "infra" / "bin" / "nginx.sh"
+        try:
+            subprocess.run([str(script), "start"], env=proxy_env, check=True, capture_output=True, timeout=60)
+            yield origin, f"http://{listen}", var / "log" / "nginx-access.log"
+        finally:
+            subprocess.run([str(script), "stop"], env=proxy_env, capture_output=True, timeout=60)
 
 
 def _answers(url: str) -> bool:
@@ -196,7 +205,7 @@ def _page_markets(html: str) -> tuple[list[int], dict[str, list[Any]]]:
     return markets, (json.loads(found.group(1)) if found else {})
 
 
-def _open_live(base: str, path: str, *, since: bool) -> dict[str, float]:
+def open_live(base: str, path: str, *, since: bool) -> dict[str, float]:
     """Load the page from ``base``, open the websocket there and watch its markets (with the
     page's sequences as ``since`` or without): milliseconds until the image, and bytes."""
     from websockets.sync.client import connect
@@ -263,9 +272,9 @@ def bench_views(*, events: int = LIST_EVENTS, burst: int = 1_000, loads: int = 2
                 log(f"{loads} punters opening the page, with and without the cache and since")
                 cached, uncached, fresh = [], [], []
                 for _ in range(loads):
-                    cached.append(_open_live(cache, page, since=True))
-                    uncached.append(_open_live(origin, page, since=False))
-                    fresh.append(_open_live(origin, page, since=True))
+                    cached.append(open_live(cache, page, since=True))
+                    uncached.append(open_live(origin, page, since=False))
+                    fresh.append(open_live(origin, page, since=True))
                     time.sleep(0.2)  # the feed moves some markets between punters
         finally:
             feed.stopped.set()

@@ -103,3 +103,30 @@ def test_the_warm_up_is_settled_once_the_movers_finish_a_batch_with_rows_started
     assert not ran_since(ProgressLists({"movers": [before, empty_after], "prices": [prices_after]}))(since)
     assert ran_since(ProgressLists({"movers": [after, empty_after, before]}))(since)
     assert not ran_since(ProgressLists({}))(since)
+
+
+def test_cpu_per_1000_updates_counts_only_the_measured_backlog_and_the_ratio_is_against_the_bare_query():
+    drain = reducers.Drain(
+        records=1_100_000,
+        warmup=100_000,
+        drain_s=12.0,
+        ninety_s=10.0,
+        batches={},
+        produced_at=0.0,
+        done_when_produced=0,
+        after_s=5.0,
+        cpu_s=30.0,
+    )
+    assert drain.cpu_s_per_1000() == 0.03
+    assert reducers.Drain(**{**drain.__dict__, "cpu_s": None}).cpu_s_per_1000() is None
+    results: dict[str, Any] = {
+        "reducer_microbatch_updates_per_s": 70_000,
+        "reducer_spark_ceiling_updates_per_s": 100_000,
+        "reducer_microbatch_cpu_s_per_1000": 0.03,
+        "reducer_spark_ceiling_cpu_s_per_1000": 0.02,
+    }
+    reducers.reducer_ratios(results)
+    assert results["reducer_cpu_vs_ceiling"] == 1.5
+    del results["reducer_spark_ceiling_cpu_s_per_1000"]
+    reducers.reducer_ratios(results)
+    assert results["reducer_cpu_vs_ceiling"] is None
