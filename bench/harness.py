@@ -257,8 +257,20 @@ class Process:
             return 0.0
 
     def cpu_s(self) -> float:
-        """CPU seconds (user + system) of the process and its children."""
+        """CPU seconds (user + system) of the process and its descendants, those alive and those
+        reaped (a reaped child's time is its parent's ``children_*``; a live child's is not, so
+        nothing counts twice). A descendant gone between the listing and its reading is passed
+        over: before, one Spark Python worker ending there made the whole reading 0 (and a
+        difference of two readings the process's whole life)."""
         try:
-            return sum(t.user + t.system for t in (p.cpu_times() for p in self._tree()))
+            tree = self._tree()
         except psutil.NoSuchProcess:
             return 0.0
+        total = 0.0
+        for proc in tree:
+            try:
+                t = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
