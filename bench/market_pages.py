@@ -100,15 +100,17 @@ class Mover(threading.Thread):
         self.stopped = threading.Event()
         self.seq = 0
         self.moved = 0
-
-    def apply(self, markets: list[tuple[int, list[int]]]) -> None:
         from django.conf import settings
 
-        from reducers.prices import conflate
-        from reducers.schemas import PriceUpdate, SelectionPrice
         from store.markets import MarketStore
 
-        sink = MarketStore(redis_client(settings.REDIS_URL))
+        # One sink and connection for every batch, not one a tenth of a second.
+        self.sink = MarketStore(redis_client(settings.REDIS_URL))
+
+    def apply(self, markets: list[tuple[int, list[int]]]) -> None:
+        from reducers.prices import conflate
+        from reducers.schemas import PriceUpdate, SelectionPrice
+
         self.seq += 1
         now = int(time.time() * 1000)
         updates = []
@@ -117,7 +119,7 @@ class Mover(threading.Thread):
             book = tuple(map(SelectionPrice, selection_ids, prices))
             updates.append((PriceUpdate(market_id, self.seq, "open", book, now, now), now))
         for start in range(0, len(updates), 1000):
-            sink.apply(conflate(updates[start : start + 1000]))
+            self.sink.apply(conflate(updates[start : start + 1000]))
         self.moved += len(updates)
 
     def run(self) -> None:
