@@ -303,6 +303,39 @@ async def test_a_hub_whose_redis_connection_drops_resubscribes_and_asks_its_list
         reader.cancel()
 
 
+async def test_a_channel_the_hub_left_is_not_subscribed_again_when_its_connection_comes_back(redis_client):
+    """The hub reads published messages on a fast path; the confirmations of its unsubscribes
+    still reach redis-py's books, or a reconnect would subscribe again every channel ever left."""
+    hub = Hub(settings.REDIS_URL)
+    inbox = _Inbox()
+    kept, left = keys.market_channel(800_504), keys.market_channel(800_505)
+    await hub.add(inbox, [kept, left])
+    reader = hub._reader
+    assert reader is not None
+    assert hub._pubsub is not None
+    try:
+        while redis_client.pubsub_numsub(kept, left) != [(kept.encode(), 1), (left.encode(), 1)]:
+            await asyncio.sleep(0.01)
+        await hub.remove(inbox, [left])
+        redis_client.publish(kept, "before")  # read after the unsubscribe's confirmation
+        assert await asyncio.wait_for(inbox.messages.get(), timeout=5) == (kept.encode(), "before")
+        connection = hub._pubsub.connection
+        assert connection is not None
+        host, port = connection._writer.get_extra_info("sockname")[:2]
+        assert redis_client.client_kill_filter(_type="pubsub", addr=f"{host}:{port}") == 1
+        for _ in range(200):
+            if inbox.resyncs and redis_client.pubsub_numsub(kept) == [(kept.encode(), 1)]:
+                break
+            await asyncio.sleep(0.05)
+        assert inbox.resyncs == 1
+        assert redis_client.pubsub_numsub(kept, left) == [(kept.encode(), 1), (left.encode(), 0)]
+        redis_client.publish(kept, "after")
+        assert await asyncio.wait_for(inbox.messages.get(), timeout=5) == (kept.encode(), "after")
+    finally:
+        await hub.remove(inbox, [kept])
+        reader.cancel()
+
+
 def apply_match(redis_client, *, event_id: int, seq: int, home: int) -> None:
     """A match state applied by the match-state reducer's own processor, as the feed sends it."""
     from reducers.schemas import MatchClock, MatchStateUpdate
