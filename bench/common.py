@@ -47,6 +47,13 @@ def competitions_remove(**lookup: Any) -> None:
     Competition.objects.filter(**lookup).delete()
 
 
+def cell(value: Any) -> str:
+    """A table cell: thousands separated, a figure not measured as a dash."""
+    if value is None:
+        return "—"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
 @contextlib.contextmanager
 def curve_figure(path: Path, columns: int) -> Iterator[list[Any]]:
     """A row of ``columns`` plots of figures against a count (sockets, markets) on a log scale,

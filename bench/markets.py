@@ -26,7 +26,7 @@ import contextlib
 from typing import Any
 
 from bench import edge, market_pages
-from bench.common import curve_figure, in_namespace, log, markets_define, median
+from bench.common import cell, curve_figure, in_namespace, log, markets_define, median
 from bench.e2e import warm_up_e2e
 from bench.reducers import Reducers, applied_updates_probe, drain_backlog, reducers_running
 
@@ -191,11 +191,11 @@ def _drain(running: Reducers, *, universe: int, first: int, records: int) -> dic
         first=first,
         cpu=running.process.cpu_s,
     )
-    busy = drain.busy_rate()
+    rate, rate_from = drain.rate()
     return {
         "universe": universe,
-        "updates_per_s": busy if busy is not None else drain.ninety_rate(),
-        "rate_from": "busy batches" if busy is not None else "wall clock",
+        "updates_per_s": rate,
+        "rate_from": rate_from,
         "cpu_s_per_1000": drain.cpu_s_per_1000(),
         "batches": len([b for b in drain.batches.values() if b.rows]),
     }
@@ -232,22 +232,18 @@ def markdown_lines(results: dict[str, Any]) -> list[str]:
             "|---" * (len(CURVE_COLUMNS) + 1) + "|",
         ]
         for point in curve:
-            cells = [_cell(point.get(key)) for key, _ in CURVE_COLUMNS]
+            cells = [cell(point.get(key)) for key, _ in CURVE_COLUMNS]
             lines.append(f"| {point['markets']:,} | " + " | ".join(cells) + " |")
         drains = results.get("markets_drains") or []
         if drains:
             lines += [
                 "",
                 "Reducer drains (updates/s in the order measured): "
-                + ", ".join(f"{d['universe']:,} markets {_cell(d['updates_per_s'])}" for d in drains)
+                + ", ".join(f"{d['universe']:,} markets {cell(d['updates_per_s'])}" for d in drains)
                 + ".",
             ]
         lines += ["", "![Latency, throughput and pages against live markets](img/markets.png)"]
     return lines
-
-
-def _cell(value: Any) -> str:
-    return "—" if value is None else f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
 def plot_markets(results: dict[str, Any], path: Any) -> None:

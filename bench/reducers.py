@@ -206,6 +206,13 @@ class Drain:
     def ninety_rate(self) -> int:
         return round(0.9 * (self.records - self.warmup) / self.ninety_s)
 
+    def rate(self, *, wall_clock: bool = False) -> tuple[int, str]:
+        """The rate that stands for the drain, and what it was taken from: rows over the time
+        batches were busy, or (asked for, or when no progress report of the measured batches
+        reached Redis in time) the first 90% of the backlog over the wall clock."""
+        busy = None if wall_clock else self.busy_rate()
+        return (busy, "busy batches") if busy is not None else (self.ninety_rate(), "wall clock")
+
 
 def drain_backlog(
     *,
@@ -269,7 +276,7 @@ def drain_backlog(
         # of seconds.
         time.sleep(0.1)
     finished = time.perf_counter()
-    cpu_s = cpu() - cpu_started if cpu is not None and cpu_started is not None else None
+    cpu_s = None if cpu is None or cpu_started is None else cpu() - cpu_started
     if query is not None:
         # Progress reports reach Redis through Spark's listener bus, after the batch's effects:
         # wait (a while at most) until the reports of the measured rows are in.
@@ -362,13 +369,12 @@ def _measure_reducers(running: Reducers, *, mode: str, records: int) -> dict[str
     # rate is the backlog over the wall-clock time to apply all of it. When no progress report
     # of the measured batches reached Redis in time (Spark's listener bus runs behind under
     # load), the micro-batch rate is the wall-clock one too, and the results say so.
-    busy = drain.busy_rate()
-    rate = drain.ninety_rate() if mode == "realtime" or busy is None else busy
-    if mode != "realtime" and busy is None:
+    rate, rate_from = drain.rate(wall_clock=mode == "realtime")
+    if mode != "realtime" and rate_from == "wall clock":
         log(f"reducers ({mode}): no progress report of the measured batches arrived; rate from the wall clock")
     return {
         f"reducer_{mode}_updates_per_s": rate,
-        f"reducer_{mode}_rate_from": "wall clock" if mode == "realtime" or busy is None else "busy batches",
+        f"reducer_{mode}_rate_from": rate_from,
         f"reducer_{mode}_first_90pct_updates_per_s": drain.ninety_rate(),
         f"reducer_{mode}_drain_updates_per_s": drain.drain_rate(),
         f"reducer_{mode}_records": records,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import resource
 from typing import Any
 
-from bench.common import curve_figure, log, namespace
+from bench.common import cell, curve_figure, log, namespace
 from bench.edge import EDGE_DELIVERED_SHARE, EDGE_P99_MS, parse, run
 
 COUNTS = (1000, 5000, 10_000)
@@ -269,13 +269,6 @@ def same_rate_cost(rows: list[dict[str, Any]], count: int) -> tuple[float | None
         return None, None, None
     rate = max(shared)
     return rate, climbs["hub"][rate].get("server_cpu_s_per_1000"), climbs["ceiling"][rate].get("server_cpu_s_per_1000")
-
-
-def cell(value: Any) -> str:
-    """A table cell: thousands separated, a figure not measured as a dash."""
-    if value is None:
-        return "—"
-    return f"{value:,}" if isinstance(value, int) else str(value)
 
 
 def markdown_lines(results: dict[str, Any]) -> list[str]:

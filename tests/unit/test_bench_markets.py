@@ -83,7 +83,7 @@ def test_the_report_tables_the_curve_and_draws_it(tmp_path):
     drains = [{"round": 1, "universe": u, "updates_per_s": 50_000} for u in (1000, 10_000)]
     summary = markets_summary([window(1000, 100), window(10_000, 130)], (1000, 10_000), drains=drains, pages=pages)
     lines = markdown_lines(summary)
-    assert "| 10,000 | 130 | 50,000 | — | 40,000 | 10 | — | — | 35.5 |" in lines
+    assert "| 10,000 | 130 | 50,000 | — | 40,000 | 10.0 | — | — | 35.5 |" in lines
     assert any("img/markets.png" in line for line in lines)
     path = tmp_path / "markets.png"
     plot_markets(summary, path)

@@ -105,6 +105,23 @@ def test_the_warm_up_is_settled_once_the_movers_finish_a_batch_with_rows_started
     assert not ran_since(ProgressLists({}))(since)
 
 
+def test_a_drains_rate_is_its_busy_batches_unless_wall_clock_is_asked_for_or_no_report_came():
+    batch = reducers.Batch(rows=400_000, ms=4_000, started=1.0)
+    drain = reducers.Drain(
+        records=1_100_000,
+        warmup=100_000,
+        drain_s=12.0,
+        ninety_s=10.0,
+        batches={7: batch},
+        produced_at=0.0,
+        done_when_produced=0,
+        after_s=5.0,
+    )
+    assert drain.rate() == (100_000, "busy batches")
+    assert drain.rate(wall_clock=True) == (90_000, "wall clock")
+    assert reducers.Drain(**{**drain.__dict__, "batches": {}}).rate() == (90_000, "wall clock")
+
+
 def test_cpu_per_1000_updates_counts_only_the_measured_backlog_and_the_ratio_is_against_the_bare_query():
     drain = reducers.Drain(
         records=1_100_000,
