@@ -23,6 +23,7 @@ import os
 import random
 import re
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -463,6 +464,7 @@ def run_ceiling(args: argparse.Namespace) -> dict[str, Any]:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(20)
+        shutil.rmtree(start_file.parent, ignore_errors=True)
     return _k6_result(args, generated, json.loads(out)["published"], server_cpu, server_rss_mib, memory)
 
 
@@ -493,7 +495,11 @@ def k6_window(
     time.sleep(max(0.0, start_at + args.warmup + args.duration - time.time()))
     server_cpu = _group_cpu_s(server_pid) - server_cpu
     memory["streaming"] = _group_rss_mib(server_pid)
-    return k6_wait(k6.process, k6.summary, timeout=120 + args.clients / 50), server_cpu
+    generated = k6_wait(k6.process, k6.summary, timeout=120 + args.clients / 50)
+    # The run's folder (its users' watch lists, summary and log) goes once its summary is read;
+    # a run that failed keeps it, for its log.
+    shutil.rmtree(k6.summary.parent, ignore_errors=True)
+    return generated, server_cpu
 
 
 WATCHER_PREFIX = "bench-watcher-"

@@ -3,13 +3,17 @@ only from a run that delivered what was offered."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from bench.edge import K6Run, edge_best, k6_start_at
+from bench.edge import K6Run, edge_best, k6_start_at, k6_window
 
 
 def _row(rate: float, delivered: int, offered: int, p99: float, errors: int = 0) -> dict:
@@ -66,3 +70,18 @@ def test_k6_exiting_before_its_users_are_ready_is_an_error_not_a_wait(tmp_path: 
     k6 = _k6(tmp_path, "raise SystemExit(3)")
     with pytest.raises(RuntimeError, match="status 3"):
         k6_start_at(k6, timeout=600)
+
+
+def test_a_k6_run_s_folder_is_removed_once_its_summary_is_read(tmp_path: Path):
+    """Every row of the edge and sockets stages made a folder of its own and left it behind."""
+    folder = tmp_path / "sportsbook-k6-run"
+    folder.mkdir()
+    (folder / "watch.json").write_text("[[1, 2]]")
+    (folder / "k6.log").write_text(f'msg="start_at {int(time.time() * 1000)}"\n')
+    summary = json.dumps({"received": 10})
+    k6 = _k6(folder, f"import pathlib; pathlib.Path({str(folder / 'summary.json')!r}).write_text({summary!r})")
+    args = argparse.Namespace(clients=1, warmup=0.0, duration=0.0)
+    generated, server_cpu = k6_window(k6, args, os.getpid(), {}, start=None, at_start=None)
+    assert generated["received"] == 10
+    assert server_cpu >= 0
+    assert not folder.exists()
