@@ -59,6 +59,25 @@ def _commit(group: str, topic: str, offsets: dict[int, int]) -> None:
         consumer.close()
 
 
+def _read_back(topic: str, group: str, *, ends: dict[int, int], committed: dict[int, int]) -> None:
+    """Wait (10 s at most) until Kafka's admin answers show the records produced and the offsets
+    committed: the dashboard reads them the same way, and what these tests check is its arithmetic
+    on them, not how soon a broker reports a write it has acknowledged."""
+    deadline = time.monotonic() + 10
+    while True:
+        seen_ends = metrics.log_end_offsets((topic, p) for p in ends)
+        seen_committed = metrics.committed_offsets(group, [(topic, p) for p in committed])
+        if all(seen_ends.get((topic, p)) == n for p, n in ends.items()) and all(
+            seen_committed.get((topic, p)) == n for p, n in committed.items()
+        ):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"Kafka reads back ends {seen_ends} and commits {seen_committed}, not {ends} and {committed}"
+            )
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def probe_query(probe_topic, monkeypatch, settings, redis_client):
     monkeypatch.setattr(metrics, "QUERY_TOPICS", {"probe": lambda: probe_topic})
@@ -73,10 +92,11 @@ def test_seconds_behind_is_the_age_of_each_partitions_oldest_unprocessed_record(
     _produce(producer, probe_topic, 1, 20_000, 5_000, 4_000)
     _produce(producer, probe_topic, 2, 1_000)
     _commit(probe_query, probe_topic, {0: 0, 1: 1, 2: 1})
+    _read_back(probe_topic, probe_query, ends={0: 3, 1: 3, 2: 1}, committed={0: 0, 1: 1, 2: 1})
 
     query = metrics.reducer_lag(record=False)["probe"]
     by_partition = {p["partition"]: p for p in query["partitions"]}
-    assert [by_partition[p]["lag"] for p in (0, 1, 2)] == [3, 2, 0]
+    assert [by_partition[p]["lag"] for p in (0, 1, 2)] == [3, 2, 0], query["partitions"]
     assert 29.5 <= by_partition[0]["lag_seconds"] < 40
     assert 4.5 <= by_partition[1]["lag_seconds"] < 15
     assert by_partition[2]["lag_seconds"] == 0.0
