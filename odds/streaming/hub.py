@@ -314,9 +314,7 @@ class Hub:
                 log.warning("hub lost its Redis connection; retrying")
                 await asyncio.sleep(0.5)
                 continue
-            if channel is None:
-                if not pubsub.subscribed:
-                    await asyncio.sleep(0.05)
+            if channel is None:  # a subscription's confirmation
                 continue
             text = data.decode()  # decoded once, shared by every local websocket
             if channel.startswith(self._market_prefix) and time.monotonic() >= self._frame_sample_due:
