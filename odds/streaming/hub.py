@@ -20,7 +20,7 @@ import logging
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 import redis.asyncio as aioredis
 from django.conf import settings
@@ -38,6 +38,7 @@ from store.channels import (
 )
 from store.clients import async_redis_client
 from store.markets import price_channel_prefix
+from store.subscription import Subscription
 
 log = logging.getLogger(__name__)
 REPORT_INTERVAL_S = 5.0
@@ -88,12 +89,6 @@ def tick_frames(
     return frames
 
 
-async def _pushed(response: Any) -> Any:
-    """The hub's pub-sub hands each published message on as it came: redis-py's own handler
-    formats every message into a debug line, whether that level is logged or not."""
-    return response
-
-
 class Hub:
     def __init__(self, redis_url: str) -> None:
         self._redis_url = redis_url
@@ -104,13 +99,11 @@ class Hub:
         self._moved: dict[bytes, str] = {}
         self._replaced: Counter[bytes] = Counter()
         self._tick: asyncio.TimerHandle | None = None
-        self._pubsub: aioredis.client.PubSub | None = None
-        self._watched_connection: object | None = None
+        self._subscription: Subscription | None = None
         self.reconnects = 0
         self._reader: asyncio.Task[None] | None = None
         self._reporter: asyncio.Task[None] | None = None
         self._keeper: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
         self._redis: aioredis.Redis | None = None
         self._admit: AsyncScript | None = None
         # Subscriber channels with a websocket attached in this process (how many), and the
@@ -127,22 +120,20 @@ class Hub:
         self._frame_sample_due = 0.0
         self._market_prefix = price_channel_prefix()
 
-    def _connection(self) -> aioredis.client.PubSub:
-        if self._pubsub is None:
-            self._pubsub = async_redis_client(self._redis_url).pubsub(
-                ignore_subscribe_messages=True, push_handler_func=_pushed
+    def _subscribed(self) -> Subscription:
+        """The process's pub-sub connection, kept up by the reader task from the first add on."""
+        if self._subscription is None:
+            self._subscription = Subscription(
+                self._redis_url,
+                on_message=self._deliver,
+                on_reconnect=self._reconnected,
+                ping_s=settings.EDGE_PUBSUB_PING_S,
             )
-        return self._pubsub
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._subscription.run(), name="hub-reader")
+        return self._subscription
 
-    def _watch_reconnects(self, pubsub: aioredis.client.PubSub) -> None:
-        """Call ``_reconnected`` on every later connect of the pub-sub's connection (redis-py
-        reconnects it itself, after the callback that subscribes its channels again)."""
-        connection = pubsub.connection
-        if connection is not None and connection is not self._watched_connection:
-            connection.register_connect_callback(self._reconnected)
-            self._watched_connection = connection
-
-    async def _reconnected(self, _connection: object) -> None:
+    def _reconnected(self) -> None:
         # Messages published while the connection was down are lost to this process. Listeners
         # are told now, before any message of the new connection is handed out, so each can
         # hold its frames back while it reads what it missed from the store.
@@ -165,37 +156,28 @@ class Hub:
         names = list(channels)
         if not names:
             return
-        async with self._lock:
-            pubsub = self._connection()
-            new = []
-            for name in names:
-                key = name.encode()
-                if not self._listeners[key] and not self._batched[key]:
-                    new.append(name)
-                (self._batched if batched else self._listeners)[key].add(listener)
-            if new:
-                await pubsub.subscribe(*new)
-                self._watch_reconnects(pubsub)
-            # A pub-sub has its connection only from its first subscribe on: a reader started
-            # before that dies at once ("pubsub connection not set").
-            if pubsub.connection is not None and (self._reader is None or self._reader.done()):
-                self._reader = asyncio.create_task(self._read(pubsub), name="hub-reader")
+        new = []
+        for name in names:
+            key = name.encode()
+            if not self._listeners[key] and not self._batched[key]:
+                new.append(key)
+            (self._batched if batched else self._listeners)[key].add(listener)
+        self._subscribed().subscribe(new)
 
     async def remove(self, listener: Listener, channels: Iterable[str]) -> None:
-        async with self._lock:
-            gone = []
-            for name in channels:
-                key = name.encode()
-                for table in (self._listeners, self._batched):
-                    watchers = table.get(key)
-                    if watchers is not None:
-                        watchers.discard(listener)
-                        if not watchers:
-                            del table[key]
-                if key not in self._listeners and key not in self._batched:
-                    gone.append(name)
-            if gone and self._pubsub is not None:
-                await self._pubsub.unsubscribe(*gone)
+        gone = []
+        for name in channels:
+            key = name.encode()
+            for table in (self._listeners, self._batched):
+                watchers = table.get(key)
+                if watchers is not None:
+                    watchers.discard(listener)
+                    if not watchers:
+                        del table[key]
+            if key not in self._listeners and key not in self._batched:
+                gone.append(key)
+        if gone and self._subscription is not None:
+            self._subscription.unsubscribe(gone)
 
     def client(self) -> aioredis.Redis:
         """The process's Redis connection pool for commands (the pub-sub has its own). A command
@@ -305,57 +287,31 @@ class Hub:
             await asyncio.to_thread(self.frame_ages.flush)
             await asyncio.sleep(REPORT_INTERVAL_S)
 
-    async def _read(self, pubsub: aioredis.client.PubSub) -> None:
-        while True:
-            try:
-                channel, data = await self._next_message(pubsub)
-            except (ConnectionError, aioredis.ConnectionError):
-                # redis-py resubscribes every channel when the connection comes back.
-                log.warning("hub lost its Redis connection; retrying")
-                await asyncio.sleep(0.5)
-                continue
-            if channel is None:  # a subscription's confirmation
-                continue
-            text = data.decode()  # decoded once, shared by every local websocket
-            if channel.startswith(self._market_prefix) and time.monotonic() >= self._frame_sample_due:
-                self._frame_sample_due = time.monotonic() + FRAME_SAMPLE_S
-                age = frame_age_s(text, now_ms=int(time.time() * 1000))
-                if age is not None:
-                    self.frame_ages.observe(age, flush=False)
-            listeners = self._listeners.get(channel)
-            batched = self._batched.get(channel)
-            if batched:
-                # Routed by its type (decoded once: the websockets reading it get the same head).
-                if frames.kind(text) == "market.status":
-                    for listener in tuple(batched):
-                        listener.deliver(channel, text)
-                else:
-                    if channel in self._moved:
-                        self._replaced[channel] += 1
-                    self._moved[channel] = text
-                    if self._tick is None:
-                        self._tick = asyncio.get_running_loop().call_later(
-                            settings.EDGE_TICK_MS / 1000, self._send_tick
-                        )
-            if listeners:
-                for listener in tuple(listeners):
+    def _deliver(self, channel: bytes, data: bytes) -> None:
+        """Hand a published message to the channel's listeners, or keep it for the tick; called
+        by the subscription's protocol as the message arrives."""
+        text = data.decode()  # decoded once, shared by every local websocket
+        if channel.startswith(self._market_prefix) and time.monotonic() >= self._frame_sample_due:
+            self._frame_sample_due = time.monotonic() + FRAME_SAMPLE_S
+            age = frame_age_s(text, now_ms=int(time.time() * 1000))
+            if age is not None:
+                self.frame_ages.observe(age, flush=False)
+        listeners = self._listeners.get(channel)
+        batched = self._batched.get(channel)
+        if batched:
+            # Routed by its type (decoded once: the websockets reading it get the same head).
+            if frames.kind(text) == "market.status":
+                for listener in tuple(batched):
                     listener.deliver(channel, text)
-
-    @staticmethod
-    async def _next_message(pubsub: aioredis.client.PubSub) -> tuple[bytes | None, bytes]:
-        """The channel and data of the next published message, or (None, b"") for anything else
-        (a subscription's confirmation, which redis-py books). The read blocks with no deadline:
-        one under a deadline arms and cancels a timer for every message. A published message
-        skips redis-py's dictionary, channel decoding and per-message telemetry hook (no handler
-        is registered here). With ``_pushed``, a message read one at a time costs 47 µs of CPU
-        instead of 66 (bench/PROFILES.md, "The hub's Redis read")."""
-        response = await pubsub.parse_response(block=True)
-        if isinstance(response, list) and len(response) == 3 and response[0] == b"message":
-            return response[1], response[2]
-        message = await pubsub.handle_message(response, ignore_subscribe_messages=True)
-        if message is None or message["type"] != "message":
-            return None, b""
-        return message["channel"], message["data"]
+            else:
+                if channel in self._moved:
+                    self._replaced[channel] += 1
+                self._moved[channel] = text
+                if self._tick is None:
+                    self._tick = asyncio.get_running_loop().call_later(settings.EDGE_TICK_MS / 1000, self._send_tick)
+        if listeners:
+            for listener in tuple(listeners):
+                listener.deliver(channel, text)
 
     def _send_tick(self) -> None:
         moved, replaced = self._moved, self._replaced

@@ -17,6 +17,9 @@ WS_MAX_EVENTS = env.ws_max_events
 STREAM_IDLE_EXPIRY_S = env.stream_idle_expiry_s
 # Clients that watch with "batch": true get each tick's market updates in one frame.
 EDGE_TICK_MS = env.edge_tick_ms
+# Each web process's hub pings its pub-sub connection this often; a connection that answers
+# nothing for two pings in a row is closed and made again (a peer the network lost says nothing).
+EDGE_PUBSUB_PING_S = env.edge_pubsub_ping_s
 # Every process refreshes the sign of life of each channel with a websocket attached this often,
 # whatever the traffic: a channel lives as long as a client is attached.
 STREAM_KEEPALIVE_S = env.stream_keepalive_s

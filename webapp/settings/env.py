@@ -184,6 +184,7 @@ class SiteEnvironment(EnvironmentSettings, BaseSettings):
     ws_max_events: int = Field(default=500, ge=0, validation_alias="WS_MAX_EVENTS")
     stream_idle_expiry_s: int = Field(default=120, ge=0, validation_alias="STREAM_IDLE_EXPIRY_S")
     edge_tick_ms: int = Field(default=20, ge=0, validation_alias="EDGE_TICK_MS")
+    edge_pubsub_ping_s: float = Field(default=5.0, gt=0, validation_alias="EDGE_PUBSUB_PING_S")
     stream_keepalive_s: int = Field(
         default_factory=lambda data: max(1, data["stream_idle_expiry_s"] // 4),
         ge=0,
