@@ -150,7 +150,7 @@ class Subscription:
             connection = self._client.connection_pool.make_connection()
             try:
                 await connection.connect()
-            except (OSError, aioredis.ConnectionError, aioredis.TimeoutError) as exc:
+            except (OSError, aioredis.RedisError) as exc:  # down, refused, wrong password, no master
                 log.warning("pub-sub connection not made (%s); trying again in %.1f s", exc, self._retry_s)
                 await asyncio.sleep(self._retry_s)
                 continue
@@ -164,7 +164,10 @@ class Subscription:
                 if self.connections > 1:
                     # Before the first subscribe: no message of this connection is handed on
                     # until the process has been told it missed some.
-                    self._on_reconnect()
+                    try:
+                        self._on_reconnect()
+                    except Exception:  # the connection is still wanted
+                        log.exception("pub-sub reconnect not handled")
                 self._transport = transport
                 if self._channels:
                     transport.write(_command(b"SUBSCRIBE", *self._channels))

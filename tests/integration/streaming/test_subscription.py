@@ -131,3 +131,15 @@ async def test_a_redis_that_is_not_there_is_tried_again_until_it_is(unused_tcp_p
         finally:
             server.terminate()
             server.wait(timeout=10)
+
+
+async def test_a_wrong_password_is_tried_again_and_does_not_end_the_subscription(redis_client):
+    """Redis refusing the connection's AUTH is one more reason to try again, not a crash."""
+    seen = _Seen()
+    where = redis_client.connection_pool.connection_kwargs
+    url = f"redis://nobody:wrong@{where['host']}:{where['port']}/0"
+    subscription = Subscription(url, on_message=seen.message, on_reconnect=seen.reconnect, retry_s=0.05)
+    async with running(subscription) as task:
+        await asyncio.sleep(0.5)
+        assert not task.done()
+        assert subscription.connections == 0
