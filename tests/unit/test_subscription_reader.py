@@ -9,10 +9,11 @@ import hiredis
 from store.subscription import _command, _Reader
 
 
-class _Replaced:
+class _Replaced(asyncio.Protocol):
     """The protocol the reader replaced: it must still hear the connection's end and flow control."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[tuple[str, object]] = []
 
     def connection_lost(self, exc: object) -> None:
@@ -29,8 +30,9 @@ class _Replaced:
         self.calls.append(("resume", None))
 
 
-class _Transport:
+class _Transport(asyncio.Transport):
     def __init__(self) -> None:
+        super().__init__()
         self.protocol = _Replaced()
         self.closed = False
 
@@ -60,7 +62,7 @@ def teardown_module() -> None:
 def _reader(on_message) -> tuple[_Reader, _Transport, asyncio.Future[None]]:
     lost: asyncio.Future[None] = _LOOP.create_future()
     transport = _Transport()
-    return _Reader(transport, on_message, lost), transport, lost  # type: ignore[arg-type]
+    return _Reader(transport, on_message, lost), transport, lost
 
 
 STREAM = (

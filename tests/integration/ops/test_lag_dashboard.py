@@ -16,6 +16,7 @@ from odds.core import metrics
 from odds.core.kafka import admin_client
 from reducers import topics
 from store import keys
+from tests.conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -63,19 +64,26 @@ def _read_back(topic: str, group: str, *, ends: dict[int, int], committed: dict[
     """Wait (10 s at most) until Kafka's admin answers show the records produced and the offsets
     committed: the dashboard reads them the same way, and what these tests check is its arithmetic
     on them, not how soon a broker reports a write it has acknowledged."""
-    deadline = time.monotonic() + 10
-    while True:
-        seen_ends = metrics.log_end_offsets((topic, p) for p in ends)
-        seen_committed = metrics.committed_offsets(group, [(topic, p) for p in committed])
-        if all(seen_ends.get((topic, p)) == n for p, n in ends.items()) and all(
+
+    def seen() -> tuple[dict, dict]:
+        return (
+            metrics.log_end_offsets((topic, p) for p in ends),
+            metrics.committed_offsets(group, [(topic, p) for p in committed]),
+        )
+
+    def read_back() -> bool:
+        seen_ends, seen_committed = seen()
+        return all(seen_ends.get((topic, p)) == n for p, n in ends.items()) and all(
             seen_committed.get((topic, p)) == n for p, n in committed.items()
-        ):
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"Kafka reads back ends {seen_ends} and commits {seen_committed}, not {ends} and {committed}"
-            )
-        time.sleep(0.1)
+        )
+
+    wait_for(
+        read_back,
+        timeout=10,
+        interval=0.1,
+        what=f"Kafka reading back ends {ends} and commits {committed}",
+        detail=lambda: "ends {}, commits {}".format(*seen()),
+    )
 
 
 @pytest.fixture
