@@ -124,11 +124,12 @@ LIABILITY = ReducerQuery(
     dead_letters=DeadLetters(topics.bets_dead_letter, "bets", "bet_"),
     starting_offsets="earliest",
     trigger_env="SPARK_LIABILITY_TRIGGER",
-    # A batch of the desk's 200 bets a second takes 400-600 ms here (Spark's planning and the
-    # batch function's scripts): at 500 ms it runs nearly back to back under load and a trader's
-    # ticker frame comes about half a second after the bet; at 1 s it came a second after
-    # (docs/performance.md, "The trading desk").
-    trigger="500 milliseconds",
+    # A batch of the desk's 200 bets a second takes 20-100 ms of the batch function on a warm
+    # JVM, so the trigger is most of a bet's way to the trader's ticker. Warm, at 200 bets a
+    # second (bench.desk, one run each): 500 ms gave ticker p99 548 ms with the JVM at 0.21 of a
+    # core, 200 ms 239 ms at 0.30, back to back (0 s) 61 ms at 0.73 (docs/performance.md, "The
+    # trading desk"): 200 ms keeps the ticker well inside a second for a tenth of a core.
+    trigger="200 milliseconds",
     pool=(1, 0),
     lag_objective_s=30,
     checkpoint="liability",
