@@ -126,10 +126,11 @@ LIABILITY = ReducerQuery(
     trigger_env="SPARK_LIABILITY_TRIGGER",
     # A batch of the desk's 200 bets a second takes 20-100 ms of the batch function on a warm
     # JVM, so the trigger is most of a bet's way to the trader's ticker. Warm, at 200 bets a
-    # second (bench.desk, one run each): 500 ms gave ticker p99 548 ms with the JVM at 0.21 of a
-    # core, 200 ms 239 ms at 0.30, back to back (0 s) 61 ms at 0.73 (docs/performance.md, "The
-    # trading desk"): 200 ms keeps the ticker well inside a second for a tenth of a core.
-    trigger="200 milliseconds",
+    # second (bench.desk, one run each, 2026-12-05): 500 ms gave ticker p99 548 ms with the JVM at
+    # 0.21 of a core, 200 ms 239 ms at 0.30, 100 ms 127 ms at 0.30, back to back (0 s) 61 ms at
+    # 0.73 (docs/performance.md, "The trading desk"). 100 ms: a bet is on the ticker within a
+    # fifth of a second for a tenth of a core; back to back would cost half a core more.
+    trigger="100 milliseconds",
     pool=(1, 0),
     lag_objective_s=30,
     checkpoint="liability",

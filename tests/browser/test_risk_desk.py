@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SIZES: dict[str, ViewportSize] = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 SCREENSHOTS = os.environ.get("A11Y_SCREENSHOTS")
-# The liability query runs every 200 ms; on a loaded machine its first batches take longer.
+# The liability query runs every 100 ms; on a loaded machine its first batches take longer.
 REDUCER_MS = 60_000
 MINUS = "\u2212"  # the pages write a loss with a real minus sign
 _bet_ids = itertools.count(int(time.time()) % 1_000_000 * 1000)

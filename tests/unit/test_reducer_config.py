@@ -155,7 +155,7 @@ def test_defaults_are_the_documented_ones():
         "commands": "0 seconds",
         "matches": "500 milliseconds",
         "markets": "1 second",
-        "liability": "200 milliseconds",
+        "liability": "100 milliseconds",
         "movers": "10 seconds",
         "game": "0 seconds",
     }
