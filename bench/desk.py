@@ -54,7 +54,7 @@ BOOKS_WAIT_S = 2.0
 # it (``bench.e2e.E2E_JIT_SETTLED_CORES``): the desk is measured as a running stack's, warmed as
 # the end-to-end figure it is divided by. With the first round within 3 s as the only test, the
 # measured run began 5 s after the start while the other six queries still started and the JVM
-# compiled (a core for its first minute): the same code gave ticker p99 644 ms in one run and 251
+# compiled (half a core over the first rounds): the same code gave ticker p99 644 ms in one run and 251
 # in the next.
 WARMUP_ROUND_S = 5.0
 WARMUP_LEAST_S = 60.0
