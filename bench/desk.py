@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from bench.common import django_ready, percentile
-from bench.e2e import E2E_JIT_SETTLED_CORES
+from bench.harness import JIT_SETTLED_CORES, CompilerLoad
 from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
 
@@ -51,7 +51,7 @@ BOOKS_WAIT_S = 2.0
 # Before the measured run, bets at the stage's rate in rounds of WARMUP_ROUND_S, for at least
 # WARMUP_LEAST_S and on, up to WARMUP_MAX_S, until a round's ticker p99 is within STEADY_P99_MS and
 # the reducers' JVM compilers took less than the end-to-end stage's settled share of a core over
-# it (``bench.e2e.E2E_JIT_SETTLED_CORES``): the desk is measured as a running stack's, warmed as
+# it (``bench.harness.JIT_SETTLED_CORES``): the desk is measured as a running stack's, warmed as
 # the end-to-end figure it is divided by. With the first round within 3 s as the only test, the
 # measured run began 5 s after the start while the other six queries still started and the JVM
 # compiled (half a core over the first rounds): the same code gave ticker p99 644 ms in one run and 251
@@ -170,7 +170,7 @@ def warm_up(
         settled = True
         if compilers is not None:
             readings.append(round(compilers(), 3))
-            settled = readings[-1] < E2E_JIT_SETTLED_CORES
+            settled = readings[-1] < JIT_SETTLED_CORES
         if p99 <= STEADY_P99_MS and settled and time.monotonic() - started >= least:
             break
     return time.monotonic() - started, p99, readings
@@ -206,7 +206,6 @@ def bench_desk(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
     from bench.channels import web_server
     from bench.common import log, session_create, sessions_remove
     from bench.edge import port_wait
-    from bench.harness import CompilerLoad
     from bench.reducers import reducers_running
 
     django_ready()

@@ -27,7 +27,7 @@ from bench.common import (
     median_run,
     namespace,
 )
-from bench.harness import CompilerLoad, Process, python, wait_until
+from bench.harness import JIT_SETTLED_CORES, CompilerLoad, Process, python, wait_until
 from bench.reducers import Reducers, reducer_env, reducers_running
 from bench.suspend import time_suspensions
 from odds.core.kafka import producer_create
@@ -52,11 +52,10 @@ FOOTPRINT_TARGETS = [
 
 # Seconds of the end-to-end rate fed to fresh reducers before the end-to-end load is measured,
 # at least; then on, up to E2E_WARMUP_MOST_S, until their JVM's compilers take less than
-# E2E_JIT_SETTLED_CORES over a window of WARMUP_WINDOW_S (micro-batch at 1,000 prices a second:
-# 0.21 of a core 170-200 s after the start, 0.06 at 385-415 s).
+# ``bench.harness.JIT_SETTLED_CORES`` over a window of WARMUP_WINDOW_S (micro-batch at 1,000
+# prices a second: 0.21 of a core 170-200 s after the start, 0.06 at 385-415 s).
 E2E_WARMUP_S = 180
 E2E_WARMUP_MOST_S = 540
-E2E_JIT_SETTLED_CORES = 0.1
 WARMUP_WINDOW_S = 15
 
 
@@ -201,7 +200,7 @@ def warm_up_e2e(running: Reducers, *, rate: float) -> dict[str, Any]:
 
     def settled() -> bool:
         readings.append(round(compilers.cores(), 3))
-        return readings[-1] < E2E_JIT_SETTLED_CORES
+        return readings[-1] < JIT_SETTLED_CORES
 
     full = rate >= 1000
     with in_namespace(running.namespace):

@@ -100,6 +100,9 @@ def web_up(url: str, *, path: str = "/login/", timeout: float = 2) -> bool:
 # HotSpot's JIT compiler threads as the kernel names them (a thread's name is cut at 15
 # characters): "C2 CompilerThread0", "C1 CompilerThread0", ...
 COMPILER_THREAD_PREFIXES = ("C1 CompilerThre", "C2 CompilerThre")
+# A JVM whose compilers took less than this share of a core over a warm-up window is warm: the
+# stages that compare against each other (end to end, the desk) wait for the same mark.
+JIT_SETTLED_CORES = 0.1
 
 
 class CompilerLoad:

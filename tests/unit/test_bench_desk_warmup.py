@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from bench import desk
-from bench.e2e import E2E_JIT_SETTLED_CORES
+from bench.harness import JIT_SETTLED_CORES
 from reducers.schemas import decode_bet_event
 
-BUSY, QUIET = E2E_JIT_SETTLED_CORES * 5, E2E_JIT_SETTLED_CORES / 2
+BUSY, QUIET = JIT_SETTLED_CORES * 5, JIT_SETTLED_CORES / 2
 
 
 class _Desk:
