@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Protocol
 
 import orjson
@@ -43,6 +44,8 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle, St
 
 from reducers import topics
 from reducers.game import (
+    DAYS,
+    MATCHES,
     Book,
     News,
     PunterTable,
@@ -97,6 +100,8 @@ OUTPUT_COLUMNS = [f.name for f in OUTPUT.fields]
 ROW_COLUMNS = ["user", "doc", "news", "channels"]
 _WHOLE = {f.name for f in OUTPUT.fields if isinstance(f.dataType, T.IntegerType | T.LongType)}
 _BLOB = T.StructType([T.StructField("raw", T.BinaryType())])
+# No boards moved (shared, read-only).
+_NONE: Mapping[Any, Any] = MappingProxyType({})
 
 
 def _decoded(
@@ -261,19 +266,25 @@ def bucket_batch(
 
 def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
     """Every punter the step changed or told something, as written to Redis, and how many news
-    of each kind it made."""
+    of each kind it made. A goal hands over every punter of its match: the points on the boards
+    each punter moved on are read here from the state in hand (``Step.boards``, inlined)."""
     out: list[PunterOutput] = []
     counts: dict[str, int] = {}
-    changed, told, boards = step.changed, step.news, step.boards
+    changed, told, moved, raw = step.changed, step.news, step.moved, step.table.raw
+    dumps = orjson.dumps
     for user_id in sorted(told.keys() | changed):
         news = told.get(user_id, [])
         for item in news:
             counts[item.kind] = counts.get(item.kind, 0) + 1
         if user_id in changed:
-            state = step.table.state(user_id)
-            out.append(PunterOutput(user_id, orjson.dumps(state), news, boards(user_id, state)))
+            state = raw[str(user_id)]
+            days, matches = state[DAYS], state[MATCHES]
+            boards = {
+                e: (day, matches.get(str(e), 0), days.get(day, 0)) for e, day in moved.get(user_id, _NONE).items()
+            }
+            out.append(PunterOutput(user_id, dumps(state), news, boards))
         else:
-            out.append(PunterOutput(user_id, None, news, {}))
+            out.append(PunterOutput(user_id, None, news, _NONE))
     return out, counts
 
 
