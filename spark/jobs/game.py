@@ -31,6 +31,7 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -57,7 +58,7 @@ from reducers.game import (
 )
 from reducers.queries import GAME
 from reducers.schemas import GameAnswer, GameEvent, InvalidRecord, decode_game_answer, decode_game_event
-from spark.config import config
+from spark.config import ConfigError, config
 from spark.jobs.query import gc_paused
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
@@ -445,12 +446,45 @@ class GameSink:
             )
 
 
+# The file in the game query's checkpoint that keeps the count of buckets its punters are in.
+BUCKETS_FILE = "game-buckets"
+
+
+def pin_buckets(checkpoint_dir: str | Path, buckets: int) -> int:
+    """Keep the bucket count in the game query's checkpoint, and refuse another one. A punter's
+    state lives in the bucket a hash of their id picks among ``buckets``: resumed with another
+    count, the query would look for every punter in the wrong bucket, take a second answer to a
+    question they answered, and never settle the answers they hold. A checkpoint made before
+    the count was kept takes the count it is started with. Returns the count kept."""
+    directory = Path(checkpoint_dir)
+    kept = directory / BUCKETS_FILE
+    if kept.exists():
+        text = kept.read_text().strip()
+        if not text.isdigit() or int(text) < 1:
+            raise ConfigError(
+                f"{kept} must hold the game's bucket count, a whole number of at least 1; it holds {text!r}"
+            )
+        if int(text) != buckets:
+            raise ConfigError(
+                f"SPARK_GAME_BUCKETS is {buckets}, but the game's checkpoint {directory} keeps its punters in "
+                f"{int(text)} buckets: set SPARK_GAME_BUCKETS={int(text)}, or start the game from a new "
+                "checkpoint (its punters' game states are then lost)"
+            )
+        return buckets
+    if (directory / "metadata").exists():
+        log.warning("the game's checkpoint %s keeps no bucket count: it is taken to be %d", directory, buckets)
+    directory.mkdir(parents=True, exist_ok=True)
+    kept.write_text(f"{buckets}\n")
+    return buckets
+
+
 def start(
     spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_dir: str, sink: GameSink | None = None
 ) -> StreamingQuery:
     """Start the game query; ``sink``: the driver's part of each batch (``GameSink`` on the
     configured Redis and dead-letter topics unless given)."""
     settings = config()
+    pin_buckets(checkpoint_dir, settings.game_buckets)
     sink = sink or GameSink(
         redis_client=redis_client(redis_url),
         answers=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_answers()),

@@ -26,7 +26,7 @@ import redis
 from pyspark.sql import SparkSession
 
 from reducers import topics
-from reducers.queries import PRICES, QUERIES, ReducerQuery
+from reducers.queries import GAME, PRICES, QUERIES, ReducerQuery
 from reducers.supervision import (
     Backoff,
     QueryRun,
@@ -109,22 +109,31 @@ def in_pool(spark: SparkSession, name: str, start: Starter) -> Starter:
     return started
 
 
+def query_checkpoint(checkpoint_root: Path, query: ReducerQuery, *, mode: str) -> str:
+    """Where a query's checkpoint is. The price query's is per trigger mode: the two plans share
+    no offsets."""
+    name = f"{query.checkpoint}-{mode}" if query is PRICES else query.checkpoint
+    return str(checkpoint_root / f"{topics.namespace()}-{name}")
+
+
+def check_checkpoints(settings: ReducerConfig) -> None:
+    """What the settings must agree on with the checkpoints before any query starts: the game's
+    bucket count (``spark.jobs.game.pin_buckets``). ``ConfigError`` when they do not."""
+    from spark.jobs.game import pin_buckets
+
+    pin_buckets(query_checkpoint(settings.checkpoint_dir, GAME, mode=settings.trigger_mode), settings.game_buckets)
+
+
 def starters(
     spark: SparkSession, *, bootstrap: str, redis_url: str, checkpoint_root: Path, mode: str
 ) -> dict[str, Starter]:
     """Query name → a function that starts that query (again) from its checkpoint."""
 
-    def checkpoint(query: ReducerQuery) -> str:
-        # The price query's checkpoint is per trigger mode: the two plans share no offsets.
-        name = f"{query.checkpoint}-{mode}" if query is PRICES else query.checkpoint
-        return str(checkpoint_root / f"{topics.namespace()}-{name}")
-
     def starter(query: ReducerQuery) -> Starter:
         job = importlib.import_module(query.job)
         extra: dict[str, Any] = {"mode": mode} if query is PRICES else {}
-        return lambda: job.start(
-            spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint(query), **extra
-        )
+        checkpoint = query_checkpoint(checkpoint_root, query, mode=mode)
+        return lambda: job.start(spark, bootstrap=bootstrap, redis_url=redis_url, checkpoint_dir=checkpoint, **extra)
 
     found: dict[str, Starter] = {query.name: starter(query) for query in QUERIES}
     if mode == "realtime":
@@ -269,6 +278,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
         settings = config()
+        check_checkpoints(settings)
     except ConfigError as exc:
         log.error("%s", exc)
         raise SystemExit(2) from exc
