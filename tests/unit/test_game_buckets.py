@@ -4,8 +4,6 @@ of their id picks among that many, so a query resumed with another count is refu
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +12,7 @@ from reducers.config import ConfigError
 from reducers.queries import GAME
 from spark.jobs.game import BUCKETS_FILE, pin_buckets
 from spark.jobs.reducers import query_checkpoint
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.reducers_process import run_reducers
 
 
 def test_a_new_checkpoint_keeps_the_count_it_starts_with(tmp_path):
@@ -63,14 +60,7 @@ def test_the_reducers_refuse_to_start_on_a_checkpoint_of_another_count(tmp_path,
     pin_buckets(checkpoint, 64)
     environ = {**os.environ, "SPARK_CHECKPOINT_DIR": str(tmp_path), "SPARK_GAME_BUCKETS": "16"}
 
-    result = subprocess.run(
-        [sys.executable, "-m", "spark.jobs.reducers"],
-        cwd=ROOT,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_reducers(environ)
 
     assert result.returncode == 2
     assert "SPARK_GAME_BUCKETS is 16" in result.stderr

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import ast
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from spark.config import ConfigError, load
+from tests.reducers_process import run_reducers
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -118,14 +117,7 @@ def test_the_reducers_refuse_to_start_in_production_without_their_addresses():
         if k not in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "SPARK_CHECKPOINT_DIR", "SPARK_MOVERS_TASKS")
     }
     environ.update({"SPORTSBOOK_ENV": "production", "SPARK_MOVERS_TASKS": "none"})
-    result = subprocess.run(
-        [sys.executable, "-m", "spark.jobs.reducers"],
-        cwd=ROOT,
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_reducers(environ)
     assert result.returncode == 2
     for name in ("KAFKA_BOOTSTRAP_SERVERS", "REDIS_URL", "SPARK_CHECKPOINT_DIR", "SPARK_MOVERS_TASKS"):
         assert name in result.stderr
