@@ -201,44 +201,46 @@ class QuerySupervisor:
         self._publish(self.runs)
 
     def poll(self, *, now_ms: int | None = None) -> None:
+        """Look at every query once: restart the ones due. A query's change is written as soon
+        as it is made, before the next query is looked at: a restart of another query can take
+        seconds, and the restarted one is applying records meanwhile."""
         now = now_ms if now_ms is not None else _now_ms()
-        changed: dict[str, QueryRun] = {}
-        for name, start in self._starters.items():
+        for name in self._starters:
             if self._stopping.is_set():
                 return
-            run = self.runs[name]
-            query = self.queries.get(name)
-            if query is not None and query.isActive:
-                steady = run_steady(run, now_ms=now, backoff=self._backoff)
-                if steady != run:
-                    changed[name] = steady
-                continue
-            if query is not None:
-                # It stopped: the other queries run on while this one waits out its backoff.
-                error = _error_text(query)
-                run = run_failed(run, error=error, now_ms=now, backoff=self._backoff)
-                log.error(
-                    "query %s stopped (%d in a row): %s; restarting in %.1f s",
-                    name,
-                    run.failures,
-                    error,
-                    ((run.next_start_ms or now) - now) / 1000,
-                )
-                self.queries[name] = None
-                changed[name] = run
-            if restart_due(run, now_ms=now):
-                try:
-                    self.queries[name] = start()
-                except Exception as exc:  # a restart that fails is one more failure, not the end
-                    log.exception("query %s could not be restarted", name)
-                    run = run_failed(run, error=f"restart failed: {exc}", now_ms=now, backoff=self._backoff)
-                else:
-                    run = run_restarted(run, now_ms=now)
-                    log.info("query %s restarted (restart %d)", name, run.restarts)
-                changed[name] = run
-        if changed:
-            self.runs.update(changed)
-            self._publish(changed)
+            run = self._polled(name, now)
+            if run != self.runs[name]:
+                self.runs[name] = run
+                self._publish({name: run})
+
+    def _polled(self, name: str, now: int) -> QueryRun:
+        """The query's run after a look at it (restarted when due)."""
+        run = self.runs[name]
+        query = self.queries.get(name)
+        if query is not None and query.isActive:
+            return run_steady(run, now_ms=now, backoff=self._backoff)
+        if query is not None:
+            # It stopped: the other queries run on while this one waits out its backoff.
+            error = _error_text(query)
+            run = run_failed(run, error=error, now_ms=now, backoff=self._backoff)
+            log.error(
+                "query %s stopped (%d in a row): %s; restarting in %.1f s",
+                name,
+                run.failures,
+                error,
+                ((run.next_start_ms or now) - now) / 1000,
+            )
+            self.queries[name] = None
+        if restart_due(run, now_ms=now):
+            try:
+                self.queries[name] = self._starters[name]()
+            except Exception as exc:  # a restart that fails is one more failure, not the end
+                log.exception("query %s could not be restarted", name)
+                run = run_failed(run, error=f"restart failed: {exc}", now_ms=now, backoff=self._backoff)
+            else:
+                run = run_restarted(run, now_ms=now)
+                log.info("query %s restarted (restart %d)", name, run.restarts)
+        return run
 
     def stop(self) -> None:
         """Stop every query (no restarts from now on)."""

@@ -96,3 +96,44 @@ def test_a_query_error_raised_in_python_is_summed_up_by_its_exception_line():
     )
     assert error_summary(text) == "KeyError: 'spec'"
     assert error_summary("[STREAM_FAILED] Query terminated\n\tat org.apache") == "[STREAM_FAILED] Query terminated"
+
+
+def test_a_restart_is_shown_before_the_next_query_is_looked_at():
+    """The restarted query applies records while the next restart (seconds, for a stateful
+    query) is under way: its restart is in the hash by then."""
+    from types import SimpleNamespace
+
+    import orjson
+
+    from spark.jobs.reducers import QuerySupervisor
+    from store import keys
+    from tests.fakes import fake_store_client
+
+    client = fake_store_client()
+    dead = SimpleNamespace(isActive=False, exception=lambda: RuntimeError("Redis away"))
+    alive = SimpleNamespace(isActive=True, exception=lambda: None)
+    seen: dict[str, dict] = {}
+    started: dict[str, int] = {"prices": 0, "game": 0}
+
+    def starter(name: str):
+        def start():
+            started[name] += 1
+            if started[name] == 1:
+                return dead
+            if name == "game":  # while the game restarts, what does an operator see of prices?
+                seen["prices"] = orjson.loads(client.hget(keys.reducer_queries(), "prices") or b"{}")
+            return alive
+
+        return start
+
+    supervisor = QuerySupervisor(
+        starters={"prices": starter("prices"), "game": starter("game")},
+        redis_client=client,
+        backoff=Backoff(base_s=0, cap_s=0, stable_s=60),
+    )
+    supervisor.start()
+    supervisor.poll(now_ms=supervisor.runs["prices"].since_ms + 1)
+
+    assert seen["prices"]["state"] == RUNNING
+    assert seen["prices"]["restarts"] == 1
+    assert supervisor.runs["game"].restarts == 1
