@@ -793,13 +793,19 @@ class Step:
             state = self.table.state(user_id)
         if state is None:
             return {}
-        days, matches = state[DAYS], state[MATCHES]
-        return {e: (day, matches.get(str(e), 0), days.get(day, 0)) for e, day in self.moved.get(user_id, {}).items()}
+        return board_points(state, self.moved.get(user_id, _EMPTY))
 
     def _told(self, user_id: int, news: News, question: Question) -> None:
         self.changed.add(user_id)
         self.news.setdefault(user_id, []).append(news)
         self.moved.setdefault(user_id, {})[question.event_id] = question.day
+
+
+def board_points(state: State, moved: Mapping[int, str]) -> dict[int, tuple[str, int, int]]:
+    """Per event the punter moved on (``moved``: event → its day), the event's day and the
+    punter's points on the event's board and on the day's."""
+    days, matches = state[DAYS], state[MATCHES]
+    return {e: (day, matches.get(str(e), 0), days.get(day, 0)) for e, day in moved.items()}
 
 
 def _answer_order(answer: GameAnswer) -> tuple[int, str]:

@@ -45,12 +45,11 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle, St
 
 from reducers import topics
 from reducers.game import (
-    DAYS,
-    MATCHES,
     Book,
     News,
     PunterTable,
     Step,
+    board_points,
     book_from_json,
     book_to_json,
     game_step,
@@ -268,7 +267,7 @@ def bucket_batch(
 def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
     """Every punter the step changed or told something, as written to Redis, and how many news
     of each kind it made. A goal hands over every punter of its match: the points on the boards
-    each punter moved on are read here from the state in hand (``Step.boards``, inlined)."""
+    each punter moved on are read here from the state in hand (``reducers.game.board_points``)."""
     out: list[PunterOutput] = []
     counts: dict[str, int] = {}
     changed, told, moved, raw = step.changed, step.news, step.moved, step.table.raw
@@ -279,11 +278,7 @@ def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
             counts[item.kind] = counts.get(item.kind, 0) + 1
         if user_id in changed:
             state = raw[str(user_id)]
-            days, matches = state[DAYS], state[MATCHES]
-            boards = {
-                e: (day, matches.get(str(e), 0), days.get(day, 0)) for e, day in moved.get(user_id, _NONE).items()
-            }
-            out.append(PunterOutput(user_id, dumps(state), news, boards))
+            out.append(PunterOutput(user_id, dumps(state), news, board_points(state, moved.get(user_id, _NONE))))
         else:
             out.append(PunterOutput(user_id, None, news, _NONE))
     return out, counts
