@@ -14,6 +14,19 @@ in every match settling all their next-goal answers at once, through the product
 - ``game_state_rss_mib``: resident memory of the reducers process (the JVM and its Python workers)
   once every answer is settled; ``game_state_rss_growth_mib`` how much of it the answers added.
 
+The game is measured as a running reducers process plays it, warm, as the reducers, end-to-end
+and desk stages measure theirs: before the measured matches kick off, rounds of warm-up matches
+(``WARMUP_PUNTERS`` punters answer, a goal settles them, full time) are played until the
+reducers' JIT compilers take less than ``bench.harness.JIT_SETTLED_CORES`` of a core over a round,
+for at least ``WARMUP_LEAST_S``. A fresh JVM compiles Spark's code for minutes: without the
+warm-up the compilers took 0.2-0.7 of a core of the two all through the measured answers and
+goal. The warm-up's matches are dated in the past, a round apart by more than the book keeps a
+finished match (``reducers.game.BOOK_KEEP_MS``): each round's kick-off lets the round before go,
+and the measured kick-off lets the last one go, with the answers the warm-up punters held
+(their states stay, small, in the buckets, as other matches' punters would).
+``game_warmup_compiler_cores`` keeps the compilers' cores over each round, and
+``game_compiler_cores`` over the measured answers and over the goal.
+
     .venv/bin/python -m bench.game [--punters 100000] [--matches 10]
 """
 
@@ -24,7 +37,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -32,6 +45,7 @@ from typing import Any
 import orjson
 
 from bench.common import django_ready, percentile
+from bench.harness import JIT_SETTLED_CORES, CompilerLoad
 from reducers import game, topics
 from reducers.schemas import GameAnswer, GameEvent
 from store import keys
@@ -50,6 +64,20 @@ SAMPLE_ALL_UP_TO = 10_000
 SAMPLE_READ_S = 0.02
 # Every punter is then checked settled, read this often.
 CHECK_READ_S = 0.5
+# The warm-up (the module's doc): rounds of WARMUP_MATCHES matches that WARMUP_PUNTERS punters
+# play, for at least WARMUP_LEAST_S and on until the compilers have settled, at most
+# WARMUP_MAX_S or WARMUP_ROUNDS_MOST rounds. Its punters and matches are numbered far from the
+# measured ones; its rounds are dated WARMUP_ROUND_MS apart, the last one WARMUP_ROUND_MS before
+# the measured kick-off.
+WARMUP_PUNTERS = 10_000
+WARMUP_QUICK_PUNTERS = 50
+WARMUP_MATCHES = 2
+WARMUP_LEAST_S = 60.0
+WARMUP_MAX_S = 300.0
+WARMUP_ROUNDS_MOST = 60
+WARMUP_FIRST_USER = 5_000_001
+WARMUP_FIRST_EVENT = 9_150_001
+WARMUP_ROUND_MS = game.BOOK_KEEP_MS + 60_000
 TARGETS = [
     ("game_answers_per_s", "Game answers into Spark's state store (stateful query, 2 a punter)", "answers/s", None),
     ("game_answers_vs_reducers", "Game answers/s ÷ the micro-batch reducers' updates/s, same run", "ratio", ">= 0.5"),
@@ -68,7 +96,10 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def match_event(event_id: int, kind: str, *, seq: int, minute: int = 0, side: str = "") -> GameEvent:
+def match_event(
+    event_id: int, kind: str, *, seq: int, minute: int = 0, side: str = "", at: int | None = None
+) -> GameEvent:
+    """A football match's event, at the source now unless ``at`` (epoch ms) says when."""
     return GameEvent(
         kind=kind,
         event_id=event_id,
@@ -77,7 +108,7 @@ def match_event(event_id: int, kind: str, *, seq: int, minute: int = 0, side: st
         minute=minute,
         side=side,
         score=(1, 0) if kind == "score" else (0, 0),
-        at=_now_ms(),
+        at=_now_ms() if at is None else at,
     )
 
 
@@ -90,10 +121,18 @@ def answers_of(
     *, punters: int, matches: int, questions: dict[int, dict[str, int]], seed: int = 52
 ) -> list[tuple[bytes, bytes]]:
     """Every punter's answers to their match's next-goal and card questions, encoded."""
+    return answers_in(range(1, punters + 1), [FIRST_EVENT + i for i in range(matches)], questions, seed=seed)
+
+
+def answers_in(
+    users: range, events: list[int], questions: dict[int, dict[str, int]], *, seed: int
+) -> list[tuple[bytes, bytes]]:
+    """Each of ``users`` answers the next-goal and card questions of one of ``events`` (in turn:
+    the n-th user the n-th event, round again), encoded."""
     rng = random.Random(seed)
     records = []
-    for user_id in range(1, punters + 1):
-        event_id = match_of(user_id, matches=matches)
+    for at, user_id in enumerate(users):
+        event_id = events[at % len(events)]
         for kind in (game.NEXT_GOAL, game.CARD):
             answer = GameAnswer(
                 answer_id=uuid.UUID(int=rng.getrandbits(128)).hex,
@@ -135,6 +174,58 @@ def open_questions(client: Any, events: list[int], *, timeout: float = 240) -> d
     raise TimeoutError("game stage: the matches' questions never opened")
 
 
+def warm_up(
+    client: Any, producer: Any, *, quick: bool, compilers: Callable[[], float] | None
+) -> tuple[float, int, list[float]]:
+    """Rounds of warm-up matches (the module's doc) until the reducers are warm: at least
+    ``WARMUP_LEAST_S`` and a round over which the compilers took less than ``JIT_SETTLED_CORES``
+    of a core (``compilers``: their cores since last asked), at most ``WARMUP_MAX_S`` or
+    ``WARMUP_ROUNDS_MOST`` rounds; quick, one small round. Returns the seconds it took, the
+    rounds and the compilers' cores over each."""
+    least, longest = (0.0, 0.0) if quick else (WARMUP_LEAST_S, WARMUP_MAX_S)
+    users = range(WARMUP_FIRST_USER, WARMUP_FIRST_USER + (WARMUP_QUICK_PUNTERS if quick else WARMUP_PUNTERS))
+    first_at = _now_ms() - (WARMUP_ROUNDS_MOST + 1) * WARMUP_ROUND_MS
+    started = time.monotonic()
+    readings: list[float] = []
+    rounds = 0
+    while rounds < WARMUP_ROUNDS_MOST:
+        events = [WARMUP_FIRST_EVENT + rounds * WARMUP_MATCHES + i for i in range(WARMUP_MATCHES)]
+        play_warmup_round(client, producer, users=users, events=events, at=first_at + rounds * WARMUP_ROUND_MS)
+        rounds += 1
+        settled = True
+        if compilers is not None:
+            readings.append(round(compilers(), 3))
+            settled = readings[-1] < JIT_SETTLED_CORES
+        elapsed = time.monotonic() - started
+        if (settled and elapsed >= least) or elapsed >= longest:
+            break
+    return time.monotonic() - started, rounds, readings
+
+
+def play_warmup_round(client: Any, producer: Any, *, users: range, events: list[int], at: int) -> None:
+    """One warm-up round, its events dated from ``at``: the matches kick off, every one of
+    ``users`` answers, then a goal and full time in every match, each step waited for."""
+    after = last_batch(client)
+    produce(producer, topics.game_events(), (_event_record(match_event(e, "kick_off", seq=1, at=at)) for e in events))
+    questions = open_questions(client, events)
+    records = answers_in(users, events, questions, seed=at)
+    after = last_batch(client)
+    produce(producer, topics.game_answers(), records)
+    answers_taken(client, after_batch=after, answers=len(records), started=time.time(), timeout=300)
+    after = last_batch(client)
+    ends = [
+        match_event(e, kind, seq=seq, minute=minute, side="home", at=at + seq * 1000)
+        for e in events
+        for kind, seq, minute in (("score", 2, 5), ("full_time", 3, 90))
+    ]
+    produce(producer, topics.game_events(), (_event_record(e) for e in ends))
+    answers_taken(client, after_batch=after, answers=len(ends), started=time.time(), timeout=300)
+
+
+def _event_record(event: GameEvent) -> tuple[bytes, bytes]:
+    return event.key(), event.encode()
+
+
 def last_batch(client: Any) -> int:
     """The id of the game query's newest progress report (-1 before any)."""
     raw = client.lindex(keys.reducer_progress_recent("game"), 0)
@@ -143,7 +234,7 @@ def last_batch(client: Any) -> int:
 
 def answers_taken(client: Any, *, after_batch: int, answers: int, started: float, timeout: float) -> float:
     """Seconds from ``started`` (epoch) to the end of the batch after ``after_batch`` that brought
-    the game query's input to ``answers`` records."""
+    the game query's input to ``answers`` records (answers or events)."""
     seen: dict[int, tuple[int, float]] = {}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -263,6 +354,10 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
     events = [FIRST_EVENT + i for i in range(size.matches)]
     with reducers_running("microbatch", log_name="bench-game.log", define=False) as running:
         client, producer = running.client, running.producer
+        compilers = None if quick else CompilerLoad(running.process.pids).cores
+        log("game: warm-up rounds until the reducers' JIT compilers have settled")
+        warmed_s, warm_rounds, warm_cores = warm_up(client, producer, quick=quick, compilers=compilers)
+        log(f"game: warm after {warmed_s:.0f} s, {warm_rounds} rounds (the compilers' cores: {warm_cores})")
         log(f"game: {size.matches} matches kick off")
         produce(
             producer,
@@ -274,9 +369,14 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         rss_before = tree_rss_mib(running.process.pid)
         after = last_batch(client)
         log(f"game: {size.punters:,} punters answer ({len(records):,} answers)")
+        measured_cores: dict[str, float] = {}
+        if compilers is not None:
+            compilers()  # from here
         started = time.time()
         produce(producer, topics.game_answers(), records)
         seconds = answers_taken(client, after_batch=after, answers=len(records), started=started, timeout=600)
+        if compilers is not None:
+            measured_cores["answers"] = round(compilers(), 3)
         before_goals = last_batch(client)
         goals_ms: dict[int, int] = {}
         for event_id in events:
@@ -288,6 +388,8 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         latencies = settle_latencies(
             client, goals_ms=goals_ms, questions=questions, punters=size.punters, matches=size.matches, timeout=300
         )
+        if compilers is not None:
+            measured_cores["settle"] = round(compilers(), 3)
         rss_after = tree_rss_mib(running.process.pid)
         settle_batches = batch_durations(client, after_batch=before_goals)
     log(f"game: the settling batches' steps (ms): {settle_batches}")
@@ -303,6 +405,10 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         "game_state_rss_mib": round(rss_after),
         "game_state_rss_growth_mib": round(rss_after - rss_before),
         "game_settle_batches": settle_batches,
+        "game_warmup_s": round(warmed_s),
+        "game_warmup_rounds": warm_rounds,
+        "game_warmup_compiler_cores": warm_cores,
+        "game_compiler_cores": measured_cores,
     }
 
 
@@ -315,8 +421,22 @@ def markdown_lines(results: dict[str, Any]) -> list[str]:
         "",
         f"Game stage: {r['game_punters']:,} punters in {r['game_matches']} matches, {r['game_answers']:,} answers; "
         f"settlement p50 {r['game_settle_p50_ms']} ms, max {r['game_settle_max_ms']} ms; the answers grew the "
-        f"reducers process by {r['game_state_rss_growth_mib']} MiB.",
+        f"reducers process by {r['game_state_rss_growth_mib']} MiB.{_warmup_line(r)}",
     ]
+
+
+def _warmup_line(r: dict[str, Any]) -> str:
+    if "game_warmup_rounds" not in r:
+        return ""  # a run from before the stage warmed up
+    cores = r.get("game_compiler_cores") or {}
+    read = (
+        f"; the JIT compilers took {cores['answers']:.2f} of a core over the answers and {cores['settle']:.2f} "
+        "over the goal"
+        if {"answers", "settle"} <= cores.keys()
+        else ""
+    )
+    rounds = r["game_warmup_rounds"]
+    return f" Measured warm, after {r['game_warmup_s']} s of warm-up ({rounds} round{'s' * (rounds != 1)}){read}."
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -34,3 +34,9 @@ def test_the_settling_batch_is_reported_with_sparks_time_by_step(result):
     batches = result["game_settle_batches"]
     assert batches, "the batch that took the goals"
     assert all(b["rows"] > 0 and b["triggerExecution"] >= b["addBatch"] > 0 for b in batches)
+
+
+def test_the_game_is_measured_after_a_warm_up_round(result):
+    assert result["game_warmup_rounds"] == 1, "quick: one small round of warm-up matches"
+    assert result["game_warmup_compiler_cores"] == [], "quick: the compilers are not read"
+    assert result["game_compiler_cores"] == {}, "quick: the compilers are not read"
