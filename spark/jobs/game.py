@@ -58,6 +58,7 @@ from reducers.game import (
 from reducers.queries import GAME
 from reducers.schemas import GameAnswer, GameEvent, InvalidRecord, decode_game_answer, decode_game_event
 from spark.config import ConfigError, config
+from spark.hashing import int_partition
 from spark.jobs.query import gc_paused
 from spark.sinks.dead_letter import DeadLetters, Rejects, dead_letter_sink
 from spark.sinks.replicated import Replicated
@@ -323,10 +324,10 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
-def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, buckets: int) -> DataFrame:
+def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, layout: BucketLayout) -> DataFrame:
     """The game query's plan: both topics read as one stream, each answer in its punter's
-    bucket and each event in every bucket, each bucket's batch through ``GameProcessor``
-    (writing its punters to ``redis_url``)."""
+    bucket and each event in every bucket (``layout``: how many, and their labels), each
+    bucket's batch through ``GameProcessor`` (writing its punters to ``redis_url``)."""
     events_topic = topics.game_events()
     raw = kafka_stream(
         spark,
@@ -335,8 +336,11 @@ def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, buckets: i
         starting_offsets=GAME.starting_offsets,
         with_topic=True,
     )
-    every_bucket = F.sequence(F.lit(0), F.lit(buckets - 1))
-    own_bucket = F.array(F.pmod(F.xxhash64(F.col("key")), F.lit(buckets)).cast("int"))
+    labels = F.array(*[F.lit(label) for label in bucket_labels(layout)])
+    every_bucket = labels
+    own_bucket = F.array(
+        F.element_at(labels, (F.pmod(F.xxhash64(F.col("key")), F.lit(layout.buckets)) + 1).cast("int"))
+    )
     spread = raw.select(
         "topic",
         "key",
@@ -441,36 +445,83 @@ class GameSink:
             )
 
 
-# The file in the game query's checkpoint that keeps the count of buckets its punters are in.
+# The file in the game query's checkpoint that keeps how its punters are spread over buckets.
 BUCKETS_FILE = "game-buckets"
 
 
-def pin_buckets(checkpoint_dir: str | Path, buckets: int) -> int:
-    """Keep the bucket count in the game query's checkpoint, and refuse another one. A punter's
-    state lives in the bucket a hash of their id picks among ``buckets``: resumed with another
-    count, the query would look for every punter in the wrong bucket, take a second answer to a
-    question they answered, and never settle the answers they hold. A checkpoint made before
-    the count was kept takes the count it is started with. Returns the count kept."""
+@dataclass(frozen=True)
+class BucketLayout:
+    """How the game's punters are spread over buckets: ``buckets`` of them, a punter in the one
+    that ``xxhash64(id) mod buckets`` picks, and each bucket's label (the key its state is kept
+    under). With ``partitions`` the labels are chosen so that each of the state's partitions
+    holds as many buckets as another (``bucket_labels``); without (a checkpoint made before the
+    layout was kept), bucket ``i`` is labelled ``i``."""
+
+    buckets: int
+    partitions: int | None = None
+
+    def kept(self) -> str:
+        """The layout as ``BUCKETS_FILE`` keeps it."""
+        return f"{self.buckets}\n" if self.partitions is None else f"{self.buckets} {self.partitions}\n"
+
+
+def bucket_labels(layout: BucketLayout) -> list[int]:
+    """Each bucket's label, by bucket. Spark puts a bucket's batch and state in the partition that
+    a hash of its label picks (``spark.hash.int_partition``); labelled ``0, 1, 2, ...``, 64
+    buckets fell 11, 21, 16 and 16 into 4 partitions, and the partition with 21 held a third of
+    the punters and finished last. Balanced, bucket ``i`` is labelled with the smallest label
+    not yet taken in partition ``(p0 + i) mod partitions`` (``p0``: label 0's partition, so that
+    bucket 0 is labelled 0: it speaks for every bucket's copy of the book)."""
+    if layout.partitions is None:
+        return list(range(layout.buckets))
+    parts = layout.partitions
+    first = int_partition(0, parts)
+    free: dict[int, list[int]] = {p: [] for p in range(parts)}
+    label = 0
+    labels = []
+    for bucket in range(layout.buckets):
+        wanted = (first + bucket) % parts
+        while not free[wanted]:
+            free[int_partition(label, parts)].append(label)
+            label += 1
+        labels.append(free[wanted].pop(0))
+    return labels
+
+
+def pin_buckets(checkpoint_dir: str | Path, buckets: int, partitions: int) -> BucketLayout:
+    """Keep the game's bucket layout in its query's checkpoint, and refuse another bucket count.
+    A punter's state lives in the bucket a hash of their id picks among ``buckets``: resumed with
+    another count, the query would look for every punter in the wrong bucket, take a second
+    answer to a question they answered, and never settle the answers they hold. A new
+    checkpoint balances its buckets over the state's ``partitions`` (``bucket_labels``; Spark
+    keeps the partition count in the checkpoint too); one kept before the labels were balanced
+    keeps its labels, and one made before the count was kept takes the count it is started with,
+    with those labels. Returns the layout kept."""
     directory = Path(checkpoint_dir)
     kept = directory / BUCKETS_FILE
     if kept.exists():
         text = kept.read_text().strip()
-        if not text.isdigit() or int(text) < 1:
+        fields = text.split()
+        if not 1 <= len(fields) <= 2 or not all(f.isdigit() and int(f) >= 1 for f in fields):
             raise ConfigError(
-                f"{kept} must hold the game's bucket count, a whole number of at least 1; it holds {text!r}"
+                f"{kept} must hold the game's bucket count and, after it, its state's partition count, "
+                f"whole numbers of at least 1; it holds {text!r}"
             )
-        if int(text) != buckets:
+        layout = BucketLayout(int(fields[0]), int(fields[1]) if len(fields) == 2 else None)
+        if layout.buckets != buckets:
             raise ConfigError(
                 f"SPARK_GAME_BUCKETS is {buckets}, but the game's checkpoint {directory} keeps its punters in "
-                f"{int(text)} buckets: set SPARK_GAME_BUCKETS={int(text)}, or start the game from a new "
-                "checkpoint (its punters' game states are then lost)"
+                f"{layout.buckets} buckets: set SPARK_GAME_BUCKETS={layout.buckets}, or start the game from a "
+                "new checkpoint (its punters' game states are then lost)"
             )
-        return buckets
+        return layout
+    layout = BucketLayout(buckets, partitions)
     if (directory / "metadata").exists():
         log.warning("the game's checkpoint %s keeps no bucket count: it is taken to be %d", directory, buckets)
+        layout = BucketLayout(buckets)
     directory.mkdir(parents=True, exist_ok=True)
-    kept.write_text(f"{buckets}\n")
-    return buckets
+    kept.write_text(layout.kept())
+    return layout
 
 
 def start(
@@ -479,14 +530,14 @@ def start(
     """Start the game query; ``sink``: the driver's part of each batch (``GameSink`` on the
     configured Redis and dead-letter topics unless given)."""
     settings = config()
-    pin_buckets(checkpoint_dir, settings.game_buckets)
+    layout = pin_buckets(checkpoint_dir, settings.game_buckets, settings.shuffle_partitions)
     sink = sink or GameSink(
         redis_client=redis_client(redis_url),
         answers=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_answers()),
         events=dead_letter_sink(bootstrap=bootstrap, source_topic=topics.game_events()),
     )
     return (
-        game_plan(spark, bootstrap=bootstrap, redis_url=redis_url, buckets=settings.game_buckets)
+        game_plan(spark, bootstrap=bootstrap, redis_url=redis_url, layout=layout)
         .writeStream.queryName(GAME.name)
         .option("checkpointLocation", checkpoint_dir)
         .outputMode("update")

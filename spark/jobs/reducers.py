@@ -121,7 +121,8 @@ def check_checkpoints(settings: ReducerConfig) -> None:
     bucket count (``spark.jobs.game.pin_buckets``). ``ConfigError`` when they do not."""
     from spark.jobs.game import pin_buckets
 
-    pin_buckets(query_checkpoint(settings.checkpoint_dir, GAME, mode=settings.trigger_mode), settings.game_buckets)
+    checkpoint = query_checkpoint(settings.checkpoint_dir, GAME, mode=settings.trigger_mode)
+    pin_buckets(checkpoint, settings.game_buckets, settings.shuffle_partitions)
 
 
 def starters(
