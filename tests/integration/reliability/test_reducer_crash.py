@@ -54,7 +54,7 @@ def test_reducer_crashes_leave_every_channel_client_without_a_silent_gap(shared_
     for c in clients:
         assert c.silent_gaps() == [], f"channel {c.channel}: silent gaps {c.silent_gaps()}"
         assert c.frames[0].seq == 1
-        assert c.drops == 0
+        assert c.drops == 0, f"channel {c.channel}: the connection dropped ({c.summary()})"
         assert c.last_seq == int(client.hget(keys.channel_meta(c.channel or ""), "seq") or 0)
     assert all(len(c.frames) >= 3 for c in clients), [len(c.frames) for c in clients]
     assert feed.sent > 1000
