@@ -205,7 +205,6 @@ def warm_up(
 def play_warmup_round(client: Any, producer: Any, *, users: range, events: list[int], at: int) -> None:
     """One warm-up round, its events dated from ``at``: the matches kick off, every one of
     ``users`` answers, then a goal and full time in every match, each step waited for."""
-    after = last_batch(client)
     produce(producer, topics.game_events(), (_event_record(match_event(e, "kick_off", seq=1, at=at)) for e in events))
     questions = open_questions(client, events)
     records = answers_in(users, events, questions, seed=at)

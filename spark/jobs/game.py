@@ -467,7 +467,7 @@ class BucketLayout:
 
 def bucket_labels(layout: BucketLayout) -> list[int]:
     """Each bucket's label, by bucket. Spark puts a bucket's batch and state in the partition that
-    a hash of its label picks (``spark.hash.int_partition``); labelled ``0, 1, 2, ...``, 64
+    a hash of its label picks (``spark.hashing.int_partition``); labelled ``0, 1, 2, ...``, 64
     buckets fell 11, 21, 16 and 16 into 4 partitions, and the partition with 21 held a third of
     the punters and finished last. Balanced, bucket ``i`` is labelled with the smallest label
     not yet taken in partition ``(p0 + i) mod partitions`` (``p0``: label 0's partition, so that
