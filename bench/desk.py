@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from bench.common import django_ready, percentile
-from bench.harness import JIT_SETTLED_CORES, CompilerLoad
+from bench.harness import CompilerLoad, compilers_settled
 from reducers import topics
 from reducers.schemas import BetEvent, BetLeg
 
@@ -167,10 +167,7 @@ def warm_up(
             time.sleep(0.05)
         ticker_ms, _ = latencies(sent, seen, counted_after_ms=0)
         p99 = percentile(ticker_ms, 0.99) if ticker_ms else float("inf")
-        settled = True
-        if compilers is not None:
-            readings.append(round(compilers(), 3))
-            settled = readings[-1] < JIT_SETTLED_CORES
+        settled = compilers is None or compilers_settled(compilers, readings)
         if p99 <= STEADY_P99_MS and settled and time.monotonic() - started >= least:
             break
     return time.monotonic() - started, p99, readings

@@ -27,7 +27,7 @@ from bench.common import (
     median_run,
     namespace,
 )
-from bench.harness import JIT_SETTLED_CORES, CompilerLoad, Process, python, wait_until
+from bench.harness import CompilerLoad, Process, compilers_settled, python, wait_until
 from bench.reducers import Reducers, reducer_env, reducers_running
 from bench.suspend import time_suspensions
 from odds.core.kafka import producer_create
@@ -199,8 +199,7 @@ def warm_up_e2e(running: Reducers, *, rate: float) -> dict[str, Any]:
     readings: list[float] = []
 
     def settled() -> bool:
-        readings.append(round(compilers.cores(), 3))
-        return readings[-1] < JIT_SETTLED_CORES
+        return compilers_settled(compilers.cores, readings)
 
     full = rate >= 1000
     with in_namespace(running.namespace):

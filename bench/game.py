@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from bench.common import django_ready, percentile
-from bench.harness import JIT_SETTLED_CORES, CompilerLoad
+from bench.harness import CompilerLoad, compilers_settled
 from reducers import game, topics
 from reducers.schemas import GameAnswer, GameEvent
 from store import keys
@@ -192,10 +192,7 @@ def warm_up(
         events = [WARMUP_FIRST_EVENT + rounds * WARMUP_MATCHES + i for i in range(WARMUP_MATCHES)]
         play_warmup_round(client, producer, users=users, events=events, at=first_at + rounds * WARMUP_ROUND_MS)
         rounds += 1
-        settled = True
-        if compilers is not None:
-            readings.append(round(compilers(), 3))
-            settled = readings[-1] < JIT_SETTLED_CORES
+        settled = compilers is None or compilers_settled(compilers, readings)
         elapsed = time.monotonic() - started
         if (settled and elapsed >= least) or elapsed >= longest:
             break

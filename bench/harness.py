@@ -105,6 +105,14 @@ COMPILER_THREAD_PREFIXES = ("C1 CompilerThre", "C2 CompilerThre")
 JIT_SETTLED_CORES = 0.1
 
 
+def compilers_settled(cores: Callable[[], float], readings: list[float]) -> bool:
+    """Read the cores the JIT compilers took since the last reading (``cores``, as
+    ``CompilerLoad.cores``) into ``readings``, to the thousandth: whether they took less than
+    ``JIT_SETTLED_CORES``, as a running stack's do."""
+    readings.append(round(cores(), 3))
+    return readings[-1] < JIT_SETTLED_CORES
+
+
 class CompilerLoad:
     """How much of a core the JIT compiler threads of the JVMs among ``pids()`` took between
     two readings, from the kernel's per-thread CPU counters (``/proc/<pid>/task/<tid>/stat``).
