@@ -2,8 +2,9 @@
 
 Each client behaves as the browser does: it reconnects when its connection drops, re-watches
 its markets (and gets an image) or re-attaches its channel with the last sequence it saw (and
-gets the missed frames or an explicit resync image). Everything a client receives is recorded
-so the tests can check what the protocol promises.
+gets the missed frames or an explicit resync image). A control call answered 503 is asked
+again after the page's delay, as the page does. Everything a client receives is recorded so the
+tests can check what the protocol promises.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ import websockets
 from websockets.typing import Origin
 
 from tests.factories import sign_in
+
+# The page's delay before it asks the control API again (RETRY_MS in frontend/src/channels.ts),
+# and how many times a client asks before it gives up (raises, counted as a drop).
+CONTROL_RETRY_S = 3.0
+CONTROL_ATTEMPTS = 5
 
 
 @dataclass
@@ -163,17 +169,33 @@ class ChannelClient(Client):
         # Channels the server lost (``ended`` / an attach refused): as the browser does, the
         # client subscribes a new one with the same spec. The frames of each lost one are kept.
         self.lost: list[tuple[str, list[Frame]]] = []
+        self.refusals: list[str] = []
+
+    def summary(self) -> str:
+        return f"{super().summary()} refusals={self.refusals[-5:]}"
 
     @property
     def last_seq(self) -> int | None:
         return self.frames[-1].seq if self.frames else None
 
+    async def control(self, what: str, method: str, path: str, body: object | None, expect: int) -> dict[str, Any]:
+        """A control call as the page makes it: a 503 (the service could not store state or send
+        the command) is asked again after the page's retry delay, with the socket kept open; it
+        is recorded in ``refusals``, not counted as a drop. Any other answer but ``expect`` raises."""
+        for _ in range(CONTROL_ATTEMPTS):
+            status, answer = await asyncio.to_thread(self.session.call, method, path, body)
+            if status != 503:
+                break
+            self.refusals.append(f"{what}: {answer.get('error', {}).get('code')}")
+            await asyncio.sleep(CONTROL_RETRY_S)
+        if status != expect:
+            raise OSError(f"{what} answered {status}: {answer}")
+        return answer
+
     async def on_open(self, ws: Any) -> None:
         if self.channel is None:
-            status, body = await asyncio.to_thread(self.session.call, "POST", "/api/streams", self.spec)
-            if status != 201:
-                raise OSError(f"subscribe answered {status}: {body}")
-            self.channel = body["channel"]
+            created = await self.control("subscribe", "POST", "/api/streams", self.spec, 201)
+            self.channel = created["channel"]
         attach: dict[str, Any] = {"type": "attach", "channel": self.channel}
         if self.last_seq is not None:
             attach["last_seq"] = self.last_seq
@@ -182,9 +204,7 @@ class ChannelClient(Client):
     async def on_frame(self, ws: Any, frame: dict[str, Any]) -> None:
         kind = frame["type"]
         if kind == "attached" and self.last_seq is None:
-            status, body = await asyncio.to_thread(self.session.call, "POST", f"/api/streams/{self.channel}/begin")
-            if status != 202:
-                raise OSError(f"begin answered {status}: {body}")
+            await self.control("begin", "POST", f"/api/streams/{self.channel}/begin", None, 202)
         elif kind == "resumed":
             self.resumes.append(frame)
         elif kind in ("view.image", "view.delta"):
