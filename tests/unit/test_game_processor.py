@@ -92,11 +92,19 @@ class Buckets:
                 rows[bucket].append(row)
         outputs: list[pd.DataFrame] = []
         self.writer.batch = []
+        self.yielded = [0] * BUCKETS
         for bucket, processor in enumerate(self.processors):
             if rows[bucket]:
                 frame = pd.DataFrame(rows[bucket], columns=["topic", "key", "value", "partition", "offset"])
-                outputs.extend(processor.handleInputRows((bucket,), iter([frame]), None))
-        table = pa.Table.from_pandas(pd.concat(outputs, ignore_index=True), schema=_arrow(OUTPUT), preserve_index=False)
+                frames = list(processor.handleInputRows((bucket,), iter([frame]), None))
+                self.yielded[bucket] = len(frames)
+                outputs.extend(frames)
+        if outputs:
+            table = pa.Table.from_pandas(
+                pd.concat(outputs, ignore_index=True), schema=_arrow(OUTPUT), preserve_index=False
+            )
+        else:
+            table = _arrow(OUTPUT).empty_table()
         self.last_table = table
         counts = self.sink.process(table, self.batch)
         self.batch += 1
@@ -218,6 +226,20 @@ def test_an_answer_and_the_goal_that_settles_it_reach_the_punters_game_channel_a
     rows = buckets.last_table.select(["kind", "user"]).to_pylist()
     assert [r["user"] for r in rows if r["kind"] == "punter"] == [1]
     assert [r["kind"] for r in rows].count("summary") == BUCKETS
+
+
+def test_a_bucket_with_nothing_for_the_driver_yields_no_frame(buckets, store):
+    feed = Feed()
+    buckets.run(feed("kick_off"))
+    # Every bucket read the kick-off; only bucket 0 reports the questions it opened.
+    assert buckets.yielded == [1, 0]
+    assert {r["kind"] for r in buckets.last_table.select(["kind"]).to_pylist()} == {"question"}
+    assert "next_goal" in questions(store)
+
+    buckets.run(answer(2, questions(store)["next_goal"]["id"], "home"))
+    assert buckets.yielded == [1, 0]  # punter 2 is bucket 0's; bucket 1 read nothing
+    buckets.run(answer(1, questions(store)["next_goal"]["id"], "away"))
+    assert buckets.yielded == [0, 1]
 
 
 def test_the_same_answer_read_twice_counts_once_and_a_second_answer_is_refused_with_its_reason(buckets, store):
