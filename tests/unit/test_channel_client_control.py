@@ -10,17 +10,16 @@ from typing import Any
 import pytest
 
 from tests.integration.reliability import clients
-from tests.integration.reliability.clients import ChannelClient
+from tests.integration.reliability.clients import ChannelClient, Session
 
 UNAVAILABLE = {"v": 1, "error": {"code": "state_unavailable", "message": "try again"}}
 
 
-class ScriptedSession:
-    """Answers control calls from a script, and records them."""
-
-    base = "http://127.0.0.1:1"
+class ScriptedSession(Session):
+    """A session whose control calls are answered from a script, and recorded."""
 
     def __init__(self, answers: list[tuple[int, dict[str, Any]]]) -> None:
+        super().__init__(base="http://127.0.0.1:1", sessionid="scripted")
         self.answers = answers
         self.calls: list[tuple[str, str]] = []
 
@@ -44,7 +43,7 @@ def no_wait(monkeypatch):
 
 def test_a_subscribe_answered_503_is_asked_again_and_the_channel_is_attached():
     session = ScriptedSession([(503, UNAVAILABLE), (503, UNAVAILABLE), (201, {"channel": "c1"})])
-    client = ChannelClient(session, [1, 2])  # type: ignore[arg-type]
+    client = ChannelClient(session, [1, 2])
     socket = Socket()
 
     asyncio.run(client.on_open(socket))
@@ -58,7 +57,7 @@ def test_a_subscribe_answered_503_is_asked_again_and_the_channel_is_attached():
 
 def test_a_subscribe_refused_every_time_raises_after_the_last_attempt():
     session = ScriptedSession([(503, UNAVAILABLE)] * clients.CONTROL_ATTEMPTS)
-    client = ChannelClient(session, [1])  # type: ignore[arg-type]
+    client = ChannelClient(session, [1])
 
     with pytest.raises(OSError, match="subscribe answered 503"):
         asyncio.run(client.on_open(Socket()))
@@ -68,7 +67,7 @@ def test_a_subscribe_refused_every_time_raises_after_the_last_attempt():
 
 def test_an_answer_other_than_503_is_not_asked_again():
     session = ScriptedSession([(409, {"v": 1, "error": {"code": "too_many_channels"}})])
-    client = ChannelClient(session, [1])  # type: ignore[arg-type]
+    client = ChannelClient(session, [1])
 
     with pytest.raises(OSError, match="subscribe answered 409"):
         asyncio.run(client.on_open(Socket()))
@@ -78,7 +77,7 @@ def test_an_answer_other_than_503_is_not_asked_again():
 
 def test_a_begin_answered_503_is_asked_again():
     session = ScriptedSession([(503, UNAVAILABLE), (202, {"channel": "c1", "status": "begin requested"})])
-    client = ChannelClient(session, [1])  # type: ignore[arg-type]
+    client = ChannelClient(session, [1])
     client.channel = "c1"
 
     asyncio.run(client.on_frame(Socket(), {"type": "attached", "channel": "c1"}))
