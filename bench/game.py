@@ -6,6 +6,12 @@ in every match settling all their next-goal answers at once, through the product
   produced at once, counted off the game query's progress reports (the batches after the
   production began) until they hold every answer, over the time from the first produced record
   to the end of the batch that took the last.
+- ``game_answers_busy_per_s``: the same answers over the time the batches that started once
+  every answer was produced were busy, as the reducers stage takes its rates
+  (``bench.reducers.busy_rate``: the producer shares the two cores until then); the target's
+  ratio, ``game_answers_vs_reducers``, sets it against the reducers' micro-batch updates taken
+  so. ``game_answers_batches``: each batch that took answers (rows, ms, whether it started after
+  the production).
 - ``game_settle_p99_ms``: a match event → that punter's settled answer in their state in Redis,
   p99 over a sample of one punter in 50 (2,000 of 100,000; every punter in a small run): each
   goal's time at the source to the first read that saw the punter's next-goal answer won or
@@ -34,18 +40,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import orjson
 
 from bench.common import django_ready, percentile
 from bench.harness import CompilerLoad, compilers_settled
+from bench.reducers import Batch, busy_rate, note_progress
 from reducers import game, topics
 from reducers.schemas import GameAnswer, GameEvent
 from store import keys
@@ -78,9 +85,20 @@ WARMUP_ROUNDS_MOST = 60
 WARMUP_FIRST_USER = 5_000_001
 WARMUP_FIRST_EVENT = 9_150_001
 WARMUP_ROUND_MS = game.BOOK_KEEP_MS + 60_000
+# Rounds of the answers the game's bare query takes once warm (bench_game_ceiling), full and quick.
+CEILING_MEASURED = {False: 3, True: 1}
 TARGETS = [
-    ("game_answers_per_s", "Game answers into Spark's state store (stateful query, 2 a punter)", "answers/s", None),
-    ("game_answers_vs_reducers", "Game answers/s ÷ the micro-batch reducers' updates/s, same run", "ratio", ">= 0.5"),
+    ("game_answers_per_s", "Game answers into state, first produced → last taken (2 a punter)", "answers/s", None),
+    ("game_answers_busy_per_s", "Game answers into state over busy batches, once all were produced", "answers/s", None),
+    (
+        "game_answers_vs_reducers",
+        "Game answers ÷ the micro-batch reducers' updates, both over busy batches, same run",
+        "ratio",
+        ">= 0.5",
+    ),
+    ("game_ceiling_answers_per_s", "The game's bare stateful query (no game in it): the ceiling", "answers/s", None),
+    ("game_answers_vs_ceiling", "Game answers ÷ the game's bare query, both over busy batches", "ratio", None),
+    ("game_answers_wall_vs_reducers", "Game answers (first produced → last taken) ÷ reducers' updates", "ratio", None),
     ("game_settle_p99_ms", "Goal → every punter's settled answer in Redis, p99", "ms", "<= 2000"),
     ("game_state_rss_mib", "Reducers process resident memory, the game's state held", "MiB", None),
 ]
@@ -222,28 +240,41 @@ def _event_record(event: GameEvent) -> tuple[bytes, bytes]:
     return event.key(), event.encode()
 
 
-def last_batch(client: Any) -> int:
-    """The id of the game query's newest progress report (-1 before any)."""
-    raw = client.lindex(keys.reducer_progress_recent("game"), 0)
+def last_batch(client: Any, query: str = "game") -> int:
+    """The id of the game query's (or ``query``'s) newest progress report (-1 before any)."""
+    raw = client.lindex(keys.reducer_progress_recent(query), 0)
     return -1 if raw is None else int(orjson.loads(raw)["batchId"])
 
 
-def answers_taken(client: Any, *, after_batch: int, answers: int, started: float, timeout: float) -> float:
-    """Seconds from ``started`` (epoch) to the end of the batch after ``after_batch`` that brought
-    the game query's input to ``answers`` records (answers or events)."""
-    seen: dict[int, tuple[int, float]] = {}
+@dataclass(frozen=True)
+class Taken:
+    """How the game query took a set of records: seconds from ``started`` to the end of the batch
+    that took the last, and the progress of its batches after the one it was asked after."""
+
+    seconds: float
+    batches: list[Batch]
+
+    def busy_rate(self, *, since: float) -> int | None:
+        """Records over the time the batches that started at ``since`` or later were busy, as
+        the reducers stage takes its consumers' rates (``bench.reducers.busy_rate``)."""
+        return busy_rate(self.batches, since=since)
+
+
+def answers_taken(
+    client: Any, *, after_batch: int, answers: int, started: float, timeout: float, query: str = "game"
+) -> Taken:
+    """How the batches after ``after_batch`` brought the game query's (or ``query``'s) input to
+    ``answers`` records (answers or events), timed from ``started`` (epoch)."""
+    seen: dict[int, Batch] = {}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for raw in client.lrange(keys.reducer_progress_recent("game"), 0, -1):
-            progress = orjson.loads(raw)
-            if progress["batchId"] > after_batch:
-                began = datetime.fromisoformat(progress["timestamp"].replace("Z", "+00:00")).timestamp()
-                took = (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000
-                seen[progress["batchId"]] = (progress["numInputRows"], began + took)
-        if sum(rows for rows, _ in seen.values()) >= answers:
-            return max(end for _, end in seen.values()) - started
+        note_progress(client, seen, query)
+        after = [batch for batch_id, batch in sorted(seen.items()) if batch_id > after_batch]
+        if sum(b.rows for b in after) >= answers:
+            return Taken(max(b.started + b.ms / 1000 for b in after) - started, after)
         time.sleep(0.2)
-    raise TimeoutError(f"game stage: {sum(r for r, _ in seen.values())} of {answers} answers reached the game")
+    taken = sum(b.rows for batch_id, b in seen.items() if batch_id > after_batch)
+    raise TimeoutError(f"game stage: {taken} of {answers} answers reached the game")
 
 
 def batch_durations(client: Any, *, after_batch: int, timeout: float = 60) -> list[dict[str, Any]]:
@@ -370,7 +401,8 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
             compilers()  # from here
         started = time.time()
         produce(producer, topics.game_answers(), records)
-        seconds = answers_taken(client, after_batch=after, answers=len(records), started=started, timeout=600)
+        produced_at = time.time()
+        taken = answers_taken(client, after_batch=after, answers=len(records), started=started, timeout=600)
         if compilers is not None:
             measured_cores["answers"] = round(compilers(), 3)
         before_goals = last_batch(client)
@@ -389,11 +421,21 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         rss_after = tree_rss_mib(running.process.pid)
         settle_batches = batch_durations(client, after_batch=before_goals)
     log(f"game: the settling batches' steps (ms): {settle_batches}")
+    answers_busy = taken.busy_rate(since=produced_at)
+    ceiling = bench_game_ceiling(quick=quick, sizes=size)
+    ceiling_rate = ceiling["game_ceiling_answers_per_s"]
     return {
+        **ceiling,
+        "game_answers_vs_ceiling": round(answers_busy / ceiling_rate, 2) if answers_busy and ceiling_rate else None,
         "game_punters": size.punters,
         "game_matches": size.matches,
         "game_answers": len(records),
-        "game_answers_per_s": round(len(records) / seconds),
+        "game_answers_per_s": round(len(records) / taken.seconds),
+        "game_answers_busy_per_s": answers_busy,
+        "game_answers_produce_s": round(produced_at - started, 2),
+        "game_answers_batches": [
+            {"rows": b.rows, "ms": b.ms, "after_produced": b.started >= produced_at} for b in taken.batches if b.rows
+        ],
         "game_settle_sampled": len(latencies),
         "game_settle_p50_ms": round(percentile(latencies, 0.5)),
         "game_settle_p99_ms": round(percentile(latencies, 0.99)),
@@ -405,6 +447,73 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         "game_warmup_rounds": warm_rounds,
         "game_warmup_compiler_cores": warm_cores,
         "game_compiler_cores": measured_cores,
+    }
+
+
+def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
+    """The bare stateful query of the game's shape (bench/game_ceiling.py) in a process and
+    namespace of its own, with the reducers' session, warmed as the game is: rounds of the
+    stage's answers (``sizes``), each produced once the one before was taken, until its JIT
+    compilers have settled (``WARMUP_LEAST_S`` at least, ``WARMUP_MAX_S`` at most), then
+    ``CEILING_MEASURED`` rounds more. ``game_ceiling_answers_per_s``: their median busy rate,
+    taken as the game's (``Taken.busy_rate``)."""
+    from bench.common import log, namespace
+    from bench.harness import ROOT, Process, python, wait_until
+    from bench.reducers import reducer_env
+    from odds.core.kafka import producer_create
+    from store.clients import redis_client
+
+    query = "game_ceiling"
+    events = [FIRST_EVENT + i for i in range(sizes.matches)]
+    # The bare query decodes nothing: the answers need no questions that exist.
+    first = {e: e * game.QUESTIONS_PER_EVENT for e in events}
+    questions = {e: {game.NEXT_GOAL: first[e] + 1, game.CARD: first[e] + 2} for e in events}
+    with namespace() as ns:
+        from django.conf import settings
+
+        client = redis_client(settings.REDIS_URL)
+        process = Process(
+            query,
+            python("-m", "bench.game_ceiling"),
+            env={**os.environ, **reducer_env(ns, "microbatch")},
+            log=ROOT / "var" / "log" / "bench-game-ceiling.log",
+        ).start()
+        try:
+            wait_until(lambda: client.get(keys.heartbeat(query)), timeout=180, what="the game's bare query to start")
+            producer = producer_create()
+            compilers = None if quick else CompilerLoad(process.pids).cores
+            rounds = 0
+
+            def answers_round() -> int | None:
+                nonlocal rounds
+                rounds += 1
+                records = answers_in(range(1, sizes.punters + 1), events, questions, seed=rounds)
+                after = last_batch(client, query)
+                started = time.time()
+                produce(producer, topics.game_answers(), records)
+                produced_at = time.time()
+                taken = answers_taken(
+                    client, after_batch=after, answers=len(records), started=started, timeout=300, query=query
+                )
+                return taken.busy_rate(since=produced_at)
+
+            log("game: its bare query takes rounds of the answers until its compilers have settled")
+            warm_started = time.monotonic()
+            readings: list[float] = []
+            while compilers is not None:
+                answers_round()
+                elapsed = time.monotonic() - warm_started
+                if (compilers_settled(compilers, readings) and elapsed >= WARMUP_LEAST_S) or elapsed >= WARMUP_MAX_S:
+                    break
+            warm_rounds = rounds
+            rates = [rate for _ in range(CEILING_MEASURED[quick]) if (rate := answers_round()) is not None]
+        finally:
+            process.stop()
+    return {
+        "game_ceiling_answers_per_s": round(percentile([float(r) for r in rates], 0.5)) if rates else None,
+        "game_ceiling_rounds_per_s": rates,
+        "game_ceiling_warmup_rounds": warm_rounds,
+        "game_ceiling_warmup_compiler_cores": readings,
     }
 
 
@@ -449,7 +558,13 @@ if __name__ == "__main__":
 
 
 def game_ratio(results: dict[str, Any]) -> None:
-    """The game's answers into state against the micro-batch reducers' price updates, same run."""
-    answers = results.get("game_answers_per_s")
+    """The game's answers into state against the micro-batch reducers' price updates, same run,
+    each taken the same way: records over the time the batches that started once they were all
+    produced were busy (``game_answers_vs_reducers``); and the answers' rate over the wall clock
+    from their first record produced against the same updates (``game_answers_wall_vs_reducers``)."""
     updates = results.get("reducer_microbatch_updates_per_s")
-    results["game_answers_vs_reducers"] = round(answers / updates, 2) if answers and updates else None
+    for key, answers in (
+        ("game_answers_vs_reducers", results.get("game_answers_busy_per_s")),
+        ("game_answers_wall_vs_reducers", results.get("game_answers_per_s")),
+    ):
+        results[key] = round(answers / updates, 2) if answers and updates else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -113,6 +113,17 @@ class Batch:
     started: float
 
 
+def busy_rate(batches: Iterable[Batch], *, since: float) -> int | None:
+    """Rows over the time the batches with rows that started at ``since`` (epoch s) or later were
+    busy, idle time between batches left out; over every batch with rows when none started then.
+    The reducers stage takes its consumers' rates so, ``since`` the end of the backlog's
+    production: the producer competes with the consumer for the same two cores until then."""
+    with_rows = [b for b in batches if b.rows]
+    counted = [b for b in with_rows if b.started >= since] or with_rows
+    busy_ms = sum(b.ms for b in counted)
+    return round(sum(b.rows for b in counted) / (busy_ms / 1000)) if busy_ms else None
+
+
 def note_progress(client: Any, batches: dict[int, Batch], query: str = "prices") -> None:
     """Record a query's recent progress reports under their batch ids (the reducers keep the
     last ones in a list, so a batch is not missed between two polls)."""
@@ -184,11 +195,8 @@ class Drain:
 
     def busy_rate(self) -> int | None:
         """Rows over the time the batches started after the backlog was produced were busy
-        (idle time between batches left out); all batches when none started after it."""
-        after = [b for b in self.batches.values() if b.started >= self.produced_at and b.rows]
-        counted = after or [b for b in self.batches.values() if b.rows]
-        busy_ms = sum(b.ms for b in counted)
-        return round(sum(b.rows for b in counted) / (busy_ms / 1000)) if busy_ms else None
+        (``busy_rate``)."""
+        return busy_rate(self.batches.values(), since=self.produced_at)
 
     def cpu_s_per_1000(self) -> float | None:
         """The consumer's CPU seconds per 1,000 records of the measured backlog."""

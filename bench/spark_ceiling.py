@@ -15,6 +15,7 @@ import logging
 import signal
 import tempfile
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -50,6 +51,31 @@ def newest_per_market(batch: DataFrame) -> DataFrame:
     )
 
 
+def run_until_stopped(
+    plan: DataFrame, batch: Callable[[DataFrame, int], None], *, name: str, output_mode: str | None = None
+) -> None:
+    """Run ``plan`` as a query named ``name``, each batch through ``batch``, batches back to back,
+    with a checkpoint directory of its own (removed afterwards), until the process is asked to
+    stop (SIGTERM or SIGINT); a query that stops by itself is an error."""
+    stop_requested = threading.Event()
+
+    def stop(signum: int, frame: Any) -> None:
+        stop_requested.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    with tempfile.TemporaryDirectory(prefix=f"{name}-checkpoint-") as checkpoint:
+        writer = plan.writeStream.queryName(name).option("checkpointLocation", checkpoint)
+        if output_mode is not None:
+            writer = writer.outputMode(output_mode)
+        query = writer.foreachBatch(batch).trigger(processingTime="0 seconds").start()
+        log.info("%s query running", name)
+        while not stop_requested.wait(0.5):
+            if not query.isActive:
+                raise RuntimeError(f"the {name} query stopped: {query.exception()}")
+        query.stop()
+
+
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     bootstrap = config().kafka_bootstrap
@@ -61,27 +87,7 @@ def main() -> None:
         rows = newest_per_market(frame).collect()
         client.incrby(keys.bench_rows(QUERY_NAME), sum(int(row["merged"]) for row in rows))
 
-    stop_requested = threading.Event()
-
-    def stop(signum: int, frame: Any) -> None:
-        stop_requested.set()
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    with tempfile.TemporaryDirectory(prefix="ceiling-checkpoint-") as checkpoint:
-        query = (
-            read_prices(spark, bootstrap=bootstrap, mode="microbatch")
-            .writeStream.queryName(QUERY_NAME)
-            .option("checkpointLocation", checkpoint)
-            .foreachBatch(batch)
-            .trigger(processingTime="0 seconds")
-            .start()
-        )
-        log.info("ceiling query running")
-        while not stop_requested.wait(0.5):
-            if not query.isActive:
-                raise RuntimeError(f"the ceiling query stopped: {query.exception()}")
-        query.stop()
+    run_until_stopped(read_prices(spark, bootstrap=bootstrap, mode="microbatch"), batch, name=QUERY_NAME)
     spark.stop()
 
 

@@ -330,8 +330,25 @@ def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, layout: BucketLayout) -> DataFrame:
     """The game query's plan: both topics read as one stream, each answer in its punter's
-    bucket and each event in every bucket (``layout``: how many, and their labels), each
-    bucket's batch through ``GameProcessor`` (writing its punters to ``redis_url``)."""
+    bucket and each event in every bucket (``bucket_spread``), each bucket's batch through
+    ``GameProcessor`` (writing its punters to ``redis_url``)."""
+    return (
+        bucket_spread(spark, bootstrap=bootstrap, layout=layout)
+        .groupBy("bucket")
+        .transformWithStateInPandas(
+            statefulProcessor=GameProcessor(
+                events_topic=topics.game_events(), writer=PunterWriter.configured(redis_url)
+            ),
+            outputStructType=OUTPUT,
+            outputMode="Update",
+            timeMode="None",
+        )
+    )
+
+
+def bucket_spread(spark: SparkSession, *, bootstrap: str, layout: BucketLayout) -> DataFrame:
+    """Both of the game's topics read as one stream, each record with its ``bucket``: an answer
+    in its punter's (``layout``: how many buckets, and their labels), an event once in every one."""
     events_topic = topics.game_events()
     raw = kafka_stream(
         spark,
@@ -345,19 +362,13 @@ def game_plan(spark: SparkSession, *, bootstrap: str, redis_url: str, layout: Bu
     own_bucket = F.array(
         F.element_at(labels, (F.pmod(F.xxhash64(F.col("key")), F.lit(layout.buckets)) + 1).cast("int"))
     )
-    spread = raw.select(
+    return raw.select(
         "topic",
         "key",
         "value",
         "partition",
         "offset",
         F.explode(F.when(F.col("topic") == events_topic, every_bucket).otherwise(own_bucket)).alias("bucket"),
-    )
-    return spread.groupBy("bucket").transformWithStateInPandas(
-        statefulProcessor=GameProcessor(events_topic=events_topic, writer=PunterWriter.configured(redis_url)),
-        outputStructType=OUTPUT,
-        outputMode="Update",
-        timeMode="None",
     )
 
 

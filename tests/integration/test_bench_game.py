@@ -23,6 +23,15 @@ def test_every_answer_reached_the_game_and_every_punter_was_settled(result):
     punters, matches = QUICK
     assert (result["game_punters"], result["game_matches"], result["game_answers"]) == (punters, matches, 2 * punters)
     assert result["game_answers_per_s"] > 0
+    assert result["game_answers_busy_per_s"] > 0
+    assert sum(batch["rows"] for batch in result["game_answers_batches"]) >= result["game_answers"]
+
+
+def test_the_games_bare_query_took_the_same_answers_and_is_set_beside_the_game(result):
+    assert result["game_ceiling_answers_per_s"] > 0
+    assert len(result["game_ceiling_rounds_per_s"]) == 1, "quick: one round, no warm-up"
+    ratio = result["game_answers_busy_per_s"] / result["game_ceiling_answers_per_s"]
+    assert result["game_answers_vs_ceiling"] == round(ratio, 2)
 
 
 def test_the_settlement_and_the_memory_are_measured(result):
