@@ -12,6 +12,10 @@ in every match settling all their next-goal answers at once, through the product
   ratio, ``game_answers_vs_reducers``, sets it against the reducers' micro-batch updates taken
   so. ``game_answers_batches``: each batch that took answers (rows, ms, whether it started after
   the production).
+- ``game_ceiling_answers_per_s``: the same answers taken by the game's bare stateful query
+  (bench/game_ceiling.py: the game's source, spread and state store, no game in its processor),
+  warmed as the game is, in a process of its own after the game; ``game_answers_vs_ceiling``
+  sets the game's busy rate against it, as the reducers stage sets its reducers against theirs.
 - ``game_settle_p99_ms``: a match event → that punter's settled answer in their state in Redis,
   p99 over a sample of one punter in 50 (2,000 of 100,000; every punter in a small run): each
   goal's time at the source to the first read that saw the punter's next-goal answer won or
