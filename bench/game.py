@@ -199,20 +199,33 @@ def open_questions(client: Any, events: list[int], *, timeout: float = 240) -> d
 def warm_up(
     client: Any, producer: Any, *, quick: bool, compilers: Callable[[], float] | None
 ) -> tuple[float, int, list[float]]:
-    """Rounds of warm-up matches (the module's doc) until the reducers are warm: at least
-    ``WARMUP_LEAST_S`` and a round over which the compilers took less than ``JIT_SETTLED_CORES``
-    of a core (``compilers``: their cores since last asked), at most ``WARMUP_MAX_S`` or
-    ``WARMUP_ROUNDS_MOST`` rounds; quick, one small round. Returns the seconds it took, the
-    rounds and the compilers' cores over each."""
-    least, longest = (0.0, 0.0) if quick else (WARMUP_LEAST_S, WARMUP_MAX_S)
+    """Rounds of warm-up matches (the module's doc) until the reducers are warm
+    (``rounds_until_warm``); quick, one small round. Returns the seconds it took, the rounds and
+    the compilers' cores over each."""
     users = range(WARMUP_FIRST_USER, WARMUP_FIRST_USER + (WARMUP_QUICK_PUNTERS if quick else WARMUP_PUNTERS))
     first_at = _now_ms() - (WARMUP_ROUNDS_MOST + 1) * WARMUP_ROUND_MS
+
+    def play(round_: int) -> None:
+        events = [WARMUP_FIRST_EVENT + round_ * WARMUP_MATCHES + i for i in range(WARMUP_MATCHES)]
+        play_warmup_round(client, producer, users=users, events=events, at=first_at + round_ * WARMUP_ROUND_MS)
+
+    return rounds_until_warm(play, quick=quick, compilers=compilers)
+
+
+def rounds_until_warm(
+    play: Callable[[int], object], *, quick: bool, compilers: Callable[[], float] | None
+) -> tuple[float, int, list[float]]:
+    """``play`` rounds (numbered from 0) until a round over which the compilers took less than
+    ``JIT_SETTLED_CORES`` of a core (``compilers``: their cores since last asked; ``None``: at
+    once) ends ``WARMUP_LEAST_S`` or more after the first began, or one ends ``WARMUP_MAX_S``
+    after it, ``WARMUP_ROUNDS_MOST`` rounds at most; quick, one round. Returns the seconds it
+    took, the rounds and the compilers' cores over each."""
+    least, longest = (0.0, 0.0) if quick else (WARMUP_LEAST_S, WARMUP_MAX_S)
     started = time.monotonic()
     readings: list[float] = []
     rounds = 0
     while rounds < WARMUP_ROUNDS_MOST:
-        events = [WARMUP_FIRST_EVENT + rounds * WARMUP_MATCHES + i for i in range(WARMUP_MATCHES)]
-        play_warmup_round(client, producer, users=users, events=events, at=first_at + rounds * WARMUP_ROUND_MS)
+        play(rounds)
         rounds += 1
         settled = compilers is None or compilers_settled(compilers, readings)
         elapsed = time.monotonic() - started
@@ -279,6 +292,21 @@ def answers_taken(
         time.sleep(0.2)
     taken = sum(b.rows for batch_id, b in seen.items() if batch_id > after_batch)
     raise TimeoutError(f"game stage: {taken} of {answers} answers reached the game")
+
+
+def answers_produced_and_taken(
+    client: Any, producer: Any, records: list[tuple[bytes, bytes]], *, timeout: float, query: str = "game"
+) -> tuple[Taken, float, float]:
+    """Produce ``records`` to the answer topic and wait until the game query (or ``query``) has
+    taken them: how it took them, when the production began and when it ended (epoch s)."""
+    after = last_batch(client, query)
+    started = time.time()
+    produce(producer, topics.game_answers(), records)
+    produced_at = time.time()
+    taken = answers_taken(
+        client, after_batch=after, answers=len(records), started=started, timeout=timeout, query=query
+    )
+    return taken, started, produced_at
 
 
 def batch_durations(client: Any, *, after_batch: int, timeout: float = 60) -> list[dict[str, Any]]:
@@ -398,15 +426,11 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
         questions = open_questions(client, events)
         records = answers_of(punters=size.punters, matches=size.matches, questions=questions)
         rss_before = tree_rss_mib(running.process.pid)
-        after = last_batch(client)
         log(f"game: {size.punters:,} punters answer ({len(records):,} answers)")
         measured_cores: dict[str, float] = {}
         if compilers is not None:
             compilers()  # from here
-        started = time.time()
-        produce(producer, topics.game_answers(), records)
-        produced_at = time.time()
-        taken = answers_taken(client, after_batch=after, answers=len(records), started=started, timeout=600)
+        taken, started, produced_at = answers_produced_and_taken(client, producer, records, timeout=600)
         if compilers is not None:
             measured_cores["answers"] = round(compilers(), 3)
         before_goals = last_batch(client)
@@ -458,9 +482,11 @@ def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
     """The bare stateful query of the game's shape (bench/game_ceiling.py) in a process and
     namespace of its own, with the reducers' session, warmed as the game is: rounds of the
     stage's answers (``sizes``), each produced once the one before was taken, until its JIT
-    compilers have settled (``WARMUP_LEAST_S`` at least, ``WARMUP_MAX_S`` at most), then
-    ``CEILING_MEASURED`` rounds more. ``game_ceiling_answers_per_s``: their median busy rate,
-    taken as the game's (``Taken.busy_rate``)."""
+    compilers have settled (``rounds_until_warm``), then ``CEILING_MEASURED`` rounds more.
+    ``game_ceiling_answers_per_s``: their median busy rate, taken as the game's
+    (``Taken.busy_rate``)."""
+    from django.conf import settings
+
     from bench.common import log, namespace
     from bench.harness import ROOT, Process, python, wait_until
     from bench.reducers import reducer_env
@@ -473,8 +499,6 @@ def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
     first = {e: e * game.QUESTIONS_PER_EVENT for e in events}
     questions = {e: {game.NEXT_GOAL: first[e] + 1, game.CARD: first[e] + 2} for e in events}
     with namespace() as ns:
-        from django.conf import settings
-
         client = redis_client(settings.REDIS_URL)
         process = Process(
             query,
@@ -485,32 +509,21 @@ def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
         try:
             wait_until(lambda: client.get(keys.heartbeat(query)), timeout=180, what="the game's bare query to start")
             producer = producer_create()
-            compilers = None if quick else CompilerLoad(process.pids).cores
-            rounds = 0
 
-            def answers_round() -> int | None:
-                nonlocal rounds
-                rounds += 1
-                records = answers_in(range(1, sizes.punters + 1), events, questions, seed=rounds)
-                after = last_batch(client, query)
-                started = time.time()
-                produce(producer, topics.game_answers(), records)
-                produced_at = time.time()
-                taken = answers_taken(
-                    client, after_batch=after, answers=len(records), started=started, timeout=300, query=query
-                )
+            def answers_round(round_: int) -> int | None:
+                records = answers_in(range(1, sizes.punters + 1), events, questions, seed=round_)
+                taken, _, produced_at = answers_produced_and_taken(client, producer, records, timeout=300, query=query)
                 return taken.busy_rate(since=produced_at)
 
-            log("game: its bare query takes rounds of the answers until its compilers have settled")
-            warm_started = time.monotonic()
             readings: list[float] = []
-            while compilers is not None:
-                answers_round()
-                elapsed = time.monotonic() - warm_started
-                if (compilers_settled(compilers, readings) and elapsed >= WARMUP_LEAST_S) or elapsed >= WARMUP_MAX_S:
-                    break
-            warm_rounds = rounds
-            rates = [rate for _ in range(CEILING_MEASURED[quick]) if (rate := answers_round()) is not None]
+            warm_rounds = 0
+            if not quick:
+                log("game: its bare query takes rounds of the answers until its compilers have settled")
+                _, warm_rounds, readings = rounds_until_warm(
+                    answers_round, quick=False, compilers=CompilerLoad(process.pids).cores
+                )
+            measured = (answers_round(warm_rounds + i) for i in range(CEILING_MEASURED[quick]))
+            rates = [rate for rate in measured if rate is not None]
         finally:
             process.stop()
     return {
