@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench import bets, channels, desk, e2e, edge, feed, game, markets, reducers, sockets, suspend, up, views
+from bench import bets, channels, desk, e2e, edge, feed, game, game_held, markets, reducers, sockets, suspend, up, views
 from bench.common import RESULTS, ROOT
 
 TARGETS = [
@@ -27,6 +27,7 @@ TARGETS = [
     *up.TARGETS,
     *channels.TARGETS,
     *game.TARGETS,
+    *game_held.TARGETS,
     *desk.TARGETS,
 ]
 
@@ -142,6 +143,7 @@ def write_markdown(results: dict[str, Any]) -> Path:
         sockets.plot_sockets(results, ROOT / "docs" / "img" / "sockets.png")
     lines += channels.markdown_lines(results)
     lines += game.markdown_lines(results)
+    lines += game_held.markdown_lines(results)
     lines += desk.markdown_lines(results)
     # The current profile of each stage; the history of runs stays in bench/results/history.md.
     profiles = ROOT / "bench" / "PROFILES.md"

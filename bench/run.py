@@ -49,7 +49,23 @@ import django
 
 django.setup()
 
-from bench import bets, channels, desk, e2e, edge, feed, game, markets, reducers, report, sockets, suspend, up, views
+from bench import (
+    bets,
+    channels,
+    desk,
+    e2e,
+    edge,
+    feed,
+    game,
+    game_held,
+    markets,
+    reducers,
+    report,
+    sockets,
+    suspend,
+    up,
+    views,
+)
 from bench.common import RESULTS, cpu_probe_ms, log, machine
 
 
@@ -221,6 +237,8 @@ def main(argv: list[str] | None = None) -> None:
         log("game: punters answer the open questions of live matches, a goal in each settles them all")
         results.update(game.bench_game(quick=quick))
         game.game_ratio(results)
+        log("game: a bucket's batches with idle punters held (no Spark)")
+        results.update(game_held.bench_game_held())
         lap("game")
     if "desk" in stages:
         log("desk: bets at the bets stage's rate → the ticker and liability frames on a trader's socket")

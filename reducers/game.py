@@ -19,12 +19,14 @@ changed to Redis: questions, punters' states, leaderboards, and the frames of th
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import struct
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
+import numpy as np
 import orjson
 
 from reducers.frames import GameNews, GamePunter, GameQuestion, QuestionStatus
@@ -695,77 +697,220 @@ def punter_doc(punter: Punter) -> GamePunter:
 # --- one bucket's batch ---
 
 
-class PunterTable:
-    """A bucket's punters as its state holds them: punter id (as text) → ``State``, changed in
-    place by a batch's step. ``holders`` finds the punters holding an undecided answer to a
-    question by one scan of the table (a goal decides a question of every match at once)."""
+# A bucket's punter table as stored (``PunterTable.encode``): this mark, the punters' count and the
+# size of the players' index (two 32-bit numbers), then the punters' ids and where each one's state
+# ends in the body (64-bit numbers), the players' index (event id → punters), the states, each
+# followed by a comma (so that the body read whole is a list's items); numbers little-endian.
+TABLE_MAGIC = b"GPT2"
+_TABLE_HEADER = struct.Struct("<II")
+_NUMBERS = np.dtype("<i8")
 
-    def __init__(self, raw: dict[str, State] | None = None) -> None:
-        self.raw: dict[str, State] = raw if raw is not None else {}
-        # Question id (as stored) → the punters holding an undecided answer to it: made by one
-        # scan on the first ``holders``, dropped when an answer is added (``answer``), and a
-        # question's entry dropped when it is settled.
-        self._pending: dict[str, list[int]] | None = None
+
+class PunterTable:
+    """A bucket's punters as its state holds them: punter id → ``State``, changed in place by a
+    batch's step, and which punters hold answers or points on each event (its players).
+
+    A bucket keeps every punter who has played in it, and a batch touches few of them. So the
+    table is stored with each punter's state encoded on its own (``encode``), and a batch decodes
+    only the states it reads: the punters who answer, and the players of the events whose
+    questions it settles or lets go. The others are copied as they were, byte for byte, so a
+    batch costs what it touches and little more for every punter held. A table stored as one
+    document (as it once was) is read whole, once, and stored this way from its next change."""
+
+    def __init__(self, raw: Mapping[str, State] | None = None) -> None:
+        # The states read or made so far.
+        self._states: dict[int, State] = {int(user): state for user, state in (raw or {}).items()}
+        # The stored table: the punters' ids and where each one's state ends in ``_body``, by place.
+        self._users = np.zeros(0, _NUMBERS)
+        self._ends = np.zeros(0, _NUMBERS)
+        self._body = memoryview(b"")
+        # Each stored punter's place and the ends as numbers, made on the first look-up (a batch
+        # may look up none).
+        self._place: dict[int, int] | None = None
+        self._bounds: list[int] = []
+        # Every stored state has been read (``read``).
+        self._whole = False
+        # Punters not in the stored table, in the order they came.
+        self._added: list[int] = list(self._states)
+        # Event id → the punters holding an answer to one of its questions or points on it.
+        self._players: dict[int, set[int]] = {}
+        for user, state in self._states.items():
+            self._note(user, state)
 
     @classmethod
     def decode(cls, blob: bytes | None) -> PunterTable:
-        return cls(orjson.loads(blob) if blob else {})
+        if not blob:
+            return cls()
+        if not blob.startswith(TABLE_MAGIC):
+            return cls(orjson.loads(blob))  # the table as one document
+        count, players_size = _TABLE_HEADER.unpack_from(blob, len(TABLE_MAGIC))
+        at = len(TABLE_MAGIC) + _TABLE_HEADER.size
+        table = cls()
+        table._users = np.frombuffer(blob, _NUMBERS, count, at)
+        table._ends = np.frombuffer(blob, _NUMBERS, count, at + 8 * count)
+        at += 16 * count
+        table._players = {int(e): set(u) for e, u in orjson.loads(blob[at : at + players_size]).items()}
+        table._body = memoryview(blob)[at + players_size :]
+        return table
 
-    def encode(self) -> bytes:
-        return orjson.dumps(self.raw)
+    def players(self, events: Iterable[int]) -> set[int]:
+        """The punters holding answers or points on any of the events."""
+        found: set[int] = set()
+        for event in events:
+            found.update(self._players.get(event, ()))
+        return found
+
+    def read(self, users: Collection[int]) -> None:
+        """The states of ``users`` are about to be read: when they are a third of the stored table
+        or more, every stored state is decoded at once (one parse of the stored body: a state
+        costs a third as much as decoded on its own); otherwise each is decoded when it is
+        looked up."""
+        stored = len(self._users)
+        if self._whole or not stored or len(users) * 3 < stored:
+            return
+        self._whole = True
+        states = self._states
+        found = orjson.loads(b"[" + bytes(self._body[:-1]) + b"]")
+        for user, state in zip(self._users.tolist(), found, strict=True):
+            if user not in states:
+                states[user] = state
+
+    def encode(self, encoded: Mapping[int, bytes] = _EMPTY) -> bytes:
+        """The table as stored (``TABLE_MAGIC``). The states read are encoded again (``encoded``:
+        those the caller has encoded already, as they stand), the others copied as stored."""
+        body, states = self._body, self._states
+        place = self._places()
+        ends, users = self._bounds, self._users
+
+        def dumps(user: int) -> bytes:
+            done = encoded.get(user)
+            return done if done is not None else orjson.dumps(states[user])
+
+        read = sorted((place[user], user) for user in states if user in place)
+        lengths = np.diff(self._ends, prepend=0)
+        pieces: list[bytes | memoryview] = []
+        copied = 0
+        for at, user in read:
+            start = ends[at - 1] if at else 0
+            if start > copied:
+                pieces.append(body[copied:start])
+            new = dumps(user)
+            pieces += (new, b",")
+            lengths[at] = len(new) + 1
+            copied = ends[at]
+        if copied < len(body):
+            pieces.append(body[copied:])
+        added = [dumps(user) for user in self._added]
+        for new in added:
+            pieces += (new, b",")
+        users = np.concatenate([users, np.array(self._added, _NUMBERS)])
+        added_lengths = np.array([len(a) + 1 for a in added], _NUMBERS)
+        new_ends = np.cumsum(np.concatenate([lengths, added_lengths]), dtype=_NUMBERS)
+        players = orjson.dumps({e: sorted(u) for e, u in self._players.items() if u}, option=orjson.OPT_NON_STR_KEYS)
+        header = TABLE_MAGIC + _TABLE_HEADER.pack(len(users), len(players))
+        return b"".join([header, users.astype(_NUMBERS).tobytes(), new_ends.tobytes(), players, *pieces])
+
+    def _places(self) -> dict[int, int]:
+        if self._place is None:
+            self._place = dict(zip(self._users.tolist(), range(len(self._users)), strict=True))
+            self._bounds = self._ends.tolist()
+        return self._place
+
+    def _note(self, user_id: int, state: State) -> None:
+        """Put the punter among the players of every event their state holds."""
+        players = self._players
+        for event in state[MATCHES]:
+            players.setdefault(int(event), set()).add(user_id)
+        for held in state[ANSWERS].values():
+            players.setdefault(held[HELD_EVENT], set()).add(user_id)
 
     def state(self, user_id: int) -> State | None:
-        return self.raw.get(str(user_id))
+        state = self._states.get(user_id)
+        if state is None:
+            place = self._place if self._place is not None else self._places()
+            at = place.get(user_id)
+            if at is None:
+                return None
+            ends = self._bounds
+            state = self._states[user_id] = orjson.loads(self._body[ends[at - 1] if at else 0 : ends[at] - 1])
+        return state
+
+    @property
+    def held(self) -> Mapping[int, State]:
+        """The states read or made so far, by punter id (every punter a step changed is here)."""
+        return self._states
+
+    @property
+    def raw(self) -> dict[str, State]:
+        """Every punter's state (all of them read), by punter id as text: a new mapping of the
+        table's own states."""
+        for user in self._places():
+            self.state(user)
+        return {str(user): state for user, state in self._states.items()}
 
     def get(self, user_id: int) -> Punter | None:
         """The punter read (a copy: changing it changes nothing here)."""
-        raw = self.raw.get(str(user_id))
-        return None if raw is None else punter_from_raw(user_id, raw)
+        state = self.state(user_id)
+        return None if state is None else punter_from_raw(user_id, state)
 
     def put(self, punter: Punter) -> None:
-        self.raw[str(punter.user_id)] = punter_to_raw(punter)
-        self._pending = None
+        user = punter.user_id
+        if user not in self._states and user not in self._places():
+            self._added.append(user)
+        state = self._states[user] = punter_to_raw(punter)
+        self._note(user, state)
 
     def holders(self, question_id: int) -> list[int]:
-        if self._pending is None:
-            pending: dict[str, list[int]] = {}
-            for user, raw in self.raw.items():
-                for question, held in raw[ANSWERS].items():
-                    if held[HELD_RESULT] == PENDING:
-                        pending.setdefault(question, []).append(int(user))
-            self._pending = pending
-        return self._pending.get(str(question_id), [])
+        """The punters holding an undecided answer to the question (among the players of its
+        event: a question's id is its event's times ``QUESTIONS_PER_EVENT`` and its number)."""
+        key = str(question_id)
+        found = []
+        for user in self._players.get(question_id // QUESTIONS_PER_EVENT, ()):
+            state = self.state(user)
+            held = None if state is None else state[ANSWERS].get(key)
+            if held is not None and held[HELD_RESULT] == PENDING:
+                found.append(user)
+        return found
 
     def answer(self, answer: GameAnswer, question: Question) -> list[News]:
         """Take an answer that counts (``state_answer``) into the punter's state."""
-        key = str(answer.user_id)
-        state, news = state_answer(self.raw.get(key), answer, question)
-        self.raw[key] = state
-        self._pending = None
+        user = answer.user_id
+        held = self._states.get(user)
+        if held is None:
+            held = self.state(user)
+        state, news = state_answer(held, answer, question)
+        if held is None:
+            self._states[user] = state
+            self._added.append(user)
+        self._players.setdefault(answer.event_id, set()).add(user)
         return news
 
     def settle(self, question: Question) -> list[tuple[int, News]]:
         """Settle every undecided answer to a decided question (``state_settle``): the punters
         settled and what to tell each."""
         settled = []
-        for user in self.holders(question.id):
-            news = state_settle(self.raw[str(user)], question)
+        players = self._players.get(question.event_id, ())
+        self.read(players)
+        for user in players:
+            state = self.state(user)
+            news = None if state is None else state_settle(state, question)
             if news is not None:
                 settled.append((user, news))
-        if self._pending is not None:
-            self._pending.pop(str(question.id), None)
         return settled
 
-    def prune(self, events: frozenset[int]) -> None:
-        """Let go of the answers and match points of events the book let go, in every punter."""
-        if not events:
-            return
-        for raw in self.raw.values():
-            state_prune(raw, events)
-        self._pending = None
+    def prune(self, events: frozenset[int]) -> set[int]:
+        """Let go of the answers and match points of events the book let go, in every punter: the
+        punters changed."""
+        pruned = set()
+        for event in events:
+            for user in self._players.pop(event, ()):
+                state = self.state(user)
+                if state is not None and state_prune(state, events):
+                    pruned.add(user)
+        return pruned
 
     def __len__(self) -> int:
-        return len(self.raw)
+        return len(self._users) + len(self._added)
 
 
 @dataclass
@@ -818,14 +963,21 @@ def game_step(book: Book, table: PunterTable, events: Sequence[GameEvent], answe
     took them. Events go first: an answer counts by when it was taken, not when it is read, so
     the result is the same whichever batch an answer lands in."""
     step = Step(book=book, table=table)
+    changes = []
     for event in events:
         change = book_apply(step.book, event)
         step.book = change.book
-        for question in change.changed:
+        changes.append(change.changed)
+    # The players of every match whose questions the events decided, read at once (a goal in
+    # each of ten matches reads every punter, a tenth at a time).
+    table.read(table.players({q.event_id for changed in changes for q in changed if q.decided}))
+    for changed in changes:
+        for question in changed:
             step.questions[question.id] = question
             if question.decided:
                 for user_id, news in table.settle(question):
                     step._told(user_id, news, question)
+    table.read({answer.user_id for answer in answers})
     for answer in sorted(answers, key=_answer_order):
         state = table.state(answer.user_id)
         if state_duplicate(state, answer):

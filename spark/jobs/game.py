@@ -252,17 +252,21 @@ class BucketResult:
 def bucket_batch(
     book: Book, punters: bytes | None, events: Sequence[GameEvent], answers: Sequence[GameAnswer], *, bucket: int
 ) -> BucketResult:
-    """One bucket's batch over its stored punter table (``punters``, encoded). The whole table
-    is decoded, stepped and encoded, hundreds of thousands of objects and none in a cycle, with
-    the cyclic collector paused: it would otherwise walk them again and again. The table and the
+    """One bucket's batch over its stored punter table (``punters``, encoded). The states the
+    batch reads are decoded, stepped and encoded (``reducers.game.PunterTable``), up to hundreds
+    of thousands of objects and none in a cycle, with the cyclic collector paused: it would
+    otherwise walk them again and again. The table and the
     step are let go before collection resumes, so that its first pass does not walk them either
     (a tenth of a goal's settlement when they were still held)."""
     with gc_paused():
         table = PunterTable.decode(punters)
         step = game_step(book, table, events, answers)
         outputs, news = punter_outputs(step)
-        table.prune(step.pruned)
-        encoded = table.encode() if step.changed or step.pruned else None
+        pruned = table.prune(step.pruned)
+        # The changed punters' states, as encoded for Redis, are the table's too (unless let go of
+        # an event since).
+        known = {p.user_id: p.doc for p in outputs if p.doc is not None and p.user_id not in pruned}
+        encoded = table.encode(known) if step.changed or step.pruned else None
         rows = question_rows(step, bucket=bucket)
         result = BucketResult(step.book, encoded, outputs, news, rows)
         del table, step
@@ -275,14 +279,14 @@ def punter_outputs(step: Step) -> tuple[list[PunterOutput], dict[str, int]]:
     each punter moved on are read here from the state in hand (``reducers.game.board_points``)."""
     out: list[PunterOutput] = []
     counts: dict[str, int] = {}
-    changed, told, moved, raw = step.changed, step.news, step.moved, step.table.raw
+    changed, told, moved, states = step.changed, step.news, step.moved, step.table.held
     dumps = orjson.dumps
     for user_id in sorted(told.keys() | changed):
         news = told.get(user_id, [])
         for item in news:
             counts[item.kind] = counts.get(item.kind, 0) + 1
         if user_id in changed:
-            state = raw[str(user_id)]
+            state = states[user_id]
             out.append(PunterOutput(user_id, dumps(state), news, board_points(state, moved.get(user_id, _NONE))))
         else:
             out.append(PunterOutput(user_id, None, news, _NONE))

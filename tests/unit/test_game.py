@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import struct
+from array import array
 
+import orjson
 import pytest
 
 from reducers import game
@@ -463,3 +466,167 @@ def test_punter_table_holders_follow_a_punter_put_after_they_were_read():
     assert settled is not None
     table.put(settled[0])
     assert list(table.holders(goal.id)) == [2]
+
+
+# --- the table as stored ---
+
+
+def _stored_run(
+    batches: list[tuple[list[GameEvent], list[GameAnswer]]], start: tuple[Book, bytes | None] = (Book(), None)
+) -> tuple[Book, bytes | None]:
+    """``_run``, with the table stored (encoded) after each batch and read from storage before
+    the next, as the buckets keep it: the book and the stored table after the batches."""
+    book, stored = start
+    for events, answers in batches:
+        table = PunterTable.decode(stored)
+        step = game_step(book, table, events, answers)
+        book = step.book
+        table.prune(step.pruned)
+        stored = table.encode()
+    return book, stored
+
+
+def _two_matches() -> list[tuple[list[GameEvent], list[GameAnswer]]]:
+    """Two matches over four batches: many punters answer, goals settle them, the first match
+    ends and is let go while the second plays on."""
+    first, second = Feed(), Feed(event_id=8)
+    one, two = first("kick_off"), second("kick_off", at=T0 + 60_000)
+    book = apply_all(one, two)
+    goal1 = next(q for q in book.questions.values() if q.event_id == EVENT and q.kind == game.NEXT_GOAL)
+    goal2 = next(q for q in book.questions.values() if q.event_id == 8 and q.kind == game.NEXT_GOAL)
+    card2 = next(q for q in book.questions.values() if q.event_id == 8 and q.kind == game.CARD)
+    batches: list[tuple[list[GameEvent], list[GameAnswer]]] = [
+        ([one, two], [answer(u, goal1, ("home", "away")[u % 2], ts=T0 + u) for u in range(1, 120)]),
+        ([], [answer(u, goal2, "home", ts=T0 + 70_000 + u) for u in range(100, 200)]),
+        (
+            [first("score", minute=5, side="away"), first("full_time", minute=90)],
+            [answer(u, card2, "yes", ts=T0 + 80_000 + u) for u in range(150, 160)],
+        ),
+        ([second("score", minute=95, side="home", at=T0 + 90 * 60_000 + BOOK_KEEP_MS + 1)], []),
+    ]
+    return batches
+
+
+def test_a_table_stored_between_batches_ends_as_one_kept_in_memory():
+    batches = _two_matches()
+    whole = _run(batches)
+    assert len(whole) == 199
+    _, stored = _stored_run(batches)
+    assert PunterTable.decode(stored).raw == whole
+    for cut in range(1, len(batches)):
+        # the batches before the cut in one stored step, the rest in another
+        _, resumed = _stored_run(batches[cut:], start=_stored_run(batches[:cut]))
+        assert PunterTable.decode(resumed).raw == whole
+
+
+def test_the_first_match_let_go_leaves_no_answers_and_the_second_keeps_its_own():
+    table = PunterTable.decode(_stored_run(_two_matches())[1])
+    states = {int(u): punter_from_raw(int(u), s) for u, s in table.raw.items()}
+    assert all(EVENT not in p.matches and all(a.event_id != EVENT for a in p.answers.values()) for p in states.values())
+    assert states[150].matches[8] == 10  # the goal of the second match, answered home
+    assert states[1].days[game.day_of(T0)] == 10  # the first match's goal, answered away: its day points stay
+    assert states[2].days[game.day_of(T0)] == 0
+
+
+def test_a_batch_reads_only_the_punters_it_touches_and_copies_the_others_as_stored():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    table = PunterTable()
+    game_step(book, table, [], [answer(u, goal, "home", ts=T0 + u) for u in range(1, 1001)])
+    # A punter who never played this match, stored in a spelling of their own (with spaces): a
+    # batch that does not read them must keep those very bytes.
+    idle = b"[3, 1, 1, 4, 2, {}, {}, {}]"
+    states = {int(u): orjson.dumps(state) for u, state in table.raw.items()}
+    later = PunterTable.decode(_spelt({**states, 5000: idle}, players={EVENT: sorted(states)}))
+    other = Feed(event_id=9)
+    other_book = apply_all(other("kick_off"), book=book)
+    question = next(q for q in other_book.questions.values() if q.event_id == 9 and q.kind == game.CARD)
+    step = game_step(other_book, later, [], [answer(7, question, "yes", ts=T0 + 5)])
+    assert step.changed == {7}
+    again = later.encode()
+    assert idle in again
+    assert PunterTable.decode(again).get(5000) == punter_from_raw(5000, [3, 1, 1, 4, 2, {}, {}, {}])
+    assert _punter(PunterTable.decode(again), 7).answered == 2
+
+
+def test_a_goal_settles_the_players_of_its_match_and_reads_no_other_punter():
+    feed, other = Feed(), Feed(event_id=9)
+    book = apply_all(feed("kick_off"), other("kick_off"))
+    goal = next(q for q in book.questions.values() if q.event_id == EVENT and q.kind == game.NEXT_GOAL)
+    card = next(q for q in book.questions.values() if q.event_id == 9 and q.kind == game.CARD)
+    table = PunterTable()
+    step = game_step(book, table, [], [answer(u, goal, "away", ts=T0 + u) for u in range(1, 51)])
+    game_step(step.book, table, [], [answer(u, card, "no", ts=T0 + u) for u in range(51, 201)])
+    # The other match's punters (three in four of the table) are stored unreadable: settling this
+    # match's goal must not read them.
+    blob = table.encode()
+    for user in range(51, 201):
+        state = orjson.dumps(table.state(user))
+        blob = blob.replace(state, b"!" * len(state))
+    later = PunterTable.decode(blob)
+    goal_step = game_step(step.book, later, [feed("score", minute=3, side="away")], [])
+    assert goal_step.changed == set(range(1, 51))
+    assert all(_punter(later, u).matches[EVENT] == 10 for u in range(1, 51))
+
+
+def test_a_table_stored_as_one_document_is_read_whole_and_stored_in_parts_from_its_next_change():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    table = PunterTable()
+    step = game_step(book, table, [], [answer(u, goal, "home", ts=T0 + u) for u in range(1, 21)])
+    old = orjson.dumps(table.raw)  # as tables were stored before
+    assert not old.startswith(game.TABLE_MAGIC)
+    read = PunterTable.decode(old)
+    assert read.raw == table.raw
+    assert sorted(read.holders(goal.id)) == list(range(1, 21))
+    settled = game_step(step.book, read, [feed("score", minute=2, side="home")], [])
+    assert settled.changed == set(range(1, 21))
+    stored = read.encode()
+    assert stored.startswith(game.TABLE_MAGIC)
+    assert _punter(PunterTable.decode(stored), 3).matches[EVENT] == 10
+
+
+def test_an_empty_table_and_a_table_with_nothing_read_store_as_they_were():
+    assert PunterTable.decode(PunterTable().encode()).raw == {}
+    table = PunterTable()
+    table.put(game.Punter(user_id=1, streak=2))
+    stored = table.encode()
+    assert PunterTable.decode(stored).encode() == stored
+    grown = PunterTable.decode(stored)
+    grown.put(game.Punter(user_id=2, streak=5))
+    again = PunterTable.decode(grown.encode())
+    assert {u: p[game.STREAK] for u, p in again.raw.items()} == {"1": 2, "2": 5}
+
+
+def test_a_batch_that_reads_most_of_the_table_reads_it_whole_and_stores_the_same():
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal, card = open_question(book, game.NEXT_GOAL), open_question(book, game.CARD)
+    table = PunterTable()
+    answered = game_step(book, table, [], [answer(u, goal, "home", ts=T0 + u) for u in range(1, 101)])
+    in_memory = PunterTable(table.raw)
+    stored = PunterTable.decode(table.encode())
+    picks = [answer(u, card, "yes", ts=T0 + 10 + u) for u in range(1, 61)]  # most of the table
+    events = [feed("score", minute=4, side="home")]
+    kept = game_step(answered.book, in_memory, events, picks)
+    read = game_step(answered.book, stored, events, picks)
+    assert read.news == kept.news
+    assert read.changed == kept.changed == set(range(1, 101))
+    assert PunterTable.decode(stored.encode()).raw == in_memory.raw
+
+
+def _spelt(states: dict[int, bytes], *, players: dict[int, list[int]]) -> bytes:
+    """A stored table written out by hand (``reducers.game.TABLE_MAGIC``), each state as spelt."""
+    users = array("q", states)
+    ends = array("q", itertools.accumulate(len(state) + 1 for state in states.values()))
+    index = orjson.dumps({str(e): u for e, u in players.items()})
+    header = game.TABLE_MAGIC + struct.pack("<II", len(users), len(index))
+    return header + users.tobytes() + ends.tobytes() + index + b"".join(state + b"," for state in states.values())
+
+
+def _punter(table: PunterTable, user: int) -> game.Punter:
+    punter = table.get(user)
+    assert punter is not None, f"punter {user} is not in the table"
+    return punter
