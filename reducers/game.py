@@ -70,6 +70,10 @@ QUESTIONS_PER_EVENT = 1000
 BOOK_KEEP_MS = 3600_000
 # Days of points a punter's state keeps (the day leaderboards of today and yesterday).
 DAYS_KEPT = 2
+# A game's questions, its leaderboard and top, and a day's leaderboard stay in the store this long
+# after their last change (the leaderboard page lists the games of the last week); then the store
+# lets them go by itself.
+RESULTS_KEEP_S = 7 * 86_400
 
 OPEN: QuestionStatus = "open"
 CLOSED: QuestionStatus = "closed"

@@ -17,6 +17,11 @@ driver), for the pages, the API and the images of game channels:
   punter's state and news; every game channel of an event whose leaderboard moved gets its
   punter's ranks, only when they moved (``keys.game_ranks``).
 
+An event's questions, leaderboard, top and ranks, and a day's leaderboard, expire
+``reducers.game.RESULTS_KEEP_S`` after the last batch that changed them, and the index of games
+forgets a game as old: a finished match's game leaves Redis by itself. Punters' states and names
+stay (one of each a punter).
+
 Which channels show which event's game is kept here too, by the command reducer
 (``watch``/``unwatch``, from ``store.channels``).
 """
@@ -32,7 +37,7 @@ import redis
 
 from reducers import frames
 from reducers.frames import GameLeader, GameNews, GamePunter, GameQuestion, GameRank
-from reducers.game import News, state_doc
+from reducers.game import RESULTS_KEEP_S, News, state_doc
 from reducers.views import game_questions_frame, game_top_frame, game_view_frame
 from store import keys, packed
 from store.markets import script_calls
@@ -261,7 +266,26 @@ class GameStore:
             if delta.news or delta.rank is not None
         ]
         sent = sum(1 for seq in publish(out) if seq) if out else 0
+        self._keep(days, now_ms=now_ms)
         return Applied(punters=written.punters, questions=len(questions), frames=sent, tops=tuple(tops))
+
+    def _keep(self, days: Mapping[int, str], *, now_ms: int) -> None:
+        """The keys of the events the batch changed (``days``: event → its day) live
+        ``RESULTS_KEEP_S`` from now; the index forgets the games no batch changed for as long."""
+        if not days:
+            return
+        pipe = self.r.pipeline(transaction=False)
+        for event_id, day in days.items():
+            for key in (
+                keys.game_questions(event_id),
+                keys.game_board(board_scope(event_id=event_id)),
+                keys.game_top(event_id),
+                keys.game_ranks(event_id),
+                keys.game_board(board_scope(day=day)),
+            ):
+                pipe.expire(key, RESULTS_KEEP_S)
+        pipe.zremrangebyscore(keys.game_events_index(), "-inf", f"({now_ms - RESULTS_KEEP_S * 1000}")
+        pipe.execute()
 
     def _punter_deltas(self, watched: Sequence[tuple[PunterOutput, bytes]]) -> dict[tuple[str, int], _Delta]:
         """The changed punters' game channels, each with the punter's state and the news of its

@@ -361,13 +361,15 @@ def dead_letter_replayed(digest: str) -> str:
 
 def game_questions(event_id: int) -> str:
     """Hash: question id → JSON of the question (``reducers.frames.GameQuestion``) of one event's
-    game, as the game reducer last wrote it."""
+    game, as the game reducer last wrote it; expires ``reducers.game.RESULTS_KEEP_S`` after the
+    game's last change, as the event's board, top and ranks do."""
     return f"{namespace()}:game:q:{event_id}"
 
 
 def game_events_index() -> str:
     """Sorted set: events that have a game, scored by the time of their latest question change
-    (epoch ms): the leaderboard page's and the staff page's list of games."""
+    (epoch ms): the leaderboard page's and the staff page's list of games (a game unchanged for
+    ``reducers.game.RESULTS_KEEP_S`` leaves it)."""
     return f"{namespace()}:game:events"
 
 
@@ -392,7 +394,8 @@ def game_punter_prefix() -> str:
 
 def game_board(scope: str) -> str:
     """Sorted set: punter id scored by points, one per leaderboard (``ev:<event id>`` for a
-    match's, ``day:<YYYY-MM-DD>`` for a day's)."""
+    match's, ``day:<YYYY-MM-DD>`` for a day's); expires ``reducers.game.RESULTS_KEEP_S`` after
+    its last change."""
     return f"{namespace()}:game:lb:{scope}"
 
 

@@ -4,6 +4,7 @@ tests/fakes.py; the command reducer makes the punters' game channels on the same
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -342,3 +343,27 @@ def test_a_punters_state_reads_as_its_document_and_one_stored_as_a_document_as_i
     assert doc["matches"] == {"7": 10}
     assert doc["answers"] == {"7001": {"event_id": 7, "choice": "home", "result": "won", "points": 10}}
     assert stored_punter(orjson.dumps(doc)) == doc
+
+
+def test_a_games_keys_expire_a_week_after_its_last_batch_and_the_index_forgets_older_games(buckets, store):
+    now_ms = int(time.time() * 1000)
+    index = keys.game_events_index()
+    store.zadd(index, {"900": now_ms - game.RESULTS_KEEP_S * 1000 - 60_000, "901": now_ms - 60_000})
+    feed = Feed()
+    buckets.run(feed("kick_off"))
+    goal = questions(store)["next_goal"]
+    buckets.run(*(answer(u, goal["id"], "home") for u in range(1, 4)))
+    buckets.run(feed("score", minute=4, side="home"))
+    day = goal["day"]
+    for key in (
+        keys.game_questions(EVENT),
+        keys.game_board(f"ev:{EVENT}"),
+        keys.game_board(f"day:{day}"),
+        keys.game_top(EVENT),
+    ):
+        assert store.exists(key), key
+        assert 0 < store.ttl(key) <= game.RESULTS_KEEP_S, key
+    # a game no batch changed for a week leaves the index; one changed a minute ago stays
+    assert {m.decode() for m in store.zrange(index, 0, -1)} == {"901", str(EVENT)}
+    # punters' states stay (one a punter)
+    assert store.ttl(keys.game_punter(1)) == -1
