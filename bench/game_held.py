@@ -19,6 +19,7 @@ the idle punters cost nothing).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import subprocess
@@ -96,14 +97,18 @@ def bucket_costs(held: int) -> dict[str, float]:
                 days={"2026-11-17": 40, "2026-11-18": 10},
             )
         )
+    idle = table.encode()
+    del table  # as a worker holds the table: stored, not read
     first = bucket_batch(
         book,
-        table.encode(),
+        idle,
         [],
         [_answer(u, goal, ("home", "away")[u % 2], T0 + u) for u in range(1, LIVE + 1)],
         bucket=1,
     )
     stored, book = first.encoded, first.book
+    del first, idle
+    gc.collect()
     small = [_answer(u, card, "yes", T0 + 1_000 + u) for u in range(1, SMALL + 1)]
     every = [_answer(u, card, "yes", T0 + 1_000 + u) for u in range(1, LIVE + 1)]
     scored = [_event("score", 2, 5)]

@@ -79,7 +79,9 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         nargs="*",
         default=None,
-        help="stages to run (feed reducers e2e markets edge sockets views suspend bets channels game desk up)",
+        help=(
+            "stages to run (feed reducers e2e markets edge sockets views suspend bets channels game game_held desk up)"
+        ),
     )
     args = parser.parse_args(argv)
     quick = args.quick
@@ -97,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             "bets",
             "channels",
             "game",
+            "game_held",
             "desk",
             "up",
         ]
@@ -237,9 +240,11 @@ def main(argv: list[str] | None = None) -> None:
         log("game: punters answer the open questions of live matches, a goal in each settles them all")
         results.update(game.bench_game(quick=quick))
         game.game_ratio(results)
-        log("game: a bucket's batches with idle punters held (no Spark)")
-        results.update(game_held.bench_game_held())
         lap("game")
+    if "game_held" in stages:
+        log("game_held: a game bucket's batches with idle punters held (no Spark)")
+        results.update(game_held.bench_game_held())
+        lap("game_held")
     if "desk" in stages:
         log("desk: bets at the bets stage's rate → the ticker and liability frames on a trader's socket")
         results.update(desk.bench_desk(quick=quick))

@@ -702,9 +702,10 @@ def punter_doc(punter: Punter) -> GamePunter:
 
 
 # A bucket's punter table as stored (``PunterTable.encode``): this mark, the punters' count and the
-# size of the players' index (two 32-bit numbers), then the punters' ids and where each one's state
-# ends in the body (64-bit numbers), the players' index (event id → punters), the states, each
-# followed by a comma (so that the body read whole is a list's items); numbers little-endian.
+# size of the players' index (two 32-bit numbers), then the punters' ids in ascending order and
+# where each one's state ends in the body (64-bit numbers), the players' index (event id →
+# punters), the states, each followed by a comma (so that the body read whole is a list's items);
+# numbers little-endian.
 TABLE_MAGIC = b"GPT2"
 _TABLE_HEADER = struct.Struct("<II")
 _NUMBERS = np.dtype("<i8")
@@ -728,10 +729,11 @@ class PunterTable:
         self._users = np.zeros(0, _NUMBERS)
         self._ends = np.zeros(0, _NUMBERS)
         self._body = memoryview(b"")
-        # Each stored punter's place and the ends as numbers, made on the first look-up (a batch
-        # may look up none).
+        # Each stored punter's place and the ends as numbers, mapped once a batch looks up many
+        # (``_find``, ``read``).
         self._place: dict[int, int] | None = None
         self._bounds: list[int] = []
+        self._looked = 0
         # Every stored state has been read (``read``).
         self._whole = False
         # Punters not in the stored table, in the order they came.
@@ -750,9 +752,11 @@ class PunterTable:
         count, players_size = _TABLE_HEADER.unpack_from(blob, len(TABLE_MAGIC))
         at = len(TABLE_MAGIC) + _TABLE_HEADER.size
         table = cls()
-        table._users = np.frombuffer(blob, _NUMBERS, count, at)
+        table._users = users = np.frombuffer(blob, _NUMBERS, count, at)
         table._ends = np.frombuffer(blob, _NUMBERS, count, at + 8 * count)
         at += 16 * count
+        if count > 1 and not bool((users[1:] > users[:-1]).all()):
+            table._map()  # not in order: mapped
         table._players = {int(e): set(u) for e, u in orjson.loads(blob[at : at + players_size]).items()}
         table._body = memoryview(blob)[at + players_size :]
         return table
@@ -770,7 +774,11 @@ class PunterTable:
         costs a third as much as decoded on its own); otherwise each is decoded when it is
         looked up."""
         stored = len(self._users)
-        if self._whole or not stored or len(users) * 3 < stored:
+        if self._whole or not stored:
+            return
+        if len(users) * 3 < stored:
+            if len(users) * 32 > stored and self._place is None:
+                self._map()  # cheaper than searching for each
             return
         self._whole = True
         states = self._states
@@ -781,44 +789,86 @@ class PunterTable:
 
     def encode(self, encoded: Mapping[int, bytes] = _EMPTY) -> bytes:
         """The table as stored (``TABLE_MAGIC``). The states read are encoded again (``encoded``:
-        those the caller has encoded already, as they stand), the others copied as stored."""
-        body, states = self._body, self._states
-        place = self._places()
-        ends, users = self._bounds, self._users
+        those the caller has encoded already, as they stand), the others copied as stored, and
+        the punters added take their places in the order of the ids."""
+        body, states, users, ends = self._body, self._states, self._users, self._ends
 
         def dumps(user: int) -> bytes:
             done = encoded.get(user)
             return done if done is not None else orjson.dumps(states[user])
 
-        read = sorted((place[user], user) for user in states if user in place)
-        lengths = np.diff(self._ends, prepend=0)
+        added = sorted(self._added)
+        players = orjson.dumps({e: sorted(u) for e, u in self._players.items() if u}, option=orjson.OPT_NON_STR_KEYS)
+        if not len(users):  # nothing stored: the added punters, in order
+            news = [dumps(user) for user in added]
+            header = TABLE_MAGIC + _TABLE_HEADER.pack(len(added), len(players))
+            new_ends = np.cumsum(np.array([len(new) + 1 for new in news], _NUMBERS), dtype=_NUMBERS)
+            body_new = b",".join(news) + b"," if news else b""
+            return b"".join([header, np.array(added, _NUMBERS).tobytes(), new_ends.tobytes(), players, body_new])
+        fresh = set(added)
+        read = [user for user in states if user not in fresh]
+        # The places of the states read, in order, and where each added punter goes in.
+        if self._place is not None:
+            places = np.array([self._place[user] for user in read], _NUMBERS)
+        else:
+            places = users.searchsorted(np.array(read, _NUMBERS))
+        order = np.argsort(places, kind="stable")
+        places = places[order]
+        read = [read[i] for i in order.tolist()]
+        inserts = users.searchsorted(np.array(added, _NUMBERS))
+        before = np.concatenate([np.zeros(1, _NUMBERS), ends])  # where the state at each place starts
+        read_starts, read_ends = before[places].tolist(), ends[places].tolist()
+        insert_starts = before[inserts].tolist()
+        read_places, insert_places = places.tolist(), inserts.tolist()
+        new_lengths: list[int] = []
+        added_lengths: list[int] = []
         pieces: list[bytes | memoryview] = []
-        copied = 0
-        for at, user in read:
-            start = ends[at - 1] if at else 0
+        copied = i = j = 0
+        while i < len(read) or j < len(added):
+            if j < len(added) and (i == len(read) or insert_places[j] <= read_places[i]):
+                start, user = insert_starts[j], added[j]
+            else:
+                start, user = read_starts[i], read[i]
             if start > copied:
                 pieces.append(body[copied:start])
+                copied = start
             new = dumps(user)
             pieces += (new, b",")
-            lengths[at] = len(new) + 1
-            copied = ends[at]
+            if user in fresh:
+                added_lengths.append(len(new) + 1)
+                j += 1
+            else:
+                new_lengths.append(len(new) + 1)
+                copied = read_ends[i]
+                i += 1
         if copied < len(body):
             pieces.append(body[copied:])
-        added = [dumps(user) for user in self._added]
-        for new in added:
-            pieces += (new, b",")
-        users = np.concatenate([users, np.array(self._added, _NUMBERS)])
-        added_lengths = np.array([len(a) + 1 for a in added], _NUMBERS)
-        new_ends = np.cumsum(np.concatenate([lengths, added_lengths]), dtype=_NUMBERS)
-        players = orjson.dumps({e: sorted(u) for e, u in self._players.items() if u}, option=orjson.OPT_NON_STR_KEYS)
-        header = TABLE_MAGIC + _TABLE_HEADER.pack(len(users), len(players))
-        return b"".join([header, users.astype(_NUMBERS).tobytes(), new_ends.tobytes(), players, *pieces])
+        lengths = np.diff(ends, prepend=0)
+        lengths[places] = np.array(new_lengths, _NUMBERS)
+        lengths = np.insert(lengths, inserts, np.array(added_lengths, _NUMBERS))
+        all_users = np.insert(users, inserts, np.array(added, _NUMBERS))
+        new_ends = np.cumsum(lengths, dtype=_NUMBERS)
+        header = TABLE_MAGIC + _TABLE_HEADER.pack(len(all_users), len(players))
+        return b"".join([header, all_users.astype(_NUMBERS).tobytes(), new_ends.tobytes(), players, *pieces])
 
-    def _places(self) -> dict[int, int]:
-        if self._place is None:
-            self._place = dict(zip(self._users.tolist(), range(len(self._users)), strict=True))
-            self._bounds = self._ends.tolist()
-        return self._place
+    def _find(self, user_id: int) -> int | None:
+        """A stored punter's place, ``None`` for a punter not stored. A few look-ups search the
+        ids (in order); once a batch has looked up a thirty-second of them, they are mapped, once
+        (a map costs about as much as thirty searches a punter)."""
+        place = self._place
+        if place is not None:
+            return place.get(user_id)
+        users = self._users
+        self._looked += 1
+        if self._looked * 32 > len(users):
+            return self._map().get(user_id)
+        at = int(users.searchsorted(user_id))
+        return at if at < len(users) and int(users[at]) == user_id else None
+
+    def _map(self) -> dict[int, int]:
+        place = self._place = dict(zip(self._users.tolist(), range(len(self._users)), strict=True))
+        self._bounds = self._ends.tolist()
+        return place
 
     def _note(self, user_id: int, state: State) -> None:
         """Put the punter among the players of every event their state holds."""
@@ -831,12 +881,15 @@ class PunterTable:
     def state(self, user_id: int) -> State | None:
         state = self._states.get(user_id)
         if state is None:
-            place = self._place if self._place is not None else self._places()
-            at = place.get(user_id)
+            at = self._find(user_id)
             if at is None:
                 return None
-            ends = self._bounds
-            state = self._states[user_id] = orjson.loads(self._body[ends[at - 1] if at else 0 : ends[at] - 1])
+            if self._bounds:
+                ends = self._bounds
+                start, end = ends[at - 1] if at else 0, ends[at]
+            else:
+                start, end = int(self._ends[at - 1]) if at else 0, int(self._ends[at])
+            state = self._states[user_id] = orjson.loads(self._body[start : end - 1])
         return state
 
     @property
@@ -848,7 +901,7 @@ class PunterTable:
     def raw(self) -> dict[str, State]:
         """Every punter's state (all of them read), by punter id as text: a new mapping of the
         table's own states."""
-        for user in self._places():
+        for user in self._users.tolist():
             self.state(user)
         return {str(user): state for user, state in self._states.items()}
 
@@ -859,7 +912,7 @@ class PunterTable:
 
     def put(self, punter: Punter) -> None:
         user = punter.user_id
-        if user not in self._states and user not in self._places():
+        if user not in self._states and self._find(user) is None:
             self._added.append(user)
         state = self._states[user] = punter_to_raw(punter)
         self._note(user, state)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import random
 import struct
 from array import array
 
@@ -630,3 +631,31 @@ def _punter(table: PunterTable, user: int) -> game.Punter:
     punter = table.get(user)
     assert punter is not None, f"punter {user} is not in the table"
     return punter
+
+
+def test_punters_added_in_any_order_are_stored_in_the_order_of_their_ids_and_read_back():
+    rng = random.Random(52)
+    feed = Feed()
+    book = apply_all(feed("kick_off"))
+    goal = open_question(book, game.NEXT_GOAL)
+    kept = PunterTable()
+    stored = None
+    for round_ in range(6):
+        users = rng.sample(range(1, 5000), 40)
+        picks = [answer(u, goal, "home", ts=T0 + round_ * 100 + n) for n, u in enumerate(users)]
+        table = PunterTable.decode(stored)
+        game_step(book, table, [], picks)
+        game_step(book, kept, [], picks)
+        stored = table.encode()
+        count = struct.unpack_from("<I", stored, len(game.TABLE_MAGIC))[0]
+        ids = array("q", stored[12 : 12 + 8 * count])
+        assert list(ids) == sorted(map(int, kept.raw)) == sorted(ids)
+        assert PunterTable.decode(stored).raw == kept.raw
+
+
+def test_a_table_stored_with_its_ids_out_of_order_still_finds_each_punter():
+    states = {9: orjson.dumps([1, 0, 0, 1, 0, {}, {}, {}]), 3: orjson.dumps([2, 0, 0, 2, 0, {}, {}, {}])}
+    table = PunterTable.decode(_spelt(states, players={}))
+    assert _punter(table, 9).answered == 1
+    assert _punter(table, 3).answered == 2
+    assert table.get(4) is None
