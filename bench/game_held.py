@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.common import median
 from bench.game import match_event
 from reducers import game
 from reducers.game import Book, PunterTable, book_apply
@@ -75,7 +75,7 @@ def _median_ms(work: Callable[[], Any]) -> float:
         started = time.perf_counter()
         work()
         times.append((time.perf_counter() - started) * 1000)
-    return round(statistics.median(times), 2)
+    return round(median(times), 2)
 
 
 def bucket_costs(held: int) -> dict[str, float]:

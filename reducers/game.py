@@ -798,13 +798,11 @@ class PunterTable:
             return done if done is not None else orjson.dumps(states[user])
 
         added = sorted(self._added)
-        players = orjson.dumps({e: sorted(u) for e, u in self._players.items() if u}, option=orjson.OPT_NON_STR_KEYS)
         if not len(users):  # nothing stored: the added punters, in order
             news = [dumps(user) for user in added]
-            header = TABLE_MAGIC + _TABLE_HEADER.pack(len(added), len(players))
-            new_ends = np.cumsum(np.array([len(new) + 1 for new in news], _NUMBERS), dtype=_NUMBERS)
             body_new = b",".join(news) + b"," if news else b""
-            return b"".join([header, np.array(added, _NUMBERS).tobytes(), new_ends.tobytes(), players, body_new])
+            lengths = np.array([len(new) + 1 for new in news], _NUMBERS)
+            return self._stored(np.array(added, _NUMBERS), lengths, [body_new])
         fresh = set(added)
         read = [user for user in states if user not in fresh]
         # The places of the states read, in order, and where each added punter goes in.
@@ -846,10 +844,15 @@ class PunterTable:
         lengths = np.diff(ends, prepend=0)
         lengths[places] = np.array(new_lengths, _NUMBERS)
         lengths = np.insert(lengths, inserts, np.array(added_lengths, _NUMBERS))
-        all_users = np.insert(users, inserts, np.array(added, _NUMBERS))
-        new_ends = np.cumsum(lengths, dtype=_NUMBERS)
-        header = TABLE_MAGIC + _TABLE_HEADER.pack(len(all_users), len(players))
-        return b"".join([header, all_users.astype(_NUMBERS).tobytes(), new_ends.tobytes(), players, *pieces])
+        return self._stored(np.insert(users, inserts, np.array(added, _NUMBERS)), lengths, pieces)
+
+    def _stored(self, users: np.ndarray, lengths: np.ndarray, body: list[bytes | memoryview]) -> bytes:
+        """The stored table of ``users`` (in order), the length of each one's state (its comma
+        included) and the body's pieces."""
+        players = orjson.dumps({e: sorted(u) for e, u in self._players.items() if u}, option=orjson.OPT_NON_STR_KEYS)
+        header = TABLE_MAGIC + _TABLE_HEADER.pack(len(users), len(players))
+        ends = np.cumsum(lengths, dtype=_NUMBERS)
+        return b"".join([header, users.tobytes(), ends.tobytes(), players, *body])
 
     def _find(self, user_id: int) -> int | None:
         """A stored punter's place, ``None`` for a punter not stored. A few look-ups search the
@@ -946,9 +949,7 @@ class PunterTable:
         """Settle every undecided answer to a decided question (``state_settle``): the punters
         settled and what to tell each."""
         settled = []
-        players = self._players.get(question.event_id, ())
-        self.read(players)
-        for user in players:
+        for user in self._players.get(question.event_id, ()):
             state = self.state(user)
             news = None if state is None else state_settle(state, question)
             if news is not None:

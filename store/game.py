@@ -49,9 +49,10 @@ CHUNK = 5000
 
 # One event's leaderboard after a batch: its top (names from the names hash), compared with the
 # one stored and stored when it moved; then every game channel of the event: its punter's ranks on
-# the event's board and the day's, stored and returned when they moved.
+# the event's board and the day's, stored and returned when they moved; the event's keys and the
+# day's board then expire that many seconds on (``reducers.game.RESULTS_KEEP_S``).
 # KEYS: event board, day board, the event's channels hash, its ranks hash, its stored top hash,
-# the names hash. ARGV: the top's length, the batch.
+# the names hash, the event's questions hash. ARGV: the top's length, the batch, the keys' life (s).
 # Returns {top moved (0/1), top JSON, players, day players, {channel, punter, ranks}...}.
 RANKS = """
 local players = redis.call('ZCARD', KEYS[1])
@@ -83,6 +84,9 @@ for i = 1, #channels, 2 do
     changed[#changed + 1] = punter
     changed[#changed + 1] = ranks
   end
+end
+for _, at in ipairs({1, 2, 4, 5, 7}) do
+  redis.call('EXPIRE', KEYS[at], ARGV[3])
 end
 return {moved, top, players, day_players, changed}
 """
@@ -257,6 +261,8 @@ class GameStore:
                     keys.game_channel(event_id),
                     game_questions_frame(event_id=event_id, questions=changed, batch=batch),
                 )
+            # Games no batch changed for RESULTS_KEEP_S leave the index (their keys have expired).
+            pipe.zremrangebyscore(keys.game_events_index(), "-inf", f"({now_ms - RESULTS_KEEP_S * 1000}")
             pipe.execute()
         deltas = self._punter_deltas(written.watched)
         tops = self._leaderboards(days, batch=batch, deltas=deltas)
@@ -266,26 +272,7 @@ class GameStore:
             if delta.news or delta.rank is not None
         ]
         sent = sum(1 for seq in publish(out) if seq) if out else 0
-        self._keep(days, now_ms=now_ms)
         return Applied(punters=written.punters, questions=len(questions), frames=sent, tops=tuple(tops))
-
-    def _keep(self, days: Mapping[int, str], *, now_ms: int) -> None:
-        """The keys of the events the batch changed (``days``: event → its day) live
-        ``RESULTS_KEEP_S`` from now; the index forgets the games no batch changed for as long."""
-        if not days:
-            return
-        pipe = self.r.pipeline(transaction=False)
-        for event_id, day in days.items():
-            for key in (
-                keys.game_questions(event_id),
-                keys.game_board(board_scope(event_id=event_id)),
-                keys.game_top(event_id),
-                keys.game_ranks(event_id),
-                keys.game_board(board_scope(day=day)),
-            ):
-                pipe.expire(key, RESULTS_KEEP_S)
-        pipe.zremrangebyscore(keys.game_events_index(), "-inf", f"({now_ms - RESULTS_KEEP_S * 1000}")
-        pipe.execute()
 
     def _punter_deltas(self, watched: Sequence[tuple[PunterOutput, bytes]]) -> dict[tuple[str, int], _Delta]:
         """The changed punters' game channels, each with the punter's state and the news of its
@@ -301,7 +288,8 @@ class GameStore:
 
     def _leaderboards(self, days: Mapping[int, str], *, batch: int, deltas: dict[tuple[str, int], _Delta]) -> list[int]:
         """Each event's leaderboard after the batch: its top published when it moved, and the
-        ranks that moved added to the deltas of their channels. Returns the events whose top moved."""
+        ranks that moved added to the deltas of their channels; its keys and its day's board set
+        to expire ``RESULTS_KEEP_S`` on. Returns the events whose top moved."""
         events = sorted(days)
         calls = [
             (
@@ -312,8 +300,9 @@ class GameStore:
                     keys.game_ranks(event_id),
                     keys.game_top(event_id),
                     keys.game_names(),
+                    keys.game_questions(event_id),
                 ],
-                [TOP, batch],
+                [TOP, batch, RESULTS_KEEP_S],
             )
             for event_id in events
         ]

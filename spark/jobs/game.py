@@ -255,9 +255,9 @@ def bucket_batch(
     """One bucket's batch over its stored punter table (``punters``, encoded). The states the
     batch reads are decoded, stepped and encoded (``reducers.game.PunterTable``), up to hundreds
     of thousands of objects and none in a cycle, with the cyclic collector paused: it would
-    otherwise walk them again and again. The table and the
-    step are let go before collection resumes, so that its first pass does not walk them either
-    (a tenth of a goal's settlement when they were still held)."""
+    otherwise walk them again and again. The table and the step are let go before collection
+    resumes, so that its first pass does not walk them either (a tenth of a goal's settlement
+    when they were still held)."""
     with gc_paused():
         table = PunterTable.decode(punters)
         step = game_step(book, table, events, answers)
