@@ -16,6 +16,11 @@ in every match settling all their next-goal answers at once, through the product
   (bench/game_ceiling.py: the game's source, spread and state store, no game in its processor),
   warmed as the game is, in a process of its own after the game; ``game_answers_vs_ceiling``
   sets the game's busy rate against it, as the reducers stage sets its reducers against theirs.
+- ``game_least_answers_per_s``: the same answers taken by the same query doing the least any game
+  must do with an answer (bench/game_ceiling.py ``--least``: decode and check it, write the
+  punter's state to Redis), measured as the bare query is; ``game_answers_vs_least`` sets the
+  game against it, ``game_ceiling_vs_reducers`` and ``game_least_vs_reducers`` the two queries
+  against the reducers: the most any game of this shape can reach here.
 - ``game_settle_p99_ms``: a match event → that punter's settled answer in their state in Redis,
   p99 over a sample of one punter in 50 (2,000 of 100,000; every punter in a small run): each
   goal's time at the source to the first read that saw the punter's next-goal answer won or
@@ -102,6 +107,15 @@ TARGETS = [
     ),
     ("game_ceiling_answers_per_s", "The game's bare stateful query (no game in it): the ceiling", "answers/s", None),
     ("game_answers_vs_ceiling", "Game answers ÷ the game's bare query, both over busy batches", "ratio", None),
+    (
+        "game_least_answers_per_s",
+        "The same query doing the least a game must (decode, one Redis write an answer)",
+        "answers/s",
+        None,
+    ),
+    ("game_answers_vs_least", "Game answers ÷ that least game's", "ratio", None),
+    ("game_ceiling_vs_reducers", "The game's bare query ÷ the micro-batch reducers' updates, same run", "ratio", None),
+    ("game_least_vs_reducers", "The least game ÷ the micro-batch reducers' updates, same run", "ratio", None),
     ("game_answers_wall_vs_reducers", "Game answers (first produced → last taken) ÷ reducers' updates", "ratio", None),
     ("game_settle_p99_ms", "Goal → every punter's settled answer in Redis, p99", "ms", "<= 2000"),
     ("game_state_rss_mib", "Reducers process resident memory, the game's state held", "MiB", None),
@@ -451,10 +465,13 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
     log(f"game: the settling batches' steps (ms): {settle_batches}")
     answers_busy = taken.busy_rate(since=produced_at)
     ceiling = bench_game_ceiling(quick=quick, sizes=size)
-    ceiling_rate = ceiling["game_ceiling_answers_per_s"]
+    least = bench_game_ceiling(quick=quick, sizes=size, least=True)
+    ceiling_rate, least_rate = ceiling["game_ceiling_answers_per_s"], least["game_least_answers_per_s"]
     return {
         **ceiling,
+        **least,
         "game_answers_vs_ceiling": round(answers_busy / ceiling_rate, 2) if answers_busy and ceiling_rate else None,
+        "game_answers_vs_least": round(answers_busy / least_rate, 2) if answers_busy and least_rate else None,
         "game_punters": size.punters,
         "game_matches": size.matches,
         "game_answers": len(records),
@@ -478,13 +495,14 @@ def bench_game(*, quick: bool = False, sizes: Sizes | None = None) -> dict[str, 
     }
 
 
-def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
-    """The bare stateful query of the game's shape (bench/game_ceiling.py) in a process and
+def bench_game_ceiling(*, quick: bool, sizes: Sizes, least: bool = False) -> dict[str, Any]:
+    """The bare stateful query of the game's shape (bench/game_ceiling.py), or with ``least`` the
+    same query doing the least any game must do with an answer (``--least``), in a process and
     namespace of its own, with the reducers' session, warmed as the game is: rounds of the
     stage's answers (``sizes``), each produced once the one before was taken, until its JIT
     compilers have settled (``rounds_until_warm``), then ``CEILING_MEASURED`` rounds more.
-    ``game_ceiling_answers_per_s``: their median busy rate, taken as the game's
-    (``Taken.busy_rate``)."""
+    ``game_ceiling_answers_per_s`` (``game_least_answers_per_s``): their median busy rate, taken as
+    the game's (``Taken.busy_rate``)."""
     from django.conf import settings
 
     from bench.common import log, namespace
@@ -494,20 +512,22 @@ def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
     from store.clients import redis_client
 
     query = "game_ceiling"
+    stage = "game_least" if least else "game_ceiling"
     events = [FIRST_EVENT + i for i in range(sizes.matches)]
-    # The bare query decodes nothing: the answers need no questions that exist.
+    # Neither query looks the questions up: the answers need no questions that exist.
     first = {e: e * game.QUESTIONS_PER_EVENT for e in events}
     questions = {e: {game.NEXT_GOAL: first[e] + 1, game.CARD: first[e] + 2} for e in events}
     with namespace() as ns:
         client = redis_client(settings.REDIS_URL)
         process = Process(
             query,
-            python("-m", "bench.game_ceiling"),
+            python("-m", "bench.game_ceiling", *(["--least"] if least else [])),
             env={**os.environ, **reducer_env(ns, "microbatch")},
-            log=ROOT / "var" / "log" / "bench-game-ceiling.log",
+            log=ROOT / "var" / "log" / f"bench-{stage.replace('_', '-')}.log",
         ).start()
+        what = "the least game's query" if least else "the game's bare query"
         try:
-            wait_until(lambda: client.get(keys.heartbeat(query)), timeout=180, what="the game's bare query to start")
+            wait_until(lambda: client.get(keys.heartbeat(query)), timeout=180, what=f"{what} to start")
             producer = producer_create()
 
             def answers_round(round_: int) -> int | None:
@@ -518,7 +538,7 @@ def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
             readings: list[float] = []
             warm_rounds = 0
             if not quick:
-                log("game: its bare query takes rounds of the answers until its compilers have settled")
+                log(f"game: {what} takes rounds of the answers until its compilers have settled")
                 _, warm_rounds, readings = rounds_until_warm(
                     answers_round, quick=False, compilers=CompilerLoad(process.pids).cores
                 )
@@ -527,10 +547,10 @@ def bench_game_ceiling(*, quick: bool, sizes: Sizes) -> dict[str, Any]:
         finally:
             process.stop()
     return {
-        "game_ceiling_answers_per_s": round(percentile([float(r) for r in rates], 0.5)) if rates else None,
-        "game_ceiling_rounds_per_s": rates,
-        "game_ceiling_warmup_rounds": warm_rounds,
-        "game_ceiling_warmup_compiler_cores": readings,
+        f"{stage}_answers_per_s": round(percentile([float(r) for r in rates], 0.5)) if rates else None,
+        f"{stage}_rounds_per_s": rates,
+        f"{stage}_warmup_rounds": warm_rounds,
+        f"{stage}_warmup_compiler_cores": readings,
     }
 
 
@@ -578,10 +598,14 @@ def game_ratio(results: dict[str, Any]) -> None:
     """The game's answers into state against the micro-batch reducers' price updates, same run,
     each taken the same way: records over the time the batches that started once they were all
     produced were busy (``game_answers_vs_reducers``); and the answers' rate over the wall clock
-    from their first record produced against the same updates (``game_answers_wall_vs_reducers``)."""
+    from their first record produced against the same updates (``game_answers_wall_vs_reducers``).
+    Beside them, what the same shape takes with no game in it (``game_ceiling_vs_reducers``) and
+    with the least a game must do (``game_least_vs_reducers``): the most a game can reach."""
     updates = results.get("reducer_microbatch_updates_per_s")
     for key, answers in (
         ("game_answers_vs_reducers", results.get("game_answers_busy_per_s")),
         ("game_answers_wall_vs_reducers", results.get("game_answers_per_s")),
+        ("game_ceiling_vs_reducers", results.get("game_ceiling_answers_per_s")),
+        ("game_least_vs_reducers", results.get("game_least_answers_per_s")),
     ):
         results[key] = round(answers / updates, 2) if answers and updates else None

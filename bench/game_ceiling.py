@@ -11,10 +11,18 @@ punters) and yields one row, its count of records. No decoding, no game step, no
 workers. The driver adds the counts to ``keys.bench_rows(QUERY_NAME)`` so the benchmark knows
 when the answers are taken; its progress reports go to Redis like the reducers' (query name
 ``game_ceiling``).
+
+``python -m bench.game_ceiling --least`` runs the same query with the least any game must do with
+an answer in its processor instead (``LeastProcessor``): decode and check each answer as the game
+does (``reducers.schemas.decode_game_answer``) and write the punter's changed state to Redis, one
+value a punter in one round trip a bucket, as the game's workers write theirs. It keeps a count
+where the game keeps its book and its punters, and settles nothing. What it takes is the most a
+game of this shape can take on this machine.
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -25,12 +33,14 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from bench.spark_ceiling import run_until_stopped
+from reducers.schemas import InvalidRecord, decode_game_answer
 from spark.config import config
 from spark.jobs.game import BucketLayout, bucket_spread
 from spark.progress import RedisProgressListener
 from spark.session import build_session
-from store import keys
+from store import keys, packed
 from store.clients import redis_client
+from store.game import CHUNK
 
 QUERY_NAME = "game_ceiling"
 log = logging.getLogger("bench.game_ceiling")
@@ -56,17 +66,58 @@ class CountingProcessor(StatefulProcessor):
         pass
 
 
-def ceiling_plan(spark: Any, *, bootstrap: str, layout: BucketLayout) -> DataFrame:
+class LeastProcessor(CountingProcessor):
+    """The least a game's bucket must do with its answers: each decoded and checked, and each
+    answering punter's state written to Redis (here the answer as it came: a punter's state is
+    about as long), in one round trip. Its two values are counts, as the bare query's."""
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        super().init(handle)
+        self._client = redis_client(config().redis_url)
+        self._prefix = keys.game_punter_prefix().encode()
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:  # noqa: N802, N803  # PySpark's names
+        states = least_states(rows, self._prefix)
+        if states:
+            writes = [packed.mset(states[at : at + CHUNK]) for at in range(0, len(states), CHUNK)]
+            packed.execute(self._client, writes)
+        for state in (self._book, self._punters):
+            held = state.get()
+            state.update(((held[0] if held else 0) + len(states),))
+        yield pd.DataFrame({"bucket": [int(key[0])], "rows": [len(states)]})
+
+
+def least_states(frames: Iterator[pd.DataFrame], prefix: bytes) -> list[tuple[bytes, bytes]]:
+    """Each answer in ``frames`` that decodes, as its punter's key (``prefix`` and the punter's id)
+    and its value; the records that do not decode are skipped."""
+    states: list[tuple[bytes, bytes]] = []
+    for frame in frames:
+        for key, value in zip(frame["key"].tolist(), frame["value"].tolist(), strict=True):
+            try:
+                answer = decode_game_answer(key, value)
+            except InvalidRecord:
+                continue
+            states.append((prefix + b"%d" % answer.user_id, value))
+    return states
+
+
+def ceiling_plan(spark: Any, *, bootstrap: str, layout: BucketLayout, least: bool = False) -> DataFrame:
+    """The game's source and spread into ``CountingProcessor`` (the bare query), or into
+    ``LeastProcessor`` (``least``)."""
+    processor = LeastProcessor() if least else CountingProcessor()
     return (
         bucket_spread(spark, bootstrap=bootstrap, layout=layout)
         .groupBy("bucket")
         .transformWithStateInPandas(
-            statefulProcessor=CountingProcessor(), outputStructType=OUTPUT, outputMode="Update", timeMode="None"
+            statefulProcessor=processor, outputStructType=OUTPUT, outputMode="Update", timeMode="None"
         )
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--least", action="store_true", help="the least a game must do with each answer")
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     settings = config()
     client = redis_client(settings.redis_url)
@@ -79,7 +130,7 @@ def main() -> None:
         if rows:
             client.incrby(keys.bench_rows(QUERY_NAME), rows)
 
-    plan = ceiling_plan(spark, bootstrap=settings.kafka_bootstrap, layout=layout)
+    plan = ceiling_plan(spark, bootstrap=settings.kafka_bootstrap, layout=layout, least=args.least)
     run_until_stopped(plan, batch, name=QUERY_NAME, output_mode="update")
     spark.stop()
 

@@ -34,6 +34,13 @@ def test_the_games_bare_query_took_the_same_answers_and_is_set_beside_the_game(r
     assert result["game_answers_vs_ceiling"] == round(ratio, 2)
 
 
+def test_the_least_game_took_and_decoded_every_answer_and_is_set_beside_the_game(result):
+    assert result["game_least_answers_per_s"] > 0
+    assert len(result["game_least_rounds_per_s"]) == 1, "quick: one round, no warm-up"
+    ratio = result["game_answers_busy_per_s"] / result["game_least_answers_per_s"]
+    assert result["game_answers_vs_least"] == round(ratio, 2)
+
+
 def test_the_settlement_and_the_memory_are_measured(result):
     assert 0 < result["game_settle_p50_ms"] <= result["game_settle_p99_ms"] <= result["game_settle_max_ms"]
     assert result["game_state_rss_mib"] > 100, "the reducers process: a JVM and its Python workers"

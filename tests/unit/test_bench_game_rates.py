@@ -57,3 +57,15 @@ def test_without_the_reducers_stage_there_is_no_ratio():
     game_ratio(results)
     assert results["game_answers_vs_reducers"] is None
     assert results["game_answers_wall_vs_reducers"] is None
+
+
+def test_the_bare_and_the_least_query_are_set_against_the_reducers_beside_the_game():
+    results = {
+        "reducer_microbatch_updates_per_s": 200_000,
+        "game_answers_busy_per_s": 64_000,
+        "game_ceiling_answers_per_s": 120_000,
+        "game_least_answers_per_s": 90_000,
+    }
+    game_ratio(results)
+    assert results["game_ceiling_vs_reducers"] == 0.6
+    assert results["game_least_vs_reducers"] == 0.45
