@@ -84,13 +84,24 @@ def plot_edge(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def cpu_probe_line(results: dict[str, Any]) -> list[str]:
+    """The machine's speed probes: this run's, then each earlier run's whose figures the table
+    still shows (a run merged into earlier ones, ``bench.run.merged``)."""
     probes = results.get("cpu_probe_ms") or {}
     if not probes:
         return []
-    return [
+    earlier = results.get("cpu_probe_ms_by_run") or {}
+
+    def listed(run: dict[str, Any]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in run.items())
+
+    line = (
         "- Machine speed between stages (ms for the same fixed Python work, lower is faster; the "
-        "figure after a stage's name is taken when it ended): " + ", ".join(f"{k} {v}" for k, v in probes.items())
-    ]
+        "figure after a stage's name is taken when it ended): " + listed(probes)
+    )
+    if earlier:
+        line = line.replace("): ", f"): this run ({results['date']}) ", 1)
+        line += "".join(f"; the run of {date} {listed(run)}" for date, run in sorted(earlier.items()))
+    return [line]
 
 
 def stage_dates_line(results: dict[str, Any]) -> list[str]:

@@ -259,17 +259,32 @@ def main(argv: list[str] | None = None) -> None:
     results["stages"] = sorted(stages)
     results["stage_dates"] = dict.fromkeys(sorted(stages), results["date"])
     if args.merge and not quick and (RESULTS / "latest.json").exists():
-        earlier = json.loads((RESULTS / "latest.json").read_text())
-        dates = earlier.get("stage_dates") or dict.fromkeys(earlier.get("stages", []), earlier["date"])
-        results = {**earlier, **results, "stages": sorted(set(earlier.get("stages", [])) | stages)}
-        results["stage_dates"] = {**dates, **results["stage_dates"]}
-        results.pop("merged_from", None)
+        results = merged(json.loads((RESULTS / "latest.json").read_text()), results)
     results["bench_seconds"] = round(time.perf_counter() - started)
     path = report.write(results, quick=quick)
     log(f"results: {path}")
     if not quick:
         log(f"table: {report.write_markdown(results)}")
     print(json.dumps({k: v for k, v in results.items() if not isinstance(v, (list, dict))}, indent=2))
+
+
+def merged(earlier: dict[str, Any], results: dict[str, Any]) -> dict[str, Any]:
+    """This run's ``results`` over an ``earlier`` run's (``--merge``): the stages not run keep
+    their figures and the date of the run that measured them (``stage_dates``), and their seconds
+    (``stage_seconds``); the machine's speed probes stay with the run that took them
+    (``cpu_probe_ms`` this run's, ``cpu_probe_ms_by_run`` every earlier run's still in the table,
+    by date)."""
+    dates = earlier.get("stage_dates") or dict.fromkeys(earlier.get("stages", []), earlier["date"])
+    out = {**earlier, **results, "stages": sorted(set(earlier.get("stages", [])) | set(results["stages"]))}
+    out["stage_dates"] = {**dates, **results["stage_dates"]}
+    out["stage_seconds"] = {**(earlier.get("stage_seconds") or {}), **results["stage_seconds"]}
+    by_run = {**(earlier.get("cpu_probe_ms_by_run") or {})}
+    if earlier.get("cpu_probe_ms"):
+        by_run[earlier["date"]] = earlier["cpu_probe_ms"]
+    kept = set(out["stage_dates"].values()) - {results["date"]}
+    out["cpu_probe_ms_by_run"] = {date: probes for date, probes in sorted(by_run.items()) if date in kept}
+    out.pop("merged_from", None)
+    return out
 
 
 if __name__ == "__main__":
