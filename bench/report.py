@@ -94,14 +94,14 @@ def cpu_probe_line(results: dict[str, Any]) -> list[str]:
     def listed(run: dict[str, Any]) -> str:
         return ", ".join(f"{k} {v}" for k, v in run.items())
 
-    line = (
-        "- Machine speed between stages (ms for the same fixed Python work, lower is faster; the "
-        "figure after a stage's name is taken when it ended): " + listed(probes)
-    )
+    runs = [listed(probes)]
     if earlier:
-        line = line.replace("): ", f"): this run ({results['date']}) ", 1)
-        line += "".join(f"; the run of {date} {listed(run)}" for date, run in sorted(earlier.items()))
-    return [line]
+        runs = [f"this run ({results['date']}) {runs[0]}"]
+        runs += [f"the run of {date} {listed(run)}" for date, run in sorted(earlier.items())]
+    return [
+        "- Machine speed between stages (ms for the same fixed Python work, lower is faster; the "
+        "figure after a stage's name is taken when it ended): " + "; ".join(runs)
+    ]
 
 
 def stage_dates_line(results: dict[str, Any]) -> list[str]:
