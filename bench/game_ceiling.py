@@ -40,7 +40,7 @@ from spark.progress import RedisProgressListener
 from spark.session import build_session
 from store import keys, packed
 from store.clients import redis_client
-from store.game import CHUNK
+from store.game import state_writes
 
 QUERY_NAME = "game_ceiling"
 log = logging.getLogger("bench.game_ceiling")
@@ -78,9 +78,7 @@ class LeastProcessor(CountingProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame], timerValues: Any) -> Iterator[pd.DataFrame]:  # noqa: N802, N803  # PySpark's names
         states = least_states(rows, self._prefix)
-        if states:
-            writes = [packed.mset(states[at : at + CHUNK]) for at in range(0, len(states), CHUNK)]
-            packed.execute(self._client, writes)
+        packed.execute(self._client, state_writes(states))
         for state in (self._book, self._punters):
             held = state.get()
             state.update(((held[0] if held else 0) + len(states),))

@@ -709,6 +709,11 @@ def punter_doc(punter: Punter) -> GamePunter:
 TABLE_MAGIC = b"GPT2"
 _TABLE_HEADER = struct.Struct("<II")
 _NUMBERS = np.dtype("<i8")
+# A batch that looks up more than this share of a table's stored punters (one in 32) maps their ids
+# once rather than searching them for each (a map costs about as much as thirty searches a punter).
+_MAPPED_SHARE = 32
+# A batch that reads this share of them or more (a third) parses the stored states in one go.
+_WHOLE_SHARE = 3
 
 
 class PunterTable:
@@ -776,8 +781,8 @@ class PunterTable:
         stored = len(self._users)
         if self._whole or not stored:
             return
-        if len(users) * 3 < stored:
-            if len(users) * 32 > stored and self._place is None:
+        if len(users) * _WHOLE_SHARE < stored:
+            if len(users) * _MAPPED_SHARE > stored and self._place is None:
                 self._map()  # cheaper than searching for each
             return
         self._whole = True
@@ -798,11 +803,6 @@ class PunterTable:
             return done if done is not None else orjson.dumps(states[user])
 
         added = sorted(self._added)
-        if not len(users):  # nothing stored: the added punters, in order
-            news = [dumps(user) for user in added]
-            body_new = b",".join(news) + b"," if news else b""
-            lengths = np.array([len(new) + 1 for new in news], _NUMBERS)
-            return self._stored(np.array(added, _NUMBERS), lengths, [body_new])
         fresh = set(added)
         read = [user for user in states if user not in fresh]
         # The places of the states read, in order, and where each added punter goes in.
@@ -856,14 +856,14 @@ class PunterTable:
 
     def _find(self, user_id: int) -> int | None:
         """A stored punter's place, ``None`` for a punter not stored. A few look-ups search the
-        ids (in order); once a batch has looked up a thirty-second of them, they are mapped, once
-        (a map costs about as much as thirty searches a punter)."""
+        ids (in order); once a batch has looked up ``_MAPPED_SHARE`` of them, they are mapped,
+        once."""
         place = self._place
         if place is not None:
             return place.get(user_id)
         users = self._users
         self._looked += 1
-        if self._looked * 32 > len(users):
+        if self._looked * _MAPPED_SHARE > len(users):
             return self._map().get(user_id)
         at = int(users.searchsorted(user_id))
         return at if at < len(users) and int(users[at]) == user_id else None
@@ -887,12 +887,9 @@ class PunterTable:
             at = self._find(user_id)
             if at is None:
                 return None
-            if self._bounds:
-                ends = self._bounds
-                start, end = ends[at - 1] if at else 0, ends[at]
-            else:
-                start, end = int(self._ends[at - 1]) if at else 0, int(self._ends[at])
-            state = self._states[user_id] = orjson.loads(self._body[start : end - 1])
+            ends = self._bounds or self._ends  # the ends as numbers once mapped
+            start = int(ends[at - 1]) if at else 0
+            state = self._states[user_id] = orjson.loads(self._body[start : int(ends[at]) - 1])
         return state
 
     @property

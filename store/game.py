@@ -160,7 +160,7 @@ def write_punters(client: redis.Redis, punters: Sequence[PunterOutput], *, names
             on_day.append((member, day_points))
     boards = {f"{names.board_prefix}{board_scope(event_id=e)}": scores for e, scores in event_boards.items()}
     boards.update({f"{names.board_prefix}{board_scope(day=d)}": scores for d, scores in day_boards.items()})
-    commands = [packed.mset(chunk) for chunk in _chunks(states)]
+    commands = state_writes(states)
     for key, scores in boards.items():
         commands.extend(packed.zadd(key.encode(), chunk) for chunk in _chunks(scores))
     lookups = len(commands)
@@ -216,6 +216,12 @@ def board_scope(*, event_id: int | None = None, day: str | None = None) -> str:
 def _ranks(raw: str, players: int, day_players: int) -> GameRank:
     match, day = (int(x) for x in raw.split(":"))
     return {"match": match or None, "day": day or None, "players": players, "day_players": day_players}
+
+
+def state_writes(states: Sequence[tuple[bytes, bytes]]) -> list[bytes]:
+    """The packed writes (``MSET``, ``CHUNK`` pairs each) of punters' states: their keys
+    (``keys.game_punter``) and their documents, as bytes."""
+    return [packed.mset(chunk) for chunk in _chunks(states)]
 
 
 def _chunks(items: Sequence[Any], size: int = CHUNK) -> Iterable[Sequence[Any]]:

@@ -7,6 +7,14 @@ from bench.game import Taken, game_ratio
 from bench.reducers import Batch, busy_rate
 
 PRODUCED_AT = 100.0
+# One run's rates: the reducers', the game's (busy and wall clock), its bare and its least query's.
+RATES = {
+    "reducer_microbatch_updates_per_s": 200_000,
+    "game_answers_busy_per_s": 64_000,
+    "game_answers_per_s": 40_000,
+    "game_ceiling_answers_per_s": 120_000,
+    "game_least_answers_per_s": 90_000,
+}
 
 
 def test_only_the_batches_that_started_after_the_production_count():
@@ -42,11 +50,7 @@ def test_taken_gives_the_busy_rate_of_its_batches():
 
 
 def test_the_target_ratio_takes_the_busy_rate_and_the_wall_clock_ratio_is_kept_beside_it():
-    results = {
-        "reducer_microbatch_updates_per_s": 200_000,
-        "game_answers_busy_per_s": 64_000,
-        "game_answers_per_s": 40_000,
-    }
+    results = dict(RATES)
     game_ratio(results)
     assert results["game_answers_vs_reducers"] == 0.32
     assert results["game_answers_wall_vs_reducers"] == 0.2
@@ -60,12 +64,7 @@ def test_without_the_reducers_stage_there_is_no_ratio():
 
 
 def test_the_bare_and_the_least_query_are_set_against_the_reducers_beside_the_game():
-    results = {
-        "reducer_microbatch_updates_per_s": 200_000,
-        "game_answers_busy_per_s": 64_000,
-        "game_ceiling_answers_per_s": 120_000,
-        "game_least_answers_per_s": 90_000,
-    }
+    results = dict(RATES)
     game_ratio(results)
     assert results["game_ceiling_vs_reducers"] == 0.6
     assert results["game_least_vs_reducers"] == 0.45
